@@ -1,0 +1,73 @@
+# naglefix - see README.md.   make | make test | make demo | make bench
+
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+WFLAGS   := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes
+XCFLAGS  := $(WFLAGS) -fPIC -fvisibility=hidden -D_GNU_SOURCE -Iinclude
+LDLIBS   := -ldl -lpthread
+B        := build
+PREFIX   ?= /usr/local
+
+# Modules with no interposed name: the static archive the unit tests link.
+CORE_OBJS := $(B)/obj/policy.o $(B)/obj/config.o $(B)/obj/conn.o
+LIB_OBJS  := $(CORE_OBJS) \
+	$(B)/obj/real.o $(B)/obj/init.o $(B)/obj/log.o $(B)/obj/track.o \
+	$(B)/obj/interpose/connect.o $(B)/obj/interpose/sockopt.o \
+	$(B)/obj/interpose/write.o $(B)/obj/interpose/read.o \
+	$(B)/obj/interpose/fd.o
+CLI_OBJS  := $(B)/obj/cli/naglefix.o
+
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+ITEST_SRCS := $(wildcard tests/integration/test_*.c)
+ITESTS    := $(patsubst tests/integration/%.c,$(B)/tests/%,$(ITEST_SRCS))
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
+
+all: $(B)/libnaglefix.so $(B)/naglefix
+
+$(B)/obj/%.o: src/%.c $(wildcard include/*.h src/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -c -o $@ $<
+
+$(B)/libnfcore.a: $(CORE_OBJS)
+	$(AR) rcs $@ $^
+
+$(B)/libnaglefix.so: $(LIB_OBJS) src/naglefix.map
+	$(CC) $(CFLAGS) -shared -Wl,--version-script=src/naglefix.map -Wl,-z,now \
+		-o $@ $(LIB_OBJS) $(LDLIBS)
+
+$(B)/naglefix: $(CLI_OBJS) $(B)/libnfcore.a
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJS) $(B)/libnfcore.a
+
+# ---- tests ---------------------------------------------------------------
+
+$(B)/tests/check_naglefix: $(UNIT_SRCS) $(B)/libnfcore.a $(wildcard tests/unit/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -Iinclude -o $@ $(UNIT_SRCS) \
+		$(B)/libnfcore.a $(CHECK_LIBS) -lpthread
+
+$(B)/tests/%: tests/integration/%.c tests/integration/nftest.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread -lm
+
+test-exports: $(B)/libnaglefix.so
+	tests/check-exports.sh $(B)/libnaglefix.so src/naglefix.map
+
+test-unit: $(B)/tests/check_naglefix
+	cd tests/unit && CK_DEFAULT_TIMEOUT=30 ../../$(B)/tests/check_naglefix
+
+test-integration: all $(ITESTS)
+	tests/integration/run.sh
+
+test-legacy: all
+	tests/legacy/run.sh nodelay
+
+test: all
+	tests/run-all.sh
+
+demo: all
+	tests/legacy/demo.sh
+
+clean:
+	rm -rf $(B)
+
+.PHONY: all test test-exports test-unit test-integration test-legacy demo clean

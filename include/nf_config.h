@@ -1,0 +1,36 @@
+/*
+ * nf_config.h - turning the environment and the config file into a policy.
+ */
+#ifndef NF_CONFIG_H
+#define NF_CONFIG_H
+
+#include <stddef.h>
+
+#include "nf_policy.h"
+
+#define NF_CONF_DEFAULT_PATH "/etc/naglefix.conf"
+
+/*
+ * Reads a whole file into a NUL-terminated malloc'd string. Uses raw
+ * system calls, so it is safe inside the preloaded library. Returns 0 or
+ * a negative errno (-ENOENT, -EACCES, -EFBIG, -ENOMEM, ...).
+ */
+int nf_config_read_file(const char *path, char **text);
+
+/*
+ * Parses the file at path into *p. On error returns negative errno with
+ * "PATH:LINE: reason" or "PATH: reason" in err, and *p empty.
+ */
+int nf_config_parse_file(const char *path, struct nf_policy *p,
+			 char *err, size_t errlen);
+
+/*
+ * Builds the process policy: conf_path (or the default file if it exists
+ * when conf_path is NULL), then mode (an action name, may be NULL)
+ * replaces the default action. On any error: *p is a pass-everything
+ * policy, the reason is in err, and the return is negative.
+ */
+int nf_config_load(struct nf_policy *p, const char *conf_path,
+		   const char *mode, char *err, size_t errlen);
+
+#endif

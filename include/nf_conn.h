@@ -1,0 +1,76 @@
+/*
+ * nf_conn.h - per-socket state, in a table indexed by file descriptor.
+ *
+ * The table grows in chunks up to the process's hard RLIMIT_NOFILE; a chunk
+ * once published is never freed or moved, so readers need no lock. An fd
+ * whose chunk does not exist, or whose entry is NF_KIND_FRESH, is one the
+ * library saw neither being created as a socket nor open at start-up: a
+ * file, a pipe, or nothing.
+ */
+#ifndef NF_CONN_H
+#define NF_CONN_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "nf_policy.h"
+
+enum nf_kind {
+	NF_KIND_FRESH = 0, /* not seen as a socket: pass through, no syscall */
+	NF_KIND_UNKNOWN,   /* open before we loaded, or received: classify on use */
+	NF_KIND_OTHER,     /* not a TCP socket: pass through */
+	NF_KIND_TCP,       /* a TCP socket over IPv4 or IPv6 */
+};
+
+/* A TCP socket's action before the policy has been applied to it. */
+#define NF_ACT_UNDECIDED (-1)
+
+struct nf_coalesce;
+struct nf_audit;
+
+struct nf_conn {
+	_Atomic int kind;        /* enum nf_kind */
+	_Atomic int action;      /* enum nf_action, or NF_ACT_UNDECIDED */
+	int side;                /* enum nf_side, once decided */
+	struct nf_opts opts;     /* valid once action is decided */
+	_Atomic int prog_nodelay;/* what the program itself asked for */
+	pthread_mutex_t lock;    /* guards co and au */
+	struct nf_coalesce *co;  /* coalesce buffer, lazily allocated */
+	struct nf_audit *au;     /* audit state, lazily allocated */
+};
+
+/*
+ * Sizes the table from the hard RLIMIT_NOFILE. mark_open: when 1, every fd
+ * open right now is marked NF_KIND_UNKNOWN (from /proc/self/fd); if that
+ * listing fails, every FRESH fd is treated as UNKNOWN instead. Returns 0 or
+ * -ENOMEM. Called once, from initialisation.
+ */
+int nf_conn_init(int mark_open);
+
+/* The entry of fd, or NULL if it was never allocated. Lock-free. */
+struct nf_conn *nf_conn_get(int fd);
+
+/* The entry of fd, allocating its chunk; NULL if fd is out of range or
+ * memory runs out. */
+struct nf_conn *nf_conn_ensure(int fd);
+
+/* The kind of fd as the hooks should see it (FRESH becomes UNKNOWN when
+ * the start-up listing failed). */
+enum nf_kind nf_conn_kind(const struct nf_conn *c);
+
+/* Marks fd as kind with an undecided action; entry allocated if needed. */
+void nf_conn_reset(int fd, enum nf_kind kind);
+
+/* fd was closed: back to FRESH (its buffers, if any, stay allocated). */
+void nf_conn_forget(int fd);
+
+/* fds first..last were closed: forget the ones that have an entry. */
+void nf_conn_forget_range(unsigned first, unsigned last);
+
+/* newfd now refers to the same socket as oldfd: copy what we know. */
+void nf_conn_copy(int oldfd, int newfd);
+
+/* Upper bound (exclusive) of fds the table can hold. */
+int nf_conn_limit(void);
+
+#endif

@@ -1,0 +1,107 @@
+/*
+ * nf_policy.h - the per-destination policy: parsing a config text and
+ * matching a socket's address against its rules.
+ *
+ * Pure code: no system call, no global state, so the unit tests drive it
+ * directly.
+ */
+#ifndef NF_POLICY_H
+#define NF_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+enum nf_action {
+	NF_ACT_PASS = 0,
+	NF_ACT_NODELAY,
+	NF_ACT_COALESCE,
+	NF_ACT_AUDIT,
+};
+
+/* Which end of a connection a rule is about. */
+enum nf_side {
+	NF_SIDE_CONNECT = 0, /* sockets the program connects: matched on the peer */
+	NF_SIDE_ACCEPT,      /* sockets it accepts: matched on its own local end */
+};
+
+#define NF_BUFFER_DEFAULT   (16u * 1024u)   /* coalesce buffer=, bytes */
+#define NF_BUFFER_MIN       64u
+#define NF_BUFFER_MAX       (16u * 1024u * 1024u)
+#define NF_FLUSH_DEFAULT_US 500u            /* coalesce flush=, microseconds */
+#define NF_FLUSH_MIN_US     10u
+#define NF_FLUSH_MAX_US     1000000u
+
+/* What to do with one socket: the action and its options. */
+struct nf_opts {
+	enum nf_action action;
+	uint32_t buffer;    /* coalesce: bound of the per-connection buffer */
+	uint32_t flush_us;  /* coalesce: longest any byte may wait */
+	int audit;          /* nodelay/coalesce: also log what the fix prevented */
+};
+
+/* An address prefix and a port range; family 0 means any address. */
+struct nf_endpoint {
+	int family;          /* 0, AF_INET or AF_INET6 */
+	uint8_t addr[16];    /* network byte order, host bits cleared */
+	unsigned prefix;     /* significant leading bits of addr */
+	uint16_t port_lo;    /* 0..65535 for '*' */
+	uint16_t port_hi;
+};
+
+struct nf_rule {
+	enum nf_side side;
+	struct nf_endpoint ep;
+	struct nf_opts opts;
+	int line;
+};
+
+struct nf_policy {
+	struct nf_rule *rules;
+	size_t nrules;
+	struct nf_opts dflt;     /* the 'default' line, else pass */
+	int has_accept_rules;    /* lets accept() skip getsockname when 0 */
+};
+
+/* Options for an action with its documented defaults. */
+struct nf_opts nf_policy_opts_default(enum nf_action action);
+
+/*
+ * Parses an action name ("pass", "nodelay", "coalesce", "audit").
+ * Returns 0 and sets *out, or -EINVAL.
+ */
+int nf_policy_parse_action(const char *name, enum nf_action *out);
+
+/* The name of an action, for messages. */
+const char *nf_policy_action_name(enum nf_action action);
+
+/*
+ * Parses a whole config text into *p (which it initialises). On an error
+ * returns -EINVAL, leaves *p empty and writes "NAME:LINE: what is wrong"
+ * into err. Returns -ENOMEM if memory runs out. 0 on success.
+ */
+int nf_policy_parse(struct nf_policy *p, const char *text, const char *name,
+		    char *err, size_t errlen);
+
+/*
+ * Parses an ENDPOINT ("10.0.0.0/8:80-90", "[::1]:*", "*:8080", "*").
+ * Returns 0, or -EINVAL with a reason in err.
+ */
+int nf_policy_parse_endpoint(const char *s, struct nf_endpoint *ep,
+			     char *err, size_t errlen);
+
+/*
+ * The options for a socket on the given side whose matched address is sa
+ * (the peer for NF_SIDE_CONNECT, the local end for NF_SIDE_ACCEPT): the
+ * first rule of that side that matches, else the default. An IPv4-mapped
+ * IPv6 address matches as IPv4. sa may be NULL (unknown): only the default.
+ */
+const struct nf_opts *nf_policy_match(const struct nf_policy *p,
+				      enum nf_side side,
+				      const struct sockaddr *sa,
+				      socklen_t salen);
+
+/* Frees the rules; *p is left empty and reusable. */
+void nf_policy_free(struct nf_policy *p);
+
+#endif

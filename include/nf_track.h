@@ -1,0 +1,54 @@
+/*
+ * nf_track.h - what a socket is and what the policy does to it.
+ *
+ * The hooks call these around the real calls: they classify descriptors,
+ * pick the rule of a connection and apply it (TCP_NODELAY). Every function
+ * keeps errno as it found it.
+ */
+#ifndef NF_TRACK_H
+#define NF_TRACK_H
+
+#include <sys/socket.h>
+
+#include "nf_conn.h"
+
+/* socket() returned fd for (domain, type, protocol). */
+void nf_track_created(int fd, int domain, int type, int protocol);
+
+/*
+ * The entry of fd if it is a TCP socket over IPv4/IPv6 (an UNKNOWN fd is
+ * classified now, with one getsockopt), else NULL. The action may still be
+ * undecided.
+ */
+struct nf_conn *nf_track_lookup(int fd);
+
+/*
+ * As nf_track_lookup, and if the socket is connected but its action is not
+ * decided yet (it was open before we loaded, or received), decides and
+ * applies it now. NULL for anything that is not a TCP socket.
+ */
+struct nf_conn *nf_track_decided(int fd);
+
+/*
+ * fd is about to connect to sa: decide its action from the connect rules
+ * and apply it before the SYN leaves. Returns 1 if it decided now (so a
+ * failed connect can be undone with nf_track_connect_failed), else 0.
+ */
+int nf_track_connecting(int fd, const struct sockaddr *sa, socklen_t salen);
+
+/* The connect decided by nf_track_connecting failed for good: undo it. */
+void nf_track_connect_failed(int fd);
+
+/* accept() on listening socket lfd returned fd: classify and decide fd. */
+void nf_track_accepted(int lfd, int fd);
+
+/* Does the action of c keep TCP_NODELAY on whatever the program says? */
+int nf_track_forces_nodelay(const struct nf_conn *c);
+
+/* The program set TCP_NODELAY on fd, successfully: keep it on if forced. */
+void nf_track_nodelay_set(int fd);
+
+/* recvmsg() delivered descriptors (SCM_RIGHTS) in msg: mark them unknown. */
+void nf_track_received(const struct msghdr *msg);
+
+#endif

@@ -1,0 +1,182 @@
+/*
+ * naglefix - run a command with libnaglefix.so preloaded, or check a
+ * config file.
+ *
+ *   naglefix [-c FILE] [-m ACTION] [-l LOG] [--] COMMAND [ARG...]
+ *   naglefix check [FILE]
+ *
+ * Exit status: COMMAND's own; 125 for naglefix's own errors, 126 if
+ * COMMAND cannot be run, 127 if it is not found (as env(1) does).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nf_config.h"
+#include "nf_policy.h"
+#include "nf_version.h"
+
+#define EXIT_USAGE 125
+
+static const char usage_text[] =
+	"usage: naglefix [-c FILE] [-m ACTION] [-l LOG] [--] COMMAND [ARG...]\n"
+	"       naglefix check [FILE]\n"
+	"\n"
+	"Runs COMMAND with libnaglefix.so preloaded, which removes the ~40 ms\n"
+	"stall of small split writes (Nagle's algorithm meeting delayed ACK).\n"
+	"\n"
+	"  -c, --config FILE  policy file (sets NAGLEFIX_CONF)\n"
+	"  -m, --mode ACTION  default action: pass, nodelay, coalesce or audit\n"
+	"                     (sets NAGLEFIX_MODE, which overrides the file's default)\n"
+	"  -l, --log LOG      where messages go: a path (%p = pid) or stderr\n"
+	"  -h, --help         this text\n"
+	"  -V, --version      the version\n"
+	"\n"
+	"check [FILE]         validate FILE (default: $NAGLEFIX_CONF, else\n"
+	"                     " NF_CONF_DEFAULT_PATH "); exit 1 on an error\n";
+
+static int usage(FILE *out, int status)
+{
+	fputs(usage_text, out);
+	return status;
+}
+
+/* The library next to this executable, or in ../lib/naglefix/. */
+static int find_library(char *out, size_t outlen)
+{
+	static const char *const rel[] = { "libnaglefix.so", "../lib/naglefix/libnaglefix.so" };
+	char exe[PATH_MAX], cand[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(cand, sizeof(cand), "%s/%s", exe, rel[i]);
+		if (access(cand, R_OK) == 0 && realpath(cand, out) && strlen(out) < outlen)
+			return 0;
+	}
+	return -1;
+}
+
+/* Sets name to path made absolute (launchers change directory). */
+static int setenv_path(const char *name, const char *path)
+{
+	char cwd[PATH_MAX], abs[2 * PATH_MAX + 2];
+
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return setenv(name, path, 1);
+	snprintf(abs, sizeof(abs), "%s/%s", cwd, path);
+	return setenv(name, abs, 1);
+}
+
+/* Puts lib first in LD_PRELOAD, keeping what was there. */
+static int prepend_preload(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *val;
+	int rc;
+
+	if (!old || !*old)
+		return setenv("LD_PRELOAD", lib, 1);
+	if (strstr(old, lib))
+		return 0;
+	if (asprintf(&val, "%s:%s", lib, old) < 0)
+		return -1;
+	rc = setenv("LD_PRELOAD", val, 1);
+	free(val);
+	return rc;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	const char *path = argc > 1 ? argv[1] : getenv("NAGLEFIX_CONF");
+	struct nf_policy p;
+	char err[512];
+
+	if (argc > 2)
+		return usage(stderr, EXIT_USAGE);
+	if (!path || !*path)
+		path = NF_CONF_DEFAULT_PATH;
+	if (nf_config_parse_file(path, &p, err, sizeof(err)) < 0) {
+		fprintf(stderr, "naglefix: %s\n", err);
+		return 1;
+	}
+	printf("%s: ok, %zu rule%s, default %s\n", path, p.nrules, p.nrules == 1 ? "" : "s",
+	       nf_policy_action_name(p.dflt.action));
+	nf_policy_free(&p);
+	return 0;
+}
+
+static int run(char **argv)
+{
+	char lib[PATH_MAX];
+
+	if (find_library(lib, sizeof(lib)) < 0) {
+		fprintf(stderr, "naglefix: cannot find libnaglefix.so next to this program\n");
+		return EXIT_USAGE;
+	}
+	if (prepend_preload(lib) < 0) {
+		perror("naglefix: LD_PRELOAD");
+		return EXIT_USAGE;
+	}
+	execvp(argv[0], argv);
+	fprintf(stderr, "naglefix: %s: %s\n", argv[0], strerror(errno));
+	return errno == ENOENT ? 127 : 126;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum nf_action a;
+	int opt;
+
+	if (argc > 1 && strcmp(argv[1], "check") == 0)
+		return cmd_check(argc - 1, argv + 1);
+	while ((opt = getopt_long(argc, argv, "+c:m:l:hV", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			setenv_path("NAGLEFIX_CONF", optarg);
+			break;
+		case 'm':
+			if (nf_policy_parse_action(optarg, &a) < 0) {
+				fprintf(stderr, "naglefix: unknown action '%s' (expected pass, nodelay, coalesce or audit)\n", optarg);
+				return EXIT_USAGE;
+			}
+			setenv("NAGLEFIX_MODE", optarg, 1);
+			break;
+		case 'l':
+			if (strcmp(optarg, "stderr") == 0)
+				setenv("NAGLEFIX_LOG", optarg, 1);
+			else
+				setenv_path("NAGLEFIX_LOG", optarg);
+			break;
+		case 'h':
+			return usage(stdout, 0);
+		case 'V':
+			printf("naglefix %s\n", NF_VERSION);
+			return 0;
+		default:
+			return usage(stderr, EXIT_USAGE);
+		}
+	}
+	if (optind >= argc)
+		return usage(stderr, EXIT_USAGE);
+	return run(argv + optind);
+}

@@ -1,0 +1,144 @@
+/*
+ * config.c - from NAGLEFIX_CONF / the default file / NAGLEFIX_MODE to a
+ * policy. Shared by the library and the command.
+ */
+#include "nf_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define CONF_SIZE_MAX (1 << 20)
+
+/*
+ * Raw read and close: inside the preloaded library read() and close() may
+ * be our own hooks, and this runs during initialisation.
+ */
+static ssize_t sys_read(int fd, void *buf, size_t len)
+{
+	return syscall(SYS_read, fd, buf, len);
+}
+
+static void sys_close(int fd)
+{
+	int saved = errno;
+
+	syscall(SYS_close, fd);
+	errno = saved;
+}
+
+/* Reads fd to its end into a new string. */
+static int slurp(int fd, char **text)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = sys_read(fd, buf + len, cap - len - 1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(buf);
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len + 1 == cap) {
+			char *nb = cap >= CONF_SIZE_MAX ? NULL : realloc(buf, cap * 2);
+
+			if (!nb) {
+				free(buf);
+				return cap >= CONF_SIZE_MAX ? -EFBIG : -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	buf[len] = '\0';
+	*text = buf;
+	return 0;
+}
+
+int nf_config_read_file(const char *path, char **text)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		st.st_mode = 0;
+	if (!S_ISREG(st.st_mode)) {
+		rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		sys_close(fd);
+		return rc;
+	}
+	rc = slurp(fd, text);
+	sys_close(fd);
+	return rc;
+}
+
+int nf_config_parse_file(const char *path, struct nf_policy *p,
+			 char *err, size_t errlen)
+{
+	char *text;
+	int rc = nf_config_read_file(path, &text);
+
+	if (rc < 0) {
+		memset(p, 0, sizeof(*p));
+		p->dflt = nf_policy_opts_default(NF_ACT_PASS);
+		snprintf(err, errlen, "%s: %s", path,
+			 rc == -EINVAL ? "not a regular file" : strerror(-rc));
+		return rc;
+	}
+	rc = nf_policy_parse(p, text, path, err, errlen);
+	free(text);
+	return rc;
+}
+
+/* A policy that leaves every socket alone. */
+static void pass_everything(struct nf_policy *p)
+{
+	nf_policy_free(p);
+	p->dflt = nf_policy_opts_default(NF_ACT_PASS);
+}
+
+int nf_config_load(struct nf_policy *p, const char *conf_path,
+		   const char *mode, char *err, size_t errlen)
+{
+	enum nf_action a;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->dflt = nf_policy_opts_default(NF_ACT_PASS);
+	if (!conf_path && access(NF_CONF_DEFAULT_PATH, F_OK) == 0)
+		conf_path = NF_CONF_DEFAULT_PATH;
+	if (conf_path) {
+		rc = nf_config_parse_file(conf_path, p, err, errlen);
+		if (rc < 0) {
+			pass_everything(p);
+			return rc;
+		}
+	}
+	if (mode) {
+		if (nf_policy_parse_action(mode, &a) < 0) {
+			snprintf(err, errlen,
+				 "NAGLEFIX_MODE: unknown action '%s' (expected pass, nodelay, coalesce or audit)",
+				 mode);
+			pass_everything(p);
+			return -EINVAL;
+		}
+		p->dflt = nf_policy_opts_default(a);
+	}
+	return 0;
+}

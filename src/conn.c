@@ -1,0 +1,190 @@
+/*
+ * conn.c - the fd table: per-socket state indexed by file descriptor.
+ *
+ * A directory of chunk pointers sized once from the hard RLIMIT_NOFILE;
+ * chunks of CHUNK entries are allocated on first use and published with
+ * a compare-and-swap, never freed. Lookups are two loads, no lock.
+ */
+#include "nf_conn.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#define CHUNK_SHIFT 8
+#define CHUNK (1 << CHUNK_SHIFT)
+#define LIMIT_MAX (1 << 30) /* the kernel's own ceiling on nr_open */
+
+static _Atomic(struct nf_conn *) *dir;
+static int ndir;
+static int fresh_is_unknown; /* start-up listing failed: trust nothing */
+
+static int hard_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_max == RLIM_INFINITY ||
+	    rl.rlim_max > LIMIT_MAX)
+		return LIMIT_MAX;
+	return rl.rlim_max < CHUNK ? CHUNK : (int)rl.rlim_max;
+}
+
+/* Marks every fd listed in /proc/self/fd as UNKNOWN. -1 if unreadable. */
+static int mark_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int self;
+
+	if (!d)
+		return -1;
+	self = dirfd(d);
+	while ((e = readdir(d)) != NULL) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+
+		if (*end == '\0' && end != e->d_name && fd != self)
+			nf_conn_reset((int)fd, NF_KIND_UNKNOWN);
+	}
+	closedir(d);
+	return 0;
+}
+
+int nf_conn_init(int mark_open)
+{
+	int limit = hard_fd_limit();
+
+	ndir = (limit + CHUNK - 1) >> CHUNK_SHIFT;
+	dir = calloc((size_t)ndir, sizeof(*dir));
+	if (!dir) {
+		ndir = 0;
+		return -ENOMEM;
+	}
+	if (mark_open && mark_open_fds() < 0)
+		fresh_is_unknown = 1;
+	return 0;
+}
+
+int nf_conn_limit(void)
+{
+	return ndir << CHUNK_SHIFT;
+}
+
+struct nf_conn *nf_conn_get(int fd)
+{
+	struct nf_conn *chunk;
+
+	if (fd < 0 || (fd >> CHUNK_SHIFT) >= ndir)
+		return NULL;
+	chunk = atomic_load_explicit(&dir[fd >> CHUNK_SHIFT], memory_order_acquire);
+	return chunk ? &chunk[fd & (CHUNK - 1)] : NULL;
+}
+
+static struct nf_conn *new_chunk(void)
+{
+	struct nf_conn *chunk = calloc(CHUNK, sizeof(*chunk));
+
+	if (!chunk)
+		return NULL;
+	for (int i = 0; i < CHUNK; i++) {
+		pthread_mutex_init(&chunk[i].lock, NULL);
+		atomic_init(&chunk[i].action, NF_ACT_UNDECIDED);
+	}
+	return chunk;
+}
+
+struct nf_conn *nf_conn_ensure(int fd)
+{
+	struct nf_conn *c = nf_conn_get(fd), *chunk, *expected = NULL;
+
+	if (c || fd < 0 || (fd >> CHUNK_SHIFT) >= ndir)
+		return c;
+	chunk = new_chunk();
+	if (!chunk)
+		return NULL;
+	if (!atomic_compare_exchange_strong_explicit(&dir[fd >> CHUNK_SHIFT], &expected,
+						     chunk, memory_order_acq_rel,
+						     memory_order_acquire)) {
+		free(chunk); /* another thread published first: use theirs */
+		chunk = expected;
+	}
+	return &chunk[fd & (CHUNK - 1)];
+}
+
+enum nf_kind nf_conn_kind(const struct nf_conn *c)
+{
+	int k;
+
+	if (!c)
+		return fresh_is_unknown ? NF_KIND_UNKNOWN : NF_KIND_FRESH;
+	k = atomic_load_explicit(&c->kind, memory_order_acquire);
+	if (k == NF_KIND_FRESH && fresh_is_unknown)
+		return NF_KIND_UNKNOWN;
+	return (enum nf_kind)k;
+}
+
+void nf_conn_reset(int fd, enum nf_kind kind)
+{
+	struct nf_conn *c = nf_conn_ensure(fd);
+
+	if (!c)
+		return;
+	atomic_store(&c->action, NF_ACT_UNDECIDED);
+	atomic_store(&c->prog_nodelay, 0);
+	atomic_store_explicit(&c->kind, (int)kind, memory_order_release);
+}
+
+void nf_conn_forget(int fd)
+{
+	struct nf_conn *c = nf_conn_get(fd);
+
+	if (!c)
+		return;
+	atomic_store(&c->action, NF_ACT_UNDECIDED);
+	atomic_store(&c->prog_nodelay, 0);
+	atomic_store_explicit(&c->kind, NF_KIND_FRESH, memory_order_release);
+}
+
+void nf_conn_forget_range(unsigned first, unsigned last)
+{
+	unsigned limit = (unsigned)nf_conn_limit();
+
+	if (limit == 0)
+		return;
+	if (last >= limit)
+		last = limit - 1;
+	for (unsigned fd = first; fd <= last && fd < limit; fd++) {
+		if (!atomic_load_explicit(&dir[fd >> CHUNK_SHIFT], memory_order_acquire)) {
+			fd |= CHUNK - 1; /* skip the whole unallocated chunk */
+			continue;
+		}
+		nf_conn_forget((int)fd);
+	}
+}
+
+void nf_conn_copy(int oldfd, int newfd)
+{
+	struct nf_conn *from = nf_conn_get(oldfd);
+	enum nf_kind kind = nf_conn_kind(from);
+	struct nf_conn *to;
+
+	if (kind == NF_KIND_FRESH) {
+		nf_conn_forget(newfd);
+		return;
+	}
+	if (!from) {
+		nf_conn_reset(newfd, kind);
+		return;
+	}
+	to = nf_conn_ensure(newfd);
+	if (!to)
+		return;
+	atomic_store(&to->kind, NF_KIND_FRESH); /* invisible while copying */
+	to->side = from->side;
+	to->opts = from->opts;
+	atomic_store(&to->prog_nodelay, atomic_load(&from->prog_nodelay));
+	atomic_store(&to->action, atomic_load(&from->action));
+	atomic_store_explicit(&to->kind, (int)kind, memory_order_release);
+}

@@ -1,0 +1,62 @@
+/*
+ * init.c - the one-time set-up of the process: real symbols, fd table,
+ * log and policy, under pthread_once.
+ */
+#include "nf_init.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "nf_config.h"
+#include "nf_conn.h"
+#include "nf_log.h"
+#include "nf_real.h"
+
+struct nf_policy nf_policy;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static atomic_int ready;
+
+/* An empty variable counts as unset. */
+static const char *env(const char *name)
+{
+	const char *v = secure_getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+/*
+ * Nothing here may call an interposed function: we are inside
+ * pthread_once, and a hook would wait on it forever.
+ */
+static void init_once(void)
+{
+	char err[512];
+	int saved = errno;
+
+	nf_real_init();
+	if (nf_log_setup(env("NAGLEFIX_LOG")) < 0)
+		nf_log_msg("NAGLEFIX_LOG: unusable path; using stderr");
+	nf_policy.dflt = nf_policy_opts_default(NF_ACT_PASS);
+	if (nf_conn_init(1) < 0) {
+		nf_log_msg("out of memory for the fd table; all sockets left alone");
+	} else if (nf_config_load(&nf_policy, env("NAGLEFIX_CONF"), env("NAGLEFIX_MODE"),
+				  err, sizeof(err)) < 0) {
+		nf_log_msg("%s", err);
+	}
+	atomic_store_explicit(&ready, 1, memory_order_release);
+	errno = saved;
+}
+
+void nf_init(void)
+{
+	if (!atomic_load_explicit(&ready, memory_order_acquire))
+		pthread_once(&once, init_once);
+}
+
+__attribute__((constructor)) static void nf_constructor(void)
+{
+	nf_init();
+}

@@ -1,0 +1,71 @@
+/*
+ * connect.c - socket, connect, accept, accept4: where a socket is born and
+ * where its rule is chosen.
+ */
+#include <errno.h>
+
+#include "../nf_hooks.h"
+#include "nf_init.h"
+#include "nf_real.h"
+#include "nf_track.h"
+
+int nf_socket(int domain, int type, int protocol)
+{
+	int fd = nf_real.socket(domain, type, protocol);
+	int saved = errno;
+
+	if (fd >= 0)
+		nf_track_created(fd, domain, type, protocol);
+	errno = saved;
+	return fd;
+}
+
+/* A failure after which the socket will never be connected by this call. */
+static int connect_failed_for_good(int err)
+{
+	return err != EINPROGRESS && err != EINTR && err != EALREADY && err != EISCONN;
+}
+
+int nf_connect(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	int decided = nf_track_connecting(fd, sa, len);
+	int rc = nf_real.connect(fd, sa, len);
+
+	if (rc < 0 && decided && connect_failed_for_good(errno))
+		nf_track_connect_failed(fd);
+	return rc;
+}
+
+int nf_accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags, int use_accept4)
+{
+	int nfd = use_accept4 ? nf_real.accept4(fd, sa, len, flags)
+			      : nf_real.accept(fd, sa, len);
+
+	if (nfd >= 0)
+		nf_track_accepted(fd, nfd);
+	return nfd;
+}
+
+NF_EXPORT int socket(int domain, int type, int protocol)
+{
+	nf_init();
+	return nf_socket(domain, type, protocol);
+}
+
+NF_EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	nf_init();
+	return nf_connect(fd, sa, len);
+}
+
+NF_EXPORT int accept(int fd, struct sockaddr *sa, socklen_t *len)
+{
+	nf_init();
+	return nf_accept4(fd, sa, len, 0, 0);
+}
+
+NF_EXPORT int accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags)
+{
+	nf_init();
+	return nf_accept4(fd, sa, len, flags, 1);
+}

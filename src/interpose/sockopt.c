@@ -1,0 +1,30 @@
+/*
+ * sockopt.c - setsockopt: the program's own TCP_NODELAY choice.
+ */
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include "../nf_hooks.h"
+#include "nf_init.h"
+#include "nf_real.h"
+#include "nf_track.h"
+
+/*
+ * The program's call goes to the kernel as it is, so every check and errno
+ * is the kernel's own; only when it succeeded on a socket whose rule
+ * forces TCP_NODELAY is the option turned back on.
+ */
+int nf_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	int rc = nf_real.setsockopt(fd, level, name, val, len);
+
+	if (rc == 0 && level == IPPROTO_TCP && name == TCP_NODELAY)
+		nf_track_nodelay_set(fd);
+	return rc;
+}
+
+NF_EXPORT int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	nf_init();
+	return nf_setsockopt(fd, level, name, val, len);
+}

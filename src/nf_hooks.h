@@ -1,0 +1,33 @@
+/*
+ * nf_hooks.h - the logic behind each interposed libc name.
+ *
+ * The exported function (connect) makes sure initialisation happened and
+ * calls its nf_ twin (nf_connect), which does the work and reaches the
+ * kernel only through nf_real. Each returns exactly what libc would, with
+ * libc's errno.
+ */
+#ifndef NF_HOOKS_H
+#define NF_HOOKS_H
+
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#define NF_EXPORT __attribute__((visibility("default")))
+
+int nf_socket(int domain, int type, int protocol);
+int nf_connect(int fd, const struct sockaddr *sa, socklen_t len);
+int nf_accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags, int use_accept4);
+int nf_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
+ssize_t nf_write(int fd, const void *buf, size_t n);
+ssize_t nf_writev(int fd, const struct iovec *iov, int iovcnt);
+ssize_t nf_sendto(int fd, const void *buf, size_t n, int flags,
+		  const struct sockaddr *sa, socklen_t salen);
+ssize_t nf_sendmsg(int fd, const struct msghdr *msg, int flags);
+ssize_t nf_recvmsg(int fd, struct msghdr *msg, int flags);
+int nf_close(int fd);
+int nf_close_range(unsigned first, unsigned last, int flags);
+int nf_dup(int fd);
+int nf_dup3(int oldfd, int newfd, int flags, int use_dup3);
+
+#endif

@@ -1,0 +1,490 @@
+/*
+ * policy.c - config parsing and rule matching.
+ *
+ * Grammar, one rule a line, '#' starts a comment:
+ *   default ACTION [KEY=VALUE...]
+ *   [connect] ENDPOINT ACTION [KEY=VALUE...]
+ *   accept ENDPOINT ACTION [KEY=VALUE...]
+ * No system call here: the caller reads the file, this file judges it.
+ */
+#include "nf_policy.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_TOKENS 16
+
+static const char *const action_names[] = {
+	[NF_ACT_PASS] = "pass",
+	[NF_ACT_NODELAY] = "nodelay",
+	[NF_ACT_COALESCE] = "coalesce",
+	[NF_ACT_AUDIT] = "audit",
+};
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+struct nf_opts nf_policy_opts_default(enum nf_action action)
+{
+	struct nf_opts o = {
+		.action = action,
+		.buffer = NF_BUFFER_DEFAULT,
+		.flush_us = NF_FLUSH_DEFAULT_US,
+		.audit = 0,
+	};
+	return o;
+}
+
+const char *nf_policy_action_name(enum nf_action action)
+{
+	if ((unsigned)action < sizeof(action_names) / sizeof(action_names[0]))
+		return action_names[action];
+	return "?";
+}
+
+int nf_policy_parse_action(const char *name, enum nf_action *out)
+{
+	for (unsigned i = 0; i < sizeof(action_names) / sizeof(action_names[0]); i++) {
+		if (strcmp(name, action_names[i]) == 0) {
+			*out = (enum nf_action)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* Parses decimal digits up to max; *end gets the first non-digit. */
+static int parse_uint(const char *s, unsigned long long max,
+		      unsigned long long *out, const char **end)
+{
+	unsigned long long v = 0;
+	const char *p = s;
+
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*p); p++) {
+		v = v * 10 + (unsigned long long)(*p - '0');
+		if (v > max)
+			return -ERANGE;
+	}
+	*out = v;
+	*end = p;
+	return 0;
+}
+
+/* "16384", "16k", "1m": bytes within [NF_BUFFER_MIN, NF_BUFFER_MAX]. */
+static int parse_size(const char *s, uint32_t *out)
+{
+	unsigned long long v, mult = 1;
+	const char *end;
+
+	if (parse_uint(s, NF_BUFFER_MAX, &v, &end) < 0)
+		return -EINVAL;
+	if (*end == 'k' || *end == 'K')
+		mult = 1024, end++;
+	else if (*end == 'm' || *end == 'M')
+		mult = 1024 * 1024, end++;
+	if (*end != '\0' || v * mult < NF_BUFFER_MIN || v * mult > NF_BUFFER_MAX)
+		return -EINVAL;
+	*out = (uint32_t)(v * mult);
+	return 0;
+}
+
+/* "500us", "2ms", "1s": microseconds within [NF_FLUSH_MIN_US, NF_FLUSH_MAX_US]. */
+static int parse_duration(const char *s, uint32_t *out)
+{
+	unsigned long long v, mult;
+	const char *end;
+
+	if (parse_uint(s, NF_FLUSH_MAX_US, &v, &end) < 0)
+		return -EINVAL;
+	if (strcmp(end, "us") == 0)
+		mult = 1;
+	else if (strcmp(end, "ms") == 0)
+		mult = 1000;
+	else if (strcmp(end, "s") == 0)
+		mult = 1000000;
+	else
+		return -EINVAL;
+	if (v * mult < NF_FLUSH_MIN_US || v * mult > NF_FLUSH_MAX_US)
+		return -EINVAL;
+	*out = (uint32_t)(v * mult);
+	return 0;
+}
+
+/* Applies one KEY=VALUE to o, whose action is already set. */
+static int parse_option(const char *tok, struct nf_opts *o, unsigned *seen,
+			char *err, size_t errlen)
+{
+	const char *eq = strchr(tok, '=');
+	const char *val;
+	size_t klen;
+
+	if (!eq || eq == tok)
+		return fail(err, errlen, "expected KEY=VALUE, got '%s'", tok);
+	klen = (size_t)(eq - tok);
+	val = eq + 1;
+	if (klen == 6 && strncmp(tok, "buffer", 6) == 0) {
+		if (o->action != NF_ACT_COALESCE)
+			return fail(err, errlen, "option 'buffer' applies only to coalesce");
+		if (*seen & 1)
+			return fail(err, errlen, "option 'buffer' given twice");
+		*seen |= 1;
+		if (parse_size(val, &o->buffer) < 0)
+			return fail(err, errlen, "bad buffer size '%s' (expected 64 to 16m, e.g. 16k)", val);
+		return 0;
+	}
+	if (klen == 5 && strncmp(tok, "flush", 5) == 0) {
+		if (o->action != NF_ACT_COALESCE)
+			return fail(err, errlen, "option 'flush' applies only to coalesce");
+		if (*seen & 2)
+			return fail(err, errlen, "option 'flush' given twice");
+		*seen |= 2;
+		if (parse_duration(val, &o->flush_us) < 0)
+			return fail(err, errlen, "bad flush time '%s' (expected 10us to 1s, e.g. 500us)", val);
+		return 0;
+	}
+	if (klen == 5 && strncmp(tok, "audit", 5) == 0) {
+		if (o->action != NF_ACT_NODELAY && o->action != NF_ACT_COALESCE)
+			return fail(err, errlen, "option 'audit' applies only to nodelay and coalesce");
+		if (*seen & 4)
+			return fail(err, errlen, "option 'audit' given twice");
+		*seen |= 4;
+		if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
+			return fail(err, errlen, "bad audit value '%s' (expected 0 or 1)", val);
+		o->audit = val[0] == '1';
+		return 0;
+	}
+	return fail(err, errlen, "unknown option '%.*s'", (int)klen, tok);
+}
+
+/* ACTION [KEY=VALUE...] from tokens tok[0..n). */
+static int parse_action_opts(char **tok, int n, struct nf_opts *o,
+			     char *err, size_t errlen)
+{
+	enum nf_action a;
+	unsigned seen = 0;
+
+	if (n < 1)
+		return fail(err, errlen, "missing action (pass, nodelay, coalesce or audit)");
+	if (nf_policy_parse_action(tok[0], &a) < 0)
+		return fail(err, errlen, "unknown action '%s' (expected pass, nodelay, coalesce or audit)", tok[0]);
+	*o = nf_policy_opts_default(a);
+	for (int i = 1; i < n; i++)
+		if (parse_option(tok[i], o, &seen, err, errlen) < 0)
+			return -EINVAL;
+	return 0;
+}
+
+/* "*", "N", "N-M" into a port range. */
+static int parse_ports(const char *s, struct nf_endpoint *ep)
+{
+	unsigned long long lo, hi;
+	const char *end;
+
+	if (strcmp(s, "*") == 0) {
+		ep->port_lo = 0;
+		ep->port_hi = 65535;
+		return 0;
+	}
+	if (parse_uint(s, 65535, &lo, &end) < 0 || lo == 0)
+		return -EINVAL;
+	hi = lo;
+	if (*end == '-' && parse_uint(end + 1, 65535, &hi, &end) < 0)
+		return -EINVAL;
+	if (*end != '\0' || hi < lo)
+		return -EINVAL;
+	ep->port_lo = (uint16_t)lo;
+	ep->port_hi = (uint16_t)hi;
+	return 0;
+}
+
+/* Clears the bits past the prefix so matching can compare bytes. */
+static void mask_host_bits(struct nf_endpoint *ep)
+{
+	unsigned nbytes = ep->family == AF_INET ? 4 : 16;
+
+	for (unsigned i = 0; i < nbytes; i++) {
+		unsigned bits = ep->prefix > i * 8 ? ep->prefix - i * 8 : 0;
+
+		if (bits < 8)
+			ep->addr[i] &= (uint8_t)(0xff00u >> bits);
+	}
+}
+
+/* "ADDR" or "ADDR/PREFIX", IPv4 or IPv6, into ep. */
+static int parse_prefix(char *s, struct nf_endpoint *ep, char *err, size_t errlen)
+{
+	char *slash = strchr(s, '/');
+	unsigned long long prefix;
+	const char *end;
+	unsigned maxbits;
+
+	if (slash)
+		*slash = '\0';
+	if (inet_pton(AF_INET, s, ep->addr) == 1)
+		ep->family = AF_INET;
+	else if (inet_pton(AF_INET6, s, ep->addr) == 1)
+		ep->family = AF_INET6;
+	else if (strspn(s, "0123456789.:abcdefABCDEF") != strlen(s) || *s == '\0')
+		return fail(err, errlen, "'%s' is not an IP address (host names are not supported)", s);
+	else
+		return fail(err, errlen, "bad IP address '%s'", s);
+	maxbits = ep->family == AF_INET ? 32 : 128;
+	ep->prefix = maxbits;
+	if (slash) {
+		if (parse_uint(slash + 1, maxbits, &prefix, &end) < 0 || *end != '\0')
+			return fail(err, errlen, "bad prefix length '/%s' (expected 0 to %u)", slash + 1, maxbits);
+		ep->prefix = (unsigned)prefix;
+	}
+	mask_host_bits(ep);
+	return 0;
+}
+
+/* Splits "[v6]:ports", "v4:ports", "v6" (no port) or "*:ports" into parts. */
+static int split_endpoint(char *s, char **addr, char **ports, char *err, size_t errlen)
+{
+	char *colon;
+
+	*ports = NULL;
+	if (s[0] == '[') {
+		char *close = strchr(s, ']');
+
+		if (!close)
+			return fail(err, errlen, "missing ']' in '%s'", s);
+		*close = '\0';
+		*addr = s + 1;
+		if (close[1] == ':')
+			*ports = close + 2;
+		else if (close[1] != '\0')
+			return fail(err, errlen, "expected ':PORT' after ']'");
+		return 0;
+	}
+	*addr = s;
+	colon = strchr(s, ':');
+	if (colon && strchr(colon + 1, ':') == NULL) {
+		*colon = '\0';
+		*ports = colon + 1;
+	}
+	return 0;
+}
+
+int nf_policy_parse_endpoint(const char *s, struct nf_endpoint *ep,
+			     char *err, size_t errlen)
+{
+	char buf[128];
+	char *addr = NULL, *ports = NULL;
+	int rc;
+
+	memset(ep, 0, sizeof(*ep));
+	ep->port_hi = 65535;
+	if (strlen(s) >= sizeof(buf))
+		return fail(err, errlen, "endpoint too long");
+	strcpy(buf, s);
+	rc = split_endpoint(buf, &addr, &ports, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (ports && parse_ports(ports, ep) < 0)
+		return fail(err, errlen, "bad port '%s' (expected *, N or N-M within 1-65535)", ports);
+	if (strcmp(addr, "*") == 0)
+		return 0;
+	return parse_prefix(addr, ep, err, errlen);
+}
+
+/* Cuts a line into whitespace-separated tokens, dropping a '#' comment. */
+static int tokenize(char *line, char **tok, int max)
+{
+	int n = 0;
+	char *p = strchr(line, '#');
+
+	if (p)
+		*p = '\0';
+	for (p = strtok(line, " \t\r\v\f"); p; p = strtok(NULL, " \t\r\v\f")) {
+		if (n == max)
+			return -1;
+		tok[n++] = p;
+	}
+	return n;
+}
+
+static int add_rule(struct nf_policy *p, const struct nf_rule *r)
+{
+	struct nf_rule *nr = realloc(p->rules, (p->nrules + 1) * sizeof(*nr));
+
+	if (!nr)
+		return -ENOMEM;
+	p->rules = nr;
+	p->rules[p->nrules++] = *r;
+	if (r->side == NF_SIDE_ACCEPT)
+		p->has_accept_rules = 1;
+	return 0;
+}
+
+/* One line's tokens; *default_line tracks a second 'default'. */
+static int parse_tokens(struct nf_policy *p, char **tok, int n, int lineno,
+			int *default_line, char *err, size_t errlen)
+{
+	struct nf_rule r = { .side = NF_SIDE_CONNECT, .line = lineno };
+	int i = 0;
+
+	if (strcmp(tok[0], "default") == 0) {
+		if (*default_line)
+			return fail(err, errlen, "second 'default' line (the first is line %d)", *default_line);
+		*default_line = lineno;
+		return parse_action_opts(tok + 1, n - 1, &p->dflt, err, errlen);
+	}
+	if (strcmp(tok[0], "connect") == 0 || strcmp(tok[0], "accept") == 0) {
+		r.side = tok[0][0] == 'a' ? NF_SIDE_ACCEPT : NF_SIDE_CONNECT;
+		if (n < 2)
+			return fail(err, errlen, "missing endpoint after '%s'", tok[0]);
+		i = 1;
+	}
+	if (nf_policy_parse_endpoint(tok[i], &r.ep, err, errlen) < 0)
+		return -EINVAL;
+	if (parse_action_opts(tok + i + 1, n - i - 1, &r.opts, err, errlen) < 0)
+		return -EINVAL;
+	return add_rule(p, &r);
+}
+
+/* Prefixes err (which holds the reason) with "NAME:LINE: ". */
+static void locate_error(char *err, size_t errlen, const char *name, int lineno)
+{
+	char reason[256];
+
+	if (!err || !errlen)
+		return;
+	snprintf(reason, sizeof(reason), "%s", err);
+	snprintf(err, errlen, "%s:%d: %s", name, lineno, reason);
+}
+
+static int parse_line(struct nf_policy *p, char *line, int lineno,
+		      int *default_line, char *err, size_t errlen)
+{
+	char *tok[MAX_TOKENS];
+	int n = tokenize(line, tok, MAX_TOKENS);
+
+	if (n < 0)
+		return fail(err, errlen, "too many words (at most %d)", MAX_TOKENS);
+	if (n == 0)
+		return 0;
+	return parse_tokens(p, tok, n, lineno, default_line, err, errlen);
+}
+
+int nf_policy_parse(struct nf_policy *p, const char *text, const char *name,
+		    char *err, size_t errlen)
+{
+	char *copy, *line, *next;
+	int lineno = 0, default_line = 0, rc = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->dflt = nf_policy_opts_default(NF_ACT_PASS);
+	copy = strdup(text);
+	if (!copy)
+		return -ENOMEM;
+	for (line = copy; line && rc == 0; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		rc = parse_line(p, line, lineno, &default_line, err, errlen);
+	}
+	free(copy);
+	if (rc == -EINVAL)
+		locate_error(err, errlen, name, lineno);
+	if (rc < 0)
+		nf_policy_free(p);
+	return rc;
+}
+
+/* The address bytes to match: IPv4-mapped IPv6 counts as IPv4. */
+static int address_of(const struct sockaddr *sa, socklen_t salen,
+		      const uint8_t **bytes, uint16_t *port)
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (sa->sa_family == AF_INET && salen >= (socklen_t)sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		*bytes = (const uint8_t *)&in->sin_addr;
+		*port = ntohs(in->sin_port);
+		return AF_INET;
+	}
+	if (sa->sa_family == AF_INET6 && salen >= (socklen_t)sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+		*bytes = in6->sin6_addr.s6_addr;
+		*port = ntohs(in6->sin6_port);
+		if (memcmp(*bytes, v4mapped, sizeof(v4mapped)) == 0) {
+			*bytes += 12;
+			return AF_INET;
+		}
+		return AF_INET6;
+	}
+	return 0;
+}
+
+/* Does ep contain the address (family, bytes) and port? */
+static int endpoint_matches(const struct nf_endpoint *ep, int family,
+			    const uint8_t *bytes, uint16_t port)
+{
+	unsigned full, rest;
+
+	if (port < ep->port_lo || port > ep->port_hi)
+		return 0;
+	if (ep->family == 0)
+		return 1;
+	if (ep->family != family)
+		return 0;
+	full = ep->prefix / 8;
+	rest = ep->prefix % 8;
+	if (memcmp(ep->addr, bytes, full) != 0)
+		return 0;
+	return rest == 0 || ((ep->addr[full] ^ bytes[full]) & (0xff00u >> rest)) == 0;
+}
+
+const struct nf_opts *nf_policy_match(const struct nf_policy *p,
+				      enum nf_side side,
+				      const struct sockaddr *sa,
+				      socklen_t salen)
+{
+	const uint8_t *bytes;
+	uint16_t port;
+	int family = sa ? address_of(sa, salen, &bytes, &port) : 0;
+
+	if (family == 0)
+		return &p->dflt;
+	for (size_t i = 0; i < p->nrules; i++) {
+		const struct nf_rule *r = &p->rules[i];
+
+		if (r->side == side && endpoint_matches(&r->ep, family, bytes, port))
+			return &r->opts;
+	}
+	return &p->dflt;
+}
+
+void nf_policy_free(struct nf_policy *p)
+{
+	free(p->rules);
+	p->rules = NULL;
+	p->nrules = 0;
+	p->has_accept_rules = 0;
+}
