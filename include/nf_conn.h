@@ -70,6 +70,10 @@ void nf_conn_forget_range(unsigned first, unsigned last);
 /* newfd now refers to the same socket as oldfd: copy what we know. */
 void nf_conn_copy(int oldfd, int newfd);
 
+/* In a forked child: every entry lock may have been held by a thread
+ * that does not exist here; make them all usable again. */
+void nf_conn_atfork_child(void);
+
 /* Upper bound (exclusive) of fds the table can hold. */
 int nf_conn_limit(void);
 

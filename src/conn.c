@@ -188,3 +188,13 @@ void nf_conn_copy(int oldfd, int newfd)
 	atomic_store(&to->action, atomic_load(&from->action));
 	atomic_store_explicit(&to->kind, (int)kind, memory_order_release);
 }
+
+void nf_conn_atfork_child(void)
+{
+	for (int i = 0; i < ndir; i++) {
+		struct nf_conn *chunk = atomic_load(&dir[i]);
+
+		for (int j = 0; chunk && j < CHUNK; j++)
+			pthread_mutex_init(&chunk[j].lock, NULL);
+	}
+}

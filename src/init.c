@@ -13,6 +13,7 @@
 #include "nf_conn.h"
 #include "nf_log.h"
 #include "nf_real.h"
+#include "nf_hooks.h"
 
 struct nf_policy nf_policy;
 
@@ -46,6 +47,7 @@ static void init_once(void)
 				  err, sizeof(err)) < 0) {
 		nf_log_msg("%s", err);
 	}
+	pthread_atfork(nf_process_atfork_prepare, NULL, nf_process_atfork_child);
 	atomic_store_explicit(&ready, 1, memory_order_release);
 	errno = saved;
 }

@@ -25,9 +25,22 @@ ssize_t nf_sendto(int fd, const void *buf, size_t n, int flags,
 		  const struct sockaddr *sa, socklen_t salen);
 ssize_t nf_sendmsg(int fd, const struct msghdr *msg, int flags);
 ssize_t nf_recvmsg(int fd, struct msghdr *msg, int flags);
+ssize_t nf_sendfile(int out_fd, int in_fd, off_t *off, size_t n);
+ssize_t nf_splice(int in_fd, loff_t *in_off, int out_fd, loff_t *out_off, size_t n, unsigned flags);
+void nf_before_read(int fd);
+void nf_before_wait(int timeout_nonzero);
+int nf_shutdown(int fd, int how);
 int nf_close(int fd);
+void nf_process_atfork_prepare(void);
+void nf_process_atfork_child(void);
 int nf_close_range(unsigned first, unsigned last, int flags);
 int nf_dup(int fd);
 int nf_dup3(int oldfd, int newfd, int flags, int use_dup3);
+
+/* glibc's fortified entry points: not declared unless _FORTIFY_SOURCE. */
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
+ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+		       struct sockaddr *sa, socklen_t *salen);
 
 #endif

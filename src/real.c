@@ -2,6 +2,10 @@
  * real.c - the one place the real libc functions are resolved.
  */
 #include "nf_real.h"
+#include "nf_hooks.h"
+
+#include <sys/sendfile.h>
+#include <fcntl.h>
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -62,4 +66,29 @@ void nf_real_init(void)
 	RESOLVE(dup, 1);
 	RESOLVE(dup2, 1);
 	RESOLVE(dup3, 1);
+	RESOLVE(shutdown, 1);
+	RESOLVE(read, 1);
+	RESOLVE(readv, 1);
+	RESOLVE(recv, 1);
+	RESOLVE(recvfrom, 1);
+	RESOLVE(recvmmsg, 1);
+	RESOLVE(__read_chk, 1);
+	RESOLVE(__recv_chk, 1);
+	RESOLVE(__recvfrom_chk, 1);
+	RESOLVE(poll, 1);
+	RESOLVE(ppoll, 1);
+	RESOLVE(select, 1);
+	RESOLVE(pselect, 1);
+	RESOLVE(epoll_wait, 1);
+	RESOLVE(epoll_pwait, 1);
+	RESOLVE(sendfile, 1);
+	RESOLVE(splice, 1);
+	RESOLVE(execve, 1);
+	RESOLVE(execv, 1);
+	RESOLVE(execvp, 1);
+	RESOLVE(execvpe, 1);
+	RESOLVE(fexecve, 1);
+	RESOLVE(exit, 1);
+	RESOLVE(_exit, 1);
+	RESOLVE(_Exit, 1);
 }

@@ -1,12 +1,14 @@
 /*
- * fd.c - close, close_range, dup, dup2, dup3: a descriptor's state ends or
- * is copied with it, so a reused number never carries stale state.
+ * fd.c - close, close_range, shutdown, dup, dup2, dup3: a descriptor's
+ * state ends or is copied with it, so a reused number never carries stale
+ * state, and coalesced bytes leave before the socket goes.
  */
 #include <errno.h>
-
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "../nf_hooks.h"
+#include "nf_coalesce.h"
 #include "nf_conn.h"
 #include "nf_init.h"
 #include "nf_real.h"
@@ -15,12 +17,32 @@
 #define CLOSE_RANGE_CLOEXEC 4
 #endif
 
+/* The entry of fd if its rule is coalesce. */
+static struct nf_conn *coalescing(int fd)
+{
+	struct nf_conn *c = nf_conn_get(fd);
+
+	if (c && nf_conn_kind(c) == NF_KIND_TCP &&
+	    atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
+		return c;
+	return NULL;
+}
+
+static void drain(int fd)
+{
+	struct nf_conn *c = coalescing(fd);
+
+	if (c)
+		nf_coalesce_drain(c, fd);
+}
+
 /*
  * State is dropped before the real close: after it, another thread may
  * already have the same number back from socket() or accept().
  */
 int nf_close(int fd)
 {
+	drain(fd);
 	nf_conn_forget(fd);
 	return nf_real.close(fd);
 }
@@ -31,9 +53,37 @@ int nf_close_range(unsigned first, unsigned last, int flags)
 		errno = ENOSYS;
 		return -1;
 	}
-	if (!(flags & CLOSE_RANGE_CLOEXEC) && first <= last)
+	if (!(flags & CLOSE_RANGE_CLOEXEC) && first <= last) {
+		nf_coalesce_flush_all(1); /* the range may hold any of them */
 		nf_conn_forget_range(first, last);
+	}
 	return nf_real.close_range(first, last, flags);
+}
+
+int nf_shutdown(int fd, int how)
+{
+	if (how == SHUT_WR || how == SHUT_RDWR)
+		drain(fd);
+	return nf_real.shutdown(fd, how);
+}
+
+/*
+ * Two descriptors of one socket cannot keep two buffers without risking
+ * the order of their bytes: a duplicated coalesce socket is drained and
+ * both copies fall back to nodelay.
+ */
+static void copy_state(int oldfd, int newfd)
+{
+	struct nf_conn *c = coalescing(oldfd), *nc;
+
+	if (c) {
+		nf_coalesce_drain(c, oldfd);
+		atomic_store(&c->action, NF_ACT_NODELAY);
+	}
+	nf_conn_copy(oldfd, newfd);
+	nc = nf_conn_get(newfd);
+	if (c && nc)
+		atomic_store(&nc->action, NF_ACT_NODELAY);
 }
 
 int nf_dup(int fd)
@@ -42,18 +92,21 @@ int nf_dup(int fd)
 	int saved = errno;
 
 	if (nfd >= 0)
-		nf_conn_copy(fd, nfd);
+		copy_state(fd, nfd);
 	errno = saved;
 	return nfd;
 }
 
 int nf_dup3(int oldfd, int newfd, int flags, int use_dup3)
 {
-	int rc = use_dup3 ? nf_real.dup3(oldfd, newfd, flags) : nf_real.dup2(oldfd, newfd);
-	int saved = errno;
+	int rc, saved;
 
+	if (oldfd != newfd)
+		drain(newfd);
+	rc = use_dup3 ? nf_real.dup3(oldfd, newfd, flags) : nf_real.dup2(oldfd, newfd);
+	saved = errno;
 	if (rc >= 0 && oldfd != newfd)
-		nf_conn_copy(oldfd, newfd);
+		copy_state(oldfd, newfd);
 	errno = saved;
 	return rc;
 }
@@ -68,6 +121,12 @@ NF_EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
 	nf_init();
 	return nf_close_range(first, last, flags);
+}
+
+NF_EXPORT int shutdown(int fd, int how)
+{
+	nf_init();
+	return nf_shutdown(fd, how);
 }
 
 NF_EXPORT int dup(int fd)

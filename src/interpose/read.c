@@ -1,28 +1,117 @@
 /*
- * read.c - the receiving side: recvmsg, which can also bring in
- * descriptors from another process (SCM_RIGHTS).
+ * read.c - the receiving side: read, readv, recv, recvfrom, recvmsg,
+ * recvmmsg and glibc's fortified __read_chk, __recv_chk, __recvfrom_chk
+ * (what -D_FORTIFY_SOURCE=2 -O2 turns read and recv into).
+ *
+ * A program that reads a socket is waiting for the answer to what it
+ * wrote: what coalesce holds for that socket goes out first.
  */
 #include <errno.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "../nf_hooks.h"
+#include "nf_coalesce.h"
 #include "nf_init.h"
 #include "nf_real.h"
 #include "nf_track.h"
 
+/* One atomic load when no connection holds bytes: the common case. */
+void nf_before_read(int fd)
+{
+	struct nf_conn *c;
+
+	if (atomic_load_explicit(&nf_coalesce_npending, memory_order_relaxed) == 0)
+		return;
+	c = nf_conn_get(fd);
+	if (c && nf_conn_kind(c) == NF_KIND_TCP &&
+	    atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
+		nf_coalesce_flush(c, fd);
+}
+
 ssize_t nf_recvmsg(int fd, struct msghdr *msg, int flags)
 {
-	ssize_t rc = nf_real.recvmsg(fd, msg, flags);
-	int saved = errno;
+	ssize_t rc;
+	int saved;
 
+	nf_before_read(fd);
+	rc = nf_real.recvmsg(fd, msg, flags);
+	saved = errno;
 	if (rc >= 0 && msg && msg->msg_controllen > 0)
 		nf_track_received(msg);
 	errno = saved;
 	return rc;
 }
 
+NF_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	nf_init();
+	nf_before_read(fd);
+	return nf_real.read(fd, buf, n);
+}
+
+NF_EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
+{
+	nf_init();
+	nf_before_read(fd);
+	return nf_real.readv(fd, iov, iovcnt);
+}
+
+NF_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	nf_init();
+	nf_before_read(fd);
+	return nf_real.recv(fd, buf, n, flags);
+}
+
+NF_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
+			   struct sockaddr *sa, socklen_t *salen)
+{
+	nf_init();
+	nf_before_read(fd);
+	return nf_real.recvfrom(fd, buf, n, flags, sa, salen);
+}
+
 NF_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	nf_init();
 	return nf_recvmsg(fd, msg, flags);
+}
+
+NF_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags,
+		       struct timespec *timeout)
+{
+	int rc, saved;
+
+	nf_init();
+	nf_before_read(fd);
+	rc = nf_real.recvmmsg(fd, vec, vlen, flags, timeout);
+	saved = errno;
+	for (int i = 0; i < rc; i++)
+		if (vec[i].msg_hdr.msg_controllen > 0)
+			nf_track_received(&vec[i].msg_hdr);
+	errno = saved;
+	return rc;
+}
+
+NF_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	nf_init();
+	nf_before_read(fd);
+	return nf_real.__read_chk(fd, buf, n, buflen);
+}
+
+NF_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
+{
+	nf_init();
+	nf_before_read(fd);
+	return nf_real.__recv_chk(fd, buf, n, buflen, flags);
+}
+
+NF_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+				 struct sockaddr *sa, socklen_t *salen)
+{
+	nf_init();
+	nf_before_read(fd);
+	return nf_real.__recvfrom_chk(fd, buf, n, buflen, flags, sa, salen);
 }

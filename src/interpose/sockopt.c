@@ -5,9 +5,19 @@
 #include <netinet/tcp.h>
 
 #include "../nf_hooks.h"
+#include "nf_coalesce.h"
 #include "nf_init.h"
 #include "nf_real.h"
 #include "nf_track.h"
+
+/* The program takes over its segmentation: buffered bytes go first. */
+static void drain_coalesced(int fd)
+{
+	struct nf_conn *c = nf_track_decided(fd);
+
+	if (c && atomic_load(&c->action) == NF_ACT_COALESCE)
+		nf_coalesce_drain(c, fd);
+}
 
 /*
  * The program's call goes to the kernel as it is, so every check and errno
@@ -16,7 +26,11 @@
  */
 int nf_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
-	int rc = nf_real.setsockopt(fd, level, name, val, len);
+	int rc;
+
+	if (level == IPPROTO_TCP && (name == TCP_NODELAY || name == TCP_CORK))
+		drain_coalesced(fd);
+	rc = nf_real.setsockopt(fd, level, name, val, len);
 
 	if (rc == 0 && level == IPPROTO_TCP && name == TCP_NODELAY)
 		nf_track_nodelay_set(fd);

@@ -1,39 +1,99 @@
 /*
- * write.c - write, writev, send, sendto, sendmsg: the sending side.
+ * write.c - write, writev, send, sendto, sendmsg, sendfile, splice: the
+ * sending side.
  *
  * A socket opened before the library loaded (or received from another
- * process) gets its rule on its first send.
+ * process) gets its rule on its first send. On a coalesce socket, sends
+ * the buffer can honour go into it; any other send (an address, ancillary
+ * data, MSG_OOB, MSG_ZEROCOPY, a file copy) first pushes out what is
+ * buffered, so no byte is ever reordered.
  */
+#include <fcntl.h>
+#include <sys/sendfile.h>
 #include <unistd.h>
 
 #include "../nf_hooks.h"
+#include "nf_coalesce.h"
 #include "nf_init.h"
 #include "nf_real.h"
 #include "nf_track.h"
 
+/* The connection of fd if its rule is coalesce, else NULL. */
+static struct nf_conn *coalescing(int fd)
+{
+	struct nf_conn *c = nf_track_decided(fd);
+
+	if (c && atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
+		return c;
+	return NULL;
+}
+
+static int bufferable(int flags)
+{
+	return (flags & ~NF_COALESCE_FLAGS) == 0;
+}
+
 ssize_t nf_write(int fd, const void *buf, size_t n)
 {
-	nf_track_decided(fd);
+	struct nf_conn *c = coalescing(fd);
+	struct iovec v = { .iov_base = (void *)buf, .iov_len = n };
+
+	if (c)
+		return nf_coalesce_send(c, fd, &v, 1, 0);
 	return nf_real.write(fd, buf, n);
 }
 
 ssize_t nf_writev(int fd, const struct iovec *iov, int iovcnt)
 {
-	nf_track_decided(fd);
+	struct nf_conn *c = coalescing(fd);
+
+	if (c)
+		return nf_coalesce_send(c, fd, iov, iovcnt, 0);
 	return nf_real.writev(fd, iov, iovcnt);
 }
 
 ssize_t nf_sendto(int fd, const void *buf, size_t n, int flags,
 		  const struct sockaddr *sa, socklen_t salen)
 {
-	nf_track_decided(fd);
+	struct nf_conn *c = coalescing(fd);
+	struct iovec v = { .iov_base = (void *)buf, .iov_len = n };
+
+	if (c && !sa && bufferable(flags))
+		return nf_coalesce_send(c, fd, &v, 1, flags);
+	if (c && nf_coalesce_before_send(c, fd, flags) < 0)
+		return -1;
 	return nf_real.sendto(fd, buf, n, flags, sa, salen);
 }
 
 ssize_t nf_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	nf_track_decided(fd);
+	struct nf_conn *c = coalescing(fd);
+
+	if (c && msg && !msg->msg_name && msg->msg_controllen == 0 && bufferable(flags) &&
+	    msg->msg_iovlen <= (size_t)INT32_MAX)
+		return nf_coalesce_send(c, fd, msg->msg_iov, (int)msg->msg_iovlen, flags);
+	if (c && nf_coalesce_before_send(c, fd, flags) < 0)
+		return -1;
 	return nf_real.sendmsg(fd, msg, flags);
+}
+
+ssize_t nf_sendfile(int out_fd, int in_fd, off_t *off, size_t n)
+{
+	struct nf_conn *c = coalescing(out_fd);
+
+	if (c && nf_coalesce_before_send(c, out_fd, 0) < 0)
+		return -1;
+	return nf_real.sendfile(out_fd, in_fd, off, n);
+}
+
+ssize_t nf_splice(int in_fd, loff_t *in_off, int out_fd, loff_t *out_off, size_t n, unsigned flags)
+{
+	struct nf_conn *c = coalescing(out_fd);
+
+	if (c && nf_coalesce_before_send(c, out_fd,
+					 (flags & SPLICE_F_NONBLOCK) ? MSG_DONTWAIT : 0) < 0)
+		return -1;
+	return nf_real.splice(in_fd, in_off, out_fd, out_off, n, flags);
 }
 
 NF_EXPORT ssize_t write(int fd, const void *buf, size_t n)
@@ -65,4 +125,17 @@ NF_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	nf_init();
 	return nf_sendmsg(fd, msg, flags);
+}
+
+NF_EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t *off, size_t n)
+{
+	nf_init();
+	return nf_sendfile(out_fd, in_fd, off, n);
+}
+
+NF_EXPORT ssize_t splice(int in_fd, loff_t *in_off, int out_fd, loff_t *out_off,
+			 size_t n, unsigned flags)
+{
+	nf_init();
+	return nf_splice(in_fd, in_off, out_fd, out_off, n, flags);
 }

@@ -1,0 +1,64 @@
+/*
+ * nf_coalesce.h - the coalesce action: a bounded per-connection buffer
+ * that gathers a program's small writes and sends them as one segment.
+ *
+ * Bytes wait in the buffer until the program reads or waits on the socket,
+ * the buffer would overflow, the descriptor is closed, duplicated over,
+ * shut down, the process forks, execs or exits, or the timer fires (no
+ * byte waits longer than the rule's flush=). Every flush is one system
+ * call on a socket with TCP_NODELAY on, so Nagle never holds it.
+ */
+#ifndef NF_COALESCE_H
+#define NF_COALESCE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "nf_conn.h"
+
+/* The send flags a buffered write can honour; any other bypasses it. */
+#define NF_COALESCE_FLAGS (MSG_DONTWAIT | MSG_NOSIGNAL | MSG_MORE)
+
+/* How long close, exec and exit wait for a full socket to take the rest. */
+#define NF_DRAIN_MS 5000
+
+/* Connections of the process holding bytes; read lock-free by the hooks. */
+extern atomic_int nf_coalesce_npending;
+
+/*
+ * A bufferable send of iov on c (coalesce, flags within
+ * NF_COALESCE_FLAGS): returns what the kernel would (the byte count, or
+ * -1 with errno), reporting a stored flush error first.
+ */
+ssize_t nf_coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
+			 int iovcnt, int flags);
+
+/*
+ * Before a send that bypasses the buffer: pushes out what is buffered,
+ * with the program's flags. Returns 0 when the buffer is empty, else -1
+ * with the errno the program's send should fail with (EAGAIN, EPIPE...).
+ */
+int nf_coalesce_before_send(struct nf_conn *c, int fd, int flags);
+
+/* The program reads or waits on fd: send what is buffered without
+ * blocking; whatever cannot go now stays for the timer. */
+void nf_coalesce_flush(struct nf_conn *c, int fd);
+
+/* fd is closed, shut down, replaced, or its options change: send what is
+ * buffered, waiting up to NF_DRAIN_MS for a full socket. */
+void nf_coalesce_drain(struct nf_conn *c, int fd);
+
+/* Flushes every connection holding bytes: without blocking (wait 0, before
+ * poll/select/epoll) or draining (wait 1, before fork, exec and exit). */
+void nf_coalesce_flush_all(int wait);
+
+/* Called by the timer: flushes the connections whose oldest byte is due.
+ * Returns the next deadline in ns (CLOCK_MONOTONIC), or 0 if none. */
+unsigned long long nf_coalesce_flush_due(unsigned long long now_ns);
+
+/* In a forked child: drop every copied buffer (the parent sends them). */
+void nf_coalesce_atfork_child(void);
+
+#endif

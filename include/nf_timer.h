@@ -1,0 +1,19 @@
+/*
+ * nf_timer.h - the one background thread that flushes coalesce buffers
+ * whose oldest byte is due. It holds no file descriptor, blocks every
+ * signal, and is started lazily (again in a forked child).
+ */
+#ifndef NF_TIMER_H
+#define NF_TIMER_H
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+unsigned long long nf_timer_now_ns(void);
+
+/* A buffer got a new deadline: start the thread if needed and wake it if
+ * the deadline is earlier than the one it sleeps towards. */
+void nf_timer_arm(unsigned long long deadline_ns);
+
+/* In a forked child: the thread did not survive the fork. */
+void nf_timer_atfork_child(void);
+
+#endif

@@ -1,0 +1,149 @@
+/*
+ * process.c - exec*, exit, _exit, _Exit, fork and the destructor: the
+ * moments a process's coalesce buffers would be lost or copied.
+ *
+ * exec and exit drain every buffer first (the memory is about to go).
+ * fork flushes first and the child drops its copies: the parent alone
+ * sends what is left, so no byte is ever sent twice.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../nf_hooks.h"
+#include "nf_coalesce.h"
+#include "nf_conn.h"
+#include "nf_init.h"
+#include "nf_real.h"
+#include "nf_timer.h"
+
+void nf_process_atfork_prepare(void)
+{
+	nf_coalesce_flush_all(0);
+}
+
+void nf_process_atfork_child(void)
+{
+	nf_conn_atfork_child();
+	nf_coalesce_atfork_child();
+	nf_timer_atfork_child();
+}
+
+/* Runs at unload, after main returned: exit() from libc itself is not
+ * seen by the exit hook. */
+__attribute__((destructor)) static void nf_destructor(void)
+{
+	nf_coalesce_flush_all(1);
+}
+
+NF_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	nf_init();
+	nf_coalesce_flush_all(1);
+	return nf_real.execve(path, argv, envp);
+}
+
+NF_EXPORT int execv(const char *path, char *const argv[])
+{
+	nf_init();
+	nf_coalesce_flush_all(1);
+	return nf_real.execv(path, argv);
+}
+
+NF_EXPORT int execvp(const char *file, char *const argv[])
+{
+	nf_init();
+	nf_coalesce_flush_all(1);
+	return nf_real.execvp(file, argv);
+}
+
+NF_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	nf_init();
+	nf_coalesce_flush_all(1);
+	return nf_real.execvpe(file, argv, envp);
+}
+
+NF_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	nf_init();
+	nf_coalesce_flush_all(1);
+	return nf_real.fexecve(fd, argv, envp);
+}
+
+/* Counts the arguments of an execl* call after arg0, up to the NULL. */
+static int count_args(va_list ap)
+{
+	int n = 0;
+
+	while (va_arg(ap, char *))
+		n++;
+	return n;
+}
+
+/*
+ * execl, execlp and execle gather their arguments into an argv and go
+ * through the hooks above. with_env: execle's environment follows the NULL.
+ */
+#define GATHER_ARGS(arg0, argv, envp, with_env)                        \
+	do {                                                           \
+		va_list ap_, cp_;                                      \
+		va_start(ap_, arg0);                                   \
+		va_copy(cp_, ap_);                                     \
+		int n_ = count_args(cp_);                              \
+		va_end(cp_);                                           \
+		argv = alloca(((size_t)n_ + 2) * sizeof(char *));      \
+		argv[0] = (char *)(arg0);                              \
+		for (int i_ = 1; i_ <= n_ + 1; i_++)                   \
+			argv[i_] = va_arg(ap_, char *);                \
+		if (with_env)                                          \
+			envp = va_arg(ap_, char **);                   \
+		va_end(ap_);                                           \
+	} while (0)
+
+NF_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	char **argv, **envp = NULL;
+
+	GATHER_ARGS(arg, argv, envp, 0);
+	(void)envp;
+	return execv(path, argv);
+}
+
+NF_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	char **argv, **envp = NULL;
+
+	GATHER_ARGS(arg, argv, envp, 0);
+	(void)envp;
+	return execvp(file, argv);
+}
+
+NF_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	char **argv, **envp = NULL;
+
+	GATHER_ARGS(arg, argv, envp, 1);
+	return execve(path, argv, envp);
+}
+
+NF_EXPORT void exit(int status)
+{
+	nf_init();
+	nf_coalesce_flush_all(1);
+	nf_real.exit(status);
+}
+
+NF_EXPORT void _exit(int status)
+{
+	nf_init();
+	nf_coalesce_flush_all(1);
+	nf_real._exit(status);
+}
+
+NF_EXPORT void _Exit(int status)
+{
+	nf_init();
+	nf_coalesce_flush_all(1);
+	nf_real._Exit(status);
+}

@@ -1,0 +1,78 @@
+/*
+ * wait.c - poll, ppoll, select, pselect, epoll_wait, epoll_pwait: the
+ * program is about to wait for an answer. Before a thread blocks, every
+ * connection holding coalesced bytes is flushed, so an event loop never
+ * waits on its own buffered request. A zero timeout does not block and
+ * flushes nothing.
+ */
+#include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+
+#include "../nf_hooks.h"
+#include "nf_coalesce.h"
+#include "nf_init.h"
+#include "nf_real.h"
+
+void nf_before_wait(int timeout_nonzero)
+{
+	if (timeout_nonzero &&
+	    atomic_load_explicit(&nf_coalesce_npending, memory_order_relaxed) > 0)
+		nf_coalesce_flush_all(0);
+}
+
+static int ts_nonzero(const struct timespec *ts)
+{
+	return !ts || ts->tv_sec != 0 || ts->tv_nsec != 0;
+}
+
+static int tv_nonzero(const struct timeval *tv)
+{
+	return !tv || tv->tv_sec != 0 || tv->tv_usec != 0;
+}
+
+NF_EXPORT int poll(struct pollfd *fds, nfds_t nfds, int timeout)
+{
+	nf_init();
+	nf_before_wait(timeout != 0);
+	return nf_real.poll(fds, nfds, timeout);
+}
+
+NF_EXPORT int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *ts,
+		    const sigset_t *mask)
+{
+	nf_init();
+	nf_before_wait(ts_nonzero(ts));
+	return nf_real.ppoll(fds, nfds, ts, mask);
+}
+
+NF_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	nf_init();
+	nf_before_wait(tv_nonzero(tv));
+	return nf_real.select(n, r, w, e, tv);
+}
+
+NF_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
+		      const sigset_t *mask)
+{
+	nf_init();
+	nf_before_wait(ts_nonzero(ts));
+	return nf_real.pselect(n, r, w, e, ts, mask);
+}
+
+NF_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
+{
+	nf_init();
+	nf_before_wait(timeout != 0);
+	return nf_real.epoll_wait(epfd, ev, max, timeout);
+}
+
+NF_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout,
+			  const sigset_t *mask)
+{
+	nf_init();
+	nf_before_wait(timeout != 0);
+	return nf_real.epoll_pwait(epfd, ev, max, timeout, mask);
+}

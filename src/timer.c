@@ -1,0 +1,114 @@
+/*
+ * timer.c - the background flusher of coalesce buffers.
+ *
+ * One thread for the process, started on the first buffered write (and
+ * again in a forked child, where it did not survive). It sleeps on a
+ * condition variable (a futex: no file descriptor a daemon could close)
+ * until the earliest deadline, and blocks every signal, so a SIGPIPE or a
+ * program's handler never runs on it.
+ */
+#include "nf_timer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include "nf_coalesce.h"
+#include "nf_log.h"
+
+static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t tcond;
+static int started; /* 0 not yet, 1 running, -1 could not start */
+static unsigned long long wake_at; /* 0: nothing to do */
+
+unsigned long long nf_timer_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+static struct timespec to_timespec(unsigned long long ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+			       .tv_nsec = (long)(ns % 1000000000ull) };
+	return ts;
+}
+
+/* Sleeps until wake_at passes, then flushes what is due. */
+static void *timer_main(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_NAME, "naglefix-timer");
+	pthread_mutex_lock(&tlock);
+	for (;;) {
+		unsigned long long now = nf_timer_now_ns(), next;
+
+		if (wake_at == 0) {
+			pthread_cond_wait(&tcond, &tlock);
+			continue;
+		}
+		if (now < wake_at) {
+			struct timespec ts = to_timespec(wake_at);
+
+			pthread_cond_timedwait(&tcond, &tlock, &ts);
+			continue;
+		}
+		wake_at = 0;
+		pthread_mutex_unlock(&tlock);
+		next = nf_coalesce_flush_due(now);
+		pthread_mutex_lock(&tlock);
+		if (next && (wake_at == 0 || next < wake_at))
+			wake_at = next;
+	}
+	return NULL;
+}
+
+/* Starts the thread with every signal blocked. Caller holds tlock. */
+static void start(void)
+{
+	pthread_condattr_t ca;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t t;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&tcond, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	started = pthread_create(&t, &attr, timer_main, NULL) == 0 ? 1 : -1;
+	if (started < 0)
+		nf_log_msg("cannot start the flush timer; buffers flush on read and close only");
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+}
+
+void nf_timer_arm(unsigned long long deadline_ns)
+{
+	int saved = errno;
+
+	pthread_mutex_lock(&tlock);
+	if (started == 0)
+		start();
+	if (wake_at == 0 || deadline_ns < wake_at) {
+		wake_at = deadline_ns;
+		pthread_cond_signal(&tcond);
+	}
+	pthread_mutex_unlock(&tlock);
+	errno = saved;
+}
+
+void nf_timer_atfork_child(void)
+{
+	pthread_mutex_init(&tlock, NULL);
+	started = 0;
+	wake_at = 0;
+}
