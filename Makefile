@@ -51,6 +51,13 @@ $(B)/tests/%: tests/integration/%.c tests/integration/nftest.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread -lm
 
+$(B)/tests/bench: tests/bench/bench.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -o $@ $<
+
+bench: all $(B)/tests/bench
+	tests/bench/run.sh
+
 test-exports: $(B)/libnaglefix.so
 	tests/check-exports.sh $(B)/libnaglefix.so src/naglefix.map
 
@@ -72,4 +79,4 @@ demo: all
 clean:
 	rm -rf $(B)
 
-.PHONY: all test test-exports test-unit test-integration test-legacy demo clean
+.PHONY: bench all test test-exports test-unit test-integration test-legacy demo clean

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs every test suite of naglefix (what `make test` calls) and ends with
+# one line "N passed, M failed" summing them all. Exits non-zero on any
+# failure, or if a suite could not run at all.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 2
+
+passed=0
+failed=0
+
+# Adds the counts of a suite's closing line to the totals.
+tally() {
+	local name=$1 log=$2 rc=$3 p f
+	if read -r p f < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$log" | tail -n 1) && [ -n "$p" ]; then
+		:
+	elif read -r p f < <(sed -n 's/^[0-9]*%: Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' "$log" |
+		awk '{print $1-$2-$3, $2+$3}' | tail -n 1) && [ -n "$p" ]; then
+		:
+	else
+		p=0 f=1
+		echo "SUITE $name: no result line (exit $rc)"
+	fi
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "SUITE $name: exit status $rc"
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	echo "== $name: $p passed, $f failed"
+}
+
+run_suite() {
+	local name=$1 log
+	shift
+	log=$(mktemp)
+	echo "== $name"
+	"$@" 2>&1 | tee "$log"
+	tally "$name" "$log" "${PIPESTATUS[0]}"
+	rm -f "$log"
+}
+
+run_suite exports make -s test-exports
+run_suite unit make -s test-unit
+run_suite integration make -s test-integration
+run_suite legacy tests/legacy/run.sh nodelay coalesce
+[ -x tests/coalesce/run.sh ] && run_suite coalesce make -s test-coalesce
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
