@@ -22,6 +22,8 @@ CLI_OBJS  := $(B)/obj/cli/naglefix.o
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 ITEST_SRCS := $(wildcard tests/integration/test_*.c)
 ITESTS    := $(patsubst tests/integration/%.c,$(B)/tests/%,$(ITEST_SRCS))
+CTEST_SRCS := $(wildcard tests/coalesce/test_*.c)
+CTESTS    := $(patsubst tests/coalesce/%.c,$(B)/tests/coalesce/%,$(CTEST_SRCS))
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
 all: $(B)/libnaglefix.so $(B)/naglefix
@@ -58,6 +60,13 @@ $(B)/tests/bench: tests/bench/bench.c
 bench: all $(B)/tests/bench
 	tests/bench/run.sh
 
+$(B)/tests/coalesce/%: tests/coalesce/%.c $(wildcard tests/coalesce/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread -lm
+
+test-coalesce: all $(CTESTS)
+	tests/coalesce/run.sh
+
 test-exports: $(B)/libnaglefix.so
 	tests/check-exports.sh $(B)/libnaglefix.so src/naglefix.map
 
@@ -79,4 +88,4 @@ demo: all
 clean:
 	rm -rf $(B)
 
-.PHONY: bench all test test-exports test-unit test-integration test-legacy demo clean
+.PHONY: bench all test test-coalesce test-exports test-unit test-integration test-legacy demo clean
