@@ -53,11 +53,11 @@ static int slurp(int fd, char **text)
 			break;
 		len += (size_t)n;
 		if (len + 1 == cap) {
-			char *nb = cap >= CONF_SIZE_MAX ? NULL : realloc(buf, cap * 2);
+			char *nb = cap > CONF_SIZE_MAX ? NULL : realloc(buf, cap * 2);
 
 			if (!nb) {
 				free(buf);
-				return cap >= CONF_SIZE_MAX ? -EFBIG : -ENOMEM;
+				return cap > CONF_SIZE_MAX ? -EFBIG : -ENOMEM;
 			}
 			buf = nb;
 			cap *= 2;
@@ -71,7 +71,7 @@ static int slurp(int fd, char **text)
 int nf_config_read_file(const char *path, char **text)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK); /* a FIFO must not hang us */
 	int rc;
 
 	if (fd < 0)

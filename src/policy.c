@@ -231,6 +231,19 @@ static void mask_host_bits(struct nf_endpoint *ep)
 	}
 }
 
+/* A rule on ::ffff:a.b.c.d/96+ is an IPv4 rule: mapped peers match as IPv4. */
+static void unmap_v4(struct nf_endpoint *ep)
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (ep->family != AF_INET6 || ep->prefix < 96 || memcmp(ep->addr, v4mapped, 12) != 0)
+		return;
+	memmove(ep->addr, ep->addr + 12, 4);
+	memset(ep->addr + 4, 0, 12);
+	ep->family = AF_INET;
+	ep->prefix -= 96;
+}
+
 /* "ADDR" or "ADDR/PREFIX", IPv4 or IPv6, into ep. */
 static int parse_prefix(char *s, struct nf_endpoint *ep, char *err, size_t errlen)
 {
@@ -245,7 +258,7 @@ static int parse_prefix(char *s, struct nf_endpoint *ep, char *err, size_t errle
 		ep->family = AF_INET;
 	else if (inet_pton(AF_INET6, s, ep->addr) == 1)
 		ep->family = AF_INET6;
-	else if (strspn(s, "0123456789.:abcdefABCDEF") != strlen(s) || *s == '\0')
+	else if (strspn(s, "0123456789.:abcdefABCDEF") != strlen(s) || !strpbrk(s, ".:"))
 		return fail(err, errlen, "'%s' is not an IP address (host names are not supported)", s);
 	else
 		return fail(err, errlen, "bad IP address '%s'", s);
@@ -256,6 +269,7 @@ static int parse_prefix(char *s, struct nf_endpoint *ep, char *err, size_t errle
 			return fail(err, errlen, "bad prefix length '/%s' (expected 0 to %u)", slash + 1, maxbits);
 		ep->prefix = (unsigned)prefix;
 	}
+	unmap_v4(ep);
 	mask_host_bits(ep);
 	return 0;
 }
@@ -314,11 +328,11 @@ int nf_policy_parse_endpoint(const char *s, struct nf_endpoint *ep,
 static int tokenize(char *line, char **tok, int max)
 {
 	int n = 0;
-	char *p = strchr(line, '#');
+	char *save = NULL, *p = strchr(line, '#');
 
 	if (p)
 		*p = '\0';
-	for (p = strtok(line, " \t\r\v\f"); p; p = strtok(NULL, " \t\r\v\f")) {
+	for (p = strtok_r(line, " \t\r\v\f", &save); p; p = strtok_r(NULL, " \t\r\v\f", &save)) {
 		if (n == max)
 			return -1;
 		tok[n++] = p;
@@ -410,8 +424,10 @@ int nf_policy_parse(struct nf_policy *p, const char *text, const char *name,
 	free(copy);
 	if (rc == -EINVAL)
 		locate_error(err, errlen, name, lineno);
-	if (rc < 0)
+	if (rc < 0) {
 		nf_policy_free(p);
+		p->dflt = nf_policy_opts_default(NF_ACT_PASS);
+	}
 	return rc;
 }
 

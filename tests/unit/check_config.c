@@ -1,0 +1,364 @@
+/*
+ * check_config.c - from a config file and NAGLEFIX_MODE to a policy
+ * (src/config.c). Fixtures are read by path relative to tests/unit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nf_config.h"
+#include "suites.h"
+
+#define GOOD_FILE "fixtures/good-every-form.conf"
+#define GOOD_FILE_RULES 11
+
+static struct nf_policy pol;
+static char err[512];
+static char temp_dir[64];
+static char temp_path[96];
+
+static void setup(void)
+{
+	memset(&pol, 0, sizeof(pol));
+	err[0] = '\0';
+}
+
+static void teardown(void)
+{
+	nf_policy_free(&pol);
+}
+
+static void assert_passes_everything(void)
+{
+	ck_assert_uint_eq(pol.nrules, 0);
+	ck_assert_ptr_null(pol.rules);
+	ck_assert_int_eq(pol.has_accept_rules, 0);
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_PASS);
+	ck_assert_int_eq(pol.dflt.audit, 0);
+}
+
+/*
+ * Gives this test process (a Check fork) its own empty /etc, so whether
+ * the default file exists no longer depends on the machine. Needs
+ * CAP_SYS_ADMIN: returns 0 (errno set) without it.
+ */
+static int private_etc(void)
+{
+	return unshare(CLONE_NEWNS) == 0 &&
+	       mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+	       mount("none", "/etc", "tmpfs", 0, "size=64k") == 0;
+}
+
+/* 1 if the default file is absent (made so if we can), else says why not. */
+static int no_default_file(void)
+{
+	if (private_etc() || access(NF_CONF_DEFAULT_PATH, F_OK) != 0)
+		return 1;
+	fprintf(stderr, "check_config: SKIPPED: %s exists and no private /etc\n",
+		NF_CONF_DEFAULT_PATH);
+	return 0;
+}
+
+/* ---- nf_config_load -------------------------------------------------------- */
+
+START_TEST(test_config_load_file)
+{
+	ck_assert_int_eq(nf_config_load(&pol, GOOD_FILE, NULL, err, sizeof(err)), 0);
+	ck_assert_uint_eq(pol.nrules, GOOD_FILE_RULES);
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_NODELAY);
+	ck_assert_int_eq(pol.dflt.audit, 1);
+	ck_assert_int_eq(pol.has_accept_rules, 1);
+}
+END_TEST
+
+START_TEST(test_config_mode_overrides_default)
+{
+	ck_assert_int_eq(nf_config_load(&pol, GOOD_FILE, "coalesce", err, sizeof(err)), 0);
+	ck_assert_uint_eq(pol.nrules, GOOD_FILE_RULES);
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_COALESCE);
+	ck_assert_int_eq(pol.dflt.audit, 0); /* the file's default options go too */
+	ck_assert_uint_eq(pol.dflt.buffer, NF_BUFFER_DEFAULT);
+	ck_assert_uint_eq(pol.dflt.flush_us, NF_FLUSH_DEFAULT_US);
+}
+END_TEST
+
+START_TEST(test_config_mode_with_empty_file)
+{
+	ck_assert_int_eq(nf_config_load(&pol, "fixtures/empty.conf", "nodelay", err,
+					sizeof(err)), 0);
+	ck_assert_uint_eq(pol.nrules, 0);
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_NODELAY);
+}
+END_TEST
+
+START_TEST(test_config_mode_without_file)
+{
+	if (!no_default_file())
+		return;
+	ck_assert_int_eq(nf_config_load(&pol, NULL, "audit", err, sizeof(err)), 0);
+	ck_assert_uint_eq(pol.nrules, 0);
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_AUDIT);
+}
+END_TEST
+
+START_TEST(test_config_nothing_given_passes_everything)
+{
+	if (!no_default_file())
+		return;
+	pol.dflt.action = NF_ACT_NODELAY; /* load must initialise it */
+	ck_assert_int_eq(nf_config_load(&pol, NULL, NULL, err, sizeof(err)), 0);
+	assert_passes_everything();
+}
+END_TEST
+
+START_TEST(test_config_bad_mode_passes_everything)
+{
+	ck_assert_int_eq(nf_config_load(&pol, GOOD_FILE, "fast", err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "NAGLEFIX_MODE: unknown action 'fast' "
+			 "(expected pass, nodelay, coalesce or audit)");
+	assert_passes_everything();
+}
+END_TEST
+
+START_TEST(test_config_missing_file_passes_everything)
+{
+	ck_assert_int_eq(nf_config_load(&pol, "fixtures/no-such.conf", "nodelay", err,
+					sizeof(err)), -ENOENT);
+	ck_assert_str_eq(err, "fixtures/no-such.conf: No such file or directory");
+	assert_passes_everything();
+}
+END_TEST
+
+START_TEST(test_config_directory_is_an_error)
+{
+	ck_assert_int_eq(nf_config_load(&pol, "fixtures", NULL, err, sizeof(err)), -EISDIR);
+	ck_assert_str_eq(err, "fixtures: Is a directory");
+	assert_passes_everything();
+}
+END_TEST
+
+START_TEST(test_config_device_is_not_a_regular_file)
+{
+	ck_assert_int_eq(nf_config_load(&pol, "/dev/null", NULL, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "/dev/null: not a regular file");
+	assert_passes_everything();
+}
+END_TEST
+
+START_TEST(test_config_rule_error_passes_everything)
+{
+	/* the fixture sets 'default nodelay' before its bad line */
+	ck_assert_int_eq(nf_config_load(&pol, "fixtures/bad-port-range.conf", NULL, err,
+					sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "fixtures/bad-port-range.conf:6: "
+			 "bad port '90-80' (expected *, N or N-M within 1-65535)");
+	assert_passes_everything();
+}
+END_TEST
+
+START_TEST(test_config_parse_file_error_leaves_pass_policy)
+{
+	pol.nrules = 7;
+	pol.dflt.action = NF_ACT_NODELAY;
+	ck_assert_int_eq(nf_config_parse_file("fixtures/no-such.conf", &pol, err,
+					      sizeof(err)), -ENOENT);
+	ck_assert_str_eq(err, "fixtures/no-such.conf: No such file or directory");
+	assert_passes_everything();
+}
+END_TEST
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_ge(fputs(text, f), 0);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(test_config_default_file_when_no_path)
+{
+	if (!private_etc()) {
+		fprintf(stderr, "check_config: SKIPPED default file test: no private /etc "
+			"(%s)\n", strerror(errno));
+		return;
+	}
+	write_file(NF_CONF_DEFAULT_PATH, "default coalesce\naccept *:80 nodelay\n");
+	ck_assert_int_eq(nf_config_load(&pol, NULL, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_COALESCE);
+	ck_assert_uint_eq(pol.nrules, 1);
+	nf_policy_free(&pol);
+	ck_assert_int_eq(nf_config_load(&pol, "fixtures/empty.conf", NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_PASS); /* a path given: default file unread */
+}
+END_TEST
+
+/* ---- nf_config_read_file --------------------------------------------------- */
+
+/* Writes len bytes of text lines into a new temporary file. */
+static const char *temp_file_of(size_t len, char **content)
+{
+	char *buf = malloc(len + 1);
+	int fd;
+
+	ck_assert_ptr_nonnull(buf);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = i % 64 == 63 ? '\n' : (char)('a' + i % 26);
+	buf[len] = '\0';
+	snprintf(temp_path, sizeof(temp_path), "/tmp/check_config.XXXXXX");
+	fd = mkstemp(temp_path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
+	close(fd);
+	*content = buf;
+	return temp_path;
+}
+
+START_TEST(test_config_read_empty_file)
+{
+	char *text = NULL;
+
+	ck_assert_int_eq(nf_config_read_file("fixtures/empty.conf", &text), 0);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_str_eq(text, "");
+	free(text);
+}
+END_TEST
+
+START_TEST(test_config_read_file_whole_content)
+{
+	char *want, *text = NULL;
+	const char *path = temp_file_of(100000, &want);
+	int rc = nf_config_read_file(path, &text);
+
+	unlink(path);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_eq(strlen(text), 100000);
+	ck_assert_msg(strcmp(text, want) == 0, "content differs");
+	free(text);
+	free(want);
+}
+END_TEST
+
+START_TEST(test_config_read_too_large_file)
+{
+	char *want, *text = NULL;
+	const char *path = temp_file_of(2u << 20, &want);
+	int rc = nf_config_read_file(path, &text);
+
+	unlink(path);
+	free(want);
+	ck_assert_int_eq(rc, -EFBIG);
+}
+END_TEST
+
+START_TEST(test_config_read_missing_file)
+{
+	char *text = NULL;
+
+	ck_assert_int_eq(nf_config_read_file("fixtures/no-such.conf", &text), -ENOENT);
+	ck_assert_ptr_null(text);
+}
+END_TEST
+
+struct fifo_read {
+	const char *path;
+	int rc;
+};
+
+static void *read_in_thread(void *arg)
+{
+	struct fifo_read *r = arg;
+	char *text;
+
+	r->rc = nf_config_read_file(r->path, &text);
+	if (r->rc == 0)
+		free(text);
+	return NULL;
+}
+
+/* Opens the FIFO's other end so a reader stuck in open() can go on. */
+static void release_fifo_reader(const char *path, pthread_t t)
+{
+	int w = open(path, O_WRONLY | O_NONBLOCK);
+
+	pthread_join(t, NULL);
+	if (w >= 0)
+		close(w);
+}
+
+START_TEST(test_config_read_fifo_does_not_block)
+{
+	struct fifo_read r = { .path = temp_path, .rc = 1 };
+	struct timespec deadline;
+	pthread_t t;
+	int rc;
+
+	snprintf(temp_dir, sizeof(temp_dir), "/tmp/check_config.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(temp_dir));
+	snprintf(temp_path, sizeof(temp_path), "%s/fifo.conf", temp_dir);
+	ck_assert_int_eq(mkfifo(temp_path, 0600), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, read_in_thread, &r), 0);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 2;
+	rc = pthread_timedjoin_np(t, NULL, &deadline);
+	if (rc == ETIMEDOUT)
+		release_fifo_reader(temp_path, t);
+	unlink(temp_path);
+	rmdir(temp_dir);
+	ck_assert_msg(rc == 0, "nf_config_read_file blocked in open() on a FIFO with no "
+		      "writer (a NAGLEFIX_CONF naming a FIFO hangs the program)");
+	ck_assert_int_eq(r.rc, -EINVAL);
+}
+END_TEST
+
+/* ---- suite ----------------------------------------------------------------- */
+
+static TCase *load_tcase(void)
+{
+	TCase *tc = tcase_create("load");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_config_load_file);
+	tcase_add_test(tc, test_config_mode_overrides_default);
+	tcase_add_test(tc, test_config_mode_with_empty_file);
+	tcase_add_test(tc, test_config_mode_without_file);
+	tcase_add_test(tc, test_config_default_file_when_no_path);
+	tcase_add_test(tc, test_config_nothing_given_passes_everything);
+	tcase_add_test(tc, test_config_bad_mode_passes_everything);
+	tcase_add_test(tc, test_config_missing_file_passes_everything);
+	tcase_add_test(tc, test_config_directory_is_an_error);
+	tcase_add_test(tc, test_config_device_is_not_a_regular_file);
+	tcase_add_test(tc, test_config_rule_error_passes_everything);
+	tcase_add_test(tc, test_config_parse_file_error_leaves_pass_policy);
+	return tc;
+}
+
+static TCase *read_tcase(void)
+{
+	TCase *tc = tcase_create("read");
+
+	tcase_add_test(tc, test_config_read_empty_file);
+	tcase_add_test(tc, test_config_read_file_whole_content);
+	tcase_add_test(tc, test_config_read_too_large_file);
+	tcase_add_test(tc, test_config_read_missing_file);
+	tcase_add_test(tc, test_config_read_fifo_does_not_block);
+	return tc;
+}
+
+Suite *config_suite(void)
+{
+	Suite *s = suite_create("config");
+
+	suite_add_tcase(s, load_tcase());
+	suite_add_tcase(s, read_tcase());
+	return s;
+}
