@@ -13,11 +13,12 @@ CORE_OBJS := $(B)/obj/policy.o $(B)/obj/config.o $(B)/obj/conn.o
 LIB_OBJS  := $(CORE_OBJS) \
 	$(B)/obj/real.o $(B)/obj/init.o $(B)/obj/log.o $(B)/obj/track.o \
 	$(B)/obj/coalesce.o $(B)/obj/timer.o \
+	$(B)/obj/audit.o $(B)/obj/audit_log.o \
 	$(B)/obj/interpose/connect.o $(B)/obj/interpose/sockopt.o \
 	$(B)/obj/interpose/write.o $(B)/obj/interpose/read.o \
 	$(B)/obj/interpose/fd.o $(B)/obj/interpose/wait.o \
 	$(B)/obj/interpose/process.o
-CLI_OBJS  := $(B)/obj/cli/naglefix.o
+CLI_OBJS  := $(B)/obj/cli/naglefix.o $(B)/obj/cli/audit.o $(B)/obj/cli/report.o
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 ITEST_SRCS := $(wildcard tests/integration/test_*.c)
@@ -28,7 +29,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
 all: $(B)/libnaglefix.so $(B)/naglefix
 
-$(B)/obj/%.o: src/%.c $(wildcard include/*.h src/*.h)
+$(B)/obj/%.o: src/%.c $(wildcard include/*.h src/*.h src/cli/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -c -o $@ $<
 
@@ -79,6 +80,9 @@ test-integration: all $(ITESTS)
 test-legacy: all
 	tests/legacy/run.sh nodelay
 
+test-audit: all
+	tests/audit/run.sh
+
 test: all
 	tests/run-all.sh
 
@@ -88,4 +92,4 @@ demo: all
 clean:
 	rm -rf $(B)
 
-.PHONY: bench all test test-coalesce test-exports test-unit test-integration test-legacy demo clean
+.PHONY: bench all test test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean

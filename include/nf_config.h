@@ -27,10 +27,12 @@ int nf_config_parse_file(const char *path, struct nf_policy *p,
 /*
  * Builds the process policy: conf_path (or the default file if it exists
  * when conf_path is NULL), then mode (an action name, may be NULL)
- * replaces the default action. On any error: *p is a pass-everything
- * policy, the reason is in err, and the return is negative.
+ * replaces the default action. secure (a setuid or setcap program):
+ * conf_path and mode are ignored, and the default file is read only if
+ * root owns it and nobody else can write it. On any error: *p is a
+ * pass-everything policy, the reason is in err, and the return is negative.
  */
 int nf_config_load(struct nf_policy *p, const char *conf_path,
-		   const char *mode, char *err, size_t errlen);
+		   const char *mode, int secure, char *err, size_t errlen);
 
 #endif

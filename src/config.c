@@ -68,7 +68,11 @@ static int slurp(int fd, char **text)
 	return 0;
 }
 
-int nf_config_read_file(const char *path, char **text)
+/*
+ * Reads path; with trusted_only, only a file owned by root and writable by
+ * nobody else (-EPERM otherwise): what a setuid program may trust.
+ */
+static int read_file(const char *path, char **text, int trusted_only)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK); /* a FIFO must not hang us */
@@ -83,27 +87,50 @@ int nf_config_read_file(const char *path, char **text)
 		sys_close(fd);
 		return rc;
 	}
+	if (trusted_only && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+		sys_close(fd);
+		return -EPERM;
+	}
 	rc = slurp(fd, text);
 	sys_close(fd);
+	return rc;
+}
+
+int nf_config_read_file(const char *path, char **text)
+{
+	return read_file(path, text, 0);
+}
+
+static const char *read_error(int rc)
+{
+	if (rc == -EINVAL)
+		return "not a regular file";
+	if (rc == -EPERM)
+		return "not owned by root, or writable by others: ignored by a setuid program";
+	return strerror(-rc);
+}
+
+static int parse_file(const char *path, struct nf_policy *p, int trusted_only,
+		      char *err, size_t errlen)
+{
+	char *text;
+	int rc = read_file(path, &text, trusted_only);
+
+	if (rc < 0) {
+		memset(p, 0, sizeof(*p));
+		p->dflt = nf_policy_opts_default(NF_ACT_PASS);
+		snprintf(err, errlen, "%s: %s", path, read_error(rc));
+		return rc;
+	}
+	rc = nf_policy_parse(p, text, path, err, errlen);
+	free(text);
 	return rc;
 }
 
 int nf_config_parse_file(const char *path, struct nf_policy *p,
 			 char *err, size_t errlen)
 {
-	char *text;
-	int rc = nf_config_read_file(path, &text);
-
-	if (rc < 0) {
-		memset(p, 0, sizeof(*p));
-		p->dflt = nf_policy_opts_default(NF_ACT_PASS);
-		snprintf(err, errlen, "%s: %s", path,
-			 rc == -EINVAL ? "not a regular file" : strerror(-rc));
-		return rc;
-	}
-	rc = nf_policy_parse(p, text, path, err, errlen);
-	free(text);
-	return rc;
+	return parse_file(path, p, 0, err, errlen);
 }
 
 /* A policy that leaves every socket alone. */
@@ -114,17 +141,19 @@ static void pass_everything(struct nf_policy *p)
 }
 
 int nf_config_load(struct nf_policy *p, const char *conf_path,
-		   const char *mode, char *err, size_t errlen)
+		   const char *mode, int secure, char *err, size_t errlen)
 {
 	enum nf_action a;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
 	p->dflt = nf_policy_opts_default(NF_ACT_PASS);
+	if (secure)
+		conf_path = mode = NULL; /* the caller's environment is not ours to trust */
 	if (!conf_path && access(NF_CONF_DEFAULT_PATH, F_OK) == 0)
 		conf_path = NF_CONF_DEFAULT_PATH;
 	if (conf_path) {
-		rc = nf_config_parse_file(conf_path, p, err, errlen);
+		rc = parse_file(conf_path, p, secure, err, errlen);
 		if (rc < 0) {
 			pass_everything(p);
 			return rc;

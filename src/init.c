@@ -8,7 +8,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 
+#include "nf_audit.h"
 #include "nf_config.h"
 #include "nf_conn.h"
 #include "nf_log.h"
@@ -44,9 +46,10 @@ static void init_once(void)
 	if (nf_conn_init(1) < 0) {
 		nf_log_msg("out of memory for the fd table; all sockets left alone");
 	} else if (nf_config_load(&nf_policy, env("NAGLEFIX_CONF"), env("NAGLEFIX_MODE"),
-				  err, sizeof(err)) < 0) {
+				  getauxval(AT_SECURE) != 0, err, sizeof(err)) < 0) {
 		nf_log_msg("%s", err);
 	}
+	nf_audit_setup(&nf_policy);
 	pthread_atfork(nf_process_atfork_prepare, NULL, nf_process_atfork_child);
 	atomic_store_explicit(&ready, 1, memory_order_release);
 	errno = saved;

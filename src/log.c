@@ -4,16 +4,26 @@
  * A file destination is opened for each line (O_APPEND, O_NOFOLLOW, mode
  * 0600) and closed again, so no descriptor of ours stays open for the
  * program to close, reuse or inherit. A destination that cannot be opened
- * is reported once on stderr, and later lines go to stderr.
+ * is reported once on stderr, and later messages go to stderr (audit
+ * records are dropped instead: they are not for the program's stderr).
+ *
+ * "syslog" sends each line to syslog(3) (ident "naglefix", LOG_PID, facility
+ * LOG_USER, priority LOG_INFO) between openlog and closelog, so glibc's
+ * /dev/log socket is not kept either: a program that closed it and got
+ * its number back for a socket of its own would have our lines sent into
+ * that socket. glibc reaches /dev/log through its internal socket calls,
+ * which the hooks do not see.
  */
 #include "nf_log.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "nf_real.h"
@@ -22,6 +32,7 @@
 #define LINE_MAX_LEN 4096
 
 static char log_path[LOG_PATH_MAX]; /* empty: stderr */
+static int log_syslog;              /* "syslog" */
 static atomic_int log_broken;
 
 /* Copies spec into log_path with each "%p" replaced by the pid. */
@@ -48,9 +59,14 @@ static int expand_path(const char *spec)
 int nf_log_setup(const char *spec)
 {
 	log_path[0] = '\0';
+	log_syslog = 0;
 	atomic_store(&log_broken, 0);
 	if (!spec || strcmp(spec, "stderr") == 0)
 		return 0;
+	if (strcmp(spec, "syslog") == 0) {
+		log_syslog = 1;
+		return 0;
+	}
 	if (*spec == '\0')
 		return -EINVAL;
 	if (expand_path(spec) < 0) {
@@ -89,25 +105,58 @@ static void report_broken(int err)
 		write_all(STDERR_FILENO, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 }
 
-void nf_log_line(const char *line, size_t len)
+/* Sends line to the log file; 0, or -1 if it is unusable (reported once). */
+static int write_file(const char *line, size_t len)
 {
-	int saved = errno;
 	int fd;
 
-	if (log_path[0] == '\0' || atomic_load(&log_broken)) {
-		write_all(STDERR_FILENO, line, len);
-		errno = saved;
-		return;
-	}
+	if (atomic_load(&log_broken))
+		return -1;
 	fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
 	if (fd < 0) {
 		report_broken(errno);
-		write_all(STDERR_FILENO, line, len);
-	} else {
-		write_all(fd, line, len);
-		nf_real.close(fd);
+		return -1;
 	}
+	write_all(fd, line, len);
+	nf_real.close(fd);
+	return 0;
+}
+
+/* One line to syslog, its connection opened and closed around it;
+ * serialised, since closelog also forgets the ident. */
+static void write_syslog(const char *line, size_t len)
+{
+	static pthread_mutex_t slock = PTHREAD_MUTEX_INITIALIZER;
+
+	pthread_mutex_lock(&slock);
+	openlog("naglefix", LOG_PID, LOG_USER);
+	syslog(LOG_INFO, "%.*s", (int)(len > 0 ? len - 1 : 0), line);
+	closelog();
+	pthread_mutex_unlock(&slock);
+}
+
+/* Writes line where the log goes; stderr_fallback: if the file is unusable. */
+static void log_write(const char *line, size_t len, int stderr_fallback)
+{
+	int saved = errno;
+
+	if (log_syslog)
+		write_syslog(line, len);
+	else if (log_path[0] == '\0')
+		write_all(STDERR_FILENO, line, len);
+	else if (write_file(line, len) < 0 && stderr_fallback)
+		write_all(STDERR_FILENO, line, len);
 	errno = saved;
+}
+
+void nf_log_line(const char *line, size_t len)
+{
+	log_write(line, len, 1);
+}
+
+void nf_log_record(const char *line, size_t len)
+{
+	log_write(line, len, 0);
 }
 
 void nf_log_msg(const char *fmt, ...)

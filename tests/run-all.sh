@@ -44,7 +44,8 @@ run_suite exports make -s test-exports
 run_suite unit make -s test-unit
 run_suite integration make -s test-integration
 run_suite legacy tests/legacy/run.sh nodelay coalesce
-[ -x tests/coalesce/run.sh ] && run_suite coalesce make -s test-coalesce
+run_suite coalesce make -s test-coalesce
+run_suite audit make -s test-audit
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -4,6 +4,8 @@
  *
  *   naglefix [-c FILE] [-m ACTION] [-l LOG] [--] COMMAND [ARG...]
  *   naglefix check [FILE]
+ *   naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]   (audit.c)
+ *   naglefix report [--json] LOG...                          (report.c)
  *
  * Exit status: COMMAND's own; 125 for naglefix's own errors, 126 if
  * COMMAND cannot be run, 127 if it is not found (as env(1) does).
@@ -16,15 +18,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nf_cli.h"
 #include "nf_config.h"
 #include "nf_policy.h"
 #include "nf_version.h"
 
-#define EXIT_USAGE 125
+#define EXIT_USAGE NF_EXIT_USAGE
 
 static const char usage_text[] =
 	"usage: naglefix [-c FILE] [-m ACTION] [-l LOG] [--] COMMAND [ARG...]\n"
 	"       naglefix check [FILE]\n"
+	"       naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]\n"
+	"       naglefix report [--json] LOG...\n"
 	"\n"
 	"Runs COMMAND with libnaglefix.so preloaded, which removes the ~40 ms\n"
 	"stall of small split writes (Nagle's algorithm meeting delayed ACK).\n"
@@ -32,12 +37,17 @@ static const char usage_text[] =
 	"  -c, --config FILE  policy file (sets NAGLEFIX_CONF)\n"
 	"  -m, --mode ACTION  default action: pass, nodelay, coalesce or audit\n"
 	"                     (sets NAGLEFIX_MODE, which overrides the file's default)\n"
-	"  -l, --log LOG      where messages go: a path (%p = pid) or stderr\n"
+	"  -l, --log LOG      where messages go: a path (%p = pid), stderr or syslog\n"
 	"  -h, --help         this text\n"
 	"  -V, --version      the version\n"
 	"\n"
 	"check [FILE]         validate FILE (default: $NAGLEFIX_CONF, else\n"
-	"                     " NF_CONF_DEFAULT_PATH "); exit 1 on an error\n";
+	"                     " NF_CONF_DEFAULT_PATH "); exit 1 on an error\n"
+	"audit COMMAND        run COMMAND with every socket audited (nothing\n"
+	"                     changed), then print its split-write stalls per\n"
+	"                     peer, with the config line that fixes each, on\n"
+	"                     stderr; -l LOG keeps the JSON lines in LOG\n"
+	"report LOG...        the same table from saved audit logs\n";
 
 static int usage(FILE *out, int status)
 {
@@ -79,6 +89,18 @@ static int setenv_path(const char *name, const char *path)
 	return setenv(name, abs, 1);
 }
 
+/* Is lib one of the entries (separated by ':' or ' ') of list? */
+static int preload_has(const char *list, const char *lib)
+{
+	size_t n = strlen(lib);
+
+	for (const char *p = list; (p = strstr(p, lib)) != NULL; p++)
+		if ((p == list || p[-1] == ':' || p[-1] == ' ') &&
+		    (p[n] == '\0' || p[n] == ':' || p[n] == ' '))
+			return 1;
+	return 0;
+}
+
 /* Puts lib first in LD_PRELOAD, keeping what was there. */
 static int prepend_preload(const char *lib)
 {
@@ -88,7 +110,7 @@ static int prepend_preload(const char *lib)
 
 	if (!old || !*old)
 		return setenv("LD_PRELOAD", lib, 1);
-	if (strstr(old, lib))
+	if (preload_has(old, lib))
 		return 0;
 	if (asprintf(&val, "%s:%s", lib, old) < 0)
 		return -1;
@@ -117,18 +139,25 @@ static int cmd_check(int argc, char **argv)
 	return 0;
 }
 
-static int run(char **argv)
+int nf_cli_preload(void)
 {
 	char lib[PATH_MAX];
 
 	if (find_library(lib, sizeof(lib)) < 0) {
 		fprintf(stderr, "naglefix: cannot find libnaglefix.so next to this program\n");
-		return EXIT_USAGE;
+		return -1;
 	}
 	if (prepend_preload(lib) < 0) {
 		perror("naglefix: LD_PRELOAD");
-		return EXIT_USAGE;
+		return -1;
 	}
+	return 0;
+}
+
+static int run(char **argv)
+{
+	if (nf_cli_preload() < 0)
+		return EXIT_USAGE;
 	execvp(argv[0], argv);
 	fprintf(stderr, "naglefix: %s: %s\n", argv[0], strerror(errno));
 	return errno == ENOENT ? 127 : 126;
@@ -149,6 +178,10 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "check") == 0)
 		return cmd_check(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "audit") == 0)
+		return nf_cli_audit(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "report") == 0)
+		return nf_cli_report(argc - 1, argv + 1);
 	while ((opt = getopt_long(argc, argv, "+c:m:l:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -162,7 +195,7 @@ int main(int argc, char **argv)
 			setenv("NAGLEFIX_MODE", optarg, 1);
 			break;
 		case 'l':
-			if (strcmp(optarg, "stderr") == 0)
+			if (strcmp(optarg, "stderr") == 0 || strcmp(optarg, "syslog") == 0)
 				setenv("NAGLEFIX_LOG", optarg, 1);
 			else
 				setenv_path("NAGLEFIX_LOG", optarg);

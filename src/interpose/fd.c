@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../nf_hooks.h"
+#include "nf_audit.h"
 #include "nf_coalesce.h"
 #include "nf_conn.h"
 #include "nf_init.h"
@@ -43,6 +44,7 @@ static void drain(int fd)
 int nf_close(int fd)
 {
 	drain(fd);
+	nf_audit_forget(fd);
 	nf_conn_forget(fd);
 	return nf_real.close(fd);
 }
@@ -55,6 +57,7 @@ int nf_close_range(unsigned first, unsigned last, int flags)
 	}
 	if (!(flags & CLOSE_RANGE_CLOEXEC) && first <= last) {
 		nf_coalesce_flush_all(1); /* the range may hold any of them */
+		nf_audit_forget_range(first, last);
 		nf_conn_forget_range(first, last);
 	}
 	return nf_real.close_range(first, last, flags);
@@ -101,8 +104,10 @@ int nf_dup3(int oldfd, int newfd, int flags, int use_dup3)
 {
 	int rc, saved;
 
-	if (oldfd != newfd)
+	if (oldfd != newfd) {
 		drain(newfd);
+		nf_audit_forget(newfd);
+	}
 	rc = use_dup3 ? nf_real.dup3(oldfd, newfd, flags) : nf_real.dup2(oldfd, newfd);
 	saved = errno;
 	if (rc >= 0 && oldfd != newfd)

@@ -4,13 +4,15 @@
  *
  * exec and exit drain every buffer first (the memory is about to go).
  * fork flushes first and the child drops its copies: the parent alone
- * sends what is left, so no byte is ever sent twice.
+ * sends what is left, so no byte is ever sent twice. At exit, audit
+ * writes its per-peer summaries (once, whichever of these comes first).
  */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "../nf_hooks.h"
+#include "nf_audit.h"
 #include "nf_coalesce.h"
 #include "nf_conn.h"
 #include "nf_init.h"
@@ -27,6 +29,7 @@ void nf_process_atfork_child(void)
 	nf_conn_atfork_child();
 	nf_coalesce_atfork_child();
 	nf_timer_atfork_child();
+	nf_audit_atfork_child();
 }
 
 /* Runs at unload, after main returned: exit() from libc itself is not
@@ -34,6 +37,7 @@ void nf_process_atfork_child(void)
 __attribute__((destructor)) static void nf_destructor(void)
 {
 	nf_coalesce_flush_all(1);
+	nf_audit_log_exit();
 }
 
 NF_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -131,6 +135,7 @@ NF_EXPORT void exit(int status)
 {
 	nf_init();
 	nf_coalesce_flush_all(1);
+	nf_audit_log_exit();
 	nf_real.exit(status);
 }
 
@@ -138,6 +143,7 @@ NF_EXPORT void _exit(int status)
 {
 	nf_init();
 	nf_coalesce_flush_all(1);
+	nf_audit_log_exit();
 	nf_real._exit(status);
 }
 
@@ -145,5 +151,6 @@ NF_EXPORT void _Exit(int status)
 {
 	nf_init();
 	nf_coalesce_flush_all(1);
+	nf_audit_log_exit();
 	nf_real._Exit(status);
 }

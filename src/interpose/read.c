@@ -4,13 +4,15 @@
  * (what -D_FORTIFY_SOURCE=2 -O2 turns read and recv into).
  *
  * A program that reads a socket is waiting for the answer to what it
- * wrote: what coalesce holds for that socket goes out first.
+ * wrote: what coalesce holds for that socket goes out first, and audit
+ * times the call when writes it is watching precede it.
  */
 #include <errno.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "../nf_hooks.h"
+#include "nf_audit.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"
 #include "nf_real.h"
@@ -45,47 +47,86 @@ ssize_t nf_recvmsg(int fd, struct msghdr *msg, int flags)
 
 NF_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
+	struct nf_audit_read a;
+	ssize_t rc;
+
 	nf_init();
 	nf_before_read(fd);
-	return nf_real.read(fd, buf, n);
+	if (!nf_audit_read_begin(fd, &a))
+		return nf_real.read(fd, buf, n);
+	rc = nf_real.read(fd, buf, n);
+	nf_audit_read_end(&a, rc);
+	return rc;
 }
 
 NF_EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 {
+	struct nf_audit_read a;
+	ssize_t rc;
+
 	nf_init();
 	nf_before_read(fd);
-	return nf_real.readv(fd, iov, iovcnt);
+	if (!nf_audit_read_begin(fd, &a))
+		return nf_real.readv(fd, iov, iovcnt);
+	rc = nf_real.readv(fd, iov, iovcnt);
+	nf_audit_read_end(&a, rc);
+	return rc;
 }
 
 NF_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
+	struct nf_audit_read a;
+	ssize_t rc;
+
 	nf_init();
 	nf_before_read(fd);
-	return nf_real.recv(fd, buf, n, flags);
+	if (!nf_audit_read_begin(fd, &a))
+		return nf_real.recv(fd, buf, n, flags);
+	rc = nf_real.recv(fd, buf, n, flags);
+	nf_audit_read_end(&a, rc);
+	return rc;
 }
 
 NF_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 			   struct sockaddr *sa, socklen_t *salen)
 {
+	struct nf_audit_read a;
+	ssize_t rc;
+
 	nf_init();
 	nf_before_read(fd);
-	return nf_real.recvfrom(fd, buf, n, flags, sa, salen);
+	if (!nf_audit_read_begin(fd, &a))
+		return nf_real.recvfrom(fd, buf, n, flags, sa, salen);
+	rc = nf_real.recvfrom(fd, buf, n, flags, sa, salen);
+	nf_audit_read_end(&a, rc);
+	return rc;
 }
 
 NF_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
+	struct nf_audit_read a;
+	ssize_t rc;
+
 	nf_init();
-	return nf_recvmsg(fd, msg, flags);
+	if (!nf_audit_read_begin(fd, &a))
+		return nf_recvmsg(fd, msg, flags);
+	rc = nf_recvmsg(fd, msg, flags);
+	nf_audit_read_end(&a, rc);
+	return rc;
 }
 
 NF_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags,
 		       struct timespec *timeout)
 {
-	int rc, saved;
+	struct nf_audit_read a;
+	int rc, saved, audited;
 
 	nf_init();
 	nf_before_read(fd);
+	audited = nf_audit_read_begin(fd, &a);
 	rc = nf_real.recvmmsg(fd, vec, vlen, flags, timeout);
+	if (audited)
+		nf_audit_read_end(&a, rc);
 	saved = errno;
 	for (int i = 0; i < rc; i++)
 		if (vec[i].msg_hdr.msg_controllen > 0)
@@ -96,22 +137,43 @@ NF_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags,
 
 NF_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
+	struct nf_audit_read a;
+	ssize_t rc;
+
 	nf_init();
 	nf_before_read(fd);
-	return nf_real.__read_chk(fd, buf, n, buflen);
+	if (!nf_audit_read_begin(fd, &a))
+		return nf_real.__read_chk(fd, buf, n, buflen);
+	rc = nf_real.__read_chk(fd, buf, n, buflen);
+	nf_audit_read_end(&a, rc);
+	return rc;
 }
 
 NF_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
 {
+	struct nf_audit_read a;
+	ssize_t rc;
+
 	nf_init();
 	nf_before_read(fd);
-	return nf_real.__recv_chk(fd, buf, n, buflen, flags);
+	if (!nf_audit_read_begin(fd, &a))
+		return nf_real.__recv_chk(fd, buf, n, buflen, flags);
+	rc = nf_real.__recv_chk(fd, buf, n, buflen, flags);
+	nf_audit_read_end(&a, rc);
+	return rc;
 }
 
 NF_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 				 struct sockaddr *sa, socklen_t *salen)
 {
+	struct nf_audit_read a;
+	ssize_t rc;
+
 	nf_init();
 	nf_before_read(fd);
-	return nf_real.__recvfrom_chk(fd, buf, n, buflen, flags, sa, salen);
+	if (!nf_audit_read_begin(fd, &a))
+		return nf_real.__recvfrom_chk(fd, buf, n, buflen, flags, sa, salen);
+	rc = nf_real.__recvfrom_chk(fd, buf, n, buflen, flags, sa, salen);
+	nf_audit_read_end(&a, rc);
+	return rc;
 }

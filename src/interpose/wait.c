@@ -3,7 +3,8 @@
  * program is about to wait for an answer. Before a thread blocks, every
  * connection holding coalesced bytes is flushed, so an event loop never
  * waits on its own buffered request. A zero timeout does not block and
- * flushes nothing.
+ * flushes nothing. Audit starts the stall clock of the audited sockets
+ * the call waits to read (for epoll, whose set it cannot see: all).
  */
 #include <poll.h>
 #include <signal.h>
@@ -11,6 +12,7 @@
 #include <sys/select.h>
 
 #include "../nf_hooks.h"
+#include "nf_audit.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"
 #include "nf_real.h"
@@ -36,6 +38,7 @@ NF_EXPORT int poll(struct pollfd *fds, nfds_t nfds, int timeout)
 {
 	nf_init();
 	nf_before_wait(timeout != 0);
+	nf_audit_wait_poll(fds, nfds);
 	return nf_real.poll(fds, nfds, timeout);
 }
 
@@ -44,6 +47,7 @@ NF_EXPORT int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *ts,
 {
 	nf_init();
 	nf_before_wait(ts_nonzero(ts));
+	nf_audit_wait_poll(fds, nfds);
 	return nf_real.ppoll(fds, nfds, ts, mask);
 }
 
@@ -51,6 +55,7 @@ NF_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
 	nf_init();
 	nf_before_wait(tv_nonzero(tv));
+	nf_audit_wait_select(n, r);
 	return nf_real.select(n, r, w, e, tv);
 }
 
@@ -59,6 +64,7 @@ NF_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct times
 {
 	nf_init();
 	nf_before_wait(ts_nonzero(ts));
+	nf_audit_wait_select(n, r);
 	return nf_real.pselect(n, r, w, e, ts, mask);
 }
 
@@ -66,6 +72,7 @@ NF_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
 	nf_init();
 	nf_before_wait(timeout != 0);
+	nf_audit_wait_all();
 	return nf_real.epoll_wait(epfd, ev, max, timeout);
 }
 
@@ -74,5 +81,6 @@ NF_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout
 {
 	nf_init();
 	nf_before_wait(timeout != 0);
+	nf_audit_wait_all();
 	return nf_real.epoll_pwait(epfd, ev, max, timeout, mask);
 }

@@ -7,12 +7,17 @@
  * the buffer can honour go into it; any other send (an address, ancillary
  * data, MSG_OOB, MSG_ZEROCOPY, a file copy) first pushes out what is
  * buffered, so no byte is ever reordered.
+ *
+ * On an audited socket each send (but sendfile and splice, file copies)
+ * is bracketed by nf_audit_send_begin/_end, with the return address
+ * taken here, in the libc-named function: the program's own code.
  */
 #include <fcntl.h>
 #include <sys/sendfile.h>
 #include <unistd.h>
 
 #include "../nf_hooks.h"
+#include "nf_audit.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"
 #include "nf_real.h"
@@ -96,35 +101,83 @@ ssize_t nf_splice(int in_fd, loff_t *in_off, int out_fd, loff_t *out_off, size_t
 	return nf_real.splice(in_fd, in_off, out_fd, out_off, n, flags);
 }
 
+static size_t iov_total(const struct iovec *iov, size_t iovcnt)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; iov && i < iovcnt; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
 NF_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
+	struct nf_audit_send a;
+	ssize_t rc;
+
 	nf_init();
-	return nf_write(fd, buf, n);
+	if (!nf_audit_send_begin(fd, n, __builtin_return_address(0), &a))
+		return nf_write(fd, buf, n);
+	rc = nf_write(fd, buf, n);
+	nf_audit_send_end(&a, rc);
+	return rc;
 }
 
 NF_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 {
+	struct nf_audit_send a;
+	ssize_t rc;
+
 	nf_init();
-	return nf_writev(fd, iov, iovcnt);
+	if (!nf_audit_enabled || iovcnt < 0 ||
+	    !nf_audit_send_begin(fd, iov_total(iov, (size_t)iovcnt),
+				 __builtin_return_address(0), &a))
+		return nf_writev(fd, iov, iovcnt);
+	rc = nf_writev(fd, iov, iovcnt);
+	nf_audit_send_end(&a, rc);
+	return rc;
 }
 
 NF_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
+	struct nf_audit_send a;
+	ssize_t rc;
+
 	nf_init();
-	return nf_sendto(fd, buf, n, flags, NULL, 0);
+	if (!nf_audit_send_begin(fd, n, __builtin_return_address(0), &a))
+		return nf_sendto(fd, buf, n, flags, NULL, 0);
+	rc = nf_sendto(fd, buf, n, flags, NULL, 0);
+	nf_audit_send_end(&a, rc);
+	return rc;
 }
 
 NF_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 			 const struct sockaddr *sa, socklen_t salen)
 {
+	struct nf_audit_send a;
+	ssize_t rc;
+
 	nf_init();
-	return nf_sendto(fd, buf, n, flags, sa, salen);
+	if (!nf_audit_send_begin(fd, n, __builtin_return_address(0), &a))
+		return nf_sendto(fd, buf, n, flags, sa, salen);
+	rc = nf_sendto(fd, buf, n, flags, sa, salen);
+	nf_audit_send_end(&a, rc);
+	return rc;
 }
 
 NF_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
+	struct nf_audit_send a;
+	ssize_t rc;
+
 	nf_init();
-	return nf_sendmsg(fd, msg, flags);
+	if (!nf_audit_enabled || !msg ||
+	    !nf_audit_send_begin(fd, iov_total(msg->msg_iov, msg->msg_iovlen),
+				 __builtin_return_address(0), &a))
+		return nf_sendmsg(fd, msg, flags);
+	rc = nf_sendmsg(fd, msg, flags);
+	nf_audit_send_end(&a, rc);
+	return rc;
 }
 
 NF_EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t *off, size_t n)

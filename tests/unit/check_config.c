@@ -71,7 +71,7 @@ static int no_default_file(void)
 
 START_TEST(test_config_load_file)
 {
-	ck_assert_int_eq(nf_config_load(&pol, GOOD_FILE, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(nf_config_load(&pol, GOOD_FILE, NULL, 0, err, sizeof(err)), 0);
 	ck_assert_uint_eq(pol.nrules, GOOD_FILE_RULES);
 	ck_assert_int_eq(pol.dflt.action, NF_ACT_NODELAY);
 	ck_assert_int_eq(pol.dflt.audit, 1);
@@ -81,7 +81,7 @@ END_TEST
 
 START_TEST(test_config_mode_overrides_default)
 {
-	ck_assert_int_eq(nf_config_load(&pol, GOOD_FILE, "coalesce", err, sizeof(err)), 0);
+	ck_assert_int_eq(nf_config_load(&pol, GOOD_FILE, "coalesce", 0, err, sizeof(err)), 0);
 	ck_assert_uint_eq(pol.nrules, GOOD_FILE_RULES);
 	ck_assert_int_eq(pol.dflt.action, NF_ACT_COALESCE);
 	ck_assert_int_eq(pol.dflt.audit, 0); /* the file's default options go too */
@@ -92,7 +92,7 @@ END_TEST
 
 START_TEST(test_config_mode_with_empty_file)
 {
-	ck_assert_int_eq(nf_config_load(&pol, "fixtures/empty.conf", "nodelay", err,
+	ck_assert_int_eq(nf_config_load(&pol, "fixtures/empty.conf", "nodelay", 0, err,
 					sizeof(err)), 0);
 	ck_assert_uint_eq(pol.nrules, 0);
 	ck_assert_int_eq(pol.dflt.action, NF_ACT_NODELAY);
@@ -103,7 +103,7 @@ START_TEST(test_config_mode_without_file)
 {
 	if (!no_default_file())
 		return;
-	ck_assert_int_eq(nf_config_load(&pol, NULL, "audit", err, sizeof(err)), 0);
+	ck_assert_int_eq(nf_config_load(&pol, NULL, "audit", 0, err, sizeof(err)), 0);
 	ck_assert_uint_eq(pol.nrules, 0);
 	ck_assert_int_eq(pol.dflt.action, NF_ACT_AUDIT);
 }
@@ -114,14 +114,14 @@ START_TEST(test_config_nothing_given_passes_everything)
 	if (!no_default_file())
 		return;
 	pol.dflt.action = NF_ACT_NODELAY; /* load must initialise it */
-	ck_assert_int_eq(nf_config_load(&pol, NULL, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(nf_config_load(&pol, NULL, NULL, 0, err, sizeof(err)), 0);
 	assert_passes_everything();
 }
 END_TEST
 
 START_TEST(test_config_bad_mode_passes_everything)
 {
-	ck_assert_int_eq(nf_config_load(&pol, GOOD_FILE, "fast", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(nf_config_load(&pol, GOOD_FILE, "fast", 0, err, sizeof(err)), -EINVAL);
 	ck_assert_str_eq(err, "NAGLEFIX_MODE: unknown action 'fast' "
 			 "(expected pass, nodelay, coalesce or audit)");
 	assert_passes_everything();
@@ -130,7 +130,7 @@ END_TEST
 
 START_TEST(test_config_missing_file_passes_everything)
 {
-	ck_assert_int_eq(nf_config_load(&pol, "fixtures/no-such.conf", "nodelay", err,
+	ck_assert_int_eq(nf_config_load(&pol, "fixtures/no-such.conf", "nodelay", 0, err,
 					sizeof(err)), -ENOENT);
 	ck_assert_str_eq(err, "fixtures/no-such.conf: No such file or directory");
 	assert_passes_everything();
@@ -139,7 +139,7 @@ END_TEST
 
 START_TEST(test_config_directory_is_an_error)
 {
-	ck_assert_int_eq(nf_config_load(&pol, "fixtures", NULL, err, sizeof(err)), -EISDIR);
+	ck_assert_int_eq(nf_config_load(&pol, "fixtures", NULL, 0, err, sizeof(err)), -EISDIR);
 	ck_assert_str_eq(err, "fixtures: Is a directory");
 	assert_passes_everything();
 }
@@ -147,7 +147,7 @@ END_TEST
 
 START_TEST(test_config_device_is_not_a_regular_file)
 {
-	ck_assert_int_eq(nf_config_load(&pol, "/dev/null", NULL, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(nf_config_load(&pol, "/dev/null", NULL, 0, err, sizeof(err)), -EINVAL);
 	ck_assert_str_eq(err, "/dev/null: not a regular file");
 	assert_passes_everything();
 }
@@ -156,7 +156,7 @@ END_TEST
 START_TEST(test_config_rule_error_passes_everything)
 {
 	/* the fixture sets 'default nodelay' before its bad line */
-	ck_assert_int_eq(nf_config_load(&pol, "fixtures/bad-port-range.conf", NULL, err,
+	ck_assert_int_eq(nf_config_load(&pol, "fixtures/bad-port-range.conf", NULL, 0, err,
 					sizeof(err)), -EINVAL);
 	ck_assert_str_eq(err, "fixtures/bad-port-range.conf:6: "
 			 "bad port '90-80' (expected *, N or N-M within 1-65535)");
@@ -192,12 +192,49 @@ START_TEST(test_config_default_file_when_no_path)
 		return;
 	}
 	write_file(NF_CONF_DEFAULT_PATH, "default coalesce\naccept *:80 nodelay\n");
-	ck_assert_int_eq(nf_config_load(&pol, NULL, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(nf_config_load(&pol, NULL, NULL, 0, err, sizeof(err)), 0);
 	ck_assert_int_eq(pol.dflt.action, NF_ACT_COALESCE);
 	ck_assert_uint_eq(pol.nrules, 1);
 	nf_policy_free(&pol);
-	ck_assert_int_eq(nf_config_load(&pol, "fixtures/empty.conf", NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(nf_config_load(&pol, "fixtures/empty.conf", NULL, 0, err, sizeof(err)), 0);
 	ck_assert_int_eq(pol.dflt.action, NF_ACT_PASS); /* a path given: default file unread */
+}
+END_TEST
+
+/* Secure mode: the file named by the environment and the mode are ignored;
+ * the default file counts only if root owns it and only root may write it. */
+START_TEST(test_config_secure_ignores_environment)
+{
+	if (!private_etc()) {
+		fprintf(stderr, "check_config: SKIPPED secure test: no private /etc\n");
+		return;
+	}
+	ck_assert_int_eq(nf_config_load(&pol, GOOD_FILE, "coalesce", 1, err, sizeof(err)), 0);
+	assert_passes_everything();
+	write_file(NF_CONF_DEFAULT_PATH, "default nodelay\n");
+	ck_assert_int_eq(chmod(NF_CONF_DEFAULT_PATH, 0644), 0);
+	ck_assert_int_eq(nf_config_load(&pol, GOOD_FILE, "coalesce", 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_NODELAY);
+}
+END_TEST
+
+START_TEST(test_config_secure_rejects_untrusted_file)
+{
+	if (!private_etc()) {
+		fprintf(stderr, "check_config: SKIPPED secure test: no private /etc\n");
+		return;
+	}
+	write_file(NF_CONF_DEFAULT_PATH, "default nodelay\n");
+	ck_assert_int_eq(chmod(NF_CONF_DEFAULT_PATH, 0666), 0);
+	ck_assert_int_eq(nf_config_load(&pol, NULL, NULL, 1, err, sizeof(err)), -EPERM);
+	ck_assert_str_eq(err, NF_CONF_DEFAULT_PATH ": not owned by root, or writable by others: "
+			      "ignored by a setuid program");
+	assert_passes_everything();
+	ck_assert_int_eq(chmod(NF_CONF_DEFAULT_PATH, 0644), 0);
+	ck_assert_int_eq(chown(NF_CONF_DEFAULT_PATH, 1, 0), 0);
+	ck_assert_int_eq(nf_config_load(&pol, NULL, NULL, 1, err, sizeof(err)), -EPERM);
+	ck_assert_int_eq(nf_config_load(&pol, NULL, NULL, 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_NODELAY); /* not secure: read as usual */
 }
 END_TEST
 
@@ -351,6 +388,8 @@ static TCase *read_tcase(void)
 	tcase_add_test(tc, test_config_read_too_large_file);
 	tcase_add_test(tc, test_config_read_missing_file);
 	tcase_add_test(tc, test_config_read_fifo_does_not_block);
+	tcase_add_test(tc, test_config_secure_ignores_environment);
+	tcase_add_test(tc, test_config_secure_rejects_untrusted_file);
 	return tc;
 }
 

@@ -1,0 +1,129 @@
+/*
+ * nf_audit.h - the audit action: finding the split writes Nagle holds and
+ * the reads that stall behind them, without changing anything the program
+ * or the network sees (no option is set, every call goes out unchanged).
+ *
+ * A write is "held" when it is smaller than the MSS, earlier bytes of the
+ * connection are unacknowledged and TCP_NODELAY is off (TCP_INFO, asked
+ * before the send). When the program next reads or waits on the socket
+ * and the held bytes are still unsent (tcpi_notsent_bytes > 0), the stall
+ * clock starts; it stops when a read on the socket returns (data, EOF or
+ * an error other than EAGAIN/EINTR): that is one finding, if the clock ran
+ * NF_AUDIT_MIN_STALL_MS or more (less is an answer already there, or an
+ * ACK that came at once: no stall worth a line). Every such read also
+ * starts a new list of writes.
+ *
+ * With audit=1 on a nodelay or coalesce rule, the same test without the
+ * TCP_NODELAY condition (and with "an earlier write since the last read"
+ * standing for "unacknowledged", since coalesce sends nothing yet) finds
+ * what the fix prevented; those findings have no stall ("stall_ms":null).
+ *
+ * Cost: a process with no audit in its policy pays one load of a global
+ * per send and one atomic load per read or wait.
+ */
+#ifndef NF_AUDIT_H
+#define NF_AUDIT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <poll.h>
+
+#include "nf_conn.h"
+#include "nf_policy.h"
+
+#define NF_AUDIT_MAXW 16 /* write sizes kept per list; more are only counted */
+#define NF_AUDIT_MIN_STALL_MS 1.0 /* a shorter wait is not a finding */
+
+/* Is audit anywhere in the policy? Set once at initialisation. */
+extern int nf_audit_enabled;
+
+/* Connections whose write list is not empty; read lock-free by the hooks. */
+extern atomic_int nf_audit_nactive;
+
+/* One finding, as audit.c hands it to audit_log.c. */
+struct nf_audit_finding {
+	int fd;
+	enum nf_side side;
+	int prevented;          /* audit=1 on a fix: no stall was measured */
+	double stall_ms;
+	unsigned nwrites;       /* all writes of the list */
+	size_t writes[NF_AUDIT_MAXW];
+	uint32_t held;          /* bit i: writes[i] was held */
+	void *caller;           /* return address of the first held write */
+};
+
+/* What a send hook keeps between nf_audit_send_begin and _end. */
+struct nf_audit_send {
+	struct nf_conn *c;
+	int fd;
+	int held;
+	void *caller;
+};
+
+/* What a read hook keeps between nf_audit_read_begin and _end. */
+struct nf_audit_read {
+	struct nf_conn *c;
+	int fd;
+};
+
+/* Called once from initialisation: is audit anywhere in policy p? */
+void nf_audit_setup(const struct nf_policy *p);
+
+/*
+ * Before a send of len bytes on fd from caller (the return address in the
+ * libc-named function). Returns 1 and fills *s if fd is audited (the hook
+ * must then call nf_audit_send_end), else 0. Keeps errno.
+ */
+int nf_audit_send_begin(int fd, size_t len, void *caller, struct nf_audit_send *s);
+
+/* After that send returned rc: records the write if rc > 0. Keeps errno. */
+void nf_audit_send_end(const struct nf_audit_send *s, ssize_t rc);
+
+/*
+ * Before a read on fd. Returns 1 and fills *r if fd has a write list (the
+ * hook must then call nf_audit_read_end), else 0. Starts the stall clock
+ * when held bytes are still unsent. Keeps errno.
+ */
+int nf_audit_read_begin(int fd, struct nf_audit_read *r);
+
+/* After that read returned rc: ends the list (and logs a finding) unless
+ * it failed with EAGAIN or EINTR. Keeps errno. */
+void nf_audit_read_end(const struct nf_audit_read *r, ssize_t rc);
+
+/* Before poll/ppoll: starts the clock of every polled-for-input fd. */
+void nf_audit_wait_poll(const struct pollfd *fds, nfds_t nfds);
+
+/* Before select/pselect: the same for the fds of the read set. */
+void nf_audit_wait_select(int n, const fd_set *rfds);
+
+/* Before epoll_wait/epoll_pwait: the same for every connection. */
+void nf_audit_wait_all(void);
+
+/* fd is being closed or replaced: drops its list. Keeps errno. */
+void nf_audit_forget(int fd);
+
+/* fds first..last are being closed. Keeps errno. */
+void nf_audit_forget_range(unsigned first, unsigned last);
+
+/* In a forked child: the parent keeps its lists and findings. */
+void nf_audit_atfork_child(void);
+
+/* --- audit_log.c: turning findings into JSON lines --- */
+
+/*
+ * Logs one finding as a "split_write" line (or counts it towards a
+ * "repeat" line) and adds it to the per-peer summary. Keeps errno.
+ */
+void nf_audit_log_finding(const struct nf_audit_finding *f);
+
+/* At exit: pending repeat counts and one "summary" line per peer, once. */
+void nf_audit_log_exit(void);
+
+/* In a forked child: forget the parent's counts. */
+void nf_audit_log_atfork_child(void);
+
+#endif

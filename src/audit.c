@@ -1,0 +1,458 @@
+/*
+ * audit.c - detection for the audit action: the per-connection list of
+ * writes since the last read, which of them Nagle holds, and the stall
+ * clock of the read that waits behind them (see nf_audit.h).
+ *
+ * Locking: every list (conn->au) and the set of connections with a list
+ * are guarded by one mutex, alock, held only for bookkeeping and at most
+ * a TCP_INFO query, never across a call that can block, and findings are
+ * logged after it is released. Not conn->lock: coalesce holds that across
+ * blocking sends, and a reader waiting for it behind a writer stuck on a
+ * full socket could deadlock a full-duplex program under coalesce audit=1.
+ * Audit is a diagnostic mode; one mutex also keeps fork simple.
+ */
+#include "nf_audit.h"
+
+#include <errno.h>
+#include <linux/tcp.h> /* struct tcp_info with tcpi_notsent_bytes */
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nf_timer.h"
+#include "nf_track.h"
+
+struct nf_audit {
+	unsigned nwrites;
+	size_t writes[NF_AUDIT_MAXW];
+	uint32_t held;               /* bit i: writes[i] was held */
+	unsigned nheld;              /* held writes, counted past NF_AUDIT_MAXW */
+	void *caller;                /* of the first held write */
+	unsigned mss;                /* last tcpi_snd_mss seen, 0 before */
+	unsigned long long wait_ns;  /* stall clock start, 0 when not running */
+	int settled;                 /* held bytes seen gone (or logged): no finding */
+	int aidx;                    /* index in active[], or -1 */
+};
+
+atomic_int nf_audit_nactive;
+
+int nf_audit_enabled; /* written once by nf_audit_setup, before any hook */
+static pthread_mutex_t alock = PTHREAD_MUTEX_INITIALIZER;
+static int *active;  /* fds with a non-empty list */
+static int active_cap;
+
+static int opts_audit(const struct nf_opts *o)
+{
+	return o->action == NF_ACT_AUDIT || o->audit;
+}
+
+void nf_audit_setup(const struct nf_policy *p)
+{
+	int on = opts_audit(&p->dflt);
+
+	for (size_t i = 0; i < p->nrules && !on; i++)
+		on = opts_audit(&p->rules[i].opts);
+	nf_audit_enabled = on;
+}
+
+/* Audit action (1), a fix with audit=1 (2), or neither (0). */
+static int audit_kind(struct nf_conn *c)
+{
+	int a = atomic_load_explicit(&c->action, memory_order_acquire);
+
+	if (a == NF_ACT_AUDIT)
+		return 1;
+	if ((a == NF_ACT_NODELAY || a == NF_ACT_COALESCE) && c->opts.audit)
+		return 2;
+	return 0;
+}
+
+/* The connection of fd if it is a decided, audited TCP socket. */
+static struct nf_conn *audited(int fd)
+{
+	struct nf_conn *c = nf_conn_get(fd);
+
+	if (!c || nf_conn_kind(c) != NF_KIND_TCP || !audit_kind(c))
+		return NULL;
+	return c;
+}
+
+static int tcp_info_of(int fd, struct tcp_info *ti)
+{
+	socklen_t len = sizeof(*ti);
+
+	memset(ti, 0, sizeof(*ti));
+	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, &len);
+}
+
+/* Adds fd to active[]. Caller holds alock. 0 or -ENOMEM. */
+static int active_add(struct nf_audit *au, int fd)
+{
+	int n = atomic_load(&nf_audit_nactive);
+
+	if (n == active_cap) {
+		int ncap = active_cap ? active_cap * 2 : 16;
+		int *na = realloc(active, (size_t)ncap * sizeof(*na));
+
+		if (!na)
+			return -ENOMEM;
+		active = na;
+		active_cap = ncap;
+	}
+	active[n] = fd;
+	au->aidx = n;
+	atomic_store(&nf_audit_nactive, n + 1);
+	return 0;
+}
+
+/* Takes au out of active[]. Caller holds alock. */
+static void active_remove(struct nf_audit *au)
+{
+	if (au->aidx >= 0) {
+		int last = atomic_load(&nf_audit_nactive) - 1;
+
+		active[au->aidx] = active[last];
+		if (au->aidx != last) {
+			struct nf_conn *m = nf_conn_get(active[au->aidx]);
+
+			if (m && m->au)
+				m->au->aidx = au->aidx;
+		}
+		atomic_store(&nf_audit_nactive, last);
+		au->aidx = -1;
+	}
+}
+
+/* Empties the list of au. Caller holds alock. */
+static void list_reset(struct nf_audit *au)
+{
+	active_remove(au);
+	au->nwrites = 0;
+	au->held = 0;
+	au->nheld = 0;
+	au->caller = NULL;
+	au->wait_ns = 0;
+	au->settled = 0;
+}
+
+/* The state of c, allocated on first use, never freed (the pointer is
+ * published once, so close can test it without alock). Caller holds alock. */
+static struct nf_audit *state_of(struct nf_conn *c)
+{
+	struct nf_audit *au = c->au;
+
+	if (!au) {
+		au = calloc(1, sizeof(*au));
+		if (!au)
+			return NULL;
+		au->aidx = -1;
+		__atomic_store_n(&c->au, au, __ATOMIC_RELEASE);
+	}
+	return au;
+}
+
+/*
+ * Would Nagle hold a write of len now? kind as audit_kind(); *mss the last
+ * MSS seen (0: unknown), updated; earlier: writes since the last read,
+ * held: one of them was held. Asks TCP_INFO only when the answer is open:
+ * a full segment, or TCP_NODELAY set by the program, is never held, and
+ * after a held write the next small ones are held too (what is unacked
+ * stays so until the peer answers, which it has no reason to do before
+ * the program reads).
+ */
+static int held_now(struct nf_conn *c, int fd, size_t len, int kind, unsigned *mss,
+		    int earlier, int held)
+{
+	struct tcp_info ti;
+
+	if (*mss && len >= *mss)
+		return 0;
+	if (kind == 1 && atomic_load(&c->prog_nodelay))
+		return 0;
+	if (*mss && held)
+		return 1;
+	if (tcp_info_of(fd, &ti) < 0)
+		return 0;
+	*mss = ti.tcpi_snd_mss;
+	if (len >= ti.tcpi_snd_mss)
+		return 0;
+	return ti.tcpi_unacked > 0 || (kind == 2 && earlier);
+}
+
+int nf_audit_send_begin(int fd, size_t len, void *caller, struct nf_audit_send *s)
+{
+	struct nf_conn *c;
+	unsigned mss = 0, known;
+	int kind, earlier = 0, held = 0, saved;
+
+	if (!nf_audit_enabled)
+		return 0;
+	saved = errno;
+	c = nf_track_decided(fd); /* an inherited socket is decided on its first send */
+	if (!c || !(kind = audit_kind(c))) {
+		errno = saved;
+		return 0;
+	}
+	pthread_mutex_lock(&alock);
+	if (c->au) {
+		mss = c->au->mss;
+		earlier = c->au->nwrites > 0;
+		held = c->au->nheld > 0;
+	}
+	pthread_mutex_unlock(&alock);
+	known = mss;
+	s->c = c;
+	s->fd = fd;
+	s->caller = caller;
+	s->held = held_now(c, fd, len, kind, &mss, earlier, held);
+	if (mss != known) {
+		pthread_mutex_lock(&alock);
+		if (state_of(c))
+			c->au->mss = mss;
+		pthread_mutex_unlock(&alock);
+	}
+	errno = saved;
+	return 1;
+}
+
+/* Appends a write of n bytes to the list of au on fd. Caller holds alock. */
+static void list_add(struct nf_audit *au, int fd, size_t n, int held, void *caller)
+{
+	if (au->nwrites == 0 && active_add(au, fd) < 0)
+		return;
+	if (au->nwrites < NF_AUDIT_MAXW) {
+		au->writes[au->nwrites] = n;
+		if (held)
+			au->held |= 1u << au->nwrites;
+	}
+	au->nwrites++;
+	if (!held)
+		return;
+	if (au->nheld++ == 0)
+		au->caller = caller;
+	au->settled = 0; /* a new held write: the next read or wait looks again */
+}
+
+void nf_audit_send_end(const struct nf_audit_send *s, ssize_t rc)
+{
+	struct nf_conn *c = s->c;
+	struct nf_audit *au;
+	int saved = errno;
+
+	if (rc <= 0)
+		return;
+	pthread_mutex_lock(&alock);
+	au = state_of(c);
+	if (au)
+		list_add(au, s->fd, (size_t)rc, s->held, s->caller);
+	pthread_mutex_unlock(&alock);
+	errno = saved;
+}
+
+/* Copies the list of au into a finding. Caller holds alock. */
+static void fill_finding(const struct nf_audit *au, int fd, const struct nf_conn *c,
+			 int prevented, double stall_ms, struct nf_audit_finding *f)
+{
+	unsigned n = au->nwrites < NF_AUDIT_MAXW ? au->nwrites : NF_AUDIT_MAXW;
+
+	f->fd = fd;
+	f->side = (enum nf_side)c->side;
+	f->prevented = prevented;
+	f->stall_ms = stall_ms;
+	f->nwrites = au->nwrites;
+	memcpy(f->writes, au->writes, n * sizeof(f->writes[0]));
+	f->held = au->held;
+	f->caller = au->caller;
+}
+
+/*
+ * The program is about to read or wait on fd with held writes listed:
+ * on a fix with audit=1 that is a prevented finding (filled into f, 1
+ * returned); on an audit socket whose held bytes are still unsent the
+ * stall clock starts. Caller holds alock.
+ */
+static int start_waiting(struct nf_conn *c, int fd, struct nf_audit_finding *f)
+{
+	struct nf_audit *au = c->au;
+	struct tcp_info ti;
+
+	if (!au || au->nheld == 0 || au->wait_ns || au->settled)
+		return 0;
+	au->settled = 1;
+	if (audit_kind(c) == 2) {
+		fill_finding(au, fd, c, 1, 0, f);
+		return 1;
+	}
+	if (tcp_info_of(fd, &ti) == 0 && ti.tcpi_notsent_bytes > 0) {
+		au->wait_ns = nf_timer_now_ns();
+		au->settled = 0;
+	}
+	return 0;
+}
+
+/* Starts the clock of fd, if audited, and logs a prevented finding. */
+static void wait_on(int fd)
+{
+	struct nf_conn *c = audited(fd);
+	struct nf_audit_finding f;
+	int found;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&alock);
+	found = start_waiting(c, fd, &f);
+	pthread_mutex_unlock(&alock);
+	if (found)
+		nf_audit_log_finding(&f);
+}
+
+int nf_audit_read_begin(int fd, struct nf_audit_read *r)
+{
+	struct nf_conn *c;
+	struct nf_audit_finding f;
+	int listed, found = 0, saved;
+
+	if (atomic_load_explicit(&nf_audit_nactive, memory_order_relaxed) == 0 ||
+	    !(c = audited(fd)))
+		return 0;
+	saved = errno;
+	pthread_mutex_lock(&alock);
+	listed = c->au && c->au->nwrites > 0;
+	if (listed)
+		found = start_waiting(c, fd, &f);
+	pthread_mutex_unlock(&alock);
+	if (found)
+		nf_audit_log_finding(&f);
+	r->c = c;
+	r->fd = fd;
+	errno = saved;
+	return listed;
+}
+
+static int read_would_retry(ssize_t rc, int err)
+{
+	return rc < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR);
+}
+
+void nf_audit_read_end(const struct nf_audit_read *r, ssize_t rc)
+{
+	struct nf_conn *c = r->c;
+	struct nf_audit *au;
+	struct nf_audit_finding f;
+	int found = 0, saved = errno;
+
+	if (read_would_retry(rc, saved))
+		return;
+	pthread_mutex_lock(&alock);
+	au = c->au;
+	if (au && au->nwrites > 0) {
+		double ms = au->wait_ns ? (double)(nf_timer_now_ns() - au->wait_ns) / 1e6 : 0;
+
+		if (ms >= NF_AUDIT_MIN_STALL_MS) {
+			fill_finding(au, r->fd, c, 0, ms, &f);
+			found = 1;
+		}
+		list_reset(au);
+	}
+	pthread_mutex_unlock(&alock);
+	if (found)
+		nf_audit_log_finding(&f);
+	errno = saved;
+}
+
+void nf_audit_wait_poll(const struct pollfd *fds, nfds_t nfds)
+{
+	int saved;
+
+	if (atomic_load_explicit(&nf_audit_nactive, memory_order_relaxed) == 0 || !fds)
+		return;
+	saved = errno;
+	for (nfds_t i = 0; i < nfds; i++)
+		if (fds[i].fd >= 0 && (fds[i].events & (POLLIN | POLLRDNORM | POLLPRI)))
+			wait_on(fds[i].fd);
+	errno = saved;
+}
+
+void nf_audit_wait_select(int n, const fd_set *rfds)
+{
+	int saved;
+
+	if (atomic_load_explicit(&nf_audit_nactive, memory_order_relaxed) == 0 || !rfds)
+		return;
+	saved = errno;
+	for (int fd = 0; fd < n && fd < FD_SETSIZE; fd++)
+		if (FD_ISSET(fd, rfds))
+			wait_on(fd);
+	errno = saved;
+}
+
+/* A copy of active[] (malloc'd, *n entries), or NULL. */
+static int *active_copy(int *n)
+{
+	int *copy = NULL;
+
+	pthread_mutex_lock(&alock);
+	*n = atomic_load(&nf_audit_nactive);
+	if (*n > 0) {
+		copy = malloc((size_t)*n * sizeof(*copy));
+		if (copy)
+			memcpy(copy, active, (size_t)*n * sizeof(*copy));
+	}
+	pthread_mutex_unlock(&alock);
+	return copy;
+}
+
+/* An epoll set cannot be read from here: every listed connection counts. */
+void nf_audit_wait_all(void)
+{
+	int n, saved, *fds;
+
+	if (atomic_load_explicit(&nf_audit_nactive, memory_order_relaxed) == 0)
+		return;
+	saved = errno;
+	fds = active_copy(&n);
+	for (int i = 0; fds && i < n; i++)
+		wait_on(fds[i]);
+	free(fds);
+	errno = saved;
+}
+
+void nf_audit_forget(int fd)
+{
+	struct nf_conn *c;
+	int saved;
+
+	if (!nf_audit_enabled || !(c = nf_conn_get(fd)) ||
+	    !__atomic_load_n(&c->au, __ATOMIC_ACQUIRE))
+		return;
+	saved = errno;
+	pthread_mutex_lock(&alock);
+	if (c->au) {
+		list_reset(c->au);
+		c->au->mss = 0;
+	}
+	pthread_mutex_unlock(&alock);
+	errno = saved;
+}
+
+void nf_audit_forget_range(unsigned first, unsigned last)
+{
+	int n, saved, *fds;
+
+	if (!nf_audit_enabled || atomic_load(&nf_audit_nactive) == 0)
+		return;
+	saved = errno;
+	fds = active_copy(&n);
+	for (int i = 0; fds && i < n; i++)
+		if ((unsigned)fds[i] >= first && (unsigned)fds[i] <= last)
+			nf_audit_forget(fds[i]);
+	free(fds);
+	errno = saved;
+}
+
+void nf_audit_atfork_child(void)
+{
+	pthread_mutex_init(&alock, NULL);
+	nf_audit_log_atfork_child();
+}

@@ -1,0 +1,485 @@
+/*
+ * audit_log.c - the audit's JSON lines: one "split_write" object per
+ * finding, identical findings counted into "repeat" lines, and one
+ * "summary" object per peer at exit.
+ *
+ * The peer of a finding, for repeats and summaries, is the address a config
+ * rule would match: the remote end of a connected socket, the local end of
+ * an accepted one. Not the descriptor nor the other end's port: a server
+ * with a thousand clients, or a client with a connection per request,
+ * repeats one pattern, not a thousand.
+ *
+ * Repeats: a finding identical to an earlier one (same side, peer, write
+ * sizes, held writes, caller) is logged in full REPEAT_FULL times; after
+ * that one "repeat" line (without the fields that vary: fd, and the other
+ * end's address) says how many more there were, every REPEAT_EVERY findings
+ * or REPEAT_NS, whichever comes first, and at exit. NREPS patterns are
+ * tracked; the least recent one gives its slot up, with its count logged.
+ */
+#include "nf_audit.h"
+
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nf_log.h"
+#include "nf_timer.h"
+
+#define REPEAT_FULL  3
+#define REPEAT_EVERY 100
+#define REPEAT_NS    (10ull * 1000000000ull)
+#define NREPS        256   /* distinct findings tracked; the oldest is reused */
+#define NPEERS       256   /* peers summarised; more are counted as "*" */
+#define ADDR_LEN     64    /* "[v6]:port" */
+#define LINE_LEN     2048
+
+/* A finding with its addresses, as it is logged. */
+struct entry {
+	struct nf_audit_finding f;
+	char local[ADDR_LEN];
+	char peer[ADDR_LEN];
+};
+
+/* One distinct finding and its count since its last line. */
+struct rep {
+	unsigned long long sig;
+	struct entry e;
+	unsigned long seen;
+	unsigned long pending;     /* counted, not logged yet */
+	double pending_total, pending_worst;
+	unsigned long long last_ns; /* when its last line was written */
+	unsigned long long used_ns; /* for reuse: the least recent goes */
+};
+
+struct peer {
+	enum nf_side side;
+	char addr[ADDR_LEN];
+	unsigned long findings, prevented;
+	double total, worst;
+};
+
+static pthread_mutex_t rlock = PTHREAD_MUTEX_INITIALIZER;
+static struct rep reps[NREPS];
+static int nreps;
+static struct peer peers[NPEERS];
+static int npeers;
+static atomic_int exited;
+static pid_t owner; /* the process the counts belong to; 0 before any */
+
+/* --- a line under construction --- */
+
+struct line {
+	char s[LINE_LEN];
+	size_t n;
+};
+
+static void put(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct line *l, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (l->n >= sizeof(l->s))
+		return;
+	va_start(ap, fmt);
+	k = vsnprintf(l->s + l->n, sizeof(l->s) - l->n, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		l->n += (size_t)k;
+}
+
+/* Appends s as a JSON string, escaped. */
+static void put_str(struct line *l, const char *s)
+{
+	put(l, "\"");
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			put(l, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			put(l, "\\u%04x", *p);
+		else
+			put(l, "%c", *p);
+	}
+	put(l, "\"");
+}
+
+static void put_ms(struct line *l, const char *key, int known, double ms)
+{
+	if (known)
+		put(l, ",\"%s\":%.3f", key, ms);
+	else
+		put(l, ",\"%s\":null", key);
+}
+
+/* Ends the line with "}\n" and writes it; a line too long is cut to valid JSON. */
+static void emit(struct line *l)
+{
+	if (l->n > sizeof(l->s) - 64) {
+		l->n = 0;
+		put(l, "{\"event\":\"truncated\"");
+	}
+	put(l, "}\n");
+	nf_log_record(l->s, l->n);
+}
+
+/* "event", "time" (ISO 8601 UTC, ms), "pid", "prog". */
+static void put_head(struct line *l, const char *event)
+{
+	struct timespec ts;
+	struct tm tm;
+	char t[32];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
+	l->n = 0;
+	put(l, "{\"event\":\"%s\",\"time\":\"%s.%03ldZ\",\"pid\":%ld,\"prog\":", event, t,
+	    ts.tv_nsec / 1000000, (long)getpid());
+	put_str(l, program_invocation_short_name);
+}
+
+/* --- describing a finding --- */
+
+/* "127.0.0.1:80" or "[::1]:80"; an IPv4-mapped address as IPv4. */
+static void addr_str(const struct sockaddr_storage *ss, char *out, size_t outlen)
+{
+	char a[INET6_ADDRSTRLEN];
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+
+	if (ss->ss_family == AF_INET && inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a))) {
+		snprintf(out, outlen, "%s:%u", a, ntohs(s4->sin_port));
+	} else if (ss->ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr) &&
+		   inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], a, sizeof(a))) {
+		snprintf(out, outlen, "%s:%u", a, ntohs(s6->sin6_port));
+	} else if (ss->ss_family == AF_INET6 &&
+		   inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a))) {
+		snprintf(out, outlen, "[%s]:%u", a, ntohs(s6->sin6_port));
+	} else {
+		snprintf(out, outlen, "?");
+	}
+}
+
+static void addresses(struct entry *e)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	memset(&ss, 0, sizeof(ss));
+	if (getsockname(e->f.fd, (struct sockaddr *)&ss, &len) < 0)
+		ss.ss_family = AF_UNSPEC;
+	addr_str(&ss, e->local, sizeof(e->local));
+	len = sizeof(ss);
+	memset(&ss, 0, sizeof(ss));
+	if (getpeername(e->f.fd, (struct sockaddr *)&ss, &len) < 0)
+		ss.ss_family = AF_UNSPEC;
+	addr_str(&ss, e->peer, sizeof(e->peer));
+}
+
+/* "libfoo.so+0x1234 (function+0x56)", from the return address. */
+static void caller_str(void *ra, char *out, size_t outlen)
+{
+	Dl_info di;
+	const char *file, *slash;
+
+	if (!ra || !dladdr(ra, &di)) {
+		snprintf(out, outlen, "%p", ra);
+		return;
+	}
+	file = di.dli_fname && *di.dli_fname ? di.dli_fname : program_invocation_name;
+	slash = strrchr(file, '/');
+	file = slash ? slash + 1 : file;
+	if (di.dli_sname && di.dli_saddr)
+		snprintf(out, outlen, "%s+0x%lx (%s+0x%lx)", file,
+			 (unsigned long)((char *)ra - (char *)di.dli_fbase), di.dli_sname,
+			 (unsigned long)((char *)ra - (char *)di.dli_saddr));
+	else
+		snprintf(out, outlen, "%s+0x%lx", file,
+			 (unsigned long)((char *)ra - (char *)di.dli_fbase));
+}
+
+/* The address a rule matches: the peer, or the local end if accepted. */
+static const char *rule_addr(const struct entry *e)
+{
+	return e->f.side == NF_SIDE_ACCEPT ? e->local : e->peer;
+}
+
+/* "fd","side","local","peer" of a finding; of a repeat only "side" and
+ * the address a rule matches. */
+static void put_where(struct line *l, const struct entry *e, int repeat)
+{
+	const char *side = e->f.side == NF_SIDE_ACCEPT ? "accept" : "connect";
+
+	if (repeat)
+		put(l, ",\"side\":\"%s\",\"%s\":\"%s\"", side,
+		    e->f.side == NF_SIDE_ACCEPT ? "local" : "peer", rule_addr(e));
+	else
+		put(l, ",\"fd\":%d,\"side\":\"%s\",\"local\":\"%s\",\"peer\":\"%s\"", e->f.fd,
+		    side, e->local, e->peer);
+}
+
+/* "writes":[..],"held":[..],"caller". */
+static void put_pattern(struct line *l, const struct nf_audit_finding *f)
+{
+	unsigned n = f->nwrites < NF_AUDIT_MAXW ? f->nwrites : NF_AUDIT_MAXW;
+	char caller[512];
+	const char *sep = "";
+
+	put(l, ",\"writes\":[");
+	for (unsigned i = 0; i < n; i++, sep = ",")
+		put(l, "%s%zu", sep, f->writes[i]);
+	put(l, "]");
+	if (f->nwrites > n)
+		put(l, ",\"more_writes\":%u", f->nwrites - n);
+	put(l, ",\"held\":[");
+	sep = "";
+	for (unsigned i = 0; i < n; i++)
+		if (f->held & (1u << i)) {
+			put(l, "%s%u", sep, i);
+			sep = ",";
+		}
+	put(l, "],\"caller\":");
+	caller_str(f->caller, caller, sizeof(caller));
+	put_str(l, caller);
+}
+
+static void log_full(const struct entry *e)
+{
+	struct line l;
+
+	put_head(&l, "split_write");
+	put_where(&l, e, 0);
+	put_pattern(&l, &e->f);
+	put_ms(&l, "stall_ms", !e->f.prevented, e->f.stall_ms);
+	if (e->f.prevented)
+		put(&l, ",\"prevented\":true");
+	emit(&l);
+}
+
+static void log_repeat(const struct entry *e, unsigned long count, double total, double worst)
+{
+	struct line l;
+
+	put_head(&l, "repeat");
+	put_where(&l, e, 1);
+	put_pattern(&l, &e->f);
+	put(&l, ",\"count\":%lu", count);
+	put_ms(&l, "total_stall_ms", !e->f.prevented, total);
+	put_ms(&l, "worst_stall_ms", !e->f.prevented, worst);
+	if (e->f.prevented)
+		put(&l, ",\"prevented\":true");
+	emit(&l);
+}
+
+/* --- counting --- */
+
+/* FNV-1a over what makes two findings identical (see top). */
+static unsigned long long signature(const struct entry *e)
+{
+	unsigned long long h = 1469598103934665603ull;
+	const struct nf_audit_finding *f = &e->f;
+	unsigned n = f->nwrites < NF_AUDIT_MAXW ? f->nwrites : NF_AUDIT_MAXW;
+	const char *addr = rule_addr(e);
+	const unsigned char *parts[] = {
+		(const unsigned char *)&f->side, (const unsigned char *)addr,
+		(const unsigned char *)&f->nwrites, (const unsigned char *)f->writes,
+		(const unsigned char *)&f->held, (const unsigned char *)&f->caller,
+		(const unsigned char *)&f->prevented,
+	};
+	const size_t lens[] = {
+		sizeof(f->side), strlen(addr), sizeof(f->nwrites), n * sizeof(f->writes[0]),
+		sizeof(f->held), sizeof(f->caller), sizeof(f->prevented),
+	};
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+		for (size_t j = 0; j < lens[i]; j++)
+			h = (h ^ parts[i][j]) * 1099511628211ull;
+	return h;
+}
+
+/*
+ * The slot of sig, a free one, or the least recently used, whose pending
+ * count (if any) is copied to *evicted first. Under rlock.
+ */
+static struct rep *rep_slot(unsigned long long sig, int *fresh, struct rep *evicted)
+{
+	struct rep *old = &reps[0];
+
+	for (int i = 0; i < nreps; i++) {
+		if (reps[i].sig == sig) {
+			*fresh = 0;
+			return &reps[i];
+		}
+		if (reps[i].used_ns < old->used_ns)
+			old = &reps[i];
+	}
+	*fresh = 1;
+	if (nreps < NREPS)
+		return &reps[nreps++];
+	*evicted = *old;
+	return old;
+}
+
+/* The summary of e's peer (see top); past NPEERS - 1 peers, the last
+ * slot counts all the others, as peer "*". Under rlock. */
+static struct peer *peer_of(const struct entry *e)
+{
+	const char *addr = rule_addr(e);
+	struct peer *p;
+
+	for (int i = 0; i < npeers; i++)
+		if (peers[i].side == e->f.side && strcmp(peers[i].addr, addr) == 0)
+			return &peers[i];
+	if (npeers == NPEERS)
+		return &peers[NPEERS - 1];
+	p = &peers[npeers++];
+	p->side = e->f.side;
+	snprintf(p->addr, sizeof(p->addr), "%s", npeers == NPEERS ? "*" : addr);
+	return p;
+}
+
+static void count_peer(const struct entry *e)
+{
+	struct peer *p = peer_of(e);
+
+	p->findings++;
+	if (e->f.prevented) {
+		p->prevented++;
+		return;
+	}
+	p->total += e->f.stall_ms;
+	if (e->f.stall_ms > p->worst)
+		p->worst = e->f.stall_ms;
+}
+
+/*
+ * Counts e; returns what to log: 1 the finding in full, 2 a repeat line
+ * (its figures in *out, taken from the slot), 0 nothing yet. A slot
+ * reused for e with findings still pending leaves them in *evicted
+ * (pending 0 if none). Under rlock.
+ */
+static int count_rep(const struct entry *e, unsigned long long now, struct rep *out,
+		     struct rep *evicted)
+{
+	int fresh;
+	unsigned long long sig = signature(e);
+	struct rep *r = rep_slot(sig, &fresh, evicted);
+
+	if (fresh) {
+		memset(r, 0, sizeof(*r));
+		r->sig = sig;
+		r->e = *e;
+	}
+	r->used_ns = now;
+	if (++r->seen <= REPEAT_FULL) {
+		r->last_ns = now;
+		return 1;
+	}
+	r->pending++;
+	r->pending_total += e->f.stall_ms;
+	if (e->f.stall_ms > r->pending_worst)
+		r->pending_worst = e->f.stall_ms;
+	if (r->pending < REPEAT_EVERY && now - r->last_ns < REPEAT_NS)
+		return 0;
+	*out = *r;
+	r->pending = 0;
+	r->pending_total = r->pending_worst = 0;
+	r->last_ns = now;
+	return 2;
+}
+
+void nf_audit_log_finding(const struct nf_audit_finding *f)
+{
+	struct entry e = { .f = *f };
+	struct rep r, evicted;
+	unsigned long long now = nf_timer_now_ns();
+	int what, saved = errno;
+
+	evicted.pending = 0;
+	addresses(&e);
+	pthread_mutex_lock(&rlock);
+	if (!owner)
+		owner = getpid();
+	count_peer(&e);
+	what = count_rep(&e, now, &r, &evicted);
+	pthread_mutex_unlock(&rlock);
+	if (evicted.pending > 0)
+		log_repeat(&evicted.e, evicted.pending, evicted.pending_total,
+			   evicted.pending_worst);
+	if (what == 1)
+		log_full(&e);
+	else if (what == 2)
+		log_repeat(&r.e, r.pending, r.pending_total, r.pending_worst);
+	errno = saved;
+}
+
+static void log_summary(const struct peer *p)
+{
+	struct line l;
+
+	put_head(&l, "summary");
+	put(&l, ",\"side\":\"%s\",\"%s\":", p->side == NF_SIDE_ACCEPT ? "accept" : "connect",
+	    p->side == NF_SIDE_ACCEPT ? "local" : "peer");
+	put_str(&l, p->addr);
+	put(&l, ",\"findings\":%lu,\"prevented\":%lu,\"total_stall_ms\":%.3f,"
+		"\"worst_stall_ms\":%.3f", p->findings, p->prevented, p->total, p->worst);
+	emit(&l);
+}
+
+/*
+ * Exit may come from a signal handler that interrupted a thread holding
+ * rlock: try for up to a second rather than hang the exit.
+ */
+static int lock_at_exit(void)
+{
+	struct timespec ms = { 0, 1000000 };
+
+	for (int i = 0; i < 1000; i++) {
+		if (pthread_mutex_trylock(&rlock) == 0)
+			return 1;
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
+/*
+ * Nothing when nothing was counted, or the caller is not the process that
+ * counted: a vfork child calling _exit shares our memory (no atfork
+ * handler ran in it), and must neither write our summaries nor mark them
+ * written.
+ */
+void nf_audit_log_exit(void)
+{
+	int saved = errno;
+
+	if (owner != getpid() || atomic_exchange(&exited, 1) || !lock_at_exit()) {
+		errno = saved;
+		return;
+	}
+	for (int i = 0; i < nreps; i++)
+		if (reps[i].pending > 0)
+			log_repeat(&reps[i].e, reps[i].pending, reps[i].pending_total,
+				   reps[i].pending_worst);
+	for (int i = 0; i < npeers; i++)
+		log_summary(&peers[i]);
+	pthread_mutex_unlock(&rlock);
+	errno = saved;
+}
+
+void nf_audit_log_atfork_child(void)
+{
+	pthread_mutex_init(&rlock, NULL);
+	owner = 0;
+	nreps = 0;
+	npeers = 0;
+	memset(peers, 0, sizeof(peers));
+}

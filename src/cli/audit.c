@@ -1,0 +1,138 @@
+/*
+ * audit.c - naglefix audit: run a command in audit mode, then print the
+ * table of its offending peers.
+ *
+ * COMMAND and every process it starts write to one log file (O_APPEND,
+ * one write per line, so their lines never interleave): LOG, or a fresh
+ * $TMPDIR/naglefix-audit.XXXXXX that is removed again when it holds no
+ * finding. The table goes to stderr, so COMMAND's stdout stays its own.
+ * A LOG that cannot be written is reported once, and COMMAND then runs
+ * without the library: its output and exit status are unchanged.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "nf_cli.h"
+
+static const char audit_usage[] =
+	"usage: naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]\n";
+
+/* An absolute, writable log path into out; -1 after saying why not. */
+static int open_log(const char *arg, char *out, size_t outlen)
+{
+	char cwd[PATH_MAX];
+	int fd;
+
+	if (arg[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		snprintf(out, outlen, "%s", arg);
+	else
+		snprintf(out, outlen, "%s/%s", cwd, arg);
+	fd = open(out, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+	if (fd < 0) {
+		fprintf(stderr, "naglefix: cannot write log %s: %s; running the command without audit\n",
+			arg, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int temp_log(char *out, size_t outlen)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+
+	snprintf(out, outlen, "%s/naglefix-audit.XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(out);
+	if (fd < 0) {
+		fprintf(stderr, "naglefix: cannot create a log in %s: %s\n", dir ? dir : "/tmp",
+			strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Runs argv to its end; returns its exit status the way a shell would. */
+static int run_and_wait(char **argv)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
+	int status, err;
+	pid_t pid, w;
+
+	sigaction(SIGINT, &ign, &oint); /* ^C is for COMMAND; we still report */
+	sigaction(SIGQUIT, &ign, &oquit);
+	pid = fork();
+	if (pid == 0) {
+		sigaction(SIGINT, &oint, NULL);
+		sigaction(SIGQUIT, &oquit, NULL);
+		execvp(argv[0], argv);
+		err = errno;
+		fprintf(stderr, "naglefix: %s: %s\n", argv[0], strerror(err));
+		_exit(err == ENOENT ? 127 : 126);
+	}
+	if (pid < 0) {
+		perror("naglefix: fork");
+		return NF_EXIT_USAGE;
+	}
+	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	sigaction(SIGINT, &oint, NULL);
+	sigaction(SIGQUIT, &oquit, NULL);
+	if (w < 0)
+		return NF_EXIT_USAGE;
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+/* Options up to COMMAND: sets *log, *json; returns COMMAND's index or -1. */
+static int parse_args(int argc, char **argv, const char **log, int *json)
+{
+	int i = 1;
+
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return i + 1 < argc ? i + 1 : -1;
+		if (strcmp(argv[i], "--json") == 0)
+			*json = 1;
+		else if ((strcmp(argv[i], "-l") == 0 || strcmp(argv[i], "--log") == 0) && i + 1 < argc)
+			*log = argv[++i];
+		else
+			return -1;
+	}
+	return i < argc ? i : -1;
+}
+
+int nf_cli_audit(int argc, char **argv)
+{
+	const char *arg_log = NULL;
+	char log[PATH_MAX + 16], *logs[1] = { log };
+	int json = 0, cmd = parse_args(argc, argv, &arg_log, &json), status, found;
+
+	if (cmd < 0 || (arg_log && (strstr(arg_log, "%p") || strcmp(arg_log, "stderr") == 0 ||
+				    strcmp(arg_log, "syslog") == 0 || !*arg_log))) {
+		fputs(audit_usage, stderr);
+		fputs("  LOG is one file that all processes append to (no %p, stderr or syslog)\n",
+		      stderr);
+		return NF_EXIT_USAGE;
+	}
+	if (arg_log ? open_log(arg_log, log, sizeof(log)) < 0 : temp_log(log, sizeof(log)) < 0)
+		return run_and_wait(argv + cmd);
+	if (nf_cli_preload() < 0)
+		return NF_EXIT_USAGE;
+	setenv("NAGLEFIX_MODE", "audit", 1);
+	setenv("NAGLEFIX_LOG", log, 1);
+	status = run_and_wait(argv + cmd);
+	found = nf_report_print(logs, 1, json, stderr);
+	if (!arg_log && found == 0)
+		unlink(log);
+	else if (!arg_log)
+		fprintf(stderr, "naglefix: log kept in %s (naglefix report %s)\n", log, log);
+	return status;
+}

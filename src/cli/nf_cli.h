@@ -1,0 +1,30 @@
+/*
+ * nf_cli.h - the parts of the naglefix command shared between its files.
+ */
+#ifndef NF_CLI_H
+#define NF_CLI_H
+
+#include <stdio.h>
+
+#define NF_EXIT_USAGE 125
+
+/* Puts libnaglefix.so (found next to this program) first in LD_PRELOAD.
+ * Returns 0, or -1 after printing why not. */
+int nf_cli_preload(void);
+
+/* naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]: argv[0] is
+ * "audit". Returns COMMAND's exit status (128+N if killed by signal N). */
+int nf_cli_audit(int argc, char **argv);
+
+/* naglefix report [--json] LOG...: argv[0] is "report". Returns 0, 1 if
+ * a log could not be read, NF_EXIT_USAGE on a usage error. */
+int nf_cli_report(int argc, char **argv);
+
+/*
+ * Reads the audit logs paths[0..n-1] and prints the table of offending
+ * peers (or, json, a JSON array) to out. Returns the number of peers
+ * found, or -1 if a log could not be read (after saying so on stderr).
+ */
+int nf_report_print(char *const paths[], int n, int json, FILE *out);
+
+#endif

@@ -1,0 +1,372 @@
+/*
+ * report.c - naglefix report: the table of offending peers from audit logs.
+ *
+ * Reads the library's own JSON lines ("split_write" and "repeat" objects;
+ * "summary" lines repeat what those say and are skipped), groups them by
+ * side and the address a rule would match (the peer of a connected socket,
+ * the local end of an accepted one), and prints per group: findings, the
+ * most frequent write pattern and caller, median and total stall, and the
+ * config line that fixes it. A repeat line stands for COUNT findings of
+ * its mean stall in the median. The parser knows only our own format: one
+ * object a line, no spaces, keys unique.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nf_cli.h"
+
+#define FIELD_LEN 512
+#define NTOP 8 /* distinct patterns or callers counted per group */
+
+struct tally {
+	char text[NTOP][FIELD_LEN];
+	unsigned long count[NTOP];
+	int n;
+};
+
+struct group {
+	int accept;
+	char addr[FIELD_LEN];
+	unsigned long findings, prevented;
+	double total;
+	double *stalls;
+	size_t nstalls, capstalls;
+	struct tally writes, callers;
+};
+
+struct groups {
+	struct group *g;
+	size_t n, cap;
+};
+
+/* --- the field extractor --- */
+
+/* Where the value of "key" starts in line, or NULL. */
+static const char *field(const char *line, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(line, pat);
+	return p ? p + strlen(pat) : NULL;
+}
+
+/* The string value of key, unescaped (\uXXXX kept only below 0x80). */
+static int field_str(const char *line, const char *key, char *out, size_t outlen)
+{
+	const char *p = field(line, key);
+	size_t o = 0;
+
+	if (!p || *p != '"')
+		return -1;
+	for (p++; *p && *p != '"' && o + 1 < outlen; p++) {
+		if (*p == '\\' && p[1] == 'u' && strlen(p) >= 6) {
+			out[o++] = (char)strtol((char[]){ p[2], p[3], p[4], p[5], 0 }, NULL, 16);
+			p += 5;
+		} else {
+			if (*p == '\\' && p[1])
+				p++;
+			out[o++] = *p;
+		}
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* A number value; -1 if missing or null. */
+static int field_num(const char *line, const char *key, double *out)
+{
+	const char *p = field(line, key);
+	char *end;
+
+	if (!p || strncmp(p, "null", 4) == 0)
+		return -1;
+	*out = strtod(p, &end);
+	return end == p ? -1 : 0;
+}
+
+/* An array value as its text, "[6,7]". */
+static int field_raw_array(const char *line, const char *key, char *out, size_t outlen)
+{
+	const char *p = field(line, key), *e;
+
+	if (!p || *p != '[' || !(e = strchr(p, ']')) || (size_t)(e - p + 2) > outlen)
+		return -1;
+	memcpy(out, p, (size_t)(e - p + 1));
+	out[e - p + 1] = '\0';
+	return 0;
+}
+
+/* --- grouping --- */
+
+static void tally_add(struct tally *t, const char *text, unsigned long count)
+{
+	for (int i = 0; i < t->n; i++)
+		if (strcmp(t->text[i], text) == 0) {
+			t->count[i] += count;
+			return;
+		}
+	if (t->n == NTOP)
+		return;
+	snprintf(t->text[t->n], FIELD_LEN, "%s", text);
+	t->count[t->n++] = count;
+}
+
+static const char *tally_top(const struct tally *t)
+{
+	int best = 0;
+
+	for (int i = 1; i < t->n; i++)
+		if (t->count[i] > t->count[best])
+			best = i;
+	return t->n ? t->text[best] : "?";
+}
+
+static struct group *group_of(struct groups *gs, int accept, const char *addr)
+{
+	struct group *g;
+
+	for (size_t i = 0; i < gs->n; i++)
+		if (gs->g[i].accept == accept && strcmp(gs->g[i].addr, addr) == 0)
+			return &gs->g[i];
+	if (gs->n == gs->cap) {
+		size_t ncap = gs->cap ? gs->cap * 2 : 16;
+		struct group *ng = realloc(gs->g, ncap * sizeof(*ng));
+
+		if (!ng)
+			return NULL;
+		gs->g = ng;
+		gs->cap = ncap;
+	}
+	g = &gs->g[gs->n++];
+	memset(g, 0, sizeof(*g));
+	g->accept = accept;
+	snprintf(g->addr, sizeof(g->addr), "%s", addr);
+	return g;
+}
+
+static void add_stalls(struct group *g, double ms, unsigned long count)
+{
+	if (g->nstalls + count > g->capstalls) {
+		size_t ncap = (g->nstalls + count) * 2;
+		double *ns = realloc(g->stalls, ncap * sizeof(*ns));
+
+		if (!ns)
+			return;
+		g->stalls = ns;
+		g->capstalls = ncap;
+	}
+	for (unsigned long i = 0; i < count; i++)
+		g->stalls[g->nstalls++] = ms;
+}
+
+/* One "split_write" or "repeat" line into its group. */
+static void add_line(struct groups *gs, const char *line)
+{
+	char event[32], side[16], addr[FIELD_LEN], writes[FIELD_LEN], caller[FIELD_LEN];
+	double count = 1, ms;
+	struct group *g;
+	int accept;
+
+	if (field_str(line, "event", event, sizeof(event)) < 0 ||
+	    (strcmp(event, "split_write") != 0 && strcmp(event, "repeat") != 0) ||
+	    field_str(line, "side", side, sizeof(side)) < 0)
+		return;
+	accept = strcmp(side, "accept") == 0;
+	if (field_str(line, accept ? "local" : "peer", addr, sizeof(addr)) < 0 ||
+	    !(g = group_of(gs, accept, addr)))
+		return;
+	if (strcmp(event, "repeat") == 0 && (field_num(line, "count", &count) < 0 || count < 1))
+		return;
+	g->findings += (unsigned long)count;
+	if (field_num(line, strcmp(event, "repeat") == 0 ? "total_stall_ms" : "stall_ms", &ms) < 0) {
+		g->prevented += (unsigned long)count;
+	} else {
+		g->total += ms;
+		add_stalls(g, ms / count, (unsigned long)count);
+	}
+	if (field_raw_array(line, "writes", writes, sizeof(writes)) == 0)
+		tally_add(&g->writes, writes, (unsigned long)count);
+	if (field_str(line, "caller", caller, sizeof(caller)) == 0)
+		tally_add(&g->callers, caller, (unsigned long)count);
+}
+
+static int read_log(struct groups *gs, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (!f) {
+		fprintf(stderr, "naglefix: cannot read log %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (getline(&line, &cap, f) > 0)
+		add_line(gs, line);
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+/* --- printing --- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(struct group *g)
+{
+	size_t n = g->nstalls;
+
+	if (n == 0)
+		return 0;
+	qsort(g->stalls, n, sizeof(double), cmp_double);
+	return n % 2 ? g->stalls[n / 2] : (g->stalls[n / 2 - 1] + g->stalls[n / 2]) / 2;
+}
+
+static int cmp_total(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return x->findings < y->findings ? 1 : x->findings > y->findings ? -1 : 0;
+}
+
+/* The config line that fixes g; "" when every finding was already prevented. */
+static void fix_line(const struct group *g, char *out, size_t outlen)
+{
+	if (g->prevented == g->findings)
+		snprintf(out, outlen, "(fixed by its rule)");
+	else if (g->accept)
+		snprintf(out, outlen, "accept %s nodelay", g->addr);
+	else
+		snprintf(out, outlen, "connect %s coalesce", g->addr);
+}
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(out, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(out, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void print_json(struct groups *gs, FILE *out)
+{
+	char fix[FIELD_LEN + 32];
+
+	fputs("[", out);
+	for (size_t i = 0; i < gs->n; i++) {
+		struct group *g = &gs->g[i];
+
+		fix_line(g, fix, sizeof(fix));
+		fprintf(out, "%s\n{\"side\":\"%s\",\"peer\":", i ? "," : "",
+			g->accept ? "accept" : "connect");
+		json_str(out, g->addr);
+		fprintf(out, ",\"findings\":%lu,\"prevented\":%lu,\"writes\":%s,",
+			g->findings, g->prevented, tally_top(&g->writes));
+		if (g->nstalls)
+			fprintf(out, "\"median_stall_ms\":%.3f,\"total_stall_ms\":%.3f,",
+				median(g), g->total);
+		else
+			fputs("\"median_stall_ms\":null,\"total_stall_ms\":null,", out);
+		fputs("\"caller\":", out);
+		json_str(out, tally_top(&g->callers));
+		fputs(",\"fix\":", out);
+		json_str(out, fix);
+		fputs("}", out);
+	}
+	fputs("\n]\n", out);
+}
+
+/* "43.687", or "-" when no stall was measured (all prevented). */
+static const char *ms_text(const struct group *g, double ms, char *buf, size_t len)
+{
+	if (g->nstalls == 0)
+		return "-";
+	snprintf(buf, len, "%.3f", ms);
+	return buf;
+}
+
+static void print_row(const struct group *g, double med, int wp, int ww, int wf, FILE *out)
+{
+	char fix[FIELD_LEN + 32], m[32], t[32];
+
+	fix_line(g, fix, sizeof(fix));
+	fprintf(out, "%-*s  %-7s  %8lu  %-*s  %10s  %11s  %-*s  %s\n", wp, g->addr,
+		g->accept ? "accept" : "connect", g->findings, ww, tally_top(&g->writes),
+		ms_text(g, med, m, sizeof(m)), ms_text(g, g->total, t, sizeof(t)), wf, fix,
+		tally_top(&g->callers));
+}
+
+static void print_table(struct groups *gs, FILE *out)
+{
+	char fix[FIELD_LEN + 32];
+	int wp = 4, ww = 6, wf = 3;
+
+	for (size_t i = 0; i < gs->n; i++) {
+		int a = (int)strlen(gs->g[i].addr), w = (int)strlen(tally_top(&gs->g[i].writes));
+
+		fix_line(&gs->g[i], fix, sizeof(fix));
+		wp = a > wp ? a : wp;
+		ww = w > ww ? w : ww;
+		wf = (int)strlen(fix) > wf ? (int)strlen(fix) : wf;
+	}
+	fprintf(out, "%-*s  %-7s  %8s  %-*s  %10s  %11s  %-*s  %s\n", wp, "PEER", "SIDE",
+		"FINDINGS", ww, "WRITES", "MEDIAN_MS", "TOTAL_MS", wf, "FIX", "CALLER");
+	for (size_t i = 0; i < gs->n; i++)
+		print_row(&gs->g[i], median(&gs->g[i]), wp, ww, wf, out);
+	fputs("PEER: the remote end of connected sockets, the local end of accepted ones"
+	      " (what a rule matches).\n", out);
+}
+
+int nf_report_print(char *const paths[], int n, int json, FILE *out)
+{
+	struct groups gs = { 0 };
+	int rc = 0;
+
+	for (int i = 0; i < n; i++)
+		if (read_log(&gs, paths[i]) < 0)
+			rc = -1;
+	qsort(gs.g, gs.n, sizeof(*gs.g), cmp_total);
+	if (json)
+		print_json(&gs, out);
+	else if (gs.n == 0)
+		fputs("naglefix: no split-write stall found\n", out);
+	else
+		print_table(&gs, out);
+	for (size_t i = 0; i < gs.n; i++)
+		free(gs.g[i].stalls);
+	free(gs.g);
+	return rc < 0 ? -1 : (int)gs.n;
+}
+
+int nf_cli_report(int argc, char **argv)
+{
+	int json = 0, first = 1;
+
+	if (argc > 1 && strcmp(argv[1], "--json") == 0) {
+		json = 1;
+		first = 2;
+	}
+	if (argc > first && strcmp(argv[first], "--") == 0)
+		first++;
+	if (first >= argc) {
+		fputs("usage: naglefix report [--json] LOG...\n", stderr);
+		return NF_EXIT_USAGE;
+	}
+	return nf_report_print(argv + first, argc - first, json, stdout) < 0 ? 1 : 0;
+}

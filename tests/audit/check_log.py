@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""check_log.py: assertions on audit logs and `naglefix report --json` output,
+for tests/audit/run.sh. Each command prints why on failure and exits 1.
+
+  valid LOG                      every line is one JSON object with an "event"
+  count LOG EVENT                prints how many lines have that event
+  stalls LOG MIN_MS              every measured split_write has stall_ms >= MIN_MS
+  prevented LOG                  every split_write has stall_ms null and prevented
+  summary LOG                    summary findings = split_write + repeat counts
+  group REPORT SIDE PEER WRITES MIN_FINDINGS MIN_MEDIAN|null
+                                 REPORT (naglefix report --json) has that group
+  nogroup REPORT SIDE            REPORT has no group on that side
+"""
+import json
+import sys
+
+
+def lines(path):
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def die(msg):
+    print(msg)
+    sys.exit(1)
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "valid":
+        n = 0
+        with open(args[0]) as f:
+            for i, l in enumerate(f, 1):
+                try:
+                    o = json.loads(l)
+                except ValueError as e:
+                    die("line %d is not JSON (%s): %r" % (i, e, l[:200]))
+                if not isinstance(o, dict) or "event" not in o:
+                    die("line %d has no event: %r" % (i, l[:200]))
+                n += 1
+        print(n)
+    elif cmd == "count":
+        print(sum(1 for o in lines(args[0]) if o["event"] == args[1]))
+    elif cmd == "stalls":
+        for o in lines(args[0]):
+            if o["event"] == "split_write" and (o["stall_ms"] is None or o["stall_ms"] < float(args[1])):
+                die("stall below %s ms: %r" % (args[1], o))
+    elif cmd == "prevented":
+        objs = [o for o in lines(args[0]) if o["event"] == "split_write"]
+        if not objs:
+            die("no split_write line")
+        for o in objs:
+            if o["stall_ms"] is not None or o.get("prevented") is not True:
+                die("not a prevented finding: %r" % o)
+    elif cmd == "summary":
+        objs = lines(args[0])
+        found = sum(1 for o in objs if o["event"] == "split_write") + \
+            sum(o["count"] for o in objs if o["event"] == "repeat")
+        summed = sum(o["findings"] for o in objs if o["event"] == "summary")
+        if found != summed or found == 0:
+            die("summaries say %d findings, lines say %d" % (summed, found))
+    elif cmd in ("group", "nogroup"):
+        with open(args[0]) as f:
+            groups = json.load(f)
+        if cmd == "nogroup":
+            bad = [g for g in groups if g["side"] == args[1]]
+            if bad:
+                die("unexpected %s group: %r" % (args[1], bad))
+            return
+        side, peer, writes, min_findings, min_median = args[1:6]
+        for g in groups:
+            if g["side"] == side and peer in ("*", g["peer"]):
+                break
+        else:
+            die("no %s group for %s in %r" % (side, peer, groups))
+        if writes != "*" and g["writes"] != json.loads(writes):
+            die("writes %r, expected %s" % (g["writes"], writes))
+        if g["findings"] < int(min_findings):
+            die("%d findings, expected >= %s" % (g["findings"], min_findings))
+        if min_median == "null":
+            if g["median_stall_ms"] is not None:
+                die("median %r, expected null" % g["median_stall_ms"])
+        elif g["median_stall_ms"] is None or g["median_stall_ms"] < float(min_median):
+            die("median %r ms, expected >= %s" % (g["median_stall_ms"], min_median))
+        print("%s %s findings=%d median_ms=%s" % (side, peer, g["findings"], g["median_stall_ms"]))
+    else:
+        die("unknown command " + cmd)
+
+
+if __name__ == "__main__":
+    main()

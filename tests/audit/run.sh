@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# run.sh: tests of the audit action, `naglefix audit` and `naglefix report`.
+# Unmodified programs only: the Java client of tests/legacy against its echo
+# server, Python's http.server answering http.client, a Python client with
+# 8 threads. Ends with "N passed, M failed"; exit status 0 iff M == 0.
+# Env: ROUNDS (default 13), SERVER_LIFETIME.
+set -u
+# shellcheck source-path=SCRIPTDIR source=../legacy/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../legacy/common.sh"
+
+AUDIT_DIR="$TOP/tests/audit"
+WORK="$TOP/build/audit"
+ROUNDS=${ROUNDS:-13}
+CHECK=(python3 "$AUDIT_DIR/check_log.py")
+H=127.0.0.1
+rm -rf "$WORK"
+mkdir -p "$WORK"
+
+# ok NAME CMD...: pass if CMD succeeds, else fail with its output.
+ok() {
+    local name=$1 out
+    shift
+    if out=$("$@" 2>&1); then pass "$name${out:+ ($out)}"; else fail "$name" "$out"; fi
+}
+
+# audit_run NAME LOGARG CMD...: `naglefix audit` CMD with a timeout; stdout,
+# stderr and exit status in $WORK/NAME.{out,err,rc}.
+audit_run() {
+    local name=$1 log=$2
+    shift 2
+    timeout -k 5 "$CLIENT_TIMEOUT" "$NAGLEFIX" audit ${log:+-l "$log"} -- "$@" \
+        >"$WORK/$name.out" 2>"$WORK/$name.err"
+    echo $? >"$WORK/$name.rc"
+}
+
+median_of() { sed -n 's/^median_ms=\([0-9.]*\) .*/\1/p' "$1"; }
+
+compile_java || fail "compile Java sources"
+start_server java-echo java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME" || exit 1
+PORT=$SERVER_PORT
+JAVA=(java -cp "$LEGACY_BUILD" LegacyClient "$H" "$PORT" "$ROUNDS")
+
+# --- the Java client, split writes: named, with its writes and its stall -----
+audit_run java-split "$WORK/java-split.log" "${JAVA[@]}" split
+ok "java split: exit status 0" test "$(cat "$WORK/java-split.rc")" = 0
+ok "java split: log is JSON lines" "${CHECK[@]}" valid "$WORK/java-split.log"
+ok "java split: every stall >= 30 ms" "${CHECK[@]}" stalls "$WORK/java-split.log" 30
+ok "java split: summaries add up" "${CHECK[@]}" summary "$WORK/java-split.log"
+"$NAGLEFIX" report --json "$WORK/java-split.log" >"$WORK/java-split.json"
+ok "java split: report names $H:$PORT, [6,7], median >= 30 ms" \
+    "${CHECK[@]}" group "$WORK/java-split.json" connect "$H:$PORT" "[6,7]" $((ROUNDS / 2)) 30
+ok "java split: table printed with the fix" \
+    grep -q "^$H:$PORT .*\[6,7\].*connect $H:$PORT coalesce" "$WORK/java-split.err"
+audited=$(median_of "$WORK/java-split.out")
+plain=$(run_client none "${JAVA[@]}" split)
+assert_ms_ge "java split under audit still stalls (audit fixes nothing)" "$audited" 30
+if [[ $audited =~ ^[0-9.]+$ && $plain =~ ^[0-9.]+$ ]]; then
+    ok "java split: audit median $audited ms within 5 ms of plain $plain ms" \
+        python3 -c "import sys; sys.exit(abs($audited - $plain) >= 5)"
+else
+    fail "java split: audited vs plain median" "no measurement ($audited, $plain)"
+fi
+
+timeout -k 5 "$CLIENT_TIMEOUT" "$NAGLEFIX" audit --json -l "$WORK/java-json.log" -- \
+    "${JAVA[@]}" split >/dev/null 2>"$WORK/java-json.err"
+ok "java split: audit --json prints a JSON array naming the peer" python3 -c '
+import json, sys
+text = open(sys.argv[1]).read()
+groups = json.loads(text[text.index("["):text.rindex("]") + 1])
+sys.exit(not any(g["peer"] == sys.argv[2] and g["writes"] == [6, 7] for g in groups))
+' "$WORK/java-json.err" "$H:$PORT"
+
+# --- nothing to find: one write, or the program's own TCP_NODELAY ------------
+audit_run java-single "$WORK/java-single.log" "${JAVA[@]}" single
+ok "java single: no finding" test ! -s "$WORK/java-single.log"
+ok "java single: table says so" grep -q "no split-write stall found" "$WORK/java-single.err"
+audit_run py-nodelay "$WORK/py-nodelay.log" \
+    python3 "$AUDIT_DIR/split_client.py" "$H" "$PORT" "$ROUNDS" 1 nodelay
+ok "python split with its own TCP_NODELAY: exit 0" test "$(cat "$WORK/py-nodelay.rc")" = 0
+ok "python split with its own TCP_NODELAY: no finding" test ! -s "$WORK/py-nodelay.log"
+
+# --- audit sets nothing: no TCP_NODELAY=1 reaches the kernel ------------------
+if command -v strace >/dev/null; then
+    timeout 60 strace -f -qq -e trace=setsockopt -o "$WORK/strace.txt" \
+        "$NAGLEFIX" audit -l "$WORK/strace.log" -- "${JAVA[@]}" split >/dev/null 2>&1
+    ok "java split under audit: no setsockopt(TCP_NODELAY, 1)" \
+        bash -c "! grep -q 'TCP_NODELAY, \[1\]' '$WORK/strace.txt'"
+fi
+
+# --- Python http.server answering http.client: the server side is found ------
+audit_run http "$WORK/http.log" python3 "$AUDIT_DIR/http_pair.py" "$ROUNDS"
+ok "http.server: exit 0" test "$(cat "$WORK/http.rc")" = 0
+"$NAGLEFIX" report --json "$WORK/http.log" >"$WORK/http.json"
+ok "http.server: accept-side finding, stall >= 30 ms" \
+    "${CHECK[@]}" group "$WORK/http.json" accept "*" "*" $((ROUNDS / 2)) 30
+ok "http.client (one write per request): no connect-side finding" \
+    "${CHECK[@]}" nogroup "$WORK/http.json" connect
+
+# --- 8 threads on 8 connections: every line stays whole ----------------------
+audit_run threads "$WORK/threads.log" python3 "$AUDIT_DIR/split_client.py" "$H" "$PORT" 40 8
+ok "8 threads: exit 0" test "$(cat "$WORK/threads.rc")" = 0
+ok "8 threads: every line is valid JSON" "${CHECK[@]}" valid "$WORK/threads.log"
+"$NAGLEFIX" report --json "$WORK/threads.log" >"$WORK/threads.json"
+ok "8 threads: findings of all 8 connections (8 x 39 rounds, >= 8 x 30)" \
+    "${CHECK[@]}" group "$WORK/threads.json" connect "$H:$PORT" "[6,6]" 240 30
+ok "8 threads: one pattern, 3 lines in full, the rest counted" \
+    test "$("${CHECK[@]}" count "$WORK/threads.log" split_write)" -le 3
+ok "8 threads: summaries add up" "${CHECK[@]}" summary "$WORK/threads.log"
+
+# --- audit=1 on a fix: what it prevented, with no stall ----------------------
+for fix in nodelay coalesce; do
+    printf 'default %s audit=1\n' "$fix" >"$WORK/$fix.conf"
+    rm -f "$WORK/$fix-audit.log"
+    fast=$(timeout 60 "$NAGLEFIX" -c "$WORK/$fix.conf" -l "$WORK/$fix-audit.log" -- \
+        "${JAVA[@]}" split 2>>"$WORK/$fix-audit.err" | sed -n 's/^median_ms=\([0-9.]*\) .*/\1/p')
+    assert_ms_lt "$fix audit=1: still fixed" "${fast:-NA}" 5
+    ok "$fix audit=1: prevented findings, stall null" "${CHECK[@]}" prevented "$WORK/$fix-audit.log"
+    "$NAGLEFIX" report --json "$WORK/$fix-audit.log" >"$WORK/$fix-audit.json"
+    ok "$fix audit=1: report shows them with no stall" \
+        "${CHECK[@]}" group "$WORK/$fix-audit.json" connect "$H:$PORT" "[6,7]" $((ROUNDS / 2)) null
+done
+
+# --- report over several logs: sorted by total stall -------------------------
+"$NAGLEFIX" report "$WORK/java-split.log" "$WORK/threads.log" >"$WORK/report.txt" 2>&1
+ok "report of two logs: one group, all findings" \
+    test "$(grep -c "^$H:$PORT " "$WORK/report.txt")" = 1
+"$NAGLEFIX" report "$WORK/http.log" "$WORK/threads.log" >"$WORK/report2.txt" 2>&1
+ok "report of two logs: the larger total (8 threads) first" \
+    bash -c "sed -n 2p '$WORK/report2.txt' | grep -q ' connect '"
+"$NAGLEFIX" report "$WORK/no-such.log" >"$WORK/report3.txt" 2>&1
+rc=$?
+ok "report of a missing log: exit 1 with a message" \
+    bash -c "[[ $rc == 1 ]] && grep -q 'cannot read log' '$WORK/report3.txt'"
+
+# --- bad log paths: one message, output and exit status intact --------------
+mkdir -p "$WORK/a-directory"
+ln -sf "$WORK/symlink-target" "$WORK/a-symlink"
+for bad in "$WORK/a-directory" "$WORK/a-symlink" "$WORK/missing-dir/x.log"; do
+    what=${bad##*/}
+    for how in cli lib; do
+        if [[ $how == cli ]]; then
+            cmd=("$NAGLEFIX" audit -l "$bad" --)
+        else
+            cmd=(env NAGLEFIX_LOG="$bad" "$NAGLEFIX" -m audit --)
+        fi
+        timeout 60 "${cmd[@]}" sh -c '"$@"; exit 3' sh "${JAVA[@]}" split \
+            >"$WORK/bad.out" 2>"$WORK/bad.err"
+        rc=$?
+        ok "bad log ($what, $how): exit status 3 kept" test "$rc" = 3
+        ok "bad log ($what, $how): output intact" grep -q '^median_ms=' "$WORK/bad.out"
+        ok "bad log ($what, $how): one message" \
+            test "$(grep -c 'naglefix: cannot write log' "$WORK/bad.err")" = 1 -a \
+            "$(wc -l <"$WORK/bad.err")" = 1
+    done
+done
+ok "the symlink was not followed" test ! -e "$WORK/symlink-target"
+
+# --- the audit command's exit status is COMMAND's ----------------------------
+"$NAGLEFIX" audit -- sh -c 'exit 7' 2>/dev/null
+ok "audit: exit status of COMMAND (7)" test $? = 7
+"$NAGLEFIX" audit -- /nonexistent/command 2>/dev/null
+ok "audit: command not found is 127" test $? = 127
+"$NAGLEFIX" audit -l '/tmp/x.%p' -- true 2>/dev/null
+ok "audit: -l with %p is a usage error (125)" test $? = 125
+
+# --- syslog: the program runs on ---------------------------------------------
+NAGLEFIX_LOG=syslog timeout 60 "$NAGLEFIX" -m audit -- sh -c '"$@"; exit 5' sh \
+    "${JAVA[@]}" split >"$WORK/syslog.out" 2>"$WORK/syslog.err"
+rc=$?
+ok "NAGLEFIX_LOG=syslog: exit status and output intact" \
+    bash -c "[[ $rc == 5 ]] && grep -q '^median_ms=' '$WORK/syslog.out' && [[ ! -s '$WORK/syslog.err' ]]"
+
+finish
