@@ -89,7 +89,28 @@ test: all
 demo: all
 	tests/legacy/demo.sh
 
+# make install [PREFIX=/usr/local] [DESTDIR=]: the library where the command
+# looks for it (../lib/naglefix/ from bin/), man pages, and the example
+# config, which never replaces an existing /etc/naglefix.conf.
+LIBDIR  = $(DESTDIR)$(PREFIX)/lib/naglefix
+BINDIR  = $(DESTDIR)$(PREFIX)/bin
+MANDIR  = $(DESTDIR)$(PREFIX)/share/man
+ETCDIR  = $(DESTDIR)/etc
+
+install: all
+	install -d $(LIBDIR) $(BINDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(ETCDIR)
+	install -m 0644 $(B)/libnaglefix.so $(LIBDIR)/libnaglefix.so
+	install -m 0755 $(B)/naglefix $(BINDIR)/naglefix
+	install -m 0644 src/man/naglefix.1 $(MANDIR)/man1/naglefix.1
+	install -m 0644 src/man/naglefix.conf.5 $(MANDIR)/man5/naglefix.conf.5
+	[ -e $(ETCDIR)/naglefix.conf ] || install -m 0644 conf/naglefix.conf $(ETCDIR)/naglefix.conf
+
+uninstall:
+	rm -f $(LIBDIR)/libnaglefix.so $(BINDIR)/naglefix \
+		$(MANDIR)/man1/naglefix.1 $(MANDIR)/man5/naglefix.conf.5
+	-rmdir $(LIBDIR) 2>/dev/null
+
 clean:
 	rm -rf $(B)
 
-.PHONY: bench all test test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean
+.PHONY: install uninstall bench all test test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean

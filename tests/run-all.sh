@@ -46,6 +46,7 @@ run_suite integration make -s test-integration
 run_suite legacy tests/legacy/run.sh nodelay coalesce
 run_suite coalesce make -s test-coalesce
 run_suite audit make -s test-audit
+run_suite install tests/install/run.sh
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
