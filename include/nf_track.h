@@ -39,6 +39,10 @@ int nf_track_connecting(int fd, const struct sockaddr *sa, socklen_t salen);
 /* The connect decided by nf_track_connecting failed for good: undo it. */
 void nf_track_connect_failed(int fd);
 
+/* connect(AF_UNSPEC) dissolved fd's connection (whose buffered bytes the
+ * caller has sent): its next connect picks its rule afresh. */
+void nf_track_disconnected(int fd);
+
 /* accept() on listening socket lfd returned fd: classify and decide fd. */
 void nf_track_accepted(int lfd, int fd);
 

@@ -35,6 +35,7 @@ void nf_process_atfork_prepare(void);
 void nf_process_atfork_child(void);
 int nf_close_range(unsigned first, unsigned last, int flags);
 int nf_dup(int fd);
+int nf_fcntl(int fd, int cmd, void *arg, int use_fcntl64);
 int nf_dup3(int oldfd, int newfd, int flags, int use_dup3);
 
 /* glibc's fortified entry points: not declared unless _FORTIFY_SOURCE. */

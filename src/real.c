@@ -66,6 +66,8 @@ void nf_real_init(void)
 	RESOLVE(dup, 1);
 	RESOLVE(dup2, 1);
 	RESOLVE(dup3, 1);
+	RESOLVE(fcntl, 1);
+	RESOLVE(fcntl64, 0);
 	RESOLVE(shutdown, 1);
 	RESOLVE(read, 1);
 	RESOLVE(readv, 1);

@@ -142,7 +142,8 @@ int nf_track_connecting(int fd, const struct sockaddr *sa, socklen_t salen)
 	return 1;
 }
 
-void nf_track_connect_failed(int fd)
+/* Takes back what decide() did: the program's own TCP_NODELAY, no rule. */
+static void undecide(int fd)
 {
 	struct nf_conn *c = nf_conn_get(fd);
 	int saved = errno;
@@ -153,6 +154,16 @@ void nf_track_connect_failed(int fd)
 		set_nodelay(fd, atomic_load(&c->prog_nodelay));
 	atomic_store(&c->action, NF_ACT_UNDECIDED);
 	errno = saved;
+}
+
+void nf_track_connect_failed(int fd)
+{
+	undecide(fd);
+}
+
+void nf_track_disconnected(int fd)
+{
+	undecide(fd);
 }
 
 void nf_track_accepted(int lfd, int fd)

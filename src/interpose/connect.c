@@ -5,6 +5,8 @@
 #include <errno.h>
 
 #include "../nf_hooks.h"
+#include "nf_audit.h"
+#include "nf_coalesce.h"
 #include "nf_init.h"
 #include "nf_real.h"
 #include "nf_track.h"
@@ -26,10 +28,33 @@ static int connect_failed_for_good(int err)
 	return err != EINPROGRESS && err != EINTR && err != EALREADY && err != EISCONN;
 }
 
+/*
+ * connect(AF_UNSPEC) dissolves a TCP connection; the socket may then
+ * connect elsewhere, under another rule. What coalesce holds goes first.
+ */
+static int disconnect(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	struct nf_conn *c = nf_track_lookup(fd);
+	int rc;
+
+	if (c && atomic_load(&c->action) == NF_ACT_COALESCE)
+		nf_coalesce_drain(c, fd);
+	rc = nf_real.connect(fd, sa, len);
+	if (rc == 0 && c) {
+		nf_audit_forget(fd);
+		nf_track_disconnected(fd);
+	}
+	return rc;
+}
+
 int nf_connect(int fd, const struct sockaddr *sa, socklen_t len)
 {
-	int decided = nf_track_connecting(fd, sa, len);
-	int rc = nf_real.connect(fd, sa, len);
+	int decided, rc;
+
+	if (sa && len >= (socklen_t)sizeof(sa_family_t) && sa->sa_family == AF_UNSPEC)
+		return disconnect(fd, sa, len);
+	decided = nf_track_connecting(fd, sa, len);
+	rc = nf_real.connect(fd, sa, len);
 
 	if (rc < 0 && decided && connect_failed_for_good(errno))
 		nf_track_connect_failed(fd);

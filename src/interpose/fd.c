@@ -1,9 +1,11 @@
 /*
- * fd.c - close, close_range, shutdown, dup, dup2, dup3: a descriptor's
+ * fd.c - close, close_range, shutdown, dup, dup2, dup3, fcntl(F_DUPFD*): a descriptor's
  * state ends or is copied with it, so a reused number never carries stale
  * state, and coalesced bytes leave before the socket goes.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -116,6 +118,18 @@ int nf_dup3(int oldfd, int newfd, int flags, int use_dup3)
 	return rc;
 }
 
+int nf_fcntl(int fd, int cmd, void *arg, int use_fcntl64)
+{
+	int rc = use_fcntl64 && nf_real.fcntl64 ? nf_real.fcntl64(fd, cmd, arg)
+					       : nf_real.fcntl(fd, cmd, arg);
+	int saved = errno;
+
+	if (rc >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
+		copy_state(fd, rc);
+	errno = saved;
+	return rc;
+}
+
 NF_EXPORT int close(int fd)
 {
 	nf_init();
@@ -150,4 +164,33 @@ NF_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	nf_init();
 	return nf_dup3(oldfd, newfd, flags, 1);
+}
+
+/*
+ * fcntl's third argument is an int or a pointer, depending on cmd; like
+ * glibc's own fcntl, take it as a pointer-sized word and pass it on.
+ * fcntl64 is what programs built with _FILE_OFFSET_BITS=64 call.
+ */
+NF_EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	nf_init();
+	return nf_fcntl(fd, cmd, arg, 0);
+}
+
+NF_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	nf_init();
+	return nf_fcntl(fd, cmd, arg, 1);
 }

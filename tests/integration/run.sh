@@ -1,0 +1,357 @@
+#!/usr/bin/env bash
+# run.sh - the integration tests: the programs build/tests/test_* run with
+# and without libnaglefix.so preloaded, plus the configuration and command
+# checks. `make test-integration` builds everything first; this only runs.
+#
+# Prints "PASS name" or "FAIL name" for each check, the log of each failed
+# one indented below it, and ends with "N passed, M failed". Exit status is
+# 0 iff nothing failed. Logs: build/tests/logs/NAME.log. Works from any cwd.
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd -P) # physical, as naglefix finds its library
+T="$TOP/build/tests"
+LIB="$TOP/build/libnaglefix.so"
+NAGLEFIX="$TOP/build/naglefix"
+CONF="$HERE/conf"
+LOGS="$T/logs"
+LIMIT=${NFTEST_TIMEOUT:-30} # seconds any one check may take
+
+PASSED=0
+FAILED=0
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/nftest.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+
+# Nothing from the caller's environment may configure the tests.
+unset LD_PRELOAD NAGLEFIX_MODE NAGLEFIX_CONF NAGLEFIX_LOG
+
+for f in "$LIB" "$NAGLEFIX" "$T/test_rtt"; do
+    [[ -e $f ]] || { echo "run.sh: $f is missing: run 'make test-integration'" >&2; exit 2; }
+done
+mkdir -p "$LOGS"
+rm -f "$LOGS"/*.log "$LOGS"/*.out
+[[ -e /etc/naglefix.conf ]] &&
+    echo "note: /etc/naglefix.conf exists; it applies wherever a check sets no NAGLEFIX_CONF"
+
+pass() {
+    echo "PASS $1"
+    PASSED=$((PASSED + 1))
+}
+
+# fail NAME WHY [LOG]: reports a failure, with the tail of LOG if given.
+fail() {
+    echo "FAIL $1: $2"
+    [[ -n ${3:-} && -s ${3:-} ]] && tail -n 20 "$3" | sed 's/^/    /'
+    FAILED=$((FAILED + 1))
+}
+
+# t NAME [VAR=VALUE...] PROGRAM [ARG...]: runs a test program in a clean
+# environment plus the given variables, under timeout; passes iff it exits 0.
+t() {
+    local name=$1 log="$LOGS/$1.log" rc
+    shift
+    timeout -k 5 "$LIMIT" env "$@" >"$log" 2>&1
+    rc=$?
+    if ((rc == 0)); then pass "$name"; else fail "$name" "exit status $rc" "$log"; fi
+}
+
+# "$P" among t's variables preloads the library.
+P="LD_PRELOAD=$LIB"
+
+# ---- the write-write-read round trip of a client -----------------------------
+
+R="$T/test_rtt"
+t rtt-no-shim-stalls                       "$R" stall
+t rtt-no-shim-stalls-ipv6                  "$R" stall ::1
+t rtt-mode-nodelay-fast                    "$P" NAGLEFIX_MODE=nodelay "$R" fast
+t rtt-mode-nodelay-fast-ipv6               "$P" NAGLEFIX_MODE=nodelay "$R" fast ::1
+t rtt-mode-nodelay-fast-mapped             "$P" NAGLEFIX_MODE=nodelay "$R" fast ::ffff:127.0.0.1
+t rtt-mode-pass-stalls                     "$P" NAGLEFIX_MODE=pass "$R" stall
+t rtt-mode-audit-stalls                    "$P" NAGLEFIX_MODE=audit "$R" stall
+t rtt-no-config-stalls                     "$P" "$R" stall
+t rtt-rule-other-destination-stalls        "$P" NAGLEFIX_CONF="$CONF/other-destination.conf" "$R" stall
+t rtt-rule-port-range-fast                 "$P" NAGLEFIX_CONF="$CONF/port-range.conf" "$R" fast
+t rtt-rule-port-range-miss-stalls          "$P" NAGLEFIX_CONF="$CONF/port-range-miss.conf" "$R" stall
+t rtt-rule-prefix-fast                     "$P" NAGLEFIX_CONF="$CONF/prefix.conf" "$R" fast 127.0.0.2
+t rtt-rule-prefix-fast-mapped              "$P" NAGLEFIX_CONF="$CONF/prefix.conf" "$R" fast ::ffff:127.0.0.1
+t rtt-rule-ipv6-fast                       "$P" NAGLEFIX_CONF="$CONF/ipv6.conf" "$R" fast ::1
+t rtt-rule-ipv6-leaves-ipv4-stalls         "$P" NAGLEFIX_CONF="$CONF/ipv6.conf" "$R" stall 127.0.0.1
+t rtt-rule-ipv4-leaves-ipv6-stalls         "$P" NAGLEFIX_CONF="$CONF/prefix.conf" "$R" stall ::1
+t rtt-rule-connect-keyword-fast            "$P" NAGLEFIX_CONF="$CONF/connect-keyword.conf" "$R" fast
+t rtt-rule-first-match-pass-stalls         "$P" NAGLEFIX_CONF="$CONF/first-match.conf" "$R" stall 127.0.0.1
+t rtt-rule-first-match-next-fast           "$P" NAGLEFIX_CONF="$CONF/first-match.conf" "$R" fast 127.0.0.2
+t rtt-rule-accept-only-stalls              "$P" NAGLEFIX_CONF="$CONF/accept-port.conf" "$R" stall
+t rtt-conf-default-nodelay-fast            "$P" NAGLEFIX_CONF="$CONF/default-nodelay.conf" "$R" fast
+t rtt-mode-pass-overrides-default-stalls   "$P" NAGLEFIX_CONF="$CONF/default-nodelay.conf" NAGLEFIX_MODE=pass "$R" stall
+t rtt-mode-nodelay-keeps-rules-stalls      "$P" NAGLEFIX_CONF="$CONF/first-match.conf" NAGLEFIX_MODE=nodelay "$R" stall
+for call in send sendto sendmsg writev; do
+    t "rtt-mode-nodelay-fast-$call"        "$P" NAGLEFIX_MODE=nodelay "$R" fast 127.0.0.1 23400-23499 "$call"
+done
+
+# ---- setsockopt --------------------------------------------------------------
+
+S="$T/test_setsockopt"
+t setsockopt-no-shim                       "$S" plain
+t setsockopt-mode-pass                     "$P" NAGLEFIX_MODE=pass "$S" plain
+t setsockopt-mode-nodelay-forced           "$P" NAGLEFIX_MODE=nodelay "$S" forced
+
+# ---- accept and accept4 ------------------------------------------------------
+
+A="$T/test_accept"
+for call in accept accept4; do
+    t "$call-no-shim-off"                  "$A" off "$call"
+    t "$call-rule-port-on"                 "$P" NAGLEFIX_CONF="$CONF/accept-port.conf" "$A" on "$call"
+    t "$call-default-nodelay-on"           "$P" NAGLEFIX_CONF="$CONF/default-nodelay.conf" "$A" on "$call"
+    t "$call-mode-nodelay-on"              "$P" NAGLEFIX_MODE=nodelay "$A" on "$call"
+    t "$call-rule-other-port-off"          "$P" NAGLEFIX_CONF="$CONF/accept-other-port.conf" "$A" off "$call"
+    t "$call-connect-rule-ignored-off"     "$P" NAGLEFIX_CONF="$CONF/prefix.conf" "$A" off "$call"
+    t "$call-rule-pass-beats-default-off"  "$P" NAGLEFIX_CONF="$CONF/accept-pass-default-nodelay.conf" "$A" off "$call"
+done
+t accept-rule-ipv6-on                      "$P" NAGLEFIX_CONF="$CONF/accept-ipv6.conf" "$A" on accept ::1
+t accept-rule-ipv6-leaves-ipv4-off         "$P" NAGLEFIX_CONF="$CONF/accept-ipv6.conf" "$A" off accept 127.0.0.1
+t accept-connect-rule-ipv6-ignored-off     "$P" NAGLEFIX_CONF="$CONF/ipv6.conf" "$A" off accept4 ::1
+t rtt-accept-pass-default-nodelay-fast     "$P" NAGLEFIX_CONF="$CONF/accept-pass-default-nodelay.conf" "$R" fast
+
+# ---- non-blocking connect ----------------------------------------------------
+
+N="$T/test_nonblock"
+for way in sock_nonblock fcntl; do
+    t "nonblock-$way-no-shim-off"          "$N" off "$way"
+    t "nonblock-$way-mode-nodelay-on"      "$P" NAGLEFIX_MODE=nodelay "$N" on "$way"
+done
+t nonblock-rule-port-range-on              "$P" NAGLEFIX_CONF="$CONF/port-range.conf" "$N" on
+t nonblock-rule-port-range-miss-off        "$P" NAGLEFIX_CONF="$CONF/port-range-miss.conf" "$N" off
+
+# ---- sockets opened before the library loaded ---------------------------------
+
+I="$T/test_inherited"
+t inherited-no-shim-off                    "$I" off connect write ""
+for call in write send sendto sendmsg writev; do
+    t "inherited-$call-mode-nodelay-on"    NAGLEFIX_MODE=nodelay "$I" on connect "$call" "$LIB"
+done
+t inherited-mode-pass-off                  NAGLEFIX_MODE=pass "$I" off connect write "$LIB"
+t inherited-rule-port-range-on             NAGLEFIX_CONF="$CONF/port-range.conf" "$I" on connect send "$LIB"
+t inherited-rule-other-destination-off     NAGLEFIX_CONF="$CONF/other-destination.conf" "$I" off connect send "$LIB"
+t inherited-accepted-no-shim-off           "$I" off accept write ""
+t inherited-accepted-rule-accept-on        NAGLEFIX_CONF="$CONF/accept-port.conf" "$I" on accept write "$LIB"
+t inherited-accepted-rule-other-port-off   NAGLEFIX_CONF="$CONF/accept-other-port.conf" "$I" off accept write "$LIB"
+t inherited-connected-accept-rule-off      NAGLEFIX_CONF="$CONF/accept-port.conf" "$I" off connect write "$LIB"
+t inherited-listener-no-shim-off           "$I" off listen write ""
+t inherited-listener-mode-nodelay-on       NAGLEFIX_MODE=nodelay "$I" on listen write "$LIB"
+t inherited-listener-rule-accept-on        NAGLEFIX_CONF="$CONF/accept-port.conf" "$I" on listen send "$LIB"
+t inherited-listener-rule-other-port-off   NAGLEFIX_CONF="$CONF/accept-other-port.conf" "$I" off listen send "$LIB"
+t inherited-listener-connect-rule-off      NAGLEFIX_CONF="$CONF/prefix.conf" "$I" off listen send "$LIB"
+
+# ---- descriptors: dup, close, fork ---------------------------------------------
+
+for part in dups unix reuse unseen cloexec fork reconnect copies; do
+    t "fd-$part-no-shim"                   "$T/test_fd" off "$part"
+    t "fd-$part-rule-nodelay"              "$P" NAGLEFIX_CONF="$CONF/fd.conf" "$T/test_fd" on "$part"
+    t "fd-$part-rule-coalesce"             "$P" NAGLEFIX_CONF="$CONF/fd-coalesce.conf" "$T/test_fd" on "$part"
+done
+
+# ---- what is not TCP is left alone -----------------------------------------------
+
+U="$T/test_untouched"
+t untouched-no-shim                        "$U"
+t untouched-mode-nodelay                   "$P" NAGLEFIX_MODE=nodelay "$U"
+t untouched-inherited-file                 "$U" 3 3>"$TMP/inherited-file"
+t untouched-inherited-file-mode-nodelay    "$P" NAGLEFIX_MODE=nodelay "$U" 3 3>"$TMP/inherited-file"
+t untouched-inherited-pipe-mode-nodelay    "$P" NAGLEFIX_MODE=nodelay "$U" 3 3> >(cat >/dev/null)
+t untouched-default-nodelay                "$P" NAGLEFIX_CONF="$CONF/default-nodelay.conf" "$U"
+
+# The shim adds no socket-option or address call for UNIX, UDP, pipe and
+# file descriptors: the same calls, with the same arguments and results,
+# with and without it (addresses and pids blanked).
+strace_calls() {
+    local out=$1
+    shift
+    timeout -k 5 "$LIMIT" env "$@" strace -f -qq -e signal=none \
+        -e trace=setsockopt,getsockopt,getsockname,getpeername -o "$out.raw" "$U" &&
+        sed -E 's/^[0-9]+ +//; s/0x[0-9a-f]+/ADDR/g' "$out.raw" >"$out"
+}
+if command -v strace >/dev/null 2>&1; then
+    if ! strace_calls "$TMP/strace-plain"; then
+        fail untouched-no-extra-syscalls "strace without the shim failed" "$TMP/strace-plain.raw"
+    elif ! strace_calls "$TMP/strace-shim" "$P" NAGLEFIX_MODE=nodelay; then
+        fail untouched-no-extra-syscalls "strace with the shim failed" "$TMP/strace-shim.raw"
+    elif diff "$TMP/strace-plain" "$TMP/strace-shim" >"$LOGS/untouched-no-extra-syscalls.log"; then
+        pass untouched-no-extra-syscalls
+    else
+        fail untouched-no-extra-syscalls "the shim made other calls (< without, > with)" \
+            "$LOGS/untouched-no-extra-syscalls.log"
+    fi
+else
+    echo "SKIP untouched-no-extra-syscalls: strace is not installed"
+fi
+
+# ---- configuration errors: one line, and the program runs unchanged ------------
+
+# expect_run NAME WANT_STATUS WANT_STDOUT STDERR_REGEX STDERR_LINES [VAR=VALUE...] CMD...
+# Runs CMD in a clean environment; checks its exit status, its whole stdout,
+# and that stderr has exactly STDERR_LINES lines, the first matching the
+# extended regex (empty: stderr must be empty).
+expect_run() {
+    local name=$1 want_rc=$2 want_out=$3 re=$4 want_lines=$5 rc out err lines
+    shift 5
+    out="$LOGS/$name.out"
+    err="$LOGS/$name.log"
+    timeout -k 5 "$LIMIT" env "$@" >"$out" 2>"$err"
+    rc=$?
+    lines=$(wc -l <"$err")
+    if ((rc != want_rc)); then
+        fail "$name" "exit status $rc, want $want_rc" "$err"
+    elif [[ $(cat "$out") != "$want_out" ]]; then
+        fail "$name" "stdout is '$(head -c 200 "$out")', want '$want_out'" "$err"
+    elif ((lines != want_lines)); then
+        fail "$name" "$lines line(s) on stderr, want $want_lines" "$err"
+    elif [[ -n $re ]] && ! head -n 1 "$err" | grep -Eq -- "$re"; then
+        fail "$name" "stderr does not match /$re/" "$err"
+    else
+        pass "$name"
+    fi
+}
+
+BAD="$CONF/bad-action.conf"
+BAD_RE="^naglefix: $BAD:3: .*'fastest'"
+ECHO7=(/bin/sh -c 'echo hello; exit 7')
+expect_run config-bad-file-one-line 7 hello "$BAD_RE" 1 "$P" NAGLEFIX_CONF="$BAD" "${ECHO7[@]}"
+expect_run config-bad-file-one-line-echo 0 "hello world" "$BAD_RE" 1 "$P" NAGLEFIX_CONF="$BAD" /bin/echo hello world
+expect_run config-missing-file 7 hello "^naglefix: $TMP/missing.conf: No such file or directory$" 1 \
+    "$P" NAGLEFIX_CONF="$TMP/missing.conf" "${ECHO7[@]}"
+expect_run config-directory 7 hello "^naglefix: $CONF: Is a directory$" 1 "$P" NAGLEFIX_CONF="$CONF" "${ECHO7[@]}"
+expect_run config-bad-mode 7 hello "^naglefix: NAGLEFIX_MODE: unknown action 'fastest'" 1 \
+    "$P" NAGLEFIX_MODE=fastest "${ECHO7[@]}"
+expect_run config-good-file-silent 7 hello "" 0 "$P" NAGLEFIX_CONF="$CONF/good.conf" "${ECHO7[@]}"
+expect_run config-empty-log-var-silent 7 hello "" 0 "$P" NAGLEFIX_LOG= NAGLEFIX_MODE=nodelay "${ECHO7[@]}"
+# A bad file or mode leaves every socket alone, whatever else is configured.
+t config-bad-file-stalls                   "$P" NAGLEFIX_CONF="$BAD" NAGLEFIX_MODE=nodelay "$R" stall
+t config-bad-mode-stalls                   "$P" NAGLEFIX_CONF="$CONF/port-range.conf" NAGLEFIX_MODE=fastest "$R" stall
+t config-missing-file-stalls               "$P" NAGLEFIX_CONF="$TMP/missing.conf" NAGLEFIX_MODE=nodelay "$R" stall
+
+# NAGLEFIX_LOG=path with %p: the message goes to a file named with the pid.
+check_log_pid() {
+    local name=config-log-file-pid dir="$TMP/logpid" pid files
+    mkdir -p "$dir"
+    # shellcheck disable=SC2016 # $$ is the shell's pid: it is the one logging
+    expect_run "$name-run" 0 "" "" 0 "$P" NAGLEFIX_CONF="$BAD" NAGLEFIX_LOG="$dir/x-%p.log" \
+        /bin/sh -c 'echo $$ >"$0"' "$dir/pid"
+    pid=$(cat "$dir/pid" 2>/dev/null)
+    files=$(cd "$dir" && echo x-*.log)
+    if [[ $files != "x-$pid.log" ]]; then
+        fail "$name" "log files '$files', want 'x-$pid.log'"
+    elif [[ $(wc -l <"$dir/$files") != 1 ]] || ! grep -Eq -- "$BAD_RE" "$dir/$files"; then
+        fail "$name" "the log does not hold the one message" "$dir/$files"
+    else
+        pass "$name"
+    fi
+}
+check_log_pid
+# An unusable log: said once on stderr, then the message there too.
+expect_run config-log-unusable 7 hello "^naglefix: cannot write log $TMP: .*; using stderr$" 2 \
+    "$P" NAGLEFIX_CONF="$BAD" NAGLEFIX_LOG="$TMP" "${ECHO7[@]}"
+
+# ---- the naglefix command ------------------------------------------------------
+
+expect_run cli-check-good 0 "$CONF/good.conf: ok, 6 rules, default pass" "" 0 "$NAGLEFIX" check "$CONF/good.conf"
+expect_run cli-check-bad 1 "" "$BAD_RE" 1 "$NAGLEFIX" check "$BAD"
+expect_run cli-check-env 1 "" "$BAD_RE" 1 NAGLEFIX_CONF="$BAD" "$NAGLEFIX" check
+expect_run cli-check-missing 1 "" "^naglefix: $TMP/missing.conf: " 1 "$NAGLEFIX" check "$TMP/missing.conf"
+
+cli_help() {
+    local out rc
+    out=$(timeout "$LIMIT" "$NAGLEFIX" --help 2>&1)
+    rc=$?
+    if ((rc != 0)) || [[ $out != usage:* ]]; then fail cli-help "status $rc: '$out'"; else pass cli-help; fi
+    out=$(timeout "$LIMIT" "$NAGLEFIX" --version 2>&1)
+    rc=$?
+    if ((rc != 0)) || [[ ! $out =~ ^naglefix\ [0-9]+\.[0-9]+ ]]; then
+        fail cli-version "status $rc: '$out'"
+    else
+        pass cli-version
+    fi
+}
+cli_help
+
+# expect_usage NAME ARG...: naglefix ARG... is a usage error: status 125,
+# nothing on stdout, a complaint on stderr.
+expect_usage() {
+    local name=$1 rc
+    shift
+    timeout -k 5 "$LIMIT" "$NAGLEFIX" "$@" >"$LOGS/$name.out" 2>"$LOGS/$name.log"
+    rc=$?
+    if ((rc != 125)); then
+        fail "$name" "exit status $rc, want 125" "$LOGS/$name.log"
+    elif [[ -s $LOGS/$name.out || ! -s $LOGS/$name.log ]]; then
+        fail "$name" "want a complaint on stderr and nothing on stdout" "$LOGS/$name.out"
+    else
+        pass "$name"
+    fi
+}
+expect_usage cli-unknown-option --bogus true
+expect_usage cli-bad-mode -m fastest true
+expect_usage cli-option-without-argument -c
+expect_usage cli-no-command
+expect_usage cli-no-command-after-options -m nodelay --
+expect_usage cli-check-two-files check "$BAD" "$BAD"
+
+expect_run cli-command-not-found 127 "" "^naglefix: nftest-no-such-command: " 1 \
+    "$NAGLEFIX" -- nftest-no-such-command
+expect_run cli-command-not-executable 126 "" "^naglefix: $BAD: " 1 "$NAGLEFIX" -- "$BAD"
+expect_run cli-exit-status 7 hello "" 0 "$NAGLEFIX" -m nodelay -- "${ECHO7[@]}"
+expect_run cli-exit-status-after-bad-config 7 hello "$BAD_RE" 1 "$NAGLEFIX" -c "$BAD" -- "${ECHO7[@]}"
+expect_run cli-log-stderr 7 hello "$BAD_RE" 1 "$NAGLEFIX" -l stderr -c "$BAD" -- "${ECHO7[@]}"
+t cli-mode-nodelay-fast                    "$NAGLEFIX" -m nodelay -- "$R" fast
+t cli-conf-port-range-fast                 "$NAGLEFIX" -c "$CONF/port-range.conf" "$R" fast
+t cli-conf-other-destination-stalls        "$NAGLEFIX" --config "$CONF/other-destination.conf" "$R" stall
+t cli-mode-pass-overrides-default-stalls   "$NAGLEFIX" -c "$CONF/default-nodelay.conf" --mode pass "$R" stall
+t cli-mode-nodelay-accept-on               "$NAGLEFIX" -m nodelay "$A" on accept4
+t cli-no-options-stalls                    "$NAGLEFIX" "$R" stall
+
+# Relative -c and -l paths are the caller's, even if the program moves.
+# shellcheck disable=SC2016 # for the inner shell to expand
+IN_DIR=(/bin/sh -c 'cd "$0" && exec "$@"')
+# shellcheck disable=SC2016
+t cli-relative-conf "${IN_DIR[@]}" "$CONF" "$NAGLEFIX" -c port-range.conf -- \
+    /bin/sh -c 'cd / && exec "$0" fast' "$R"
+check_relative_log() {
+    local name=cli-relative-log dir="$TMP/rel"
+    mkdir -p "$dir"
+    expect_run "$name-run" 0 "" "" 0 "${IN_DIR[@]}" "$dir" "$NAGLEFIX" -l rel.log -c "$BAD" -- \
+        /bin/sh -c 'cd / && exec true'
+    if [[ ! -f $dir/rel.log ]]; then
+        fail "$name" "no $dir/rel.log"
+    elif ! grep -Eq -- "$BAD_RE" "$dir/rel.log"; then
+        fail "$name" "rel.log does not hold the message" "$dir/rel.log"
+    else
+        pass "$name"
+    fi
+}
+check_relative_log
+
+# An existing LD_PRELOAD is kept, after the library. LIBM is a harmless
+# library to preload; ALIKE is a copy of it whose path contains the
+# library's path, which is not the library.
+LIBM=""
+for f in /lib/x86_64-linux-gnu/libm.so.6 /usr/lib/x86_64-linux-gnu/libm.so.6 /lib64/libm.so.6 \
+    /usr/lib64/libm.so.6 /lib/*/libm.so.6 /usr/lib/*/libm.so.6; do
+    [[ -f $f ]] && { LIBM=$f; break; }
+done
+# shellcheck disable=SC2016 # the command's LD_PRELOAD, not ours
+SHOW_PRELOAD=(/bin/sh -c 'printf "%s\n" "$LD_PRELOAD"')
+if [[ -z $LIBM ]]; then
+    echo "SKIP cli-keeps-preload: no libm.so.6 found to preload"
+else
+    ALIKE="$TMP$LIB.orig"
+    mkdir -p "$(dirname "$ALIKE")" && cp "$LIBM" "$ALIKE"
+    expect_run cli-keeps-preload 0 "$LIB:$LIBM" "" 0 LD_PRELOAD="$LIBM" "$NAGLEFIX" -m nodelay "${SHOW_PRELOAD[@]}"
+    t cli-keeps-preload-fast               LD_PRELOAD="$LIBM" "$NAGLEFIX" -m nodelay "$R" fast
+    expect_run cli-preload-not-doubled 0 "$LIB" "" 0 LD_PRELOAD="$LIB" "$NAGLEFIX" -m nodelay "${SHOW_PRELOAD[@]}"
+    expect_run cli-preload-similar-path 0 "$LIB:$ALIKE" "" 0 LD_PRELOAD="$ALIKE" "$NAGLEFIX" -m nodelay \
+        "${SHOW_PRELOAD[@]}"
+    t cli-preload-similar-path-fast        LD_PRELOAD="$ALIKE" "$NAGLEFIX" -m nodelay "$R" fast
+fi
+
+echo "$PASSED passed, $FAILED failed"
+((FAILED == 0))
