@@ -114,3 +114,53 @@ clean:
 	rm -rf $(B)
 
 .PHONY: install uninstall bench all test test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean
+
+# ---- sanitizers, leak check and fuzzing (tests/sanitize, tests/fuzz) -------
+# Each builds its own variants (build/asan, build/tsan, build/valgrind,
+# build/fuzz) and ends with "N passed, M failed". FUZZ_TIME=seconds a target.
+
+test-sanitize:
+	tests/sanitize/run.sh
+
+fuzz:
+	tests/fuzz/run.sh
+
+.PHONY: test-sanitize fuzz
+
+# ---- stress and security (tests/stress, tests/security) --------------------
+# Each run.sh ends with "N passed, M failed". The security probe links the
+# library itself (DT_NEEDED, RUNPATH to this build directory): a setuid
+# program ignores LD_PRELOAD but loads what it needs.
+
+STEST_SRCS := $(wildcard tests/stress/stress_*.c)
+STESTS     := $(patsubst tests/stress/%.c,$(B)/tests/stress/%,$(STEST_SRCS))
+
+$(B)/tests/stress/%: tests/stress/%.c tests/stress/stress.h tests/coalesce/cotest.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread -lm
+
+$(B)/tests/security/sec_probe: tests/security/sec_probe.c $(B)/libnaglefix.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -o $@ $< \
+		-Wl,--no-as-needed -L$(abspath $(B)) -lnaglefix -Wl,-rpath,$(abspath $(B))
+
+test-stress: all $(STESTS)
+	tests/stress/run.sh
+
+test-security: all $(B)/tests/security/sec_probe
+	tests/security/run.sh
+
+.PHONY: test-stress test-security
+
+# ---- musl (tests/musl): the library, the command and the integration and
+# coalesce programs built with musl-gcc into build/musl, both suites and
+# tests/musl's own programs run against them.
+
+$(B)/tests/musl/%: tests/musl/%.c tests/coalesce/cotest.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread -ldl
+
+test-musl:
+	tests/musl/run.sh
+
+.PHONY: test-musl

@@ -2,6 +2,10 @@
  * nf_coalesce.h - the coalesce action: a bounded per-connection buffer
  * that gathers a program's small writes and sends them as one segment.
  *
+ * Each entry point does nothing of its own when re-entered from a signal
+ * handler that interrupted the library (nf_guard.h): a send then goes
+ * straight to the kernel.
+ *
  * Bytes wait in the buffer until the program reads or waits on the socket,
  * the buffer would overflow, the descriptor is closed, duplicated over,
  * shut down, the process forks, execs or exits, or the timer fires (no
@@ -46,9 +50,18 @@ int nf_coalesce_before_send(struct nf_conn *c, int fd, int flags);
  * blocking; whatever cannot go now stays for the timer. */
 void nf_coalesce_flush(struct nf_conn *c, int fd);
 
-/* fd is closed, shut down, replaced, or its options change: send what is
- * buffered, waiting up to NF_DRAIN_MS for a full socket. */
+/* fd's options change, it is duplicated or disconnected, and it lives on:
+ * send all that is buffered, waiting as long as a full socket takes. */
 void nf_coalesce_drain(struct nf_conn *c, int fd);
+
+/* The program changes fd's options (TCP_NODELAY, TCP_CORK): send what
+ * the kernel takes now; the rest stays, in order, for the next flush. */
+void nf_coalesce_push(struct nf_conn *c, int fd);
+
+/* fd is closed, shut down or replaced: send what is buffered, waiting up
+ * to NF_DRAIN_MS for a full socket (then the bytes are dropped, and said
+ * so on the log); a send another thread has in flight is left to it. */
+void nf_coalesce_drain_final(struct nf_conn *c, int fd);
 
 /* Flushes every connection holding bytes: without blocking (wait 0, before
  * poll/select/epoll) or draining (wait 1, before fork, exec and exit). */

@@ -34,6 +34,7 @@ struct nf_conn {
 	int side;                /* enum nf_side, once decided */
 	struct nf_opts opts;     /* valid once action is decided */
 	_Atomic int prog_nodelay;/* what the program itself asked for */
+	_Atomic unsigned gen;    /* bumped when the fd stops being this socket */
 	pthread_mutex_t lock;    /* guards co (audit state has its own lock) */
 	struct nf_coalesce *co;  /* coalesce buffer, lazily allocated */
 	struct nf_audit *au;     /* audit state, lazily allocated */

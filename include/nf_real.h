@@ -9,11 +9,19 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+
+/* The flags of recvmmsg and sendmmsg: int in glibc, unsigned int in musl. */
+#ifdef __GLIBC__
+typedef int nf_mmsg_flags;
+#else
+typedef unsigned nf_mmsg_flags;
+#endif
 
 struct nf_real {
 	int (*socket)(int, int, int);
@@ -26,6 +34,7 @@ struct nf_real {
 	ssize_t (*send)(int, const void *, size_t, int);
 	ssize_t (*sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
 	ssize_t (*sendmsg)(int, const struct msghdr *, int);
+	int (*sendmmsg)(int, struct mmsghdr *, unsigned, nf_mmsg_flags);
 	ssize_t (*recvmsg)(int, struct msghdr *, int);
 	int (*close)(int);
 	int (*close_range)(unsigned, unsigned, int);
@@ -39,7 +48,7 @@ struct nf_real {
 	ssize_t (*readv)(int, const struct iovec *, int);
 	ssize_t (*recv)(int, void *, size_t, int);
 	ssize_t (*recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
-	int (*recvmmsg)(int, struct mmsghdr *, unsigned, int, struct timespec *);
+	int (*recvmmsg)(int, struct mmsghdr *, unsigned, nf_mmsg_flags, struct timespec *);
 	ssize_t (*__read_chk)(int, void *, size_t, size_t);
 	ssize_t (*__recv_chk)(int, void *, size_t, size_t, int);
 	ssize_t (*__recvfrom_chk)(int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
@@ -49,6 +58,11 @@ struct nf_real {
 	int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *);
 	int (*epoll_wait)(int, struct epoll_event *, int, int);
 	int (*epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
+	int (*epoll_pwait2)(int, struct epoll_event *, int, const struct timespec *,
+			    const sigset_t *);
+	int (*__poll_chk)(struct pollfd *, nfds_t, int, size_t);
+	int (*__ppoll_chk)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *,
+			   size_t);
 	ssize_t (*sendfile)(int, int, off_t *, size_t);
 	ssize_t (*splice)(int, loff_t *, int, loff_t *, size_t, unsigned);
 	int (*execve)(const char *, char *const[], char *const[]);
@@ -56,6 +70,10 @@ struct nf_real {
 	int (*execvp)(const char *, char *const[]);
 	int (*execvpe)(const char *, char *const[], char *const[]);
 	int (*fexecve)(int, char *const[], char *const[]);
+	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			   const posix_spawnattr_t *, char *const[], char *const[]);
+	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			    const posix_spawnattr_t *, char *const[], char *const[]);
 	void (*exit)(int) __attribute__((noreturn));
 	void (*_exit)(int) __attribute__((noreturn));
 	void (*_Exit)(int) __attribute__((noreturn));
@@ -66,7 +84,8 @@ extern struct nf_real nf_real;
 /*
  * Resolves every entry with dlsym(RTLD_NEXT). Aborts with a message if a
  * required symbol is missing or resolves back to this library; optional
- * ones (close_range) are left NULL. Called once, from nf_init().
+ * ones (close_range, fcntl64, the fortified __*_chk: not in musl) are left
+ * NULL. Called once, from nf_init().
  */
 void nf_real_init(void);
 

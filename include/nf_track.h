@@ -32,12 +32,17 @@ struct nf_conn *nf_track_decided(int fd);
 /*
  * fd is about to connect to sa: decide its action from the connect rules
  * and apply it before the SYN leaves. Returns 1 if it decided now (so a
- * failed connect can be undone with nf_track_connect_failed), else 0.
+ * failed connect can be undone with nf_track_connect_done), else 0.
  */
 int nf_track_connecting(int fd, const struct sockaddr *sa, socklen_t salen);
 
-/* The connect decided by nf_track_connecting failed for good: undo it. */
-void nf_track_connect_failed(int fd);
+/*
+ * A connect (connect(), or a send with MSG_FASTOPEN and an address) for
+ * which nf_track_connecting returned decided has returned rc, errno set:
+ * if it failed in a way that leaves the socket unconnected (not
+ * EINPROGRESS, EINTR, EALREADY or EISCONN), undoes the decision. Keeps errno.
+ */
+void nf_track_connect_done(int fd, int decided, long rc);
 
 /* connect(AF_UNSPEC) dissolved fd's connection (whose buffered bytes the
  * caller has sent): its next connect picks its rule afresh. */

@@ -12,9 +12,14 @@
  * Audit is a diagnostic mode; one mutex also keeps fork simple.
  */
 #include "nf_audit.h"
+#include "nf_guard.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
 #include <linux/tcp.h> /* struct tcp_info with tcpi_notsent_bytes */
+#else
+#include <netinet/tcp.h> /* musl's has it (and musl-gcc sees no linux/) */
+#endif
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -180,7 +185,7 @@ static int held_now(struct nf_conn *c, int fd, size_t len, int kind, unsigned *m
 	return ti.tcpi_unacked > 0 || (kind == 2 && earlier);
 }
 
-int nf_audit_send_begin(int fd, size_t len, void *caller, struct nf_audit_send *s)
+static int audit_send_begin(int fd, size_t len, void *caller, struct nf_audit_send *s)
 {
 	struct nf_conn *c;
 	unsigned mss = 0, known;
@@ -234,7 +239,7 @@ static void list_add(struct nf_audit *au, int fd, size_t n, int held, void *call
 	au->settled = 0; /* a new held write: the next read or wait looks again */
 }
 
-void nf_audit_send_end(const struct nf_audit_send *s, ssize_t rc)
+static void audit_send_end(const struct nf_audit_send *s, ssize_t rc)
 {
 	struct nf_conn *c = s->c;
 	struct nf_audit *au;
@@ -307,7 +312,7 @@ static void wait_on(int fd)
 		nf_audit_log_finding(&f);
 }
 
-int nf_audit_read_begin(int fd, struct nf_audit_read *r)
+static int audit_read_begin(int fd, struct nf_audit_read *r)
 {
 	struct nf_conn *c;
 	struct nf_audit_finding f;
@@ -335,7 +340,7 @@ static int read_would_retry(ssize_t rc, int err)
 	return rc < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR);
 }
 
-void nf_audit_read_end(const struct nf_audit_read *r, ssize_t rc)
+static void audit_read_end(const struct nf_audit_read *r, ssize_t rc)
 {
 	struct nf_conn *c = r->c;
 	struct nf_audit *au;
@@ -361,7 +366,7 @@ void nf_audit_read_end(const struct nf_audit_read *r, ssize_t rc)
 	errno = saved;
 }
 
-void nf_audit_wait_poll(const struct pollfd *fds, nfds_t nfds)
+static void audit_wait_poll(const struct pollfd *fds, nfds_t nfds)
 {
 	int saved;
 
@@ -374,7 +379,7 @@ void nf_audit_wait_poll(const struct pollfd *fds, nfds_t nfds)
 	errno = saved;
 }
 
-void nf_audit_wait_select(int n, const fd_set *rfds)
+static void audit_wait_select(int n, const fd_set *rfds)
 {
 	int saved;
 
@@ -404,7 +409,7 @@ static int *active_copy(int *n)
 }
 
 /* An epoll set cannot be read from here: every listed connection counts. */
-void nf_audit_wait_all(void)
+static void audit_wait_all(void)
 {
 	int n, saved, *fds;
 
@@ -418,7 +423,7 @@ void nf_audit_wait_all(void)
 	errno = saved;
 }
 
-void nf_audit_forget(int fd)
+static void audit_forget(int fd)
 {
 	struct nf_conn *c;
 	int saved;
@@ -436,7 +441,7 @@ void nf_audit_forget(int fd)
 	errno = saved;
 }
 
-void nf_audit_forget_range(unsigned first, unsigned last)
+static void audit_forget_range(unsigned first, unsigned last)
 {
 	int n, saved, *fds;
 
@@ -446,9 +451,90 @@ void nf_audit_forget_range(unsigned first, unsigned last)
 	fds = active_copy(&n);
 	for (int i = 0; fds && i < n; i++)
 		if ((unsigned)fds[i] >= first && (unsigned)fds[i] <= last)
-			nf_audit_forget(fds[i]);
+			audit_forget(fds[i]);
 	free(fds);
 	errno = saved;
+}
+
+/* The entry points: none does its bookkeeping when re-entered from a
+ * signal handler that interrupted the library (nf_guard.h). */
+
+int nf_audit_send_begin(int fd, size_t len, void *caller, struct nf_audit_send *s)
+{
+	int rc;
+
+	if (!nf_guard_enter())
+		return 0;
+	rc = audit_send_begin(fd, len, caller, s);
+	nf_guard_leave();
+	return rc;
+}
+
+void nf_audit_send_end(const struct nf_audit_send *s, ssize_t rc)
+{
+	if (!nf_guard_enter())
+		return;
+	audit_send_end(s, rc);
+	nf_guard_leave();
+}
+
+int nf_audit_read_begin(int fd, struct nf_audit_read *r)
+{
+	int rc;
+
+	if (!nf_guard_enter())
+		return 0;
+	rc = audit_read_begin(fd, r);
+	nf_guard_leave();
+	return rc;
+}
+
+void nf_audit_read_end(const struct nf_audit_read *r, ssize_t rc)
+{
+	if (!nf_guard_enter())
+		return;
+	audit_read_end(r, rc);
+	nf_guard_leave();
+}
+
+void nf_audit_wait_poll(const struct pollfd *fds, nfds_t nfds)
+{
+	if (!nf_guard_enter())
+		return;
+	audit_wait_poll(fds, nfds);
+	nf_guard_leave();
+}
+
+void nf_audit_wait_select(int n, const fd_set *rfds)
+{
+	if (!nf_guard_enter())
+		return;
+	audit_wait_select(n, rfds);
+	nf_guard_leave();
+}
+
+void nf_audit_wait_all(void)
+{
+	if (!nf_guard_enter())
+		return;
+	audit_wait_all();
+	nf_guard_leave();
+}
+
+void nf_audit_forget(int fd)
+{
+	if (!nf_guard_enter())
+		return;
+	audit_forget(fd);
+	nf_guard_leave();
+}
+
+void nf_audit_forget_range(unsigned first, unsigned last)
+{
+	if (!nf_guard_enter())
+		return;
+	audit_forget_range(first, last);
+	nf_guard_leave();
 }
 
 void nf_audit_atfork_child(void)

@@ -131,6 +131,7 @@ void nf_conn_reset(int fd, enum nf_kind kind)
 
 	if (!c)
 		return;
+	atomic_fetch_add(&c->gen, 1);
 	atomic_store(&c->action, NF_ACT_UNDECIDED);
 	atomic_store(&c->prog_nodelay, 0);
 	atomic_store_explicit(&c->kind, (int)kind, memory_order_release);
@@ -142,6 +143,7 @@ void nf_conn_forget(int fd)
 
 	if (!c)
 		return;
+	atomic_fetch_add(&c->gen, 1);
 	atomic_store(&c->action, NF_ACT_UNDECIDED);
 	atomic_store(&c->prog_nodelay, 0);
 	atomic_store_explicit(&c->kind, NF_KIND_FRESH, memory_order_release);
@@ -182,6 +184,7 @@ void nf_conn_copy(int oldfd, int newfd)
 	if (!to)
 		return;
 	atomic_store(&to->kind, NF_KIND_FRESH); /* invisible while copying */
+	atomic_fetch_add(&to->gen, 1);
 	to->side = from->side;
 	to->opts = from->opts;
 	atomic_store(&to->prog_nodelay, atomic_load(&from->prog_nodelay));

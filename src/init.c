@@ -12,12 +12,14 @@
 
 #include "nf_audit.h"
 #include "nf_config.h"
+#include "nf_guard.h"
 #include "nf_conn.h"
 #include "nf_log.h"
 #include "nf_real.h"
 #include "nf_hooks.h"
 
 struct nf_policy nf_policy;
+__thread int nf_guard_inside __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static atomic_int ready;

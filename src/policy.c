@@ -437,6 +437,8 @@ static int address_of(const struct sockaddr *sa, socklen_t salen,
 {
 	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
+	if (salen < (socklen_t)sizeof(sa_family_t)) /* no family to read */
+		return 0;
 	if (sa->sa_family == AF_INET && salen >= (socklen_t)sizeof(struct sockaddr_in)) {
 		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
 

@@ -60,6 +60,7 @@ void nf_real_init(void)
 	RESOLVE(send, 1);
 	RESOLVE(sendto, 1);
 	RESOLVE(sendmsg, 1);
+	RESOLVE(sendmmsg, 1);
 	RESOLVE(recvmsg, 1);
 	RESOLVE(close, 1);
 	RESOLVE(close_range, 0);
@@ -74,15 +75,18 @@ void nf_real_init(void)
 	RESOLVE(recv, 1);
 	RESOLVE(recvfrom, 1);
 	RESOLVE(recvmmsg, 1);
-	RESOLVE(__read_chk, 1);
-	RESOLVE(__recv_chk, 1);
-	RESOLVE(__recvfrom_chk, 1);
+	RESOLVE(__read_chk, 0); /* glibc only */
+	RESOLVE(__recv_chk, 0); /* glibc only */
+	RESOLVE(__recvfrom_chk, 0); /* glibc only */
 	RESOLVE(poll, 1);
 	RESOLVE(ppoll, 1);
 	RESOLVE(select, 1);
 	RESOLVE(pselect, 1);
 	RESOLVE(epoll_wait, 1);
 	RESOLVE(epoll_pwait, 1);
+	RESOLVE(epoll_pwait2, 0); /* glibc 2.35 */
+	RESOLVE(__poll_chk, 0);   /* glibc only */
+	RESOLVE(__ppoll_chk, 0);  /* glibc only */
 	RESOLVE(sendfile, 1);
 	RESOLVE(splice, 1);
 	RESOLVE(execve, 1);
@@ -90,6 +94,8 @@ void nf_real_init(void)
 	RESOLVE(execvp, 1);
 	RESOLVE(execvpe, 1);
 	RESOLVE(fexecve, 1);
+	RESOLVE(posix_spawn, 1);
+	RESOLVE(posix_spawnp, 1);
 	RESOLVE(exit, 1);
 	RESOLVE(_exit, 1);
 	RESOLVE(_Exit, 1);

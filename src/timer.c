@@ -81,7 +81,6 @@ static void start(void)
 	pthread_condattr_destroy(&ca);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	started = pthread_create(&t, &attr, timer_main, NULL) == 0 ? 1 : -1;

@@ -156,9 +156,13 @@ static void undecide(int fd)
 	errno = saved;
 }
 
-void nf_track_connect_failed(int fd)
+void nf_track_connect_done(int fd, int decided, long rc)
 {
-	undecide(fd);
+	int err = errno;
+
+	if (rc < 0 && decided && err != EINPROGRESS && err != EINTR && err != EALREADY &&
+	    err != EISCONN)
+		undecide(fd);
 }
 
 void nf_track_disconnected(int fd)

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Installs what building and testing naglefix needs on a Debian machine:
 # the C toolchain, the Check framework, strace, and the runtimes of the
-# legacy harness (Java 17, Python 3, Node.js, Perl). Needs root (or sudo).
+# legacy harness (Java 17, Python 3, Node.js, Perl); for `make test-sanitize`
+# valgrind (gcc's ASan/UBSan/TSan runtimes come with build-essential), for
+# `make fuzz` clang and its runtimes (libFuzzer), for `make test-musl`
+# musl-tools (musl-gcc). Needs root (or sudo).
 set -eu
-pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl)
+pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
+	valgrind clang libclang-rt-14-dev musl-tools)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 missing=()

@@ -47,6 +47,11 @@ run_suite legacy tests/legacy/run.sh nodelay coalesce
 run_suite coalesce make -s test-coalesce
 run_suite audit make -s test-audit
 run_suite install tests/install/run.sh
+run_suite stress make -s test-stress
+run_suite security make -s test-security
+run_suite sanitize make -s test-sanitize
+run_suite fuzz make -s fuzz
+run_suite musl make -s test-musl
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -22,12 +22,6 @@ int nf_socket(int domain, int type, int protocol)
 	return fd;
 }
 
-/* A failure after which the socket will never be connected by this call. */
-static int connect_failed_for_good(int err)
-{
-	return err != EINPROGRESS && err != EINTR && err != EALREADY && err != EISCONN;
-}
-
 /*
  * connect(AF_UNSPEC) dissolves a TCP connection; the socket may then
  * connect elsewhere, under another rule. What coalesce holds goes first.
@@ -55,9 +49,7 @@ int nf_connect(int fd, const struct sockaddr *sa, socklen_t len)
 		return disconnect(fd, sa, len);
 	decided = nf_track_connecting(fd, sa, len);
 	rc = nf_real.connect(fd, sa, len);
-
-	if (rc < 0 && decided && connect_failed_for_good(errno))
-		nf_track_connect_failed(fd);
+	nf_track_connect_done(fd, decided, rc);
 	return rc;
 }
 

@@ -36,7 +36,7 @@ static void drain(int fd)
 	struct nf_conn *c = coalescing(fd);
 
 	if (c)
-		nf_coalesce_drain(c, fd);
+		nf_coalesce_drain_final(c, fd);
 }
 
 /*

@@ -1,12 +1,14 @@
 /*
- * process.c - exec*, exit, _exit, _Exit, fork and the destructor: the
- * moments a process's coalesce buffers would be lost or copied.
+ * process.c - exec*, posix_spawn*, exit, _exit, _Exit, fork, vfork and
+ * the destructor: the moments a process's coalesce buffers would be lost
+ * or copied, or overtaken by a child's writes on an inherited socket.
  *
  * exec and exit drain every buffer first (the memory is about to go).
  * fork flushes first and the child drops its copies: the parent alone
  * sends what is left, so no byte is ever sent twice. At exit, audit
  * writes its per-peer summaries (once, whichever of these comes first).
  */
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -73,6 +75,49 @@ NF_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	nf_init();
 	nf_coalesce_flush_all(1);
 	return nf_real.fexecve(fd, argv, envp);
+}
+
+/*
+ * A spawned child may write to a socket it inherits: what the parent
+ * buffered before the spawn goes first, without blocking (as before fork).
+ * The child itself (glibc and musl run it in the parent's memory) never
+ * reaches these hooks: it execs through libc's internal calls.
+ */
+NF_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	nf_init();
+	nf_coalesce_flush_all(0);
+	return nf_real.posix_spawn(pid, path, fa, attr, argv, envp);
+}
+
+NF_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	nf_init();
+	nf_coalesce_flush_all(0);
+	return nf_real.posix_spawnp(pid, file, fa, attr, argv, envp);
+}
+
+/*
+ * vfork is made a fork, as POSIX allows. A vfork child runs in the
+ * parent's memory and on its stack: a wrapper that called libc's vfork
+ * would return in the child, whose next calls reuse the wrapper's frame,
+ * and the parent would then resume in that clobbered frame. And the
+ * child's exec or _exit would run these hooks on the parent's own state
+ * (draining, forgetting descriptors, writing the audit summary as if the
+ * parent exited). fork (libc's: not interposed) gives the child its own
+ * memory and runs the atfork handlers: buffers flushed before, the
+ * child's copies dropped, so no byte is lost or sent twice.
+ * What changes: the page tables are copied, the parent does not wait for
+ * the child's exec, and a child that writes to the parent's memory
+ * (undefined for vfork) no longer changes it. posix_spawn, which libc runs
+ * without copying, stays the fast way to start a program.
+ */
+NF_EXPORT pid_t vfork(void)
+{
+	nf_init();
+	return fork();
 }
 
 /* Counts the arguments of an execl* call after arg0, up to the NULL. */

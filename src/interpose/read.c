@@ -8,6 +8,7 @@
  * times the call when writes it is watching precede it.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -115,7 +116,7 @@ NF_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	return rc;
 }
 
-NF_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags,
+NF_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, nf_mmsg_flags flags,
 		       struct timespec *timeout)
 {
 	struct nf_audit_read a;
@@ -135,6 +136,46 @@ NF_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags,
 	return rc;
 }
 
+/*
+ * The real fortified calls. A libc without them (musl: nothing built
+ * against it calls them, but a program may still find ours) gets glibc's
+ * check and the plain call.
+ */
+static void chk_fail_if(int overflow)
+{
+	static const char msg[] = "*** buffer overflow detected ***: terminated\n";
+
+	if (!overflow)
+		return;
+	(void)nf_real.write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	abort();
+}
+
+static ssize_t real_read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	if (nf_real.__read_chk)
+		return nf_real.__read_chk(fd, buf, n, buflen);
+	chk_fail_if(n > buflen);
+	return nf_real.read(fd, buf, n);
+}
+
+static ssize_t real_recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
+{
+	if (nf_real.__recv_chk)
+		return nf_real.__recv_chk(fd, buf, n, buflen, flags);
+	chk_fail_if(n > buflen);
+	return nf_real.recv(fd, buf, n, flags);
+}
+
+static ssize_t real_recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+				 struct sockaddr *sa, socklen_t *salen)
+{
+	if (nf_real.__recvfrom_chk)
+		return nf_real.__recvfrom_chk(fd, buf, n, buflen, flags, sa, salen);
+	chk_fail_if(n > buflen);
+	return nf_real.recvfrom(fd, buf, n, flags, sa, salen);
+}
+
 NF_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
 	struct nf_audit_read a;
@@ -143,8 +184,8 @@ NF_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 	nf_init();
 	nf_before_read(fd);
 	if (!nf_audit_read_begin(fd, &a))
-		return nf_real.__read_chk(fd, buf, n, buflen);
-	rc = nf_real.__read_chk(fd, buf, n, buflen);
+		return real_read_chk(fd, buf, n, buflen);
+	rc = real_read_chk(fd, buf, n, buflen);
 	nf_audit_read_end(&a, rc);
 	return rc;
 }
@@ -157,8 +198,8 @@ NF_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int fla
 	nf_init();
 	nf_before_read(fd);
 	if (!nf_audit_read_begin(fd, &a))
-		return nf_real.__recv_chk(fd, buf, n, buflen, flags);
-	rc = nf_real.__recv_chk(fd, buf, n, buflen, flags);
+		return real_recv_chk(fd, buf, n, buflen, flags);
+	rc = real_recv_chk(fd, buf, n, buflen, flags);
 	nf_audit_read_end(&a, rc);
 	return rc;
 }
@@ -172,8 +213,8 @@ NF_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int
 	nf_init();
 	nf_before_read(fd);
 	if (!nf_audit_read_begin(fd, &a))
-		return nf_real.__recvfrom_chk(fd, buf, n, buflen, flags, sa, salen);
-	rc = nf_real.__recvfrom_chk(fd, buf, n, buflen, flags, sa, salen);
+		return real_recvfrom_chk(fd, buf, n, buflen, flags, sa, salen);
+	rc = real_recvfrom_chk(fd, buf, n, buflen, flags, sa, salen);
 	nf_audit_read_end(&a, rc);
 	return rc;
 }

@@ -10,13 +10,14 @@
 #include "nf_real.h"
 #include "nf_track.h"
 
-/* The program takes over its segmentation: buffered bytes go first. */
+/* The program takes over its segmentation: buffered bytes go first (what
+ * the kernel cannot take now keeps its place ahead of later writes). */
 static void drain_coalesced(int fd)
 {
 	struct nf_conn *c = nf_track_decided(fd);
 
 	if (c && atomic_load(&c->action) == NF_ACT_COALESCE)
-		nf_coalesce_drain(c, fd);
+		nf_coalesce_push(c, fd);
 }
 
 /*

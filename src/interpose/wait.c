@@ -1,11 +1,13 @@
 /*
- * wait.c - poll, ppoll, select, pselect, epoll_wait, epoll_pwait: the
+ * wait.c - poll, ppoll, select, pselect, epoll_wait, epoll_pwait(2) and the
+ * fortified __poll_chk, __ppoll_chk: the
  * program is about to wait for an answer. Before a thread blocks, every
  * connection holding coalesced bytes is flushed, so an event loop never
  * waits on its own buffered request. A zero timeout does not block and
  * flushes nothing. Audit starts the stall clock of the audited sockets
  * the call waits to read (for epoll, whose set it cannot see: all).
  */
+#include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -83,4 +85,39 @@ NF_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout
 	nf_before_wait(timeout != 0);
 	nf_audit_wait_all();
 	return nf_real.epoll_pwait(epfd, ev, max, timeout, mask);
+}
+
+NF_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *ts,
+			   const sigset_t *mask)
+{
+	nf_init();
+	if (!nf_real.epoll_pwait2) {
+		errno = ENOSYS;
+		return -1;
+	}
+	nf_before_wait(ts_nonzero(ts));
+	nf_audit_wait_all();
+	return nf_real.epoll_pwait2(epfd, ev, max, ts, mask);
+}
+
+/* The fortified poll and ppoll (-D_FORTIFY_SOURCE=2 with a fixed array). */
+NF_EXPORT int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen)
+{
+	nf_init();
+	nf_before_wait(timeout != 0);
+	nf_audit_wait_poll(fds, nfds);
+	if (!nf_real.__poll_chk)
+		return nf_real.poll(fds, nfds, timeout);
+	return nf_real.__poll_chk(fds, nfds, timeout, fdslen);
+}
+
+NF_EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timespec *ts,
+			  const sigset_t *mask, size_t fdslen)
+{
+	nf_init();
+	nf_before_wait(ts_nonzero(ts));
+	nf_audit_wait_poll(fds, nfds);
+	if (!nf_real.__ppoll_chk)
+		return nf_real.ppoll(fds, nfds, ts, mask);
+	return nf_real.__ppoll_chk(fds, nfds, ts, mask, fdslen);
 }

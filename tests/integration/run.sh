@@ -6,13 +6,20 @@
 # Prints "PASS name" or "FAIL name" for each check, the log of each failed
 # one indented below it, and ends with "N passed, M failed". Exit status is
 # 0 iff nothing failed. Logs: build/tests/logs/NAME.log. Works from any cwd.
+# A check that cannot apply here prints "SKIP name: why" and counts as
+# neither (a test program says so with exit status 77).
+#
+# NAGLEFIX_BUILD=dir (relative to the top, or absolute) runs another build
+# (`make B=dir`), e.g. build/asan; NFTEST_PRELOAD=libs goes before the
+# library in every LD_PRELOAD the checks set ("$P"), e.g. the ASan runtime.
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd -P) # physical, as naglefix finds its library
-T="$TOP/build/tests"
-LIB="$TOP/build/libnaglefix.so"
-NAGLEFIX="$TOP/build/naglefix"
+BUILD=$(cd "$TOP" && cd "${NAGLEFIX_BUILD:-build}" && pwd -P) || exit 2
+T="$BUILD/tests"
+LIB="$BUILD/libnaglefix.so"
+NAGLEFIX="$BUILD/naglefix"
 CONF="$HERE/conf"
 LOGS="$T/logs"
 LIMIT=${NFTEST_TIMEOUT:-30} # seconds any one check may take
@@ -53,11 +60,27 @@ t() {
     shift
     timeout -k 5 "$LIMIT" env "$@" >"$log" 2>&1
     rc=$?
-    if ((rc == 0)); then pass "$name"; else fail "$name" "exit status $rc" "$log"; fi
+    if ((rc == 0)); then
+        pass "$name"
+    elif ((rc == 77)); then
+        echo "SKIP $name: $(sed -n 's/^SKIP: //p' "$log" | head -n 1)"
+    else
+        fail "$name" "exit status $rc" "$log"
+    fi
 }
 
 # "$P" among t's variables preloads the library.
-P="LD_PRELOAD=$LIB"
+P="LD_PRELOAD=${NFTEST_PRELOAD:+$NFTEST_PRELOAD:}$LIB"
+
+# sys CHECK NAME ARG...: runs a check that preloads the library into system
+# programs (/bin/sh, /bin/echo), or says why it cannot: a build for another
+# libc than theirs (musl on a glibc system) cannot be loaded into them.
+SYS_WHY=$(env "$P" /bin/sh -c : 2>&1 >/dev/null) ||
+    SYS_WHY="the library cannot be preloaded into /bin/sh: $(head -n 1 <<<"$SYS_WHY")"
+[[ $SYS_WHY == "the library "* ]] || SYS_WHY=""
+sys() {
+    if [[ -z $SYS_WHY ]]; then "$@"; else echo "SKIP $2: $SYS_WHY"; fi
+}
 
 # ---- the write-write-read round trip of a client -----------------------------
 
@@ -165,9 +188,11 @@ t untouched-default-nodelay                "$P" NAGLEFIX_CONF="$CONF/default-nod
 # file descriptors: the same calls, with the same arguments and results,
 # with and without it (addresses and pids blanked).
 strace_calls() {
-    local out=$1
+    local out=$1 v
+    local -a vars=()
     shift
-    timeout -k 5 "$LIMIT" env "$@" strace -f -qq -e signal=none \
+    for v in "$@"; do vars+=(-E "$v"); done # for the program, not strace itself
+    timeout -k 5 "$LIMIT" strace "${vars[@]}" -f -qq -e signal=none \
         -e trace=setsockopt,getsockopt,getsockname,getpeername -o "$out.raw" "$U" &&
         sed -E 's/^[0-9]+ +//; s/0x[0-9a-f]+/ADDR/g' "$out.raw" >"$out"
 }
@@ -216,15 +241,15 @@ expect_run() {
 BAD="$CONF/bad-action.conf"
 BAD_RE="^naglefix: $BAD:3: .*'fastest'"
 ECHO7=(/bin/sh -c 'echo hello; exit 7')
-expect_run config-bad-file-one-line 7 hello "$BAD_RE" 1 "$P" NAGLEFIX_CONF="$BAD" "${ECHO7[@]}"
-expect_run config-bad-file-one-line-echo 0 "hello world" "$BAD_RE" 1 "$P" NAGLEFIX_CONF="$BAD" /bin/echo hello world
-expect_run config-missing-file 7 hello "^naglefix: $TMP/missing.conf: No such file or directory$" 1 \
+sys expect_run config-bad-file-one-line 7 hello "$BAD_RE" 1 "$P" NAGLEFIX_CONF="$BAD" "${ECHO7[@]}"
+sys expect_run config-bad-file-one-line-echo 0 "hello world" "$BAD_RE" 1 "$P" NAGLEFIX_CONF="$BAD" /bin/echo hello world
+sys expect_run config-missing-file 7 hello "^naglefix: $TMP/missing.conf: No such file or directory$" 1 \
     "$P" NAGLEFIX_CONF="$TMP/missing.conf" "${ECHO7[@]}"
-expect_run config-directory 7 hello "^naglefix: $CONF: Is a directory$" 1 "$P" NAGLEFIX_CONF="$CONF" "${ECHO7[@]}"
-expect_run config-bad-mode 7 hello "^naglefix: NAGLEFIX_MODE: unknown action 'fastest'" 1 \
+sys expect_run config-directory 7 hello "^naglefix: $CONF: Is a directory$" 1 "$P" NAGLEFIX_CONF="$CONF" "${ECHO7[@]}"
+sys expect_run config-bad-mode 7 hello "^naglefix: NAGLEFIX_MODE: unknown action 'fastest'" 1 \
     "$P" NAGLEFIX_MODE=fastest "${ECHO7[@]}"
-expect_run config-good-file-silent 7 hello "" 0 "$P" NAGLEFIX_CONF="$CONF/good.conf" "${ECHO7[@]}"
-expect_run config-empty-log-var-silent 7 hello "" 0 "$P" NAGLEFIX_LOG= NAGLEFIX_MODE=nodelay "${ECHO7[@]}"
+sys expect_run config-good-file-silent 7 hello "" 0 "$P" NAGLEFIX_CONF="$CONF/good.conf" "${ECHO7[@]}"
+sys expect_run config-empty-log-var-silent 7 hello "" 0 "$P" NAGLEFIX_LOG= NAGLEFIX_MODE=nodelay "${ECHO7[@]}"
 # A bad file or mode leaves every socket alone, whatever else is configured.
 t config-bad-file-stalls                   "$P" NAGLEFIX_CONF="$BAD" NAGLEFIX_MODE=nodelay "$R" stall
 t config-bad-mode-stalls                   "$P" NAGLEFIX_CONF="$CONF/port-range.conf" NAGLEFIX_MODE=fastest "$R" stall
@@ -247,9 +272,9 @@ check_log_pid() {
         pass "$name"
     fi
 }
-check_log_pid
+sys check_log_pid config-log-file-pid
 # An unusable log: said once on stderr, then the message there too.
-expect_run config-log-unusable 7 hello "^naglefix: cannot write log $TMP: .*; using stderr$" 2 \
+sys expect_run config-log-unusable 7 hello "^naglefix: cannot write log $TMP: .*; using stderr$" 2 \
     "$P" NAGLEFIX_CONF="$BAD" NAGLEFIX_LOG="$TMP" "${ECHO7[@]}"
 
 # ---- the naglefix command ------------------------------------------------------
@@ -299,9 +324,9 @@ expect_usage cli-check-two-files check "$BAD" "$BAD"
 expect_run cli-command-not-found 127 "" "^naglefix: nftest-no-such-command: " 1 \
     "$NAGLEFIX" -- nftest-no-such-command
 expect_run cli-command-not-executable 126 "" "^naglefix: $BAD: " 1 "$NAGLEFIX" -- "$BAD"
-expect_run cli-exit-status 7 hello "" 0 "$NAGLEFIX" -m nodelay -- "${ECHO7[@]}"
-expect_run cli-exit-status-after-bad-config 7 hello "$BAD_RE" 1 "$NAGLEFIX" -c "$BAD" -- "${ECHO7[@]}"
-expect_run cli-log-stderr 7 hello "$BAD_RE" 1 "$NAGLEFIX" -l stderr -c "$BAD" -- "${ECHO7[@]}"
+sys expect_run cli-exit-status 7 hello "" 0 "$NAGLEFIX" -m nodelay -- "${ECHO7[@]}"
+sys expect_run cli-exit-status-after-bad-config 7 hello "$BAD_RE" 1 "$NAGLEFIX" -c "$BAD" -- "${ECHO7[@]}"
+sys expect_run cli-log-stderr 7 hello "$BAD_RE" 1 "$NAGLEFIX" -l stderr -c "$BAD" -- "${ECHO7[@]}"
 t cli-mode-nodelay-fast                    "$NAGLEFIX" -m nodelay -- "$R" fast
 t cli-conf-port-range-fast                 "$NAGLEFIX" -c "$CONF/port-range.conf" "$R" fast
 t cli-conf-other-destination-stalls        "$NAGLEFIX" --config "$CONF/other-destination.conf" "$R" stall
@@ -313,7 +338,7 @@ t cli-no-options-stalls                    "$NAGLEFIX" "$R" stall
 # shellcheck disable=SC2016 # for the inner shell to expand
 IN_DIR=(/bin/sh -c 'cd "$0" && exec "$@"')
 # shellcheck disable=SC2016
-t cli-relative-conf "${IN_DIR[@]}" "$CONF" "$NAGLEFIX" -c port-range.conf -- \
+sys t cli-relative-conf "${IN_DIR[@]}" "$CONF" "$NAGLEFIX" -c port-range.conf -- \
     /bin/sh -c 'cd / && exec "$0" fast' "$R"
 check_relative_log() {
     local name=cli-relative-log dir="$TMP/rel"
@@ -328,7 +353,7 @@ check_relative_log() {
         pass "$name"
     fi
 }
-check_relative_log
+sys check_relative_log cli-relative-log
 
 # An existing LD_PRELOAD is kept, after the library. LIBM is a harmless
 # library to preload; ALIKE is a copy of it whose path contains the
@@ -336,19 +361,20 @@ check_relative_log
 LIBM=""
 for f in /lib/x86_64-linux-gnu/libm.so.6 /usr/lib/x86_64-linux-gnu/libm.so.6 /lib64/libm.so.6 \
     /usr/lib64/libm.so.6 /lib/*/libm.so.6 /usr/lib/*/libm.so.6; do
-    [[ -f $f ]] && { LIBM=$f; break; }
+    # (one this build's programs can load: not glibc's into a musl build)
+    [[ -f $f ]] && env LD_PRELOAD="$f" "$NAGLEFIX" --version >/dev/null 2>&1 && { LIBM=$f; break; }
 done
 # shellcheck disable=SC2016 # the command's LD_PRELOAD, not ours
 SHOW_PRELOAD=(/bin/sh -c 'printf "%s\n" "$LD_PRELOAD"')
 if [[ -z $LIBM ]]; then
-    echo "SKIP cli-keeps-preload: no libm.so.6 found to preload"
+    echo "SKIP cli-keeps-preload: no libm.so.6 found that this build's programs can preload"
 else
     ALIKE="$TMP$LIB.orig"
     mkdir -p "$(dirname "$ALIKE")" && cp "$LIBM" "$ALIKE"
-    expect_run cli-keeps-preload 0 "$LIB:$LIBM" "" 0 LD_PRELOAD="$LIBM" "$NAGLEFIX" -m nodelay "${SHOW_PRELOAD[@]}"
+    sys expect_run cli-keeps-preload 0 "$LIB:$LIBM" "" 0 LD_PRELOAD="$LIBM" "$NAGLEFIX" -m nodelay "${SHOW_PRELOAD[@]}"
     t cli-keeps-preload-fast               LD_PRELOAD="$LIBM" "$NAGLEFIX" -m nodelay "$R" fast
-    expect_run cli-preload-not-doubled 0 "$LIB" "" 0 LD_PRELOAD="$LIB" "$NAGLEFIX" -m nodelay "${SHOW_PRELOAD[@]}"
-    expect_run cli-preload-similar-path 0 "$LIB:$ALIKE" "" 0 LD_PRELOAD="$ALIKE" "$NAGLEFIX" -m nodelay \
+    sys expect_run cli-preload-not-doubled 0 "$LIB" "" 0 LD_PRELOAD="$LIB" "$NAGLEFIX" -m nodelay "${SHOW_PRELOAD[@]}"
+    sys expect_run cli-preload-similar-path 0 "$LIB:$ALIKE" "" 0 LD_PRELOAD="$ALIKE" "$NAGLEFIX" -m nodelay \
         "${SHOW_PRELOAD[@]}"
     t cli-preload-similar-path-fast        LD_PRELOAD="$ALIKE" "$NAGLEFIX" -m nodelay "$R" fast
 fi

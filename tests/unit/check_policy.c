@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include "nf_config.h"
 #include "nf_policy.h"
@@ -849,6 +851,34 @@ START_TEST(test_policy_has_accept_rules_only_with_accept_rule)
 }
 END_TEST
 
+/* ---- inputs found by the fuzzers (tests/fuzz) ------------------------------ */
+
+/*
+ * fuzz_match: an address shorter than its family field (salen 0 or 1) was
+ * read for sa_family past salen (heap-buffer-overflow in address_of). The
+ * address ends where an unmapped page begins, so any read past salen
+ * faults, with or without a sanitizer.
+ */
+START_TEST(test_policy_fuzz_address_shorter_than_family)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *two = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *end;
+
+	ck_assert_ptr_ne(two, MAP_FAILED);
+	end = two + pg;
+	ck_assert_int_eq(mprotect(end, (size_t)pg, PROT_NONE), 0);
+	end[-1] = AF_INET; /* the family's first byte, on little-endian */
+	given("* nodelay\naccept * nodelay");
+	ck_assert_ptr_eq(nf_policy_match(&pol, NF_SIDE_CONNECT, (struct sockaddr *)end, 0), &pol.dflt);
+	ck_assert_ptr_eq(nf_policy_match(&pol, NF_SIDE_ACCEPT, (struct sockaddr *)end, 0), &pol.dflt);
+	ck_assert_ptr_eq(nf_policy_match(&pol, NF_SIDE_CONNECT, (struct sockaddr *)(end - 1), 1),
+			 &pol.dflt);
+	munmap(two, (size_t)pg * 2);
+}
+END_TEST
+
 /* ---- suite --------------------------------------------------------------- */
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -931,6 +961,7 @@ static TCase *match_tcase(void)
 	tcase_add_test(tc, test_policy_match_short_sockaddr_gives_default);
 	tcase_add_test(tc, test_policy_match_carries_options);
 	tcase_add_test(tc, test_policy_has_accept_rules_only_with_accept_rule);
+	tcase_add_test(tc, test_policy_fuzz_address_shorter_than_family);
 	return tc;
 }
 

@@ -1,0 +1,196 @@
+/*
+ * test_process.c - held bytes survive the process's own life events:
+ * fork sends them exactly once, exec and exit deliver them first.
+ *
+ * Under a flush=1s rule:
+ *   fork-_exit fork-exit   "req\n" held, fork; the child leaves with _exit
+ *                          or exit; the parent reads the echo, sends
+ *                          "end\n": the peer saw 8 bytes, each once
+ *   fork-full              the connection is full and bytes are held when
+ *                          the process forks (so the fork cannot send them):
+ *                          the child exits, the peer drains: exactly the
+ *                          bytes the parent had taken, no copy from the child
+ *   execv-self execv-true execve-true execlp-true
+ *                          a child writes "req\n" (held) then execs (itself
+ *                          with --after-exec, or /bin/true): the line arrives
+ *   _exit exit _Exit       a child writes "req\n" (held) then leaves so
+ *   return                 ... or returns from main (re-executed as
+ *                          --writer-return PORT): the library's destructor
+ */
+#include "cotest.h"
+
+extern char **environ;
+
+/* Connects to port and writes "req\n", which must be held. */
+static int write_request(int port)
+{
+	int fd = ct_connect(port);
+
+	ct_send_str(fd, "req\n");
+	ct_expect_held(fd, 0);
+	return fd;
+}
+
+/* In the writer child: how it leaves with the request still held. */
+static void leave(int how)
+{
+	char *self[] = { (char *)ct_prog, "--after-exec", NULL };
+	char *tru[] = { "true", NULL };
+
+	switch (how) {
+	case 0: execv("/proc/self/exe", self); break;
+	case 1: execv("/bin/true", tru); break;
+	case 2: execve("/bin/true", tru, environ); break;
+	case 3: execlp("true", "true", (char *)NULL); break;
+	case 4: _exit(0);
+	case 5: exit(0);
+	case 6: _Exit(0);
+	}
+	CHECK(0, "exec failed");
+}
+
+/* The writer child exited with status 0. */
+static void expect_child_ok(pid_t pid)
+{
+	int st;
+
+	CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child ended with status 0x%x", st);
+}
+
+/* A child connects, writes, leaves by how: the peer must get the line. */
+static void run_leave(int how)
+{
+	struct ct_peer p;
+	pid_t pid;
+
+	ct_peer_start(&p, "lines");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		write_request(p.port);
+		leave(how);
+	}
+	expect_child_ok(pid);
+	ct_expect_line(p.rep, "req\n", CT_WAIT_MS);
+	ct_expect_end(p.rep, 4, CT_WAIT_MS);
+	ct_peer_stop(&p);
+}
+
+/* The child re-executes this program, which returns from main. */
+static void run_return(int unused)
+{
+	struct ct_peer p;
+	char port[16];
+	pid_t pid;
+
+	(void)unused;
+	ct_peer_start(&p, "lines");
+	snprintf(port, sizeof(port), "%d", p.port);
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		char *args[] = { (char *)ct_prog, "--writer-return", port, NULL };
+
+		execv("/proc/self/exe", args);
+		_exit(127);
+	}
+	expect_child_ok(pid);
+	ct_expect_line(p.rep, "req\n", CT_WAIT_MS);
+	ct_expect_end(p.rep, 4, CT_WAIT_MS);
+	ct_peer_stop(&p);
+}
+
+static void read_reply(int fd, const char *want)
+{
+	char buf[64];
+	size_t have = 0;
+
+	while (!ct_line_done(buf, have))
+		have = ct_got(read(fd, buf + have, sizeof(buf) - 1 - have), buf, have, sizeof(buf), "read");
+	CHECK(strcmp(buf, want) == 0, "reply '%s', want '%s' (a copy sent twice?)", buf, want);
+}
+
+/* Held bytes, fork, the child leaves by how (4 _exit, 5 exit). */
+static void run_fork(int how)
+{
+	struct ct_peer p;
+	pid_t pid;
+	int fd;
+
+	ct_peer_start(&p, "echo");
+	fd = write_request(p.port);
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0)
+		leave(how);
+	expect_child_ok(pid);
+	read_reply(fd, "req\n");
+	ct_send_str(fd, "end\n");
+	read_reply(fd, "end\n");
+	close(fd);
+	ct_expect_end(p.rep, 8, CT_WAIT_MS);
+	ct_peer_stop(&p);
+}
+
+/* Fills fd (non-blocking, peer not reading) until the library holds bytes
+ * it cannot send: both the kernel and the buffer are full. */
+static void fill_and_hold(int fd, struct ct_sent *s)
+{
+	int err = ct_fill_until_error(fd, s, 4096, 64 << 20);
+
+	CHECK(err == EAGAIN, "a full non-blocking socket failed with %s", ct_errname(err));
+	err = ct_fill_until_error(fd, s, 1, 64 << 20);
+	CHECK(err == EAGAIN, "a full non-blocking socket failed with %s", ct_errname(err));
+}
+
+static void run_fork_full(int unused)
+{
+	struct ct_sent s = { .hash = CT_FNV_INIT, .seed = 42 };
+	struct ct_peer p;
+	long long held;
+	pid_t pid;
+	int fd;
+
+	(void)unused;
+	ct_peer_start(&p, "stall");
+	fd = ct_connect(p.port);
+	ct_set_int(fd, SOL_SOCKET, SO_SNDBUF, 16384, "SO_SNDBUF");
+	ct_set_nonblock(fd);
+	fill_and_hold(fd, &s);
+	held = s.total - ct_kernel_bytes(fd);
+	ct_say("%lld bytes held by the library at fork", held);
+	CHECK(held > 0, "nothing held at fork: the test proves nothing");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0)
+		exit(0); /* a copy not dropped would be drained here, up to 5 s */
+	ct_sleep_ms(20);
+	ct_peer_go(&p);
+	expect_child_ok(pid);
+	ct_expect_all_taken(&p, fd, &s);
+	close(fd);
+	ct_peer_stop(&p);
+}
+
+static const struct ct_case cases[] = {
+	{ "fork-_exit", run_fork, 4 },   { "fork-exit", run_fork, 5 },
+	{ "fork-full", run_fork_full, 0 },
+	{ "execv-self", run_leave, 0 },  { "execv-true", run_leave, 1 },
+	{ "execve-true", run_leave, 2 }, { "execlp-true", run_leave, 3 },
+	{ "_exit", run_leave, 4 },       { "exit", run_leave, 5 },
+	{ "_Exit", run_leave, 6 },       { "return", run_return, 0 },
+};
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--after-exec") == 0)
+		return 0;
+	if (argc == 3 && strcmp(argv[1], "--writer-return") == 0) {
+		ct_variant = "return";
+		alarm(CT_TIMEOUT_S);
+		write_request(atoi(argv[2]));
+		return 0;
+	}
+	return ct_main(argc, argv, cases, CT_NCASES(cases));
+}

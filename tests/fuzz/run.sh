@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# run.sh - fuzzes the config parser and the endpoint matcher (`make fuzz`).
+#
+# Builds the libFuzzer targets fuzz_parse.c and fuzz_match.c with clang
+# (-fsanitize=fuzzer,address,undefined, UB fatal) against src/policy.c into
+# build/fuzz/, then runs each for FUZZ_TIME seconds (default 60) on top of
+# its committed seed corpus tests/fuzz/corpus/TARGET/ (read only: what the
+# run finds goes to build/fuzz/corpus/TARGET/, kept between runs). A target
+# passes iff it ran to the end without a crash, a leak, a timeout or an
+# out-of-memory; the input that broke it is build/fuzz/artifacts/TARGET-*,
+# to be turned into a unit test in tests/unit/check_policy.c
+# (test_policy_fuzz_WHAT) once the bug is understood.
+#
+# Before that, fuzz-canary-TARGET proves the run can fail: the same target
+# built from a copy of src/policy.c with a heap overflow injected
+# where the seed corpus reaches it must crash within a few seconds.
+#
+# Prints "PASS name" or "FAIL name: why", ends with "N passed, M failed";
+# exit status 0 iff nothing failed. Env: FUZZ_TIME, FUZZ_CC (clang).
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd -P)
+cd "$TOP" || exit 2
+
+CC=${FUZZ_CC:-clang}
+TIME=${FUZZ_TIME:-60}
+B="$TOP/build/fuzz"
+# shellcheck disable=SC2054 # the commas are clang's
+FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+    -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude)
+TARGETS=(parse match)
+
+PASSED=0
+FAILED=0
+pass() {
+    echo "PASS $1"
+    PASSED=$((PASSED + 1))
+}
+# fail NAME WHY [LOG]: reports a failure with the report's lines of LOG.
+fail() {
+    echo "FAIL $1: $2"
+    [[ -n ${3:-} && -s ${3:-} ]] &&
+        grep -E -A12 '^==[0-9]+==ERROR|runtime error|contract broken|^SUMMARY|Test unit written' "$3" |
+        head -n 40 | sed 's/^/    /'
+    FAILED=$((FAILED + 1))
+}
+
+command -v "$CC" >/dev/null 2>&1 || {
+    echo "run.sh: $CC is not installed: run tests/install-deps.sh" >&2
+    exit 2
+}
+unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
+mkdir -p "$B/artifacts" "$B/logs"
+
+# fuzz NAME BINARY TARGET SECONDS: runs BINARY on the corpus found so far
+# (build/fuzz/corpus/NAME/, where new inputs go) and TARGET's seeds; sets
+# RC and LOG.
+fuzz() {
+    local name=$1 bin=$2 target=$3 secs=$4 work="$B/corpus/$1"
+    LOG="$B/logs/$name.log"
+    mkdir -p "$work"
+    rm -f "$B/artifacts/$name-"*
+    # -timeout: no input may take a second; -rss_limit_mb: nor eat the machine.
+    timeout -k 10 $((secs + 120)) "$bin" -max_total_time="$secs" -timeout=1 -rss_limit_mb=2048 \
+        -dict="$HERE/policy.dict" -print_final_stats=1 -artifact_prefix="$B/artifacts/$name-" \
+        "$work" "$HERE/corpus/$target" >"$LOG" 2>&1
+    RC=$?
+}
+
+# The copy of src/policy.c with a write past a heap block where the seeds
+# go: in nf_policy_parse_endpoint for a bracketed endpoint ("[::1]:80"), in
+# nf_policy_match for a full-sized IPv6 address.
+canary_source() {
+    local target=$1 fn code
+    if [[ $target == parse ]]; then
+        fn=nf_policy_parse_endpoint
+        code='if (s[0] == '"'['"') { char *volatile nf_c = malloc(4); nf_c[4] = 1; free(nf_c); }'
+    else
+        fn=nf_policy_match
+        code='if (sa && salen == (socklen_t)sizeof(struct sockaddr_in6)) { char *volatile nf_c = malloc(4); nf_c[4] = 1; free(nf_c); }'
+    fi
+    awk -v fn="$fn" -v code="$code" '
+        !done && $0 !~ /^[ \t]/ && index($0, fn "(") > 0 && $0 !~ /;[ \t]*$/ { infn = 1 }
+        { print }
+        infn && !done && $0 == "{" { print code; done = 1 }
+        END { exit !done }' src/policy.c >"$B/canary-$target.c"
+}
+
+for t in "${TARGETS[@]}"; do
+    if ! "$CC" "${FLAGS[@]}" -o "$B/fuzz_$t" "$HERE/fuzz_$t.c" src/policy.c >"$B/logs/build-$t.log" 2>&1; then
+        fail "build-fuzz_$t" "cannot build" "$B/logs/build-$t.log"
+        sed 's/^/    /' "$B/logs/build-$t.log" | head -n 20
+        continue
+    fi
+    if ! canary_source "$t"; then
+        fail "fuzz-canary-$t" "cannot inject the fault into a copy of src/policy.c"
+    elif ! "$CC" "${FLAGS[@]}" -o "$B/canary_$t" "$HERE/fuzz_$t.c" "$B/canary-$t.c" \
+        >"$B/logs/build-canary-$t.log" 2>&1; then
+        fail "fuzz-canary-$t" "cannot build the canary" "$B/logs/build-canary-$t.log"
+    else
+        rm -rf "$B/corpus/canary-$t"
+        fuzz "canary-$t" "$B/canary_$t" "$t" 20
+        if ((RC != 0)) && grep -q 'heap-buffer-overflow' "$LOG" && compgen -G "$B/artifacts/canary-$t-crash-*" >/dev/null; then
+            pass "fuzz-canary-$t (the injected overflow was found)"
+        else
+            fail "fuzz-canary-$t" "the injected overflow went unnoticed (exit status $RC)" "$LOG"
+        fi
+        rm -rf "$B/corpus/canary-$t"
+    fi
+    fuzz "fuzz_$t" "$B/fuzz_$t" "$t" "$TIME"
+    stats=$(sed -n 's/^#\([0-9]*\)[[:space:]]*DONE[[:space:]]*cov: \([0-9]*\).*corp: \([0-9]*\).*/\1 runs, coverage \2, corpus \3/p' "$LOG")
+    if ((RC == 0)) && ! compgen -G "$B/artifacts/fuzz_$t-*" >/dev/null; then
+        pass "fuzz_$t ($TIME s: ${stats:-no stats})"
+    else
+        fail "fuzz_$t" "exit status $RC; input in $(compgen -G "$B/artifacts/fuzz_$t-*" | head -n 1)" "$LOG"
+    fi
+done
+
+echo "$PASSED passed, $FAILED failed"
+((FAILED == 0))

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# run.sh - naglefix against musl libc (for Alpine): builds the library, the
+# command and the integration and coalesce test programs with musl-gcc
+# (Debian's musl-tools; tests/install-deps.sh installs it) into build/musl,
+# then checks the library's exported names and runs the integration and
+# coalesce suites against that build. A musl-built library can only be
+# preloaded into musl-built programs, so every program under test is built
+# with musl-gcc too. The unit tests are not run here: they need Check,
+# which is built for glibc.
+#
+# Checks that cannot apply to musl, or to a musl build on a glibc system
+# (the library preloaded into /bin/sh), print "SKIP name: why" and count
+# neither way. Prints each suite's results and ends with one line
+# "N passed, M failed"; exit status 0 iff nothing failed. Works from any cwd.
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+cd "$TOP" || exit 2
+MB=build/musl
+
+passed=0
+failed=0
+
+# suite NAME CMD...: runs CMD, shows its output, adds its closing
+# "N passed, M failed" to the totals (no such line: one failure).
+suite() {
+    local name=$1 log rc p f
+    shift
+    log=$(mktemp "${TMPDIR:-/tmp}/nfmusl.XXXXXX") || exit 2
+    echo "== musl $name"
+    "$@" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    if read -r p f < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$log" | tail -n 1) &&
+        [[ -n $p ]]; then
+        ((rc != 0 && f == 0)) && f=1
+    else
+        echo "FAIL musl $name: no result line (exit status $rc)"
+        p=0 f=1
+    fi
+    rm -f "$log"
+    passed=$((passed + p))
+    failed=$((failed + f))
+}
+
+# The fortified entry points, which musl lacks: the library's own fallback.
+own_tests() {
+    local v rc log p=0 f=0
+    local -a vars=("LD_PRELOAD=$TOP/$MB/libnaglefix.so" NAGLEFIX_MODE=coalesce
+        "NAGLEFIX_CONF=$TOP/tests/coalesce/conf/flush-1s.conf")
+    mkdir -p "$MB/tests/musl/logs"
+    for v in read recv recvfrom read-overflow recv-overflow recvfrom-overflow; do
+        log="$MB/tests/musl/logs/test_chk-$v.log"
+        timeout -k 5 40 env -i PATH="$PATH" "${vars[@]}" "$MB/tests/musl/test_chk" "$v" >"$log" 2>&1
+        rc=$?
+        if ((rc == 0)); then
+            echo "PASS test_chk $v"
+            p=$((p + 1))
+        else
+            echo "FAIL test_chk $v: exit status $rc"
+            tail -n 20 "$log" | sed 's/^/    /'
+            f=$((f + 1))
+        fi
+    done
+    echo "$p passed, $f failed"
+    ((f == 0))
+}
+
+if ! command -v musl-gcc >/dev/null 2>&1; then
+    echo "FAIL musl: musl-gcc not found: run tests/install-deps.sh (Debian's musl-tools)"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+# Everything under test, built with musl-gcc. -k: a program that does not
+# build fails its own checks; the rest still run.
+targets=("$MB/libnaglefix.so" "$MB/naglefix")
+for f in tests/integration/test_*.c; do
+    targets+=("$MB/tests/$(basename "$f" .c)")
+done
+for f in tests/coalesce/test_*.c; do
+    targets+=("$MB/tests/coalesce/$(basename "$f" .c)")
+done
+targets+=("$MB/tests/musl/test_chk")
+echo "== musl build: make B=$MB CC=musl-gcc"
+if make -s -k -j"$(nproc 2>/dev/null || echo 2)" B="$MB" CC=musl-gcc "${targets[@]}"; then
+    echo "PASS musl build"
+    passed=$((passed + 1))
+else
+    echo "FAIL musl build: see the errors above"
+    failed=$((failed + 1))
+fi
+
+if [[ -e $MB/libnaglefix.so ]]; then
+    if tests/check-exports.sh "$MB/libnaglefix.so" src/naglefix.map; then
+        echo "PASS musl exports"
+        passed=$((passed + 1))
+    else
+        echo "FAIL musl exports: the musl library exports other names than src/naglefix.map"
+        failed=$((failed + 1))
+    fi
+    suite integration env NAGLEFIX_BUILD="$MB" tests/integration/run.sh
+    suite coalesce env NAGLEFIX_BUILD="$MB" tests/coalesce/run.sh
+    suite own own_tests
+fi
+
+echo "$passed passed, $failed failed"
+((failed == 0))

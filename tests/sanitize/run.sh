@@ -1,0 +1,383 @@
+#!/usr/bin/env bash
+# run.sh - the tests again, under sanitizers and checkers (`make test-sanitize`):
+#
+#   asan-*   the unit tests (with LeakSanitizer) and the integration tests
+#            against build/asan/, built with -fsanitize=address,undefined
+#            (gcc, -fno-sanitize-recover: any UB report aborts). An
+#            uninstrumented program (sh, echo) gets the ASan runtime first
+#            in LD_PRELOAD (NFTEST_PRELOAD), as ASan needs its malloc to
+#            come before libc's.
+#   tsan-*   the threaded tests against build/tsan/ (-fsanitize=thread): the
+#            unit tests (the fd-table concurrency test among them),
+#            test_integrity single/threads4/shared2 (the timer thread and 2
+#            or 4 writers), and the audit test's Python client, 8 threads, 8
+#            connections, under audit and coalesce, with the TSan runtime
+#            preloaded AFTER the library (first, its poll interceptor would
+#            call the library's poll with TSan's interceptors switched off,
+#            hiding the library's locks: false races). TSan rather than
+#            helgrind: helgrind does not model C11 atomics, so it would
+#            report the library's lock-free fd table and counters as races,
+#            and it runs the same test many times slower.
+#   leak-*   tests/sanitize/leak_loop.c (many connections, dup, shutdown,
+#            fork) under valgrind --leak-check=full with the library
+#            preloaded (a -O2 build, as shipped), per mode: no invalid
+#            access, nothing definitely or indirectly lost, and the heap in
+#            use at exit the same after 4 times the rounds.
+#   canary-* proof that each check above fails when it should: a scratch
+#            copy of the sources (build/sanitize/canary/) gets a heap
+#            overflow, a signed overflow, data races (fd table, coalesce
+#            send), a lost malloc and a growing list injected (each behind
+#            its own -D), and each check must report it.
+#
+# A check passes iff its command exits 0 and the sanitizers wrote no report
+# (they write to build/sanitize/reports/CHECK/, so reports from peers and
+# children whose exit status nobody looks at count too; the outputs and the
+# integration tests' logs are searched for reports as well). Prints "PASS name"
+# or "FAIL name: why" with the report's head, and ends with "N passed, M
+# failed"; exit status 0 iff nothing failed. Logs: build/sanitize/logs/.
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd -P)
+cd "$TOP" || exit 2
+
+CC=${SANITIZE_CC:-gcc} # its runtimes are the ones preloaded
+ASAN_CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+TSAN_CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer"
+WFLAGS="-std=gnu11 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -D_GNU_SOURCE"
+WORK="$TOP/build/sanitize"
+LOGS="$WORK/logs"
+REPORTS="$WORK/reports"
+LIMIT=${SANITIZE_TIMEOUT:-300} # seconds any one check may take
+
+# What starts a sanitizer's report, wherever it was written.
+MARKERS='runtime error:|ERROR: (Address|Leak|UndefinedBehavior)Sanitizer|WARNING: ThreadSanitizer'
+
+PASSED=0
+FAILED=0
+ECHO_PID=""
+trap '[[ -n $ECHO_PID ]] && kill "$ECHO_PID" 2>/dev/null' EXIT
+trap 'exit 130' INT TERM
+
+# Nothing from the caller's environment may configure the tests.
+unset LD_PRELOAD NAGLEFIX_MODE NAGLEFIX_CONF NAGLEFIX_LOG ASAN_OPTIONS UBSAN_OPTIONS \
+    TSAN_OPTIONS LSAN_OPTIONS NAGLEFIX_BUILD NFTEST_PRELOAD
+
+rm -rf "$LOGS" "$REPORTS"
+mkdir -p "$LOGS" "$REPORTS"
+
+pass() {
+    echo "PASS $1"
+    PASSED=$((PASSED + 1))
+}
+
+# fail NAME WHY [FILE...]: reports a failure with each FILE's first
+# sanitizer report, or its head.
+fail() {
+    local f
+    echo "FAIL $1: $2"
+    shift 2
+    for f in "$@"; do
+        [[ -s $f ]] || continue
+        echo "    -- ${f#"$TOP"/}"
+        { grep -m1 -A24 -E "$MARKERS" "$f" || head -n 25 "$f"; } | sed 's/^/    /'
+    done
+    FAILED=$((FAILED + 1))
+}
+
+# The sanitizer options of a check whose reports go to directory $1.
+asan_env() {
+    echo "ASAN_OPTIONS=log_path=$1/asan:verify_asan_link_order=0:detect_leaks=${2:-1}:detect_stack_use_after_return=1:check_initialization_order=1:strict_string_checks=1"
+    echo "UBSAN_OPTIONS=log_path=$1/ubsan:print_stacktrace=1:halt_on_error=1"
+    echo "LSAN_OPTIONS=log_path=$1/lsan"
+}
+tsan_env() {
+    echo "TSAN_OPTIONS=log_path=$1/tsan:halt_on_error=1:second_deadlock_stack=1"
+}
+
+# TSan (gcc 12) needs the narrow mmap layout: no ASLR, if we may turn it off.
+# NOASLR is a command prefix; variables after it reach only the program.
+NOASLR=(env)
+setarch "$(uname -m)" -R true 2>/dev/null && NOASLR=(setarch "$(uname -m)" -R env)
+
+# run NAME ENVFN CMD...: runs CMD with ENVFN's variables (asan_env,
+# tsan_env or none), under timeout. Sets RC, LOG and REP (report directory).
+run() {
+    local name=$1 envfn=$2 detect=${LEAKS:-1}
+    shift 2
+    LOG="$LOGS/$name.log"
+    REP="$REPORTS/$name"
+    mkdir -p "$REP"
+    local -a vars=()
+    [[ $envfn != none ]] && mapfile -t vars < <("$envfn" "$REP" "$detect")
+    timeout -k 5 "$LIMIT" env "${vars[@]}" "$@" >"$LOG" 2>&1
+    RC=$?
+}
+
+# check NAME ENVFN CMD...: passes iff CMD exits 0 and no report was written
+# (to REP, to CMD's output, or to a log under the directories in $SCAN: UBSan
+# beside ASan in a preloaded library ignores log_path and uses stderr).
+check() {
+    local name=$1 start=$SECONDS reports
+    run "$@"
+    # shellcheck disable=SC2086 # SCAN is a list of directories
+    reports=$({
+        find "$REP" -type f
+        grep -lE "$MARKERS" "$LOG"
+        [[ -n ${SCAN:-} ]] && grep -rlE "$MARKERS" $SCAN
+    } 2>/dev/null | sort)
+    if [[ -n $reports ]]; then
+        mapfile -t reports < <(head -n 2 <<<"$reports")
+        fail "$name" "sanitizer report(s) in ${REP#"$TOP"/}/" "${reports[@]}"
+    elif ((RC != 0)); then
+        { grep '^FAIL' "$LOG"; tail -n 12 "$LOG"; } >"$LOG.why"
+        fail "$name" "exit status $RC (log ${LOG#"$TOP"/})" "$LOG.why"
+    else
+        pass "$name ($((SECONDS - start)) s)"
+    fi
+}
+
+# caught NAME REGEX ENVFN CMD...: a canary: passes iff CMD fails and a report
+# (or its log) matches REGEX.
+caught() {
+    local name=$1 re=$2 start=$SECONDS
+    shift 2
+    run "$name" "$@"
+    if ((RC == 0)); then
+        fail "$name" "the injected fault went unnoticed (exit status 0)" "$LOG"
+    elif ! cat "$LOG" "$REP"/* 2>/dev/null | grep -Eq -- "$re"; then
+        fail "$name" "exit status $RC but no report matching /$re/" "$LOG"
+    else
+        pass "$name ($((SECONDS - start)) s)"
+    fi
+}
+
+# build NAME DIR MAKEARGS...: make in DIR; a failed build is a failed check.
+build() {
+    local name=$1 dir=$2
+    shift 2
+    if make -s -C "$dir" "$@" >"$LOGS/build-$name.log" 2>&1; then
+        return 0
+    fi
+    fail "build-$name" "make $* failed" "$LOGS/build-$name.log"
+    return 1
+}
+
+runtime() {
+    local f
+    f=$("$CC" -print-file-name="$1")
+    [[ $f == /* && -e $f ]] && echo "$f"
+}
+ASAN_RT=$(runtime libasan.so)
+TSAN_RT=$(runtime libtsan.so)
+[[ -n $ASAN_RT && -n $TSAN_RT ]] || {
+    echo "run.sh: $CC has no libasan.so/libtsan.so: run tests/install-deps.sh" >&2
+    exit 2
+}
+
+ITESTS=()
+for f in tests/integration/test_*.c; do
+    f=${f##*/}
+    ITESTS+=("tests/${f%.c}")
+done
+
+# ---- AddressSanitizer + UndefinedBehaviorSanitizer --------------------------
+
+A=build/asan
+if build asan . B=$A CC="$CC" CFLAGS="$ASAN_CFLAGS" all $A/tests/check_naglefix "${ITESTS[@]/#/$A/}"; then
+    # shellcheck disable=SC2016 # for the inner shell
+    check asan-unit asan_env /bin/sh -c 'cd tests/unit && exec env CK_DEFAULT_TIMEOUT=60 ../../$0/tests/check_naglefix' "$A"
+    # The host programs (sh, echo, strace) are not ours: no leak check there.
+    LEAKS=0 SCAN="$A/tests/logs" check asan-integration asan_env NAGLEFIX_BUILD=$A NFTEST_PRELOAD="$ASAN_RT" \
+        NFTEST_TIMEOUT=60 tests/integration/run.sh
+fi
+
+# ---- ThreadSanitizer --------------------------------------------------------
+
+T=build/tsan
+if build tsan . B=$T CC="$CC" CFLAGS="$TSAN_CFLAGS" all $T/tests/check_naglefix \
+    $T/tests/coalesce/test_integrity; then
+    # shellcheck disable=SC2016 # for the inner shell
+    check tsan-unit tsan_env "${NOASLR[@]}" /bin/sh -c \
+        'cd tests/unit && exec env CK_DEFAULT_TIMEOUT=120 ../../$0/tests/check_naglefix' "$T"
+    for v in single threads4 shared2; do
+        check "tsan-integrity-$v" tsan_env "${NOASLR[@]}" LD_PRELOAD="$TOP/$T/libnaglefix.so" \
+            NAGLEFIX_MODE=coalesce "$T/tests/coalesce/test_integrity" "$v"
+    done
+: >"$LOGS/echo_server.out"
+    python3 "$HERE/echo_server.py" 600 >"$LOGS/echo_server.out" 2>&1 &
+    ECHO_PID=$!
+    PORT=""
+    for ((i = 0; i < 100; i++)); do
+        read -r tag PORT <"$LOGS/echo_server.out" 2>/dev/null && [[ $tag == PORT && -n $PORT ]] && break
+        PORT=""
+        sleep 0.1
+    done
+    if [[ -z $PORT ]]; then
+        fail tsan-audit-threads "the echo server did not start" "$LOGS/echo_server.out"
+    else
+        for mode in audit coalesce; do
+            check "tsan-$mode-threads" tsan_env "${NOASLR[@]}" \
+                LD_PRELOAD="$TOP/$T/libnaglefix.so:$TSAN_RT" NAGLEFIX_MODE=$mode \
+                NAGLEFIX_LOG="$WORK/$mode-threads.log" \
+                python3 tests/audit/split_client.py 127.0.0.1 "$PORT" 40 8
+        done
+        # Those two ran the library, or they prove nothing: audit found the
+        # stalls of all 8 connections, coalesce took them away.
+        if [[ $(grep -c '"split_write"\|"repeat"' "$WORK/audit-threads.log" 2>/dev/null) -ge 2 ]]; then
+            pass "tsan-audit-threads found the stalls"
+        else
+            fail "tsan-audit-threads found the stalls" "no finding in $WORK/audit-threads.log"
+        fi
+        ms=$(sed -n 's/^median_ms=\([0-9.]*\).*/\1/p' "$LOGS/tsan-coalesce-threads.log")
+        if [[ $ms =~ ^[0-9.]+$ ]] && awk -v m="$ms" 'BEGIN { exit !(m < 20) }'; then
+            pass "tsan-coalesce-threads is fast ($ms ms)"
+        else
+            fail "tsan-coalesce-threads is fast" "median '$ms' ms, want < 20" "$LOGS/tsan-coalesce-threads.log"
+        fi
+    fi
+fi
+
+# ---- leak check: valgrind over a long-running program -------------------------
+
+V=build/valgrind
+LEAK_ROUNDS=${LEAK_ROUNDS:-32}
+# shellcheck disable=SC2054 # the commas are valgrind's
+VALGRIND=(valgrind --leak-check=full --show-leak-kinds=definite,indirect
+    --errors-for-leak-kinds=definite,indirect --error-exitcode=99
+    --child-silent-after-fork=yes)
+
+# heap_in_use LOG: the bytes valgrind found in use at exit.
+heap_in_use() {
+    sed -n 's/.*in use at exit: \([0-9,]*\) bytes.*/\1/p' "$1" | tr -d , | head -n 1
+}
+
+# leak_check NAME LIBDIR MODE: leak_loop under valgrind with LIBDIR's
+# library, LEAK_ROUNDS then 4 times as many rounds. Passes iff both exit 0
+# (no valgrind error, nothing lost) and the heap in use at exit grew by
+# less than 1 KiB.
+leak_check() {
+    local name=$1 lib=$2/libnaglefix.so mode=$3 small big
+    check "$name" none LD_PRELOAD="$lib" NAGLEFIX_MODE="$mode" NAGLEFIX_LOG="$WORK/$name.audit" \
+        "${VALGRIND[@]}" "$V/leak_loop" "$LEAK_ROUNDS"
+    small=$(heap_in_use "$LOG")
+    run "$name-4x" none LD_PRELOAD="$lib" NAGLEFIX_MODE="$mode" NAGLEFIX_LOG="$WORK/$name.audit" \
+        "${VALGRIND[@]}" "$V/leak_loop" $((LEAK_ROUNDS * 4))
+    big=$(heap_in_use "$LOG")
+    if ((RC != 0)); then
+        fail "$name-4x" "exit status $RC" "$LOG"
+    elif [[ -z $small || -z $big ]]; then
+        fail "$name-4x" "no heap summary from valgrind" "$LOG"
+    elif ((big - small >= 1024)); then
+        fail "$name-4x" "heap in use at exit grew from $small to $big bytes with 4x the rounds" "$LOG"
+    else
+        pass "$name-4x (heap at exit $small -> $big bytes)"
+    fi
+}
+
+leak_loop_build() {
+    mkdir -p "$V"
+    # shellcheck disable=SC2086 # WFLAGS is a list of words
+    if ! "$CC" -O1 -g $WFLAGS -o "$V/leak_loop" "$HERE/leak_loop.c" >"$LOGS/build-leak_loop.log" 2>&1; then
+        fail build-leak_loop "cannot compile leak_loop.c" "$LOGS/build-leak_loop.log"
+        return 1
+    fi
+}
+
+if ! command -v valgrind >/dev/null 2>&1; then
+    fail leak "valgrind is not installed: run tests/install-deps.sh"
+elif build valgrind . B=$V CC="$CC" all && leak_loop_build; then
+    for mode in coalesce audit nodelay; do
+        leak_check "leak-$mode" "$TOP/$V" "$mode"
+    done
+fi
+
+# ---- canaries: each check above catches a fault injected into a copy --------
+
+C="$WORK/canary"
+
+# inject FILE FUNCTION MACRO CODE: in the copy, puts CODE, under #ifdef MACRO,
+# first in the body of FUNCTION (whose name starts a line of FILE).
+inject() {
+    local file=$C/$1
+    awk -v fn="$2" -v mac="$3" -v code="$4" '
+        !done && $0 !~ /^[ \t]/ && index($0, fn "(") > 0 && $0 !~ /;[ \t]*$/ { infn = 1 }
+        { print }
+        infn && !done && $0 == "{" { print "#ifdef " mac; print code; print "#endif"; done = 1 }
+        END { exit !done }' "$file" >"$file.new" || {
+        fail "canary-inject" "cannot find $2 in $1"
+        return 1
+    }
+    mv "$file.new" "$file"
+}
+
+make_canary_copy() {
+    rm -rf "$C" && mkdir -p "$C/tests" &&
+        cp -r Makefile include src "$C/" && cp -r tests/unit tests/integration tests/coalesce "$C/tests/" &&
+        inject src/policy.c nf_policy_match NF_CANARY_ASAN \
+            '{ char *volatile nf_canary = malloc(8); nf_canary[8] = 1; free(nf_canary); }' &&
+        inject src/policy.c nf_policy_match NF_CANARY_UBSAN \
+            '{ volatile int nf_canary = __INT_MAX__; nf_canary = nf_canary + (int)(salen > 0); }' &&
+        inject src/policy.c nf_policy_match NF_CANARY_LEAK \
+            '{ void *volatile nf_canary = malloc(24); (void)nf_canary; }' &&
+        inject src/policy.c nf_policy_match NF_CANARY_GROW \
+            '{ static void *nf_head; void **nf_n = malloc(24); if (nf_n) { *nf_n = nf_head; nf_head = nf_n; } }' &&
+        inject src/coalesce.c nf_coalesce_send NF_CANARY_TSAN \
+            '{ static int nf_canary; nf_canary++; }' &&
+        inject src/conn.c nf_conn_ensure NF_CANARY_TSAN \
+            '{ static int nf_canary; nf_canary++; }'
+}
+
+if make_canary_copy; then
+    for k in ASAN UBSAN; do
+        kl=${k,,}
+        if build "canary-$kl" "$C" B="build/c-$kl" CC="$CC" CFLAGS="$ASAN_CFLAGS -DNF_CANARY_$k" \
+            all "build/c-$kl/tests/test_rtt" "build/c-$kl/tests/check_naglefix"; then
+            re='heap-buffer-overflow'
+            [[ $k == UBSAN ]] && re='signed integer overflow'
+            # under LD_PRELOAD, as in asan-integration, and in the unit tests
+            LEAKS=0 caught "canary-$kl-integration" "$re" asan_env \
+                LD_PRELOAD="$ASAN_RT:$C/build/c-$kl/libnaglefix.so" NAGLEFIX_MODE=nodelay \
+                "$C/build/c-$kl/tests/test_rtt" fast
+            # shellcheck disable=SC2016 # for the inner shell
+            caught "canary-$kl-unit" "$re" asan_env /bin/sh -c \
+                'cd "$0/tests/unit" && exec env CK_DEFAULT_TIMEOUT=60 CK_RUN_SUITE=policy ../../$1/tests/check_naglefix' \
+                "$C" "build/c-$kl"
+        fi
+    done
+    if build canary-lsan "$C" B=build/c-lsan CC="$CC" CFLAGS="$ASAN_CFLAGS -DNF_CANARY_LEAK" \
+        build/c-lsan/tests/check_naglefix; then
+        # shellcheck disable=SC2016 # for the inner shell
+        caught canary-lsan-unit 'detected memory leaks' asan_env /bin/sh -c \
+            'cd "$0/tests/unit" && exec env CK_DEFAULT_TIMEOUT=60 CK_RUN_SUITE=policy ../../$1/tests/check_naglefix' \
+            "$C" build/c-lsan
+    fi
+    if build canary-tsan "$C" B=build/c-tsan CC="$CC" CFLAGS="$TSAN_CFLAGS -DNF_CANARY_TSAN" \
+        all build/c-tsan/tests/coalesce/test_integrity build/c-tsan/tests/check_naglefix; then
+        caught canary-tsan-integrity 'data race' tsan_env "${NOASLR[@]}" \
+            LD_PRELOAD="$C/build/c-tsan/libnaglefix.so" NAGLEFIX_MODE=coalesce \
+            "$C/build/c-tsan/tests/coalesce/test_integrity" threads4
+        # shellcheck disable=SC2016 # for the inner shell
+        caught canary-tsan-unit 'data race' tsan_env "${NOASLR[@]}" /bin/sh -c \
+            'cd "$0/tests/unit" && exec env CK_DEFAULT_TIMEOUT=60 CK_RUN_SUITE=conn CK_RUN_CASE=table ../../build/c-tsan/tests/check_naglefix' \
+            "$C"
+    fi
+    for k in LEAK GROW; do
+        kl=${k,,}
+        build "canary-$kl" "$C" B="build/c-$kl" CC="$CC" CFLAGS="-O2 -g -DNF_CANARY_$k" all || continue
+        # leak_check must fail: count its failures instead of adding them.
+        before=$FAILED
+        leak_check "canary-$kl-inner" "$C/build/c-$kl" nodelay >"$LOGS/canary-$kl.out"
+        got=$((FAILED - before))
+        FAILED=$before
+        PASSED=$((PASSED - (2 - got)))
+        if ((got > 0)); then
+            pass "canary-$kl ($(grep -c ^FAIL "$LOGS/canary-$kl.out") check(s) failed as they should)"
+        else
+            fail "canary-$kl" "the leak check did not notice" "$LOGS/canary-$kl.out"
+        fi
+    done
+fi
+
+echo "$PASSED passed, $FAILED failed"
+((FAILED == 0))

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# run.sh - the stress tests: many connections and threads, a daemon that
+# closes everything and forks twice, the highest descriptor numbers, and
+# interposed calls from a signal handler. Each program re-executes itself
+# without the library as its peer (or sink), which checks every byte.
+# `make test-stress` builds everything first; this only runs.
+#
+# Prints "PASS name (seconds)", "FAIL name: why" with the tail of its log,
+# or "SKIP name: why" (the program exited 77). Ends with "N passed,
+# M failed".
+# Every run is under `timeout`. Logs: build/tests/stress/logs/.
+set -u
+export LC_ALL=C
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd -P)
+B="$TOP/build/tests/stress"
+LIB=${NAGLEFIX_LIB:-$TOP/build/libnaglefix.so}
+CONF="$TOP/tests/coalesce/conf"
+LOGS="$B/logs"
+LIMIT=${STRESS_TIMEOUT:-60}
+
+
+PASSED=0
+FAILED=0
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/nfstress.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+unset LD_PRELOAD NAGLEFIX_MODE NAGLEFIX_CONF NAGLEFIX_LOG
+
+[[ -e $LIB ]] || { echo "run.sh: $LIB is missing: run 'make'" >&2; exit 2; }
+mkdir -p "$LOGS"
+rm -f "$LOGS"/*.log
+[[ -e /etc/naglefix.conf ]] &&
+    echo "note: /etc/naglefix.conf exists; it applies wherever a test sets no NAGLEFIX_CONF"
+
+pass() { echo "PASS $1"; PASSED=$((PASSED + 1)); }
+fail() {
+    local name=$1 why=$2 log=${3:-}
+    echo "FAIL $name: $why"
+    [[ -n $log && -s $log ]] && tail -n 20 "$log" | sed 's/^/    /'
+    FAILED=$((FAILED + 1))
+}
+elapsed() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'; }
+
+# t NAME [VAR=VALUE...] PROGRAM [ARG...]: runs one test under timeout in a
+# clean environment plus the variables; PROGRAM is relative to $B.
+t() {
+    local name=$1 log="$LOGS/$1.log" rc start prog
+    shift
+    local -a vars=()
+    while [[ $1 == *=* ]]; do vars+=("$1"); shift; done
+    prog=$1
+    shift
+    if [[ ! -x $B/$prog ]]; then
+        fail "$name" "$B/$prog is not built: run 'make test-stress'"
+        return
+    fi
+    start=$EPOCHREALTIME
+    (cd "$TMP" && timeout -k 5 "$LIMIT" env "${vars[@]}" "$B/$prog" "$@") >"$log" 2>&1
+    rc=$?
+    if ((rc == 0)); then
+        pass "$name ($(elapsed "$start") s)"
+    elif ((rc == 77)); then
+        echo "SKIP $name: $(grep -m1 '^SKIP' "$log" | sed 's/^SKIP [^:]*: //')"
+    elif ((rc == 124 || rc == 137)); then
+        fail "$name" "timed out after $LIMIT s (deadlock?)" "$log"
+    elif ((rc > 128)); then
+        fail "$name" "killed by signal $((rc - 128))" "$log"
+    else
+        fail "$name" "exit status $rc: $(grep -m1 '^FAIL' "$log" | cut -c1-200)" "$log"
+    fi
+}
+
+P="LD_PRELOAD=$LIB"
+START=$EPOCHREALTIME
+
+# 1. 1,000 concurrent connections, 8 threads: every byte once, in order
+t conns-no-shim                                       stress_conns 1000 8 32
+t conns-coalesce   "$P" NAGLEFIX_MODE=coalesce        stress_conns 1000 8 128
+t conns-audit      "$P" NAGLEFIX_MODE=audit NAGLEFIX_LOG="$TMP/audit-%p.log" \
+                                                      stress_conns 1000 8 128
+
+# 2. a daemon: close_range + close() of everything, fork, setsid, fork
+t daemon-coalesce  "$P" NAGLEFIX_MODE=coalesce NAGLEFIX_CONF="$CONF/flush-2ms.conf" \
+                                                      stress_daemon run
+
+# 3. the highest descriptors (hard RLIMIT_NOFILE - 1), and above 65,536 if allowed
+for v in top dup2 above64k; do
+    t "highfd-$v"  "$P" NAGLEFIX_MODE=coalesce NAGLEFIX_CONF="$CONF/flush-1s.conf" \
+                                                      stress_highfd "$v"
+done
+
+# 4. interposed calls from a SIGALRM handler (every 100 us) interrupting writes
+for v in other same quiet; do
+    t "signal-no-shim-$v"                             stress_signal "$v" 1
+    t "signal-nodelay-$v"  "$P" NAGLEFIX_MODE=nodelay  stress_signal "$v" 1
+    t "signal-coalesce-$v" "$P" NAGLEFIX_MODE=coalesce stress_signal "$v" 2
+    t "signal-audit-$v"    "$P" NAGLEFIX_MODE=audit NAGLEFIX_LOG="$TMP/audit-%p.log" \
+                                                      stress_signal "$v" 2
+done
+
+echo "time: $(elapsed "$START") s"
+echo "$PASSED passed, $FAILED failed"
+((FAILED == 0))
