@@ -38,7 +38,7 @@ struct nf_coalesce {
 	char *spare;     /* a second buffer, swapped in while inflight */
 	size_t spare_alloc;
 	_Atomic unsigned long long deadline; /* oldest byte must leave by then */
-	unsigned flush_us;
+	_Atomic unsigned flush_us; /* read by the timer without the lock */
 	unsigned gen;    /* the conn generation these bytes belong to */
 	int err;         /* a flush error, reported on the next send */
 	int broken;      /* an error was reported: sends go to the kernel */

@@ -59,4 +59,5 @@ if [ -s "$tmp/missing" ]; then
 	status=1
 fi
 [ "$status" -eq 0 ] && echo "exports ok: $(wc -l <"$tmp/exported" | tr -d ' ') symbols"
+if [ "$status" -eq 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
 exit "$status"

@@ -32,7 +32,12 @@ run() { # run MODE WORKLOAD N
     done | median
 }
 
-printf '%-10s %18s %22s\n' "library" "ns per 64 B write" "ns per 100 B round trip"
+printf '%-10s %18s %8s %22s %8s\n' "library" "ns per 64 B write" "ratio" "ns per 100 B round trip" "ratio"
+base_w="" base_r=""
 for mode in none pass audit; do
-    printf '%-10s %18s %22s\n' "$mode" "$(run "$mode" stream 300000)" "$(run "$mode" pingpong 30000)"
+    w=$(run "$mode" stream 300000)
+    r=$(run "$mode" pingpong 30000)
+    [ -z "$base_w" ] && base_w=$w base_r=$r
+    printf '%-10s %18s %8s %22s %8s\n' "$mode" "$w" "$(awk -v a="$w" -v b="$base_w" 'BEGIN {printf "%.3f", a / b}')" \
+        "$r" "$(awk -v a="$r" -v b="$base_r" 'BEGIN {printf "%.3f", a / b}')"
 done

@@ -74,3 +74,6 @@ for w in chatty split; do
 	measure "$w"
 	report "$w"
 done
+
+printf '\nWhat audit adds per write on a socket (ratios against no library, same run)\n'
+"$top/tests/audit/overhead.sh"
