@@ -7,7 +7,7 @@
 # musl-tools (musl-gcc). Needs root (or sudo).
 set -eu
 pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
-	valgrind clang libclang-rt-14-dev musl-tools)
+	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 missing=()
