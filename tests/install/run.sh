@@ -7,7 +7,8 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 dest=$(mktemp -d)
-trap 'rm -rf "$dest"' EXIT
+scratch=$(mktemp -d)
+trap 'rm -rf "$dest" "$scratch"' EXIT
 passed=0 failed=0
 ok() { passed=$((passed + 1)); echo "PASS $1"; }
 ko() { failed=$((failed + 1)); echo "FAIL $1"; }
@@ -22,6 +23,35 @@ check "example /etc/naglefix.conf is valid" "$dest/usr/bin/naglefix" check "$des
 preload=$(cd / && "$dest/usr/bin/naglefix" -m nodelay -- sh -c 'echo "$LD_PRELOAD"')
 check "installed command preloads the installed library" \
 	test "$preload" = "$dest/usr/lib/naglefix/libnaglefix.so"
+
+# The whole-host deployment, as the README writes it: the installed
+# library's path in /etc/ld.so.preload (a private copy of /etc in a mount
+# namespace of this test's own) and a rule in /etc/naglefix.conf. An
+# unmodified Python client, started with no LD_PRELOAD at all, is fixed.
+host_wide() {
+	local etc=$scratch/etc port out
+	cp -a /etc "$etc" 2>/dev/null
+	echo "$dest/usr/lib/naglefix/libnaglefix.so" >"$etc/ld.so.preload"
+	echo "default nodelay" >"$etc/naglefix.conf"
+	# the server lives while its stdin (a sleep) does, and prints its port
+	{ sleep 60 | timeout 70 python3 "$top/tests/legacy/legacy_server.py" 0 60 >"$scratch/server.out" 2>&1 & }
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		port=$(sed -n 's/^PORT //p' "$scratch/server.out")
+		[ -n "$port" ] && break
+		sleep 0.5
+	done
+	out=$(env -u LD_PRELOAD -u NAGLEFIX_MODE -u NAGLEFIX_CONF timeout 60 unshare -m sh -c \
+		'mount --bind "$1" /etc && exec python3 "$2" 127.0.0.1 "$3" 13 split' sh \
+		"$etc" "$top/tests/legacy/legacy_client.py" "${port:-0}" 2>&1)
+	echo "$out" | sed -n 's/^median_ms=\([0-9.]*\).*/\1/p'
+}
+if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
+	ms=$(host_wide)
+	check "whole host via /etc/ld.so.preload: python client ${ms:-?} ms < 5" \
+		awk -v m="${ms:-999}" 'BEGIN { exit !(m < 5) }'
+else
+	echo "SKIP whole host via /etc/ld.so.preload: needs root and mount namespaces"
+fi
 
 echo "default nodelay" >"$dest/etc/naglefix.conf"
 make -s -C "$top" install DESTDIR="$dest" PREFIX=/usr >/dev/null
