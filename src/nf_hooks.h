@@ -29,7 +29,6 @@ ssize_t nf_sendto(int fd, const void *buf, size_t n, int flags,
 		  const struct sockaddr *sa, socklen_t salen);
 ssize_t nf_sendmsg(int fd, const struct msghdr *msg, int flags);
 int nf_sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags);
-ssize_t nf_recvmsg(int fd, struct msghdr *msg, int flags);
 ssize_t nf_sendfile(int out_fd, int in_fd, off_t *off, size_t n);
 ssize_t nf_splice(int in_fd, loff_t *in_off, int out_fd, loff_t *out_off, size_t n, unsigned flags);
 void nf_before_read(int fd);

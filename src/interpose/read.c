@@ -32,75 +32,67 @@ void nf_before_read(int fd)
 		nf_coalesce_flush(c, fd);
 }
 
-ssize_t nf_recvmsg(int fd, struct msghdr *msg, int flags)
+/* Received descriptors (SCM_RIGHTS) are classified on their first use. */
+static void note_received(const struct msghdr *msg, ssize_t rc)
 {
-	ssize_t rc;
-	int saved;
+	int saved = errno;
 
-	nf_before_read(fd);
-	rc = nf_real.recvmsg(fd, msg, flags);
-	saved = errno;
 	if (rc >= 0 && msg && msg->msg_controllen > 0)
 		nf_track_received(msg);
 	errno = saved;
+}
+
+/*
+ * Around every read: before it, initialisation, the coalesce flush and
+ * audit's stall clock; after it, audit's finding (errno kept). Each hook
+ * is then: before(fd, &a); return after(&a, <the real call>);
+ */
+static void before(int fd, struct nf_audit_read *a)
+{
+	nf_init();
+	nf_before_read(fd);
+	if (!nf_audit_read_begin(fd, a))
+		a->c = NULL;
+}
+
+static ssize_t after(const struct nf_audit_read *a, ssize_t rc)
+{
+	if (a->c)
+		nf_audit_read_end(a, rc);
 	return rc;
 }
 
 NF_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	struct nf_audit_read a;
-	ssize_t rc;
 
-	nf_init();
-	nf_before_read(fd);
-	if (!nf_audit_read_begin(fd, &a))
-		return nf_real.read(fd, buf, n);
-	rc = nf_real.read(fd, buf, n);
-	nf_audit_read_end(&a, rc);
-	return rc;
+	before(fd, &a);
+	return after(&a, nf_real.read(fd, buf, n));
 }
 
 NF_EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 {
 	struct nf_audit_read a;
-	ssize_t rc;
 
-	nf_init();
-	nf_before_read(fd);
-	if (!nf_audit_read_begin(fd, &a))
-		return nf_real.readv(fd, iov, iovcnt);
-	rc = nf_real.readv(fd, iov, iovcnt);
-	nf_audit_read_end(&a, rc);
-	return rc;
+	before(fd, &a);
+	return after(&a, nf_real.readv(fd, iov, iovcnt));
 }
 
 NF_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	struct nf_audit_read a;
-	ssize_t rc;
 
-	nf_init();
-	nf_before_read(fd);
-	if (!nf_audit_read_begin(fd, &a))
-		return nf_real.recv(fd, buf, n, flags);
-	rc = nf_real.recv(fd, buf, n, flags);
-	nf_audit_read_end(&a, rc);
-	return rc;
+	before(fd, &a);
+	return after(&a, nf_real.recv(fd, buf, n, flags));
 }
 
 NF_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 			   struct sockaddr *sa, socklen_t *salen)
 {
 	struct nf_audit_read a;
-	ssize_t rc;
 
-	nf_init();
-	nf_before_read(fd);
-	if (!nf_audit_read_begin(fd, &a))
-		return nf_real.recvfrom(fd, buf, n, flags, sa, salen);
-	rc = nf_real.recvfrom(fd, buf, n, flags, sa, salen);
-	nf_audit_read_end(&a, rc);
-	return rc;
+	before(fd, &a);
+	return after(&a, nf_real.recvfrom(fd, buf, n, flags, sa, salen));
 }
 
 NF_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
@@ -108,11 +100,9 @@ NF_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	struct nf_audit_read a;
 	ssize_t rc;
 
-	nf_init();
-	if (!nf_audit_read_begin(fd, &a))
-		return nf_recvmsg(fd, msg, flags);
-	rc = nf_recvmsg(fd, msg, flags);
-	nf_audit_read_end(&a, rc);
+	before(fd, &a);
+	rc = after(&a, nf_real.recvmsg(fd, msg, flags));
+	note_received(msg, rc);
 	return rc;
 }
 
@@ -120,19 +110,12 @@ NF_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, nf_mmsg_flags
 		       struct timespec *timeout)
 {
 	struct nf_audit_read a;
-	int rc, saved, audited;
+	int rc;
 
-	nf_init();
-	nf_before_read(fd);
-	audited = nf_audit_read_begin(fd, &a);
-	rc = nf_real.recvmmsg(fd, vec, vlen, flags, timeout);
-	if (audited)
-		nf_audit_read_end(&a, rc);
-	saved = errno;
+	before(fd, &a);
+	rc = (int)after(&a, nf_real.recvmmsg(fd, vec, vlen, flags, timeout));
 	for (int i = 0; i < rc; i++)
-		if (vec[i].msg_hdr.msg_controllen > 0)
-			nf_track_received(&vec[i].msg_hdr);
-	errno = saved;
+		note_received(&vec[i].msg_hdr, rc);
 	return rc;
 }
 
@@ -179,42 +162,24 @@ static ssize_t real_recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int
 NF_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
 	struct nf_audit_read a;
-	ssize_t rc;
 
-	nf_init();
-	nf_before_read(fd);
-	if (!nf_audit_read_begin(fd, &a))
-		return real_read_chk(fd, buf, n, buflen);
-	rc = real_read_chk(fd, buf, n, buflen);
-	nf_audit_read_end(&a, rc);
-	return rc;
+	before(fd, &a);
+	return after(&a, real_read_chk(fd, buf, n, buflen));
 }
 
 NF_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
 {
 	struct nf_audit_read a;
-	ssize_t rc;
 
-	nf_init();
-	nf_before_read(fd);
-	if (!nf_audit_read_begin(fd, &a))
-		return real_recv_chk(fd, buf, n, buflen, flags);
-	rc = real_recv_chk(fd, buf, n, buflen, flags);
-	nf_audit_read_end(&a, rc);
-	return rc;
+	before(fd, &a);
+	return after(&a, real_recv_chk(fd, buf, n, buflen, flags));
 }
 
 NF_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 				 struct sockaddr *sa, socklen_t *salen)
 {
 	struct nf_audit_read a;
-	ssize_t rc;
 
-	nf_init();
-	nf_before_read(fd);
-	if (!nf_audit_read_begin(fd, &a))
-		return real_recvfrom_chk(fd, buf, n, buflen, flags, sa, salen);
-	rc = real_recvfrom_chk(fd, buf, n, buflen, flags, sa, salen);
-	nf_audit_read_end(&a, rc);
-	return rc;
+	before(fd, &a);
+	return after(&a, real_recvfrom_chk(fd, buf, n, buflen, flags, sa, salen));
 }
