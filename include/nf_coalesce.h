@@ -50,9 +50,10 @@ int nf_coalesce_before_send(struct nf_conn *c, int fd, int flags);
  * blocking; whatever cannot go now stays for the timer. */
 void nf_coalesce_flush(struct nf_conn *c, int fd);
 
-/* fd's options change, it is duplicated or disconnected, and it lives on:
- * send all that is buffered, waiting as long as a full socket takes. */
-void nf_coalesce_drain(struct nf_conn *c, int fd);
+/* fd is duplicated or disconnected and lives on: send all that is
+ * buffered, waiting as long as a full socket takes, then switch its rule
+ * to action before any writer can buffer again. */
+void nf_coalesce_retire(struct nf_conn *c, int fd, enum nf_action action);
 
 /* The program changes fd's options (TCP_NODELAY, TCP_CORK): send what
  * the kernel takes now; the rest stays, in order, for the next flush. */
@@ -63,8 +64,17 @@ void nf_coalesce_push(struct nf_conn *c, int fd);
  * so on the log); a send another thread has in flight is left to it. */
 void nf_coalesce_drain_final(struct nf_conn *c, int fd);
 
+/* shutdown: as nf_coalesce_drain_final, but a send another thread has in
+ * flight is left to fail, not waited for (shutdown is how a program stops
+ * a blocked writer). */
+void nf_coalesce_drain_abort(struct nf_conn *c, int fd);
+
+/* close_range: nf_coalesce_drain_final for the fds in [first, last]. */
+void nf_coalesce_drain_range(unsigned first, unsigned last);
+
 /* Flushes every connection holding bytes: without blocking (wait 0, before
- * poll/select/epoll) or draining (wait 1, before fork, exec and exit). */
+ * poll/select/epoll and fork) or draining (wait 1, before exec and exit;
+ * NF_DRAIN_MS in all, however many peers are stalled). */
 void nf_coalesce_flush_all(int wait);
 
 /* Called by the timer: flushes the connections whose oldest byte is due.

@@ -62,6 +62,13 @@ enum nf_kind nf_conn_kind(const struct nf_conn *c);
 /* Marks fd as kind with an undecided action; entry allocated if needed. */
 void nf_conn_reset(int fd, enum nf_kind kind);
 
+/*
+ * An UNKNOWN fd was classified as kind: recorded unless another thread
+ * got there first (its action and buffered bytes are kept, the generation
+ * unchanged). Returns the kind fd now has.
+ */
+enum nf_kind nf_conn_settle(int fd, enum nf_kind kind);
+
 /* fd was closed: back to FRESH (its buffers, if any, stay allocated). */
 void nf_conn_forget(int fd);
 

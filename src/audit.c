@@ -6,10 +6,10 @@
  * Locking: every list (conn->au) and the set of connections with a list
  * are guarded by one mutex, alock, held only for bookkeeping and at most
  * a TCP_INFO query, never across a call that can block, and findings are
- * logged after it is released. Not conn->lock: coalesce holds that across
- * blocking sends, and a reader waiting for it behind a writer stuck on a
- * full socket could deadlock a full-duplex program under coalesce audit=1.
- * Audit is a diagnostic mode; one mutex also keeps fork simple.
+ * logged after it is released. It is separate from conn->lock so that
+ * audit's bookkeeping never nests inside coalesce's; audit is a
+ * diagnostic mode, and one mutex also keeps fork simple. Each entry point
+ * is guarded against re-entry from a signal handler (nf_guard.h).
  */
 #include "nf_audit.h"
 #include "nf_guard.h"

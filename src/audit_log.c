@@ -17,6 +17,7 @@
  * tracked; the least recent one gives its slot up, with its count logged.
  */
 #include "nf_audit.h"
+#include "nf_guard.h"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -461,7 +462,10 @@ void nf_audit_log_exit(void)
 {
 	int saved = errno;
 
-	if (owner != getpid() || atomic_exchange(&exited, 1) || !lock_at_exit()) {
+	if (owner != getpid() || !nf_guard_enter()) /* re-entered from a handler */
+		return;
+	if (atomic_exchange(&exited, 1) || !lock_at_exit()) {
+		nf_guard_leave();
 		errno = saved;
 		return;
 	}
@@ -472,6 +476,7 @@ void nf_audit_log_exit(void)
 	for (int i = 0; i < npeers; i++)
 		log_summary(&peers[i]);
 	pthread_mutex_unlock(&rlock);
+	nf_guard_leave();
 	errno = saved;
 }
 

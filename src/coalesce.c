@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "nf_guard.h"
 #include "nf_log.h"
@@ -39,6 +40,7 @@ struct nf_coalesce {
 	size_t spare_alloc;
 	_Atomic unsigned long long deadline; /* oldest byte must leave by then */
 	_Atomic unsigned flush_us; /* read by the timer without the lock */
+	unsigned backoff_us; /* the timer's wait while the socket stays full */
 	unsigned gen;    /* the conn generation these bytes belong to */
 	int err;         /* a flush error, reported on the next send */
 	int broken;      /* an error was reported: sends go to the kernel */
@@ -122,6 +124,17 @@ static void pending_del(struct nf_conn *c)
 	pthread_mutex_unlock(&plock);
 }
 
+/* The condition variable of sends in flight, timed on CLOCK_MONOTONIC. */
+static void init_done(pthread_cond_t *done)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(done, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
 /*
  * The descriptor now names another socket (closed behind our back, or
  * replaced): what was held for the old one must never reach the new one,
@@ -157,7 +170,7 @@ static struct nf_coalesce *get_co(struct nf_conn *c, int fd)
 		}
 		co->pidx = -1;
 		co->gen = gen;
-		pthread_cond_init(&co->done, NULL);
+		init_done(&co->done);
 		c->co = co;
 	}
 	if (co->gen != gen)
@@ -184,6 +197,7 @@ static void consume(struct nf_conn *c, size_t n)
 	memmove(co->buf, co->buf + n, co->len - n);
 	co->len -= n;
 	if (co->len == 0) {
+		co->backoff_us = 0;
 		atomic_store(&co->deadline, 0);
 		pending_del(c);
 	}
@@ -251,7 +265,7 @@ static int nonblocking(int fd, int flags)
 
 	if (flags & MSG_DONTWAIT)
 		return 1;
-	fl = fcntl(fd, F_GETFL);
+	fl = nf_real.fcntl(fd, F_GETFL);
 	return fl >= 0 && (fl & O_NONBLOCK);
 }
 
@@ -296,14 +310,25 @@ static int reserve(struct nf_coalesce *co, size_t need)
 	return 0;
 }
 
+/* The bytes a thread took out to send without the lock. */
+struct taken {
+	char *bytes;
+	size_t len;
+	size_t off;      /* how many the kernel took */
+	size_t alloc;
+	unsigned gen;    /* the socket they belong to */
+};
+
 /* Takes the buffered bytes out, for a send made without the lock. */
-static void take_out(struct nf_conn *c, char **bytes, size_t *len, size_t *alloc)
+static void take_out(struct nf_conn *c, struct taken *t)
 {
 	struct nf_coalesce *co = c->co;
 
-	*bytes = co->buf;
-	*len = co->len;
-	*alloc = co->alloc;
+	t->bytes = co->buf;
+	t->len = co->len;
+	t->off = 0;
+	t->alloc = co->alloc;
+	t->gen = co->gen;
 	co->buf = co->spare;
 	co->alloc = co->spare_alloc;
 	co->spare = NULL;
@@ -325,33 +350,45 @@ static void rearm(struct nf_conn *c)
 		nf_timer_arm(now);
 }
 
+/* Is the fd still the socket these taken-out bytes were written to? */
+static int same_socket(struct nf_conn *c, const struct taken *t)
+{
+	return atomic_load(&c->gen) == t->gen;
+}
+
 /*
  * Ends an unlocked send: the bytes taken out that the kernel did not take
  * go back in front of what others appended meanwhile, unless the
- * connection failed or the fd now names another socket; the taken-out
- * buffer becomes the spare.
+ * connection failed (failed: 1) or the fd was closed and now names
+ * another socket, whose buffer they must never reach (said on the log);
+ * the taken-out buffer becomes the spare. Returns 1 if the socket is the
+ * same.
  */
-static void put_back(struct nf_conn *c, char *bytes, size_t alloc, size_t off,
-		     size_t len, int failed)
+static int put_back(struct nf_conn *c, struct taken *t, int failed)
 {
 	struct nf_coalesce *co = c->co;
-	size_t rest = failed || stale(c) ? 0 : len - off;
+	int same = same_socket(c, t);
+	size_t rest = t->len - t->off;
 
-	if (rest > 0 && reserve(co, co->len + rest) == 0) {
+	if (!same && rest > 0)
+		nf_log_msg("fd %d was closed during a send: %zu buffered bytes dropped",
+			   co->fd, rest);
+	if (same && !failed && rest > 0 && reserve(co, co->len + rest) == 0) {
 		memmove(co->buf + rest, co->buf, co->len);
-		memcpy(co->buf, bytes + off, rest);
+		memcpy(co->buf, t->bytes + t->off, rest);
 		co->len += rest;
 	}
-	if (co->len > 0)
+	if (co->len > 0) /* put back, or appended meanwhile (perhaps for a new socket) */
 		rearm(c);
 	if (!co->spare) {
-		co->spare = bytes;
-		co->spare_alloc = alloc;
+		co->spare = t->bytes;
+		co->spare_alloc = t->alloc;
 	} else {
-		free(bytes);
+		free(t->bytes);
 	}
 	co->inflight = 0;
 	pthread_cond_broadcast(&co->done);
+	return same;
 }
 
 /*
@@ -368,37 +405,35 @@ static ssize_t send_unlocked(struct nf_conn *c, int fd, const struct iovec *iov,
 {
 	struct iovec v[IOV_STACK + 1];
 	struct msghdr m = { .msg_iov = v, .msg_iovlen = (size_t)iovcnt + 1 };
-	size_t len, off = 0, alloc;
+	struct taken t;
 	ssize_t r, mine = 0;
-	char *bytes;
 	int err;
 
-	take_out(c, &bytes, &len, &alloc);
+	take_out(c, &t);
 	pthread_mutex_unlock(&c->lock);
 	if (iovcnt > 0)
 		memcpy(v + 1, iov, (size_t)iovcnt * sizeof(*iov));
 	for (;;) {
-		size_t left = len - off;
+		size_t left = t.len - t.off;
 
-		v[0].iov_base = bytes + off;
+		v[0].iov_base = t.bytes + t.off;
 		v[0].iov_len = left;
 		r = nf_real.sendmsg(fd, &m, flags);
 		if (r < 0)
 			break;
-		off += (size_t)r < left ? (size_t)r : left;
+		t.off += (size_t)r < left ? (size_t)r : left;
 		if ((size_t)r > left) {
 			mine = r - (ssize_t)left;
 			break;
 		}
-		if ((off == len && n == 0) || nonblocking(fd, flags))
+		if ((t.off == t.len && n == 0) || nonblocking(fd, flags) || !same_socket(c, &t))
 			break;
 	}
 	err = errno;
 	pthread_mutex_lock(&c->lock);
-	put_back(c, bytes, alloc, off, len, r < 0 && !transient(err));
+	if (put_back(c, &t, r < 0 && !transient(err)) && r < 0 && !transient(err))
+		c->co->broken = 1;
 	if (r < 0) {
-		if (!transient(err))
-			c->co->broken = 1;
 		errno = err;
 		return -1;
 	}
@@ -465,15 +500,18 @@ static ssize_t coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 	struct nf_coalesce *co;
 	int raise_pipe = 0;
 
-	if (n <= 0 || iovcnt > IOV_STACK) {
+	if (n <= 0) /* nothing to reorder: the kernel's own answer (0, EINVAL) */
+		return send_plain(fd, iov, iovcnt, flags);
+	if (iovcnt > IOV_STACK) {
 		if (before_send(c, fd, flags) < 0)
 			return -1;
 		return send_plain(fd, iov, iovcnt, flags);
 	}
 	pthread_mutex_lock(&c->lock);
 	co = get_co(c, fd);
-	if (!co || co->broken) {
-		pthread_mutex_unlock(&c->lock); /* no memory, or a dead connection */
+	if (atomic_load(&c->action) != NF_ACT_COALESCE || !co || co->broken) {
+		/* retired while we came (dup), no memory, or a dead connection */
+		pthread_mutex_unlock(&c->lock);
 		return send_plain(fd, iov, iovcnt, flags);
 	}
 	if (co->err) {
@@ -503,6 +541,23 @@ ssize_t nf_coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 	return r;
 }
 
+/* Everything buffered out, with the program's flags: 0, or the errno its
+ * own send should fail with (EAGAIN for a full non-blocking socket). */
+static int push_all(struct nf_conn *c, int fd, int flags)
+{
+	while (c->co->len || c->co->inflight) {
+		if (wait_inflight(c, fd, flags) < 0)
+			return errno;
+		if (!c->co->len)
+			break;
+		if (send_unlocked(c, fd, NULL, 0, 0, flags & BACKGROUND) < 0)
+			return errno;
+		if (c->co->len && nonblocking(fd, flags))
+			return EAGAIN;
+	}
+	return 0;
+}
+
 static int before_send(struct nf_conn *c, int fd, int flags)
 {
 	int raise_pipe = 0, rc = 0, err = 0;
@@ -514,13 +569,8 @@ static int before_send(struct nf_conn *c, int fd, int flags)
 	}
 	if (c->co->err) {
 		err = take_error(c->co, flags, &raise_pipe);
-	} else if (wait_inflight(c, fd, flags) < 0) {
-		err = errno;
-	} else if (c->co->len) {
-		if (send_unlocked(c, fd, NULL, 0, 0, flags & BACKGROUND) < 0)
-			err = errno;
-		else if (c->co->len)
-			err = EAGAIN; /* non-blocking, and the socket is full */
+	} else {
+		err = push_all(c, fd, flags);
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (raise_pipe)
@@ -567,24 +617,48 @@ void nf_coalesce_flush(struct nf_conn *c, int fd)
 	errno = saved;
 }
 
-/*
- * Sends everything, waiting for room with the lock released. final (the
- * socket is going: close, exit, exec): leaves a connection another thread
- * is sending on to that thread, and gives up after NF_DRAIN_MS; otherwise
- * (the socket lives on: setsockopt, dup, disconnect) waits as long as it
- * takes, for nothing may be dropped or reordered.
- */
-static void drain_locked(struct nf_conn *c, int fd, int final)
-{
-	unsigned long long give_up = nf_timer_now_ns() + NF_DRAIN_MS * 1000000ull;
+enum drain_mode {
+	DRAIN_LIVE,  /* the socket lives on (dup, disconnect): wait as long as it takes */
+	DRAIN_FINAL, /* it goes (close, exec, exit): wait until give_up, then drop */
+	DRAIN_ABORT, /* shutdown: as final, but a send in flight is left to fail */
+};
 
+/* Waits for another thread's send to end; 0, or -1 past give_up. */
+static int wait_done(struct nf_conn *c, enum drain_mode mode, unsigned long long give_up)
+{
+	struct timespec ts = { .tv_sec = (time_t)(give_up / 1000000000ull),
+			       .tv_nsec = (long)(give_up % 1000000000ull) };
+
+	if (mode == DRAIN_LIVE)
+		return pthread_cond_wait(&c->co->done, &c->lock) == 0 ? 0 : -1;
+	return pthread_cond_timedwait(&c->co->done, &c->lock, &ts) == ETIMEDOUT ? -1 : 0;
+}
+
+/* The socket will not take what is held: drop it, and say so. */
+static void give_up_on(struct nf_conn *c, int fd)
+{
+	nf_log_msg("fd %d: peer took nothing for %d ms; %zu buffered bytes dropped",
+		   fd, NF_DRAIN_MS, c->co->len);
+	fail_buffer(c, EAGAIN);
+}
+
+/*
+ * Sends everything buffered, waiting for room with the lock released, and
+ * for another thread's send in flight (its bytes come first), as mode says.
+ */
+static void drain_locked(struct nf_conn *c, int fd, enum drain_mode mode,
+			 unsigned long long give_up)
+{
 	while (c->co && c->co->len && !stale(c)) {
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
 
 		if (c->co->inflight) {
-			if (final)
+			if (mode == DRAIN_ABORT)
 				return;
-			pthread_cond_wait(&c->co->done, &c->lock);
+			if (wait_done(c, mode, give_up) < 0) {
+				give_up_on(c, fd);
+				return;
+			}
 			continue;
 		}
 		if (send_buffer(c, fd, BACKGROUND) >= 0 || errno == EINTR)
@@ -593,10 +667,8 @@ static void drain_locked(struct nf_conn *c, int fd, int final)
 			fail_buffer(c, errno);
 			return;
 		}
-		if (final && nf_timer_now_ns() >= give_up) {
-			nf_log_msg("fd %d: peer took nothing for %d ms; %zu buffered bytes dropped",
-				   fd, NF_DRAIN_MS, c->co->len);
-			fail_buffer(c, EAGAIN);
+		if (mode != DRAIN_LIVE && nf_timer_now_ns() >= give_up) {
+			give_up_on(c, fd);
 			return;
 		}
 		pthread_mutex_unlock(&c->lock);
@@ -605,14 +677,24 @@ static void drain_locked(struct nf_conn *c, int fd, int final)
 	}
 }
 
-static void drain(struct nf_conn *c, int fd, int final)
+static unsigned long long drain_deadline(void)
+{
+	return nf_timer_now_ns() + NF_DRAIN_MS * 1000000ull;
+}
+
+/* drain_locked under the lock; then, if action >= 0, the rule becomes
+ * action before any other writer can buffer again. */
+static void drain(struct nf_conn *c, int fd, enum drain_mode mode, int action)
 {
 	int saved = errno;
 
-	if (!c->co || !nf_guard_enter())
+	if (!nf_guard_enter())
 		return;
 	pthread_mutex_lock(&c->lock);
-	drain_locked(c, fd, final);
+	if (c->co)
+		drain_locked(c, fd, mode, drain_deadline());
+	if (action >= 0)
+		atomic_store(&c->action, action);
 	pthread_mutex_unlock(&c->lock);
 	nf_guard_leave();
 	errno = saved;
@@ -631,49 +713,73 @@ void nf_coalesce_push(struct nf_conn *c, int fd)
 	errno = saved;
 }
 
-void nf_coalesce_drain(struct nf_conn *c, int fd)
+void nf_coalesce_retire(struct nf_conn *c, int fd, enum nf_action action)
 {
-	drain(c, fd, 0);
+	drain(c, fd, DRAIN_LIVE, (int)action);
 }
 
 void nf_coalesce_drain_final(struct nf_conn *c, int fd)
 {
-	drain(c, fd, 1);
+	if (c->co)
+		drain(c, fd, DRAIN_FINAL, -1);
 }
 
-/* A copy of the pending set, so flushing can change it. */
-static struct nf_conn **snapshot(int *n)
+void nf_coalesce_drain_abort(struct nf_conn *c, int fd)
 {
-	struct nf_conn **copy = NULL;
+	if (c->co)
+		drain(c, fd, DRAIN_ABORT, -1);
+}
+
+#define SNAP_STACK 256
+
+/*
+ * A copy of the pending set, so flushing can change it: in stack (up to
+ * SNAP_STACK, so exit from a signal handler needs no malloc), else
+ * malloc'd. Release it with release_snapshot.
+ */
+static struct nf_conn **snapshot(struct nf_conn **stack, int *n)
+{
+	struct nf_conn **copy = stack;
 
 	pthread_mutex_lock(&plock);
 	*n = atomic_load(&nf_coalesce_npending);
-	if (*n > 0) {
+	if (*n > SNAP_STACK)
 		copy = malloc((size_t)*n * sizeof(*copy));
-		if (copy)
-			memcpy(copy, pending, (size_t)*n * sizeof(*copy));
-		else
-			*n = 0;
-	}
+	if (copy && *n > 0)
+		memcpy(copy, pending, (size_t)*n * sizeof(*copy));
+	else
+		*n = 0;
 	pthread_mutex_unlock(&plock);
 	return copy;
 }
 
-void nf_coalesce_flush_all(int wait)
+static void release_snapshot(struct nf_conn **copy, struct nf_conn **stack)
 {
+	if (copy != stack)
+		free(copy);
+}
+
+/*
+ * Flushes the connections holding bytes whose fd is within [first, last]:
+ * without blocking (wait 0), or draining, all against one deadline.
+ */
+static void flush_range(unsigned first, unsigned last, int wait)
+{
+	unsigned long long give_up = drain_deadline();
+	struct nf_conn *stack[SNAP_STACK], **all;
 	int saved = errno, n;
-	struct nf_conn **all;
 
 	if (atomic_load_explicit(&nf_coalesce_npending, memory_order_relaxed) == 0 ||
 	    !nf_guard_enter())
 		return;
-	all = snapshot(&n);
+	all = snapshot(stack, &n);
 	for (int i = 0; i < n; i++) {
 		struct nf_conn *c = all[i];
 
 		if (wait) {
 			pthread_mutex_lock(&c->lock);
-			drain_locked(c, c->co->fd, 1);
+			if ((unsigned)c->co->fd >= first && (unsigned)c->co->fd <= last)
+				drain_locked(c, c->co->fd, DRAIN_FINAL, give_up);
 		} else if (pthread_mutex_trylock(&c->lock) == 0) {
 			flush_locked(c, c->co->fd);
 		} else {
@@ -681,9 +787,19 @@ void nf_coalesce_flush_all(int wait)
 		}
 		pthread_mutex_unlock(&c->lock);
 	}
-	free(all);
+	release_snapshot(all, stack);
 	nf_guard_leave();
 	errno = saved;
+}
+
+void nf_coalesce_flush_all(int wait)
+{
+	flush_range(0, ~0u, wait);
+}
+
+void nf_coalesce_drain_range(unsigned first, unsigned last)
+{
+	flush_range(first, last, 1);
 }
 
 /*
@@ -696,11 +812,15 @@ static unsigned long long flush_one_due(struct nf_conn *c, unsigned long long no
 	unsigned long long next = 0;
 
 	if (pthread_mutex_trylock(&c->lock) != 0)
-		return now + (unsigned long long)co->flush_us * 1000; /* a writer holds it briefly */
+		return now + 50000; /* a writer holds it for a moment: look again soon */
 	if (co->len && !co->inflight && atomic_load(&co->deadline) <= now) {
 		flush_locked(c, co->fd);
-		if (co->len) /* the socket is full: retry after one more period */
-			atomic_store(&co->deadline, now + (unsigned long long)co->flush_us * 1000);
+		if (co->len) { /* the socket is full: back off, up to 100 ms */
+			co->backoff_us = co->backoff_us ? co->backoff_us * 2 : co->flush_us;
+			if (co->backoff_us > 100000)
+				co->backoff_us = 100000;
+			atomic_store(&co->deadline, now + (unsigned long long)co->backoff_us * 1000);
+		}
 	}
 	if (co->len && !co->inflight)
 		next = atomic_load(&co->deadline);
@@ -711,16 +831,17 @@ static unsigned long long flush_one_due(struct nf_conn *c, unsigned long long no
 unsigned long long nf_coalesce_flush_due(unsigned long long now)
 {
 	unsigned long long next = 0;
+	struct nf_conn *stack[SNAP_STACK], **all;
 	int saved = errno, n;
-	struct nf_conn **all = snapshot(&n);
 
+	all = snapshot(stack, &n);
 	for (int i = 0; i < n; i++) {
 		unsigned long long d = flush_one_due(all[i], now);
 
 		if (d && (next == 0 || d < next))
 			next = d;
 	}
-	free(all);
+	release_snapshot(all, stack);
 	errno = saved;
 	return next;
 }
@@ -741,6 +862,6 @@ void nf_coalesce_atfork_child(void)
 		co->pidx = -1;
 		co->inflight = 0;
 		atomic_store(&co->deadline, 0);
-		pthread_cond_init(&co->done, NULL);
+		init_done(&co->done);
 	}
 }

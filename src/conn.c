@@ -137,6 +137,21 @@ void nf_conn_reset(int fd, enum nf_kind kind)
 	atomic_store_explicit(&c->kind, (int)kind, memory_order_release);
 }
 
+enum nf_kind nf_conn_settle(int fd, enum nf_kind kind)
+{
+	struct nf_conn *c = nf_conn_ensure(fd);
+	int seen;
+
+	if (!c)
+		return kind;
+	seen = atomic_load(&c->kind);
+	if (nf_conn_kind(c) != NF_KIND_UNKNOWN)
+		return (enum nf_kind)seen; /* settled by another thread */
+	if (atomic_compare_exchange_strong(&c->kind, &seen, (int)kind))
+		return kind;
+	return (enum nf_kind)seen;
+}
+
 void nf_conn_forget(int fd)
 {
 	struct nf_conn *c = nf_conn_get(fd);

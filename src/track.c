@@ -45,8 +45,7 @@ struct nf_conn *nf_track_lookup(int fd)
 	if (kind != NF_KIND_UNKNOWN)
 		return NULL;
 	saved = errno;
-	kind = classify(fd);
-	nf_conn_reset(fd, kind);
+	kind = nf_conn_settle(fd, classify(fd));
 	errno = saved;
 	return kind == NF_KIND_TCP ? nf_conn_get(fd) : NULL;
 }
@@ -167,7 +166,11 @@ void nf_track_connect_done(int fd, int decided, long rc)
 
 void nf_track_disconnected(int fd)
 {
+	struct nf_conn *c = nf_conn_get(fd);
+
 	undecide(fd);
+	if (c) /* a new connection: the old one's errors are not its own */
+		atomic_fetch_add(&c->gen, 1);
 }
 
 void nf_track_accepted(int lfd, int fd)

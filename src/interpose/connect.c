@@ -32,7 +32,7 @@ static int disconnect(int fd, const struct sockaddr *sa, socklen_t len)
 	int rc;
 
 	if (c && atomic_load(&c->action) == NF_ACT_COALESCE)
-		nf_coalesce_drain(c, fd);
+		nf_coalesce_retire(c, fd, NF_ACT_NODELAY); /* still forces TCP_NODELAY */
 	rc = nf_real.connect(fd, sa, len);
 	if (rc == 0 && c) {
 		nf_audit_forget(fd);

@@ -58,7 +58,7 @@ int nf_close_range(unsigned first, unsigned last, int flags)
 		return -1;
 	}
 	if (!(flags & CLOSE_RANGE_CLOEXEC) && first <= last) {
-		nf_coalesce_flush_all(1); /* the range may hold any of them */
+		nf_coalesce_drain_range(first, last);
 		nf_audit_forget_range(first, last);
 		nf_conn_forget_range(first, last);
 	}
@@ -67,8 +67,10 @@ int nf_close_range(unsigned first, unsigned last, int flags)
 
 int nf_shutdown(int fd, int how)
 {
-	if (how == SHUT_WR || how == SHUT_RDWR)
-		drain(fd);
+	struct nf_conn *c = coalescing(fd);
+
+	if (c && (how == SHUT_WR || how == SHUT_RDWR))
+		nf_coalesce_drain_abort(c, fd);
 	return nf_real.shutdown(fd, how);
 }
 
@@ -81,10 +83,8 @@ static void copy_state(int oldfd, int newfd)
 {
 	struct nf_conn *c = coalescing(oldfd), *nc;
 
-	if (c) {
-		nf_coalesce_drain(c, oldfd);
-		atomic_store(&c->action, NF_ACT_NODELAY);
-	}
+	if (c)
+		nf_coalesce_retire(c, oldfd, NF_ACT_NODELAY);
 	nf_conn_copy(oldfd, newfd);
 	nc = nf_conn_get(newfd);
 	if (c && nc)

@@ -165,6 +165,9 @@ c "$HOLD" test_hooks sendmmsg vfork-stack vfork-close vfork-exec posix_spawn pos
 # 8. a two-piece request is one segment
 c - test_segments coalesce
 
+# bytes of a closed socket never reach the next one with its number
+c - test_reuse closed-mid-send close-while-sending close-range-other
+
 # a writer blocked on a peer that does not read holds nothing else up
 c "$HOLD" test_blocked shutdown close exit
 c - test_blocked idle

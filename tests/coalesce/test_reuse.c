@@ -1,0 +1,212 @@
+/*
+ * test_reuse.c - bytes held for one socket never reach another, and
+ * closing one socket costs no other socket its bytes (found in review).
+ *
+ *   closed-mid-send   a thread's overflow send is blocked on a full socket
+ *                     when another thread closes the fd and a new socket
+ *                     gets the same number: the new peer sees only its own
+ *                     bytes, none of the old connection's
+ *   close-while-sending  a thread writes (buffered) while another thread's
+ *                     big send is in flight, then closes: every byte arrives
+ *   close-range-other    close_range of an unrelated fd neither waits on
+ *                     nor drops the bytes of a live, full connection
+ * Run under NAGLEFIX_MODE=coalesce. Exit 0 = pass.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHECK(cond, ...)                                                        \
+	do {                                                                    \
+		if (!(cond)) {                                                  \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
+			fprintf(stderr, __VA_ARGS__);                           \
+			fputc('\n', stderr);                                    \
+			exit(1);                                                \
+		}                                                               \
+	} while (0)
+
+static int listener(struct sockaddr_in *sa, int rcvbuf)
+{
+	socklen_t len = sizeof(*sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa->sin_family = AF_INET;
+	sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa->sin_port = 0;
+	if (rcvbuf)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)sa, len) == 0 && listen(fd, 1) == 0 &&
+	      getsockname(fd, (struct sockaddr *)sa, &len) == 0, "listen: %s", strerror(errno));
+	return fd;
+}
+
+static int dial(const struct sockaddr_in *sa, int sndbuf)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (sndbuf)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	CHECK(connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0, "connect: %s",
+	      strerror(errno));
+	return fd;
+}
+
+/* Fills fd's socket (non-blocking writes) until the kernel takes no more. */
+static void fill(int fd)
+{
+	static char junk[1 << 16];
+	int fl = fcntl(fd, F_GETFL);
+
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	for (int k = 0; k < 10; k++) {
+		while (write(fd, junk, sizeof(junk)) > 0)
+			;
+		usleep(20000);
+	}
+	fcntl(fd, F_SETFL, fl);
+}
+
+static int shared_fd;
+
+static void *big_write(void *arg)
+{
+	static char big[20000];
+
+	(void)arg;
+	memset(big, 'b', sizeof(big));
+	(void)!write(shared_fd, big, sizeof(big)); /* fails when the fd goes */
+	return NULL;
+}
+
+static void closed_mid_send(void)
+{
+	struct sockaddr_in s1, s2;
+	struct timeval tv = { 0, 400000 };
+	int l1 = listener(&s1, 4096), l2 = listener(&s2, 0), fd, nfd, peer2;
+	char buf[256];
+	pthread_t t;
+	ssize_t r;
+
+	fd = dial(&s1, 4096);
+	(void)accept(l1, NULL, NULL); /* a peer that never reads */
+	fill(fd);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	CHECK(write(fd, "OLD-CONNECTION-SECRET", 21) == 21, "held write");
+	shared_fd = fd;
+	pthread_create(&t, NULL, big_write, NULL);
+	usleep(100000); /* the overflow send is now blocked, bytes taken out */
+	close(fd);
+	nfd = dial(&s2, 0);
+	peer2 = accept(l2, NULL, NULL);
+	CHECK(nfd == fd, "the new socket did not reuse fd %d (got %d)", fd, nfd);
+	CHECK(write(nfd, "new:", 4) == 4, "new write");
+	pthread_join(t, NULL);
+	tv.tv_sec = 2;
+	tv.tv_usec = 0;
+	setsockopt(peer2, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	r = recv(peer2, buf, sizeof(buf) - 1, 0);
+	buf[r > 0 ? r : 0] = '\0';
+	CHECK(r == 4 && strcmp(buf, "new:") == 0, "the new peer got %zd bytes: \"%s\"", r, buf);
+}
+
+static void *read_all(void *arg)
+{
+	int *io = arg, fd = accept(io[0], NULL, NULL);
+	char buf[65536];
+	ssize_t n;
+	long total = 0;
+	char last[3] = "";
+
+	usleep(300000);
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		total += n;
+		memcpy(last, n >= 3 ? buf + n - 3 : last, 3);
+	}
+	io[1] = (int)total;
+	io[2] = memcmp(last, "XYZ", 3) == 0;
+	return NULL;
+}
+
+static void *write_big(void *arg)
+{
+	size_t big = (size_t)4 << 20;
+	char *b = malloc(big);
+
+	(void)arg;
+	memset(b, 'b', big);
+	CHECK(write(shared_fd, b, big) == (ssize_t)big, "big write");
+	free(b);
+	return NULL;
+}
+
+static void close_while_sending(void)
+{
+	struct sockaddr_in sa;
+	int io[3] = { listener(&sa, 0), 0, 0 };
+	pthread_t reader, writer;
+
+	pthread_create(&reader, NULL, read_all, io);
+	shared_fd = dial(&sa, 0);
+	CHECK(write(shared_fd, "sssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssss", 63) == 63,
+	      "first write");
+	pthread_create(&writer, NULL, write_big, NULL);
+	usleep(100000); /* the big send is in flight, waiting for the reader */
+	CHECK(write(shared_fd, "XYZ", 3) == 3, "small write");
+	close(shared_fd);
+	pthread_join(writer, NULL);
+	pthread_join(reader, NULL);
+	CHECK(io[1] == 63 + (4 << 20) + 3 && io[2], "the peer got %d bytes (want %d), ends in XYZ: %d",
+	      io[1], 63 + (4 << 20) + 3, io[2]);
+}
+
+static void close_range_other(void)
+{
+#ifdef __GLIBC__
+	struct sockaddr_in sa;
+	int l = listener(&sa, 4096), fd = dial(&sa, 4096); /* small: easily full */
+	struct timespec t0, t1;
+	double secs;
+
+	static char kb[1000];
+
+	int peer = accept(l, NULL, NULL); /* never reads */
+
+	fill(fd);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	for (int k = 0; k < 100000 && write(fd, kb, sizeof(kb)) > 0; k++)
+		; /* the library's buffer full too, or nearly */
+	CHECK(write(fd, "hello", 5) == 5, "held write");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(close_range(5000, 5000, 0) == 0, "close_range: %s", strerror(errno));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	CHECK(secs < 1, "close_range of an unrelated fd took %.1f s", secs);
+	CHECK(write(fd, "x", 1) == 1, "the live connection's next write failed: %s", strerror(errno));
+	close(peer); /* so exit need not wait for a peer that never reads */
+#else
+	exit(77);
+#endif
+}
+
+int main(int argc, char **argv)
+{
+	alarm(30);
+	if (argc == 2 && strcmp(argv[1], "closed-mid-send") == 0)
+		closed_mid_send();
+	else if (argc == 2 && strcmp(argv[1], "close-while-sending") == 0)
+		close_while_sending();
+	else if (argc == 2 && strcmp(argv[1], "close-range-other") == 0)
+		close_range_other();
+	else
+		return 2;
+	return 0;
+}
