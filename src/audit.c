@@ -537,8 +537,20 @@ void nf_audit_forget_range(unsigned first, unsigned last)
 	nf_guard_leave();
 }
 
+/* The child's connections start with no write list: the writes listed
+ * so far are the parent's, and the parent reports them. */
 void nf_audit_atfork_child(void)
 {
 	pthread_mutex_init(&alock, NULL);
+	while (atomic_load(&nf_audit_nactive) > 0) {
+		int last = atomic_load(&nf_audit_nactive) - 1;
+		struct nf_conn *c = nf_conn_get(active[last]);
+
+		if (!c || !c->au || c->au->aidx != last) { /* not expected: stop safely */
+			atomic_store(&nf_audit_nactive, 0);
+			break;
+		}
+		list_reset(c->au); /* takes it out of active[] */
+	}
 	nf_audit_log_atfork_child();
 }
