@@ -107,6 +107,14 @@ ok "8 threads: one pattern, 3 lines in full, the rest counted" \
     test "$("${CHECK[@]}" count "$WORK/threads.log" split_write)" -le 3
 ok "8 threads: summaries add up" "${CHECK[@]}" summary "$WORK/threads.log"
 
+# --- fork: the writes listed before it are the parent's, not the child's ------
+audit_run fork "$WORK/fork.log" python3 "$AUDIT_DIR/fork_client.py" "$H" "$PORT" 4
+read -r parent child < <(sed -n 's/^parent=\([0-9]*\) child=\([0-9]*\)$/\1 \2/p' "$WORK/fork.out")
+ok "fork: the parent's own reads are findings" \
+    test "$(grep -c "\"event\":\"split_write\".*\"pid\":${parent:-x}[,}]" "$WORK/fork.log")" -ge 1
+ok "fork: the child reports none of the parent's writes" \
+    test "$(grep -c "\"event\":\"split_write\".*\"pid\":${child:-x}[,}]" "$WORK/fork.log")" = 0
+
 # --- audit=1 on a fix: what it prevented, with no stall ----------------------
 for fix in nodelay coalesce; do
     printf 'default %s audit=1\n' "$fix" >"$WORK/$fix.conf"
