@@ -274,7 +274,8 @@ static int parse_prefix(char *s, struct nf_endpoint *ep, char *err, size_t errle
 	return 0;
 }
 
-/* Splits "[v6]:ports", "v4:ports", "v6" (no port) or "*:ports" into parts. */
+/* Splits "[v6]:ports", "[v6]", "v4:ports", "v4" or "*:ports" into parts; a
+ * bare IPv6 address is refused, for "::1:8080" would be ambiguous. */
 static int split_endpoint(char *s, char **addr, char **ports, char *err, size_t errlen)
 {
 	char *colon;
@@ -295,7 +296,9 @@ static int split_endpoint(char *s, char **addr, char **ports, char *err, size_t 
 	}
 	*addr = s;
 	colon = strchr(s, ':');
-	if (colon && strchr(colon + 1, ':') == NULL) {
+	if (colon && strchr(colon + 1, ':') != NULL) /* "::1:8080": address or port? */
+		return fail(err, errlen, "an IPv6 address goes in brackets: '[%s]' or '[%s]:PORT'", s, s);
+	if (colon) {
 		*colon = '\0';
 		*ports = colon + 1;
 	}
@@ -372,6 +375,9 @@ static int parse_tokens(struct nf_policy *p, char **tok, int n, int lineno,
 			return fail(err, errlen, "missing endpoint after '%s'", tok[0]);
 		i = 1;
 	}
+	if (i == 0 && strspn(tok[0], "abcdefghijklmnopqrstuvwxyz") == strlen(tok[0]))
+		return fail(err, errlen, "'%s' is neither a keyword (default, connect, accept) "
+			    "nor an IP address", tok[0]);
 	if (nf_policy_parse_endpoint(tok[i], &r.ep, err, errlen) < 0)
 		return -EINVAL;
 	if (parse_action_opts(tok + i + 1, n - i - 1, &r.opts, err, errlen) < 0)

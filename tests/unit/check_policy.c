@@ -244,8 +244,7 @@ static const struct want_endpoint endpoint_forms[] = {
 	{ "[2001:db8::/32]:*", AF_INET6, "2001:db8::", 32, 0, 65535 },
 	{ "[2001:db8:aa01:ffff::1/47]:1-1024", AF_INET6, "2001:db8:aa00::", 47, 1, 1024 },
 	{ "[::1]", AF_INET6, "::1", 128, 0, 65535 },
-	{ "::1", AF_INET6, "::1", 128, 0, 65535 },
-	{ "2001:db8::/32", AF_INET6, "2001:db8::", 32, 0, 65535 },
+	{ "[2001:db8::/32]", AF_INET6, "2001:db8::", 32, 0, 65535 },
 };
 
 START_TEST(test_policy_parse_endpoint_forms)
@@ -519,6 +518,9 @@ END_TEST
 static const struct bad_line bad_addresses[] = {
 	{ "300.1.2.3:80 nodelay", "bad IP address '300.1.2.3'" },
 	{ "[::1::2]:80 nodelay", "bad IP address '::1::2'" },
+	{ "listen 192.0.2.7 nodelay", "'listen' is neither a keyword (default, connect, accept) nor an IP address" },
+	{ "::1 nodelay", "an IPv6 address goes in brackets: '[::1]' or '[::1]:PORT'" },
+	{ "::1:8080 nodelay", "an IPv6 address goes in brackets: '[::1:8080]' or '[::1:8080]:PORT'" },
 	{ "example.com:80 nodelay", "'example.com' is not an IP address (host names are not supported)" },
 	{ "connect [localhost]:80 nodelay", "'localhost' is not an IP address (host names are not supported)" },
 	{ "accept example.com/24 nodelay", "'example.com' is not an IP address (host names are not supported)" },
@@ -705,7 +707,7 @@ END_TEST
 
 START_TEST(test_policy_match_ipv6_host)
 {
-	given("::1 nodelay");
+	given("[::1] nodelay");
 	ck_assert_hits("::1", 8080);
 	ck_assert_misses("::2", 8080);
 	ck_assert_misses("::", 8080);
