@@ -26,8 +26,9 @@ int nf_config_parse_file(const char *path, struct nf_policy *p,
 
 /*
  * Builds the process policy: conf_path (or the default file if it exists
- * when conf_path is NULL), then mode (an action name, may be NULL)
- * replaces the default action. secure (a setuid or setcap program):
+ * when conf_path is NULL; no file at all when it is "none"), then mode (an
+ * action name, may be NULL) replaces the default action (and its options,
+ * unless it names the same action). secure (a setuid or setcap program):
  * conf_path and mode are ignored, and the default file is read only if
  * root owns it and nobody else can write it. On any error: *p is a
  * pass-everything policy, the reason is in err, and the return is negative.

@@ -150,7 +150,9 @@ int nf_config_load(struct nf_policy *p, const char *conf_path,
 	p->dflt = nf_policy_opts_default(NF_ACT_PASS);
 	if (secure)
 		conf_path = mode = NULL; /* the caller's environment is not ours to trust */
-	if (!conf_path && access(NF_CONF_DEFAULT_PATH, F_OK) == 0)
+	if (conf_path && strcmp(conf_path, "none") == 0)
+		conf_path = NULL; /* no file at all, not even the default one */
+	else if (!conf_path && access(NF_CONF_DEFAULT_PATH, F_OK) == 0)
 		conf_path = NF_CONF_DEFAULT_PATH;
 	if (conf_path) {
 		rc = parse_file(conf_path, p, secure, err, errlen);
@@ -167,7 +169,8 @@ int nf_config_load(struct nf_policy *p, const char *conf_path,
 			pass_everything(p);
 			return -EINVAL;
 		}
-		p->dflt = nf_policy_opts_default(a);
+		if (p->dflt.action != a) /* the same action keeps the line's options */
+			p->dflt = nf_policy_opts_default(a);
 	}
 	return 0;
 }

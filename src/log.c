@@ -113,6 +113,8 @@ static int write_file(const char *line, size_t len)
 	if (atomic_load(&log_broken))
 		return -1;
 	fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == EINTR || errno == ENOMEM))
+		return -1; /* the process is short of descriptors for now: this line only */
 	if (fd < 0) {
 		report_broken(errno);
 		return -1;
@@ -123,7 +125,9 @@ static int write_file(const char *line, size_t len)
 }
 
 /* One line to syslog, its connection opened and closed around it;
- * serialised, since closelog also forgets the ident. */
+ * serialised, since closelog also forgets the ident. Known limit: glibc
+ * keeps one syslog state per process, so a program that set its own
+ * openlog() ident and facility logs with the defaults afterwards. */
 static void write_syslog(const char *line, size_t len)
 {
 	static pthread_mutex_t slock = PTHREAD_MUTEX_INITIALIZER;

@@ -126,6 +126,7 @@ int nf_cli_audit(int argc, char **argv)
 		return run_and_wait(argv + cmd);
 	if (nf_cli_preload() < 0)
 		return NF_EXIT_USAGE;
+	setenv("NAGLEFIX_CONF", "none", 1); /* every socket audited, whatever the file says */
 	setenv("NAGLEFIX_MODE", "audit", 1);
 	setenv("NAGLEFIX_LOG", log, 1);
 	status = run_and_wait(argv + cmd);

@@ -10,7 +10,9 @@
  * its mean stall in the median. The parser knows only our own format: one
  * object a line, no spaces, keys unique.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +56,23 @@ static const char *field(const char *line, const char *key)
 	return p ? p + strlen(pat) : NULL;
 }
 
-/* The string value of key, unescaped (\uXXXX kept only below 0x80). */
+/* A character fit for a terminal: printable ASCII, else '?' (a log may be
+ * hostile: no escape sequence or newline reaches the table). */
+static char printable(unsigned c)
+{
+	return c >= 0x20 && c < 0x7f ? (char)c : '?';
+}
+
+/* Four hex digits at p, or -1. */
+static long hex4(const char *p)
+{
+	for (int i = 0; i < 4; i++)
+		if (!isxdigit((unsigned char)p[i]))
+			return -1;
+	return strtol((char[]){ p[0], p[1], p[2], p[3], 0 }, NULL, 16);
+}
+
+/* The string value of key, unescaped, with anything unprintable as '?'. */
 static int field_str(const char *line, const char *key, char *out, size_t outlen)
 {
 	const char *p = field(line, key);
@@ -63,14 +81,16 @@ static int field_str(const char *line, const char *key, char *out, size_t outlen
 	if (!p || *p != '"')
 		return -1;
 	for (p++; *p && *p != '"' && o + 1 < outlen; p++) {
-		if (*p == '\\' && p[1] == 'u' && strlen(p) >= 6) {
-			out[o++] = (char)strtol((char[]){ p[2], p[3], p[4], p[5], 0 }, NULL, 16);
+		long u = p[0] == '\\' && p[1] == 'u' ? hex4(p + 2) : -1;
+
+		if (u >= 0) {
+			out[o++] = printable((unsigned)u);
 			p += 5;
-		} else {
-			if (*p == '\\' && p[1])
-				p++;
-			out[o++] = *p;
+			continue;
 		}
+		if (*p == '\\' && p[1])
+			p++;
+		out[o++] = printable((unsigned char)*p);
 	}
 	out[o] = '\0';
 	return 0;
@@ -85,7 +105,7 @@ static int field_num(const char *line, const char *key, double *out)
 	if (!p || strncmp(p, "null", 4) == 0)
 		return -1;
 	*out = strtod(p, &end);
-	return end == p ? -1 : 0;
+	return end == p || !isfinite(*out) || *out < 0 ? -1 : 0;
 }
 
 /* An array value as its text, "[6,7]". */
@@ -93,8 +113,9 @@ static int field_raw_array(const char *line, const char *key, char *out, size_t 
 {
 	const char *p = field(line, key), *e;
 
-	if (!p || *p != '[' || !(e = strchr(p, ']')) || (size_t)(e - p + 2) > outlen)
-		return -1;
+	if (!p || *p != '[' || !(e = strchr(p, ']')) || (size_t)(e - p + 2) > outlen ||
+	    strspn(p + 1, "0123456789,") != (size_t)(e - p - 1))
+		return -1; /* only what the library writes: sizes and commas */
 	memcpy(out, p, (size_t)(e - p + 1));
 	out[e - p + 1] = '\0';
 	return 0;
@@ -163,6 +184,10 @@ static void add_stalls(struct group *g, double ms, unsigned long count)
 		g->stalls[g->nstalls++] = ms;
 }
 
+/* The library writes a repeat line at most every 100 findings (or 10 s):
+ * a larger count is not ours, and would only make the median costly. */
+#define REPEAT_MAX 1000000
+
 /* One "split_write" or "repeat" line into its group. */
 static void add_line(struct groups *gs, const char *line)
 {
@@ -179,7 +204,8 @@ static void add_line(struct groups *gs, const char *line)
 	if (field_str(line, accept ? "local" : "peer", addr, sizeof(addr)) < 0 ||
 	    !(g = group_of(gs, accept, addr)))
 		return;
-	if (strcmp(event, "repeat") == 0 && (field_num(line, "count", &count) < 0 || count < 1))
+	if (strcmp(event, "repeat") == 0 &&
+	    (field_num(line, "count", &count) < 0 || count < 1 || count > REPEAT_MAX))
 		return;
 	g->findings += (unsigned long)count;
 	if (field_num(line, strcmp(event, "repeat") == 0 ? "total_stall_ms" : "stall_ms", &ms) < 0) {
@@ -277,7 +303,7 @@ static void print_json(struct groups *gs, FILE *out)
 			g->accept ? "accept" : "connect");
 		json_str(out, g->addr);
 		fprintf(out, ",\"findings\":%lu,\"prevented\":%lu,\"writes\":%s,",
-			g->findings, g->prevented, tally_top(&g->writes));
+			g->findings, g->prevented, g->writes.n ? tally_top(&g->writes) : "null");
 		if (g->nstalls)
 			fprintf(out, "\"median_stall_ms\":%.3f,\"total_stall_ms\":%.3f,",
 				median(g), g->total);

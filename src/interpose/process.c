@@ -42,38 +42,49 @@ __attribute__((destructor)) static void nf_destructor(void)
 	nf_audit_log_exit();
 }
 
+/*
+ * The image is about to go: what coalesce holds is sent, and audit's
+ * pending repeats and summaries are written (a failed exec writes none
+ * later).
+ */
+static void before_exec(void)
+{
+	nf_coalesce_flush_all(1);
+	nf_audit_log_exit();
+}
+
 NF_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	nf_init();
-	nf_coalesce_flush_all(1);
+	before_exec();
 	return nf_real.execve(path, argv, envp);
 }
 
 NF_EXPORT int execv(const char *path, char *const argv[])
 {
 	nf_init();
-	nf_coalesce_flush_all(1);
+	before_exec();
 	return nf_real.execv(path, argv);
 }
 
 NF_EXPORT int execvp(const char *file, char *const argv[])
 {
 	nf_init();
-	nf_coalesce_flush_all(1);
+	before_exec();
 	return nf_real.execvp(file, argv);
 }
 
 NF_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	nf_init();
-	nf_coalesce_flush_all(1);
+	before_exec();
 	return nf_real.execvpe(file, argv, envp);
 }
 
 NF_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	nf_init();
-	nf_coalesce_flush_all(1);
+	before_exec();
 	return nf_real.fexecve(fd, argv, envp);
 }
 

@@ -107,6 +107,19 @@ ok "8 threads: one pattern, 3 lines in full, the rest counted" \
     test "$("${CHECK[@]}" count "$WORK/threads.log" split_write)" -le 3
 ok "8 threads: summaries add up" "${CHECK[@]}" summary "$WORK/threads.log"
 
+# --- naglefix audit audits every socket, whatever a config file says -------
+printf 'connect %s nodelay\n' "$H" >"$WORK/rule.conf"
+NAGLEFIX_CONF="$WORK/rule.conf" audit_run java-rule "$WORK/java-rule.log" "${JAVA[@]}" split
+ok "audit: a config rule for the peer does not hide its stalls" \
+    grep -q '"event":"split_write"' "$WORK/java-rule.log"
+
+# --- exec: repeat counts and the summary are written before the image goes -
+audit_run exec "$WORK/exec.log" python3 "$AUDIT_DIR/exec_client.py" "$H" "$PORT" 10
+ok "exec: a summary is written before exec" grep -q '"event":"summary"' "$WORK/exec.log"
+ok "exec: report counts all 9 stalled rounds" \
+    sh -c '"$1" report --json "$2" | python3 -c "import json,sys; sys.exit(json.load(sys.stdin)[0][\"findings\"] != 9)"' \
+    sh "$NAGLEFIX" "$WORK/exec.log"
+
 # --- fork: the writes listed before it are the parent's, not the child's ------
 audit_run fork "$WORK/fork.log" python3 "$AUDIT_DIR/fork_client.py" "$H" "$PORT" 4
 read -r parent child < <(sed -n 's/^parent=\([0-9]*\) child=\([0-9]*\)$/\1 \2/p' "$WORK/fork.out")
@@ -114,6 +127,22 @@ ok "fork: the parent's own reads are findings" \
     test "$(grep -c "\"event\":\"split_write\".*\"pid\":${parent:-x}[,}]" "$WORK/fork.log")" -ge 1
 ok "fork: the child reports none of the parent's writes" \
     test "$(grep -c "\"event\":\"split_write\".*\"pid\":${child:-x}[,}]" "$WORK/fork.log")" = 0
+
+# --- report reads hostile logs safely: no crash, valid JSON, no escapes ----
+cat >"$WORK/hostile.log" <<'LOG'
+{"event":"repeat","side":"connect","peer":"1.2.3.4:80","count":2305843009213693952,"total_stall_ms":1}
+{"event":"repeat","side":"connect","peer":"1.2.3.4:80","count":nan,"total_stall_ms":1}
+{"event":"split_write","side":"connect","peer":"1.2.3.4:80","stall_ms":nan}
+{"event":"split_write","side":"connect","peer":"1.2.3.5:80","writes":["a\",1}, {"x":1],"stall_ms":5}
+{"event":"split_write","side":"connect","peer":"\u001b]0;pwned\u0007\u000aFAKE ROW","writes":[6,7],"stall_ms":40}
+{"event":"split_write","side":"connect","peer":"1.2.3.6:80","writes":[6,7],"stall_ms":"\u12"}
+LOG
+timeout 20 "$NAGLEFIX" report "$WORK/hostile.log" >"$WORK/hostile.out" 2>&1
+ok "report: a hostile log does not crash it" test $? -le 1
+ok "report: no control character from the log reaches the table" \
+    sh -c '! LC_ALL=C grep -q -e "[[:cntrl:]]" -e "^FAKE ROW" "$1"' sh "$WORK/hostile.out"
+ok "report --json: valid JSON from a hostile log" \
+    sh -c 'timeout 20 "$1" report --json "$2" | python3 -m json.tool >/dev/null' sh "$NAGLEFIX" "$WORK/hostile.log"
 
 # --- audit=1 on a fix: what it prevented, with no stall ----------------------
 for fix in nodelay coalesce; do

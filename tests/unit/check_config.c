@@ -238,6 +238,33 @@ START_TEST(test_config_secure_rejects_untrusted_file)
 }
 END_TEST
 
+START_TEST(test_config_none_reads_no_file)
+{
+	if (!private_etc()) {
+		fprintf(stderr, "check_config: SKIPPED 'none' test: no private /etc\n");
+		return;
+	}
+	write_file(NF_CONF_DEFAULT_PATH, "default nodelay\n");
+	ck_assert_int_eq(nf_config_load(&pol, "none", "audit", 0, err, sizeof(err)), 0);
+	ck_assert_uint_eq(pol.nrules, 0);
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_AUDIT);
+}
+END_TEST
+
+START_TEST(test_config_mode_same_action_keeps_options)
+{
+	write_file("/tmp/nf-same-action.conf", "default coalesce buffer=4k flush=2ms\n");
+	ck_assert_int_eq(nf_config_load(&pol, "/tmp/nf-same-action.conf", "coalesce", 0, err,
+				       sizeof(err)), 0);
+	ck_assert_uint_eq(pol.dflt.buffer, 4096);
+	ck_assert_uint_eq(pol.dflt.flush_us, 2000);
+	ck_assert_int_eq(nf_config_load(&pol, "/tmp/nf-same-action.conf", "nodelay", 0, err,
+				       sizeof(err)), 0);
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_NODELAY);
+	unlink("/tmp/nf-same-action.conf");
+}
+END_TEST
+
 /* ---- nf_config_read_file --------------------------------------------------- */
 
 /* Writes len bytes of text lines into a new temporary file. */
@@ -389,6 +416,8 @@ static TCase *read_tcase(void)
 	tcase_add_test(tc, test_config_read_missing_file);
 	tcase_add_test(tc, test_config_read_fifo_does_not_block);
 	tcase_add_test(tc, test_config_secure_ignores_environment);
+	tcase_add_test(tc, test_config_none_reads_no_file);
+	tcase_add_test(tc, test_config_mode_same_action_keeps_options);
 	tcase_add_test(tc, test_config_secure_rejects_untrusted_file);
 	return tc;
 }
