@@ -103,6 +103,8 @@ static int parse_args(int argc, char **argv, const char **log, int *json)
 			*json = 1;
 		else if ((strcmp(argv[i], "-l") == 0 || strcmp(argv[i], "--log") == 0) && i + 1 < argc)
 			*log = argv[++i];
+		else if (strncmp(argv[i], "--log=", 6) == 0)
+			*log = argv[i] + 6;
 		else
 			return -1;
 	}

@@ -125,6 +125,10 @@ static int cmd_check(int argc, char **argv)
 	struct nf_policy p;
 	char err[512];
 
+	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
+		return usage(stdout, 0);
+	if (argc > 1 && argv[1][0] == '-' && argv[1][1])
+		return usage(stderr, EXIT_USAGE);
 	if (argc > 2)
 		return usage(stderr, EXIT_USAGE);
 	if (!path || !*path)

@@ -380,19 +380,45 @@ int nf_report_print(char *const paths[], int n, int json, FILE *out)
 	return rc < 0 ? -1 : (int)gs.n;
 }
 
+/* Sorts argv into LOG names and --json (options anywhere, until "--").
+ * Returns how many logs, or -1 for an unknown option, -2 for --help. */
+static int report_args(int argc, char **argv, char **logs, int *json)
+{
+	int n = 0, opts = 1;
+
+	for (int i = 1; i < argc; i++) {
+		if (opts && strcmp(argv[i], "--") == 0)
+			opts = 0;
+		else if (opts && strcmp(argv[i], "--json") == 0)
+			*json = 1;
+		else if (opts && (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0))
+			return -2;
+		else if (opts && argv[i][0] == '-' && argv[i][1])
+			return -1;
+		else
+			logs[n++] = argv[i];
+	}
+	return n;
+}
+
 int nf_cli_report(int argc, char **argv)
 {
-	int json = 0, first = 1;
+	static const char usage[] = "usage: naglefix report [--json] LOG...\n";
+	char **logs = calloc((size_t)argc, sizeof(*logs));
+	int json = 0, n, rc;
 
-	if (argc > 1 && strcmp(argv[1], "--json") == 0) {
-		json = 1;
-		first = 2;
-	}
-	if (argc > first && strcmp(argv[first], "--") == 0)
-		first++;
-	if (first >= argc) {
-		fputs("usage: naglefix report [--json] LOG...\n", stderr);
+	if (!logs)
 		return NF_EXIT_USAGE;
+	n = report_args(argc, argv, logs, &json);
+	if (n == -2) {
+		fputs(usage, stdout);
+		rc = 0;
+	} else if (n <= 0) {
+		fputs(usage, stderr);
+		rc = NF_EXIT_USAGE;
+	} else {
+		rc = nf_report_print(logs, n, json, stdout) < 0 ? 1 : 0;
 	}
-	return nf_report_print(argv + first, argc - first, json, stdout) < 0 ? 1 : 0;
+	free(logs);
+	return rc;
 }
