@@ -7,12 +7,11 @@
  * is reported once on stderr, and later messages go to stderr (audit
  * records are dropped instead: they are not for the program's stderr).
  *
- * "syslog" sends each line to syslog(3) (ident "naglefix", LOG_PID, facility
- * LOG_USER, priority LOG_INFO) between openlog and closelog, so glibc's
- * /dev/log socket is not kept either: a program that closed it and got
- * its number back for a socket of its own would have our lines sent into
- * that socket. glibc reaches /dev/log through its internal socket calls,
- * which the hooks do not see.
+ * "syslog" sends each line itself, as syslog(3) would ("<14>Mmm dd
+ * hh:mm:ss naglefix[pid]: line", facility LOG_USER, priority LOG_INFO), on a
+ * socket to /dev/log opened for the line and closed again: no descriptor
+ * kept, and the program's own openlog() ident and facility untouched (glibc
+ * keeps one syslog state per process).
  */
 #include "nf_log.h"
 
@@ -23,7 +22,9 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <syslog.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "nf_real.h"
@@ -124,19 +125,42 @@ static int write_file(const char *line, size_t len)
 	return 0;
 }
 
-/* One line to syslog, its connection opened and closed around it;
- * serialised, since closelog also forgets the ident. Known limit: glibc
- * keeps one syslog state per process, so a program that set its own
- * openlog() ident and facility logs with the defaults afterwards. */
+/* A socket connected to /dev/log (datagram, else stream), or -1. */
+static int syslog_socket(void)
+{
+	static const int types[] = { SOCK_DGRAM, SOCK_STREAM };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = "/dev/log" };
+
+	for (unsigned i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		int fd = nf_real.socket(AF_UNIX, types[i] | SOCK_CLOEXEC, 0);
+
+		if (fd < 0)
+			return -1;
+		if (nf_real.connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			return fd;
+		nf_real.close(fd);
+	}
+	return -1;
+}
+
+/* One line to syslog, in the format syslog(3) uses, without its state. */
 static void write_syslog(const char *line, size_t len)
 {
-	static pthread_mutex_t slock = PTHREAD_MUTEX_INITIALIZER;
+	char msg[LINE_MAX_LEN + 64], stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	int fd, n;
 
-	pthread_mutex_lock(&slock);
-	openlog("naglefix", LOG_PID, LOG_USER);
-	syslog(LOG_INFO, "%.*s", (int)(len > 0 ? len - 1 : 0), line);
-	closelog();
-	pthread_mutex_unlock(&slock);
+	if (len > 0 && line[len - 1] == '\n')
+		len--;
+	strftime(stamp, sizeof(stamp), "%b %e %H:%M:%S", localtime_r(&now, &tm));
+	n = snprintf(msg, sizeof(msg), "<14>%s naglefix[%ld]: %.*s", stamp, (long)getpid(),
+		     (int)(len < LINE_MAX_LEN ? len : LINE_MAX_LEN), line);
+	fd = syslog_socket();
+	if (fd < 0 || n <= 0)
+		return;
+	nf_real.send(fd, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1, MSG_NOSIGNAL);
+	nf_real.close(fd);
 }
 
 /* Writes line where the log goes; stderr_fallback: if the file is unusable. */

@@ -200,6 +200,21 @@ ok "audit: command not found is 127" test $? = 127
 "$NAGLEFIX" audit -l '/tmp/x.%p' -- true 2>/dev/null
 ok "audit: -l with %p is a usage error (125)" test $? = 125
 
+# --- syslog: our lines in syslog's format, the program's identity untouched -
+if [ "$(id -u)" -eq 0 ]; then
+    NAGLEFIX_LOG=syslog timeout 60 "$AUDIT_DIR/with_devlog.sh" "$WORK/devlog.out" \
+        "$NAGLEFIX" -m audit -- python3 "$AUDIT_DIR/syslog_client.py" "$H" "$PORT" 5
+    rc=$?
+    if [ "$rc" -eq 77 ]; then
+        echo "SKIP syslog lines: no mount namespace or overlayfs"
+    else
+        ok "syslog: audit lines arrive as <14>... naglefix[pid]: {split_write}" \
+            grep -q '^<14>.* naglefix\[[0-9]*\]: {"event":"split_write"' "$WORK/devlog.out"
+        ok "syslog: the program's own ident and facility survive our lines" \
+            grep -q '^<134>.* myapp: after' "$WORK/devlog.out"
+    fi
+fi
+
 # --- syslog: the program runs on ---------------------------------------------
 NAGLEFIX_LOG=syslog timeout 60 "$NAGLEFIX" -m audit -- sh -c '"$@"; exit 5' sh \
     "${JAVA[@]}" split >"$WORK/syslog.out" 2>"$WORK/syslog.err"

@@ -1,0 +1,28 @@
+#!/usr/bin/env python3
+"""syslog_client.py: a program with its own syslog identity ("myapp",
+LOG_LOCAL0) that makes split writes ("hello " + "world\\n") against a
+line-echo server between two syslog lines of its own. Under
+NAGLEFIX_LOG=syslog, audit's lines must not change the program's identity.
+Usage: syslog_client.py HOST PORT ROUNDS
+"""
+import socket
+import sys
+import syslog
+
+
+def main():
+    host, port, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    syslog.openlog("myapp", 0, syslog.LOG_LOCAL0)
+    syslog.syslog(syslog.LOG_INFO, "before")
+    s = socket.create_connection((host, port), timeout=10)
+    f = s.makefile("rb")
+    for _ in range(rounds):
+        s.send(b"hello ")
+        s.send(b"world\n")
+        if f.readline() != b"hello world\n":
+            raise SystemExit("bad echo")
+    syslog.syslog(syslog.LOG_INFO, "after")
+
+
+if __name__ == "__main__":
+    main()
