@@ -5,19 +5,15 @@ pending repeat counts and its summary must be written before the exec.
 Usage: exec_client.py HOST PORT ROUNDS
 """
 import os
-import socket
 import sys
+
+import splitreq
 
 
 def main():
     host, port, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    s = socket.create_connection((host, port), timeout=10)
-    f = s.makefile("rb")
-    for _ in range(rounds):
-        s.send(b"hello ")
-        s.send(b"world\n")
-        if f.readline() != b"hello world\n":
-            raise SystemExit("bad echo")
+    s, f = splitreq.connect(host, port)
+    splitreq.rounds(s, f, rounds)
     os.execv("/bin/true", ["true"])
 
 

@@ -7,24 +7,16 @@ no finding for them. Prints "parent=PID child=PID".
 Usage: fork_client.py HOST PORT ROUNDS
 """
 import os
-import socket
 import sys
 
-
-def split_request(s):
-    s.send(b"hello ")
-    s.send(b"world\n")
+import splitreq
 
 
 def main():
     host, port, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    s = socket.create_connection((host, port), timeout=10)
-    f = s.makefile("rb")
-    for _ in range(rounds):
-        split_request(s)
-        if f.readline() != b"hello world\n":
-            raise SystemExit("bad echo")
-    split_request(s)
+    s, f = splitreq.connect(host, port)
+    splitreq.rounds(s, f, rounds)
+    splitreq.send(s)
     pid = os.fork()
     if pid == 0:
         line = f.readline()

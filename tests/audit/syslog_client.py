@@ -5,22 +5,18 @@ line-echo server between two syslog lines of its own. Under
 NAGLEFIX_LOG=syslog, audit's lines must not change the program's identity.
 Usage: syslog_client.py HOST PORT ROUNDS
 """
-import socket
 import sys
 import syslog
+
+import splitreq
 
 
 def main():
     host, port, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     syslog.openlog("myapp", 0, syslog.LOG_LOCAL0)
     syslog.syslog(syslog.LOG_INFO, "before")
-    s = socket.create_connection((host, port), timeout=10)
-    f = s.makefile("rb")
-    for _ in range(rounds):
-        s.send(b"hello ")
-        s.send(b"world\n")
-        if f.readline() != b"hello world\n":
-            raise SystemExit("bad echo")
+    s, f = splitreq.connect(host, port)
+    splitreq.rounds(s, f, rounds)
     syslog.syslog(syslog.LOG_INFO, "after")
 
 
