@@ -1,17 +1,24 @@
 /*
  * conn.c - the fd table: per-socket state indexed by file descriptor.
  *
- * A directory of chunk pointers sized once from the hard RLIMIT_NOFILE;
- * chunks of CHUNK entries are allocated on first use and published with
+ * A directory of chunk pointers sized once, for every descriptor number
+ * the process could ever have: the larger of its hard RLIMIT_NOFILE and
+ * the kernel's fs.nr_open (the ceiling of any RLIMIT_NOFILE), so a
+ * privileged program that raises its hard limit later is still covered.
+ * A pointer per CHUNK fds: 32 KiB for the default nr_open of 1,048,576.
+ * Chunks of CHUNK entries are allocated on first use and published with
  * a compare-and-swap, never freed. Lookups are two loads, no lock.
  */
 #include "nf_conn.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define CHUNK_SHIFT 8
 #define CHUNK (1 << CHUNK_SHIFT)
@@ -21,6 +28,7 @@ static _Atomic(struct nf_conn *) *dir;
 static int ndir;
 static int fresh_is_unknown; /* start-up listing failed: trust nothing */
 
+/* The hard RLIMIT_NOFILE, at least CHUNK and at most LIMIT_MAX. */
 static int hard_fd_limit(void)
 {
 	struct rlimit rl;
@@ -29,6 +37,34 @@ static int hard_fd_limit(void)
 	    rl.rlim_max > LIMIT_MAX)
 		return LIMIT_MAX;
 	return rl.rlim_max < CHUNK ? CHUNK : (int)rl.rlim_max;
+}
+
+/*
+ * /proc/sys/fs/nr_open, at most LIMIT_MAX; 0 if it cannot be read. Raw
+ * read and close: in the library those names are our own hooks. errno is
+ * left as it was.
+ */
+static int kernel_fd_ceiling(void)
+{
+	int saved = errno, fd = open("/proc/sys/fs/nr_open", O_RDONLY | O_CLOEXEC);
+	char buf[24], *end;
+	ssize_t n;
+	long v;
+
+	if (fd < 0) {
+		errno = saved;
+		return 0;
+	}
+	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	errno = saved;
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	v = strtol(buf, &end, 10);
+	if (end == buf || v <= 0)
+		return 0;
+	return v > LIMIT_MAX ? LIMIT_MAX : (int)v;
 }
 
 /* Marks every fd listed in /proc/self/fd as UNKNOWN. -1 if unreadable. */
@@ -54,8 +90,10 @@ static int mark_open_fds(void)
 
 int nf_conn_init(int mark_open)
 {
-	int limit = hard_fd_limit();
+	int limit = hard_fd_limit(), ceiling = kernel_fd_ceiling();
 
+	if (ceiling > limit)
+		limit = ceiling;
 	ndir = (limit + CHUNK - 1) >> CHUNK_SHIFT;
 	dir = calloc((size_t)ndir, sizeof(*dir));
 	if (!dir) {
