@@ -164,3 +164,15 @@ test-musl:
 	tests/musl/run.sh
 
 .PHONY: test-musl
+
+# ---- a machine of the tests' own (tests/vm): qemu, the host's root over
+# 9p, systemd as PID 1. Descriptors above 65,536 and the systemd drop-in.
+
+$(B)/tests/vm/vminit: tests/vm/vminit.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WFLAGS) -static -o $@ $<
+
+test-vm: all $(B)/tests/vm/vminit $(B)/tests/stress/stress_highfd $(B)/tests/check_naglefix
+	tests/vm/run.sh
+
+.PHONY: test-vm

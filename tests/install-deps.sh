@@ -4,10 +4,13 @@
 # legacy harness (Java 17, Python 3, Node.js, Perl); for `make test-sanitize`
 # valgrind (gcc's ASan/UBSan/TSan runtimes come with build-essential), for
 # `make fuzz` clang and its runtimes (libFuzzer), for `make test-musl`
-# musl-tools (musl-gcc). Needs root (or sudo).
+# musl-tools (musl-gcc), for `make test-vm` qemu (without its recommended
+# GUI), cpio and Debian's kernel, unpacked into a cache by
+# tests/vm/fetch-kernel.sh. Needs root (or sudo).
 set -eu
 pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
-	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux)
+	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux cpio)
+bare=(qemu-system-x86) # installed without recommends
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 missing=()
@@ -26,8 +29,23 @@ for p in "${missing[@]}"; do
 	esac
 	filtered+=("$p")
 done
-if [ ${#filtered[@]} -gt 0 ]; then
+bare_missing=()
+for p in "${bare[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || bare_missing+=("$p")
+done
+updated=0
+if [ ${#filtered[@]} -gt 0 ] || [ ${#bare_missing[@]} -gt 0 ]; then
 	$sudo apt-get update -qq
+	updated=1
+fi
+[ ${#filtered[@]} -eq 0 ] ||
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${filtered[@]}"
+[ ${#bare_missing[@]} -eq 0 ] ||
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${bare_missing[@]}"
+# the test machine's kernel (apt's lists must be fresh to find it)
+vm_cache=${NAGLEFIX_VM_CACHE:-/var/cache/naglefix-vm}
+if ! ls "$vm_cache"/*/ready >/dev/null 2>&1; then
+	[ "$updated" -eq 1 ] || $sudo apt-get update -qq
+	$sudo env NAGLEFIX_VM_CACHE="$vm_cache" "$(dirname "$0")/vm/fetch-kernel.sh"
 fi
 echo "test dependencies ready"

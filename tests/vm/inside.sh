@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# inside.sh - the checks that need a machine of the tests' own, run by
+# tests/vm/run.sh inside it: systemd is PID 1 (this script is its
+# kernel-command-line.service) and root has every capability, so
+#   - descriptors above 65,536: RLIMIT_NOFILE can be raised, both before
+#     the program starts and by the program itself after the library loaded;
+#   - the README's "one service" deployment runs as written: `make install`,
+#     conf/naglefix-dropin.conf as a drop-in, daemon-reload, restart.
+# The root file system is the host's, behind an overlay kept in RAM: what
+# this script installs or writes is gone when the machine powers off.
+#
+# Results go to the second serial port (/dev/ttyS1, a file on the host):
+# "PASS name", "FAIL name: why" (with the tail of a log), and last
+# "N passed, M failed" then "DONE". run.sh reads them.
+set -u
+export LC_ALL=C
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd -P)
+B=$TOP/build/tests
+OUT=/dev/ttyS1
+[[ -w $OUT ]] || OUT=/dev/console
+exec >"$OUT" 2>&1
+# shellcheck source=/dev/null
+. "$B/vm/host.env" # PYTHON: the host's python3, by absolute path
+PASSED=0
+FAILED=0
+SCRATCH=/run/nfvm
+mkdir -p "$SCRATCH"
+
+pass() { echo "PASS $1"; PASSED=$((PASSED + 1)); }
+fail() {
+	echo "FAIL $1: $2"
+	[[ -n ${3:-} && -s $3 ]] && tail -n 15 "$3" | sed 's/^/    /'
+	FAILED=$((FAILED + 1))
+}
+
+# ---- descriptors above 65,536 ------------------------------------------
+
+# highfd NAME SOFT:HARD: stress_highfd above64k under coalesce, started
+# with that RLIMIT_NOFILE; the program itself raises it to 70,000 if lower.
+highfd() {
+	local name=$1 log=$SCRATCH/$1.log rc
+	(cd "$SCRATCH" && timeout -k 5 120 prlimit --nofile="$2" -- \
+		env LD_PRELOAD="$TOP/build/libnaglefix.so" NAGLEFIX_MODE=coalesce \
+		NAGLEFIX_CONF="$TOP/tests/coalesce/conf/flush-1s.conf" \
+		"$B/stress/stress_highfd" above64k) >"$log" 2>&1
+	rc=$?
+	if ((rc == 0)); then
+		pass "$name: $(grep -m1 '^stress_highfd above64k: ' "$log" | cut -d: -f2- | cut -c2-100)"
+	else
+		fail "$name" "exit status $rc (77 = could not raise the limit)" "$log"
+	fi
+}
+highfd highfd-above64k-from-start 200000:200000
+highfd highfd-above64k-raised-after-load 20000:20000
+
+# The unit test that dup2()s a pipe to fd 150,000 before the table is
+# built (it says SKIPPED where it cannot raise the limit).
+unit_log=$SCRATCH/unit.log
+(cd "$TOP/tests/unit" && CK_RUN_SUITE=conn CK_RUN_CASE=startup CK_DEFAULT_TIMEOUT=60 \
+	timeout 120 "$B/check_naglefix") >"$unit_log" 2>&1
+if grep -q '^100%' "$unit_log" && ! grep -q SKIPPED "$unit_log"; then
+	pass "unit conn/startup with an open fd 150000: $(grep -m1 '^100%' "$unit_log")"
+else
+	fail "unit conn/startup with an open fd 150000" "skipped or failed" "$unit_log"
+fi
+
+# ---- the systemd drop-in, as the README writes it ------------------------
+
+SERVICE=legacy-client
+UNIT=/etc/systemd/system/$SERVICE.service
+DROPIN=/etc/systemd/system/$SERVICE.service.d/naglefix.conf
+LIB=/usr/local/lib/naglefix/libnaglefix.so
+
+# median of the service's last run, in ms ("" if it printed none)
+run_service() {
+	: >"$SCRATCH/client.out"
+	systemctl daemon-reload && timeout 60 systemctl restart "$SERVICE"
+	sed -n 's/^median_ms=\([0-9.]*\).*/\1/p' "$SCRATCH/client.out"
+}
+below() { awk -v a="${1:-999}" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+
+if make -s -C "$TOP" install >"$SCRATCH/install.log" 2>&1 && [[ -f $LIB ]]; then
+	pass "make install puts the library at $LIB"
+else
+	fail "make install" "no $LIB" "$SCRATCH/install.log"
+fi
+
+# the server lives while its stdin (a sleep) does, and prints its port
+{ sleep 600 | "$PYTHON" "$TOP/tests/legacy/legacy_server.py" 0 600 >"$SCRATCH/server.out" 2>&1 & }
+port=""
+for _ in $(seq 40); do
+	port=$(sed -n 's/^PORT //p' "$SCRATCH/server.out")
+	[[ -n $port ]] && break
+	sleep 0.5
+done
+
+cat >"$UNIT" <<EOF
+[Unit]
+Description=an unmodified legacy client (split writes, Nagle on)
+[Service]
+Type=oneshot
+ExecStart=$PYTHON $TOP/tests/legacy/legacy_client.py 127.0.0.1 ${port:-1} 13 split
+StandardOutput=append:$SCRATCH/client.out
+StandardError=append:$SCRATCH/client.err
+EOF
+
+ms=$(run_service)
+if [[ -n $ms ]] && ! below "$ms" 30; then
+	pass "the service as is stalls: $ms ms a round"
+else
+	fail "the service as is stalls (>= 30 ms)" "median ${ms:-none} ms" "$SCRATCH/client.err"
+fi
+
+# README: copy the drop-in (its path is make install's default), name the
+# destination in /etc/naglefix.conf, daemon-reload, restart
+install -D -m 0644 "$TOP/conf/naglefix-dropin.conf" "$DROPIN"
+echo "connect 127.0.0.1:$port nodelay" >>/etc/naglefix.conf
+ms=$(run_service)
+if below "$ms" 5; then
+	pass "the drop-in fixes the service: $ms ms a round"
+else
+	fail "the drop-in fixes the service (< 5 ms)" "median ${ms:-none} ms" "$SCRATCH/client.err"
+fi
+env_line=$(systemctl show -p Environment "$SERVICE")
+if [[ $env_line == *"LD_PRELOAD=$LIB"* && $env_line == *"NAGLEFIX_CONF=/etc/naglefix.conf"* ]]; then
+	pass "systemctl show: LD_PRELOAD and NAGLEFIX_CONF set"
+else
+	fail "systemctl show: LD_PRELOAD and NAGLEFIX_CONF set" "$env_line"
+fi
+
+# The drop-in's commented log line, enabled as its comment says (%%p),
+# with the destination under audit: one log per process, named by its pid.
+sed -i 's|^# \(Environment=NAGLEFIX_LOG=\)|\1|' "$DROPIN"
+sed -i "s|^connect 127.0.0.1:$port nodelay\$|connect 127.0.0.1:$port audit|" /etc/naglefix.conf
+rm -f /var/log/naglefix-*.log
+ms=$(run_service)
+logs=(/var/log/naglefix-*.log)
+log=${logs[0]}
+pid=$(sed -n 's/.*"event":"split_write"[^}]*"pid":\([0-9]*\).*/\1/p' "$log" 2>/dev/null | head -n 1)
+if [[ -n $ms && ${#logs[@]} -eq 1 && -n $pid && $log == "/var/log/naglefix-$pid.log" ]]; then
+	pass "the drop-in's NAGLEFIX_LOG line: $log lists pid $pid's split writes ($ms ms a round)"
+else
+	fail "the drop-in's NAGLEFIX_LOG line" "want one /var/log/naglefix-PID.log with PID's split writes: ${logs[*]}" \
+		"$SCRATCH/client.err"
+fi
+
+echo "$PASSED passed, $FAILED failed"
+echo DONE
+# the machine powers off when this script ends: let the port drain first
+"$PYTHON" -c 'import termios; termios.tcdrain(1)' 2>/dev/null || sleep 2
