@@ -23,14 +23,14 @@
 #define NTOP 8 /* distinct patterns or callers counted per group */
 
 struct tally {
-	char text[NTOP][FIELD_LEN];
+	char *text[NTOP]; /* malloc'ed */
 	unsigned long count[NTOP];
 	int n;
 };
 
 struct group {
 	int accept;
-	char addr[FIELD_LEN];
+	char *addr; /* malloc'ed */
 	unsigned long findings, prevented;
 	double total;
 	double *stalls;
@@ -38,9 +38,13 @@ struct group {
 	struct tally writes, callers;
 };
 
+/* The groups, and an open-addressing index over them by (side, addr):
+ * slot holds a group's position + 1, 0 when empty; nslots a power of two
+ * at least twice n. */
 struct groups {
 	struct group *g;
 	size_t n, cap;
+	size_t *slot, nslots;
 };
 
 /* --- the field extractor --- */
@@ -123,6 +127,7 @@ static int field_raw_array(const char *line, const char *key, char *out, size_t 
 
 /* --- grouping --- */
 
+/* Counts text in t; a text beyond the NTOP first distinct ones is not kept. */
 static void tally_add(struct tally *t, const char *text, unsigned long count)
 {
 	for (int i = 0; i < t->n; i++)
@@ -130,9 +135,8 @@ static void tally_add(struct tally *t, const char *text, unsigned long count)
 			t->count[i] += count;
 			return;
 		}
-	if (t->n == NTOP)
+	if (t->n == NTOP || !(t->text[t->n] = strdup(text)))
 		return;
-	snprintf(t->text[t->n], FIELD_LEN, "%s", text);
 	t->count[t->n++] = count;
 }
 
@@ -146,27 +150,93 @@ static const char *tally_top(const struct tally *t)
 	return t->n ? t->text[best] : "?";
 }
 
-static struct group *group_of(struct groups *gs, int accept, const char *addr)
+static void tally_free(struct tally *t)
 {
-	struct group *g;
+	for (int i = 0; i < t->n; i++)
+		free(t->text[i]);
+}
 
-	for (size_t i = 0; i < gs->n; i++)
-		if (gs->g[i].accept == accept && strcmp(gs->g[i].addr, addr) == 0)
-			return &gs->g[i];
+/* FNV-1a of the side and the address. */
+static size_t group_hash(int accept, const char *addr)
+{
+	size_t h = (size_t)14695981039346656037ULL ^ (size_t)accept;
+
+	for (const unsigned char *p = (const unsigned char *)addr; *p; p++)
+		h = (h ^ *p) * (size_t)1099511628211ULL;
+	return h;
+}
+
+/* The slot of (accept, addr): its group's, or the empty one to fill. */
+static size_t *group_slot(const struct groups *gs, int accept, const char *addr)
+{
+	size_t mask = gs->nslots - 1, i = group_hash(accept, addr) & mask;
+
+	for (;; i = (i + 1) & mask) {
+		const struct group *g = gs->slot[i] ? &gs->g[gs->slot[i] - 1] : NULL;
+
+		if (!g || (g->accept == accept && strcmp(g->addr, addr) == 0))
+			return &gs->slot[i];
+	}
+}
+
+/* Makes room for one more group: the array and the index. -1 if out of memory. */
+static int groups_grow(struct groups *gs)
+{
 	if (gs->n == gs->cap) {
 		size_t ncap = gs->cap ? gs->cap * 2 : 16;
 		struct group *ng = realloc(gs->g, ncap * sizeof(*ng));
 
 		if (!ng)
-			return NULL;
+			return -1;
 		gs->g = ng;
 		gs->cap = ncap;
 	}
+	if (2 * (gs->n + 1) > gs->nslots) {
+		size_t n = gs->nslots ? gs->nslots * 2 : 32;
+		size_t *old = gs->slot, oldn = gs->nslots;
+
+		if (!(gs->slot = calloc(n, sizeof(*gs->slot)))) {
+			gs->slot = old;
+			return -1;
+		}
+		gs->nslots = n;
+		for (size_t i = 0; i < oldn; i++)
+			if (old[i])
+				*group_slot(gs, gs->g[old[i] - 1].accept, gs->g[old[i] - 1].addr) = old[i];
+		free(old);
+	}
+	return 0;
+}
+
+/* The group of (accept, addr), made if new; NULL if out of memory. */
+static struct group *group_of(struct groups *gs, int accept, const char *addr)
+{
+	struct group *g;
+	size_t *slot;
+	char *copy;
+
+	if (gs->nslots && *(slot = group_slot(gs, accept, addr)))
+		return &gs->g[*slot - 1];
+	if (groups_grow(gs) < 0 || !(copy = strdup(addr)))
+		return NULL;
 	g = &gs->g[gs->n++];
 	memset(g, 0, sizeof(*g));
 	g->accept = accept;
-	snprintf(g->addr, sizeof(g->addr), "%s", addr);
+	g->addr = copy;
+	*group_slot(gs, accept, addr) = gs->n;
 	return g;
+}
+
+static void groups_free(struct groups *gs)
+{
+	for (size_t i = 0; i < gs->n; i++) {
+		free(gs->g[i].stalls);
+		free(gs->g[i].addr);
+		tally_free(&gs->g[i].writes);
+		tally_free(&gs->g[i].callers);
+	}
+	free(gs->g);
+	free(gs->slot);
 }
 
 static void add_stalls(struct group *g, double ms, unsigned long count)
@@ -367,16 +437,14 @@ int nf_report_print(char *const paths[], int n, int json, FILE *out)
 	for (int i = 0; i < n; i++)
 		if (read_log(&gs, paths[i]) < 0)
 			rc = -1;
-	qsort(gs.g, gs.n, sizeof(*gs.g), cmp_total);
+	qsort(gs.g, gs.n, sizeof(*gs.g), cmp_total); /* the index is stale from here */
 	if (json)
 		print_json(&gs, out);
 	else if (gs.n == 0)
 		fputs("naglefix: no split-write stall found\n", out);
 	else
 		print_table(&gs, out);
-	for (size_t i = 0; i < gs.n; i++)
-		free(gs.g[i].stalls);
-	free(gs.g);
+	groups_free(&gs);
 	return rc < 0 ? -1 : (int)gs.n;
 }
 
