@@ -26,21 +26,14 @@ LIB=${NAGLEFIX_LIB:-$BUILD/libnaglefix.so}
 CONF="$HERE/conf"
 LOGS="$B/logs"
 LIMIT=${COTEST_TIMEOUT:-40} # seconds any one test may take
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$HERE/../lib.sh"
 
-PASSED=0
-FAILED=0
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/cotest.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
-
-# Nothing from the caller's environment may configure the tests.
-unset LD_PRELOAD NAGLEFIX_MODE NAGLEFIX_CONF NAGLEFIX_LOG
-
-[[ -e $LIB ]] || { echo "run.sh: $LIB is missing: run 'make'" >&2; exit 2; }
-mkdir -p "$LOGS"
-rm -f "$LOGS"/*.log
-[[ -e /etc/naglefix.conf ]] &&
-    echo "note: /etc/naglefix.conf exists; it applies wherever a test sets no NAGLEFIX_CONF"
+scratch_dir cotest
+clean_env
+need_built make "$LIB"
+fresh_logs "$LOGS" log
+note_etc_conf "it applies wherever a test sets no NAGLEFIX_CONF"
 
 # The variants that exec /bin/true with the library still preloaded need it
 # built for that program's libc: a musl build on a glibc system is not.
@@ -48,23 +41,6 @@ EXECS_SYSTEM=" test_process:execv-true test_process:execve-true test_process:exe
 SYS_WHY=$(env LD_PRELOAD="$LIB" /bin/true 2>&1 >/dev/null) ||
     SYS_WHY="the library cannot be preloaded into /bin/true: $(head -n 1 <<<"$SYS_WHY")"
 [[ $SYS_WHY == "the library "* ]] || SYS_WHY=""
-
-pass() {
-    echo "PASS $1"
-    PASSED=$((PASSED + 1))
-}
-
-# fail NAME WHY [LOG]: reports a failure, with the tail of LOG if given.
-fail() {
-    echo "FAIL $1: $2"
-    [[ -n ${3:-} && -s ${3:-} ]] && tail -n 20 "$3" | sed 's/^/    /'
-    FAILED=$((FAILED + 1))
-}
-
-# Seconds since start (a float string), from bash's clock.
-elapsed() {
-    awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'
-}
 
 # one CONF TEST VARIANT: runs TEST VARIANT under the library with
 # conf/CONF ("-": NAGLEFIX_MODE=coalesce alone); passes iff it exits 0.
@@ -173,5 +149,4 @@ c "$HOLD" test_blocked shutdown close exit
 c - test_blocked idle
 
 echo "time: $(elapsed "$START") s"
-echo "$PASSED passed, $FAILED failed"
-((FAILED == 0))
+finish

@@ -31,12 +31,8 @@ FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
     -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude)
 TARGETS=(parse match)
 
-PASSED=0
-FAILED=0
-pass() {
-    echo "PASS $1"
-    PASSED=$((PASSED + 1))
-}
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$HERE/../lib.sh"
 # fail NAME WHY [LOG]: reports a failure with the report's lines of LOG.
 fail() {
     echo "FAIL $1: $2"
@@ -117,5 +113,4 @@ for t in "${TARGETS[@]}"; do
     fi
 done
 
-echo "$PASSED passed, $FAILED failed"
-((FAILED == 0))
+finish

@@ -6,13 +6,12 @@
 # put there (but the administrator's config).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$top/tests/lib.sh"
 dest=$(mktemp -d)
 scratch=$(mktemp -d)
 trap 'rm -rf "$dest" "$scratch"' EXIT
-passed=0 failed=0
-ok() { passed=$((passed + 1)); echo "PASS $1"; }
-ko() { failed=$((failed + 1)); echo "FAIL $1"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else ko "$name"; fi; }
+check() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name"; fi; }
 
 make -s -C "$top" install DESTDIR="$dest" PREFIX=/usr >/dev/null
 check "library in PREFIX/lib/naglefix" test -f "$dest/usr/lib/naglefix/libnaglefix.so"
@@ -61,5 +60,4 @@ make -s -C "$top" uninstall DESTDIR="$dest" PREFIX=/usr >/dev/null
 left=$(cd "$dest" && find . -type f | sort | tr '\n' ' ')
 check "uninstall leaves only the config (left: $left)" test "$left" = "./etc/naglefix.conf "
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -23,35 +23,14 @@ NAGLEFIX="$BUILD/naglefix"
 CONF="$HERE/conf"
 LOGS="$T/logs"
 LIMIT=${NFTEST_TIMEOUT:-30} # seconds any one check may take
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$HERE/../lib.sh"
 
-PASSED=0
-FAILED=0
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/nftest.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
-
-# Nothing from the caller's environment may configure the tests.
-unset LD_PRELOAD NAGLEFIX_MODE NAGLEFIX_CONF NAGLEFIX_LOG
-
-for f in "$LIB" "$NAGLEFIX" "$T/test_rtt"; do
-    [[ -e $f ]] || { echo "run.sh: $f is missing: run 'make test-integration'" >&2; exit 2; }
-done
-mkdir -p "$LOGS"
-rm -f "$LOGS"/*.log "$LOGS"/*.out
-[[ -e /etc/naglefix.conf ]] &&
-    echo "note: /etc/naglefix.conf exists; it applies wherever a check sets no NAGLEFIX_CONF"
-
-pass() {
-    echo "PASS $1"
-    PASSED=$((PASSED + 1))
-}
-
-# fail NAME WHY [LOG]: reports a failure, with the tail of LOG if given.
-fail() {
-    echo "FAIL $1: $2"
-    [[ -n ${3:-} && -s ${3:-} ]] && tail -n 20 "$3" | sed 's/^/    /'
-    FAILED=$((FAILED + 1))
-}
+scratch_dir nftest
+clean_env
+need_built "make test-integration" "$LIB" "$NAGLEFIX" "$T/test_rtt"
+fresh_logs "$LOGS" log out
+note_etc_conf "it applies wherever a check sets no NAGLEFIX_CONF"
 
 # t NAME [VAR=VALUE...] PROGRAM [ARG...]: runs a test program in a clean
 # environment plus the given variables, under timeout; passes iff it exits 0.
@@ -379,5 +358,4 @@ else
     t cli-preload-similar-path-fast        LD_PRELOAD="$ALIKE" "$NAGLEFIX" -m nodelay "$R" fast
 fi
 
-echo "$PASSED passed, $FAILED failed"
-((FAILED == 0))
+finish

@@ -3,12 +3,15 @@
 #   compile_java                 javac tests/legacy/*.java into build/legacy/ (idempotent)
 #   start_server NAME CMD...     start a server without LD_PRELOAD; sets SERVER_PORT
 #   run_client MODE CMD...       run a client (MODE none = no shim); prints its median ms
-#   assert_ms_ge NAME VALUE MS / assert_ms_lt NAME VALUE MS / fail NAME WHY
-#   finish                       print "N passed, M failed"; status 0 iff M == 0
+#   assert_ms_ge NAME VALUE MS / assert_ms_lt NAME VALUE MS
+#   and tests/lib.sh's: pass NAME, fail NAME WHY, finish ("N passed, M failed";
+#   status 0 iff M == 0)
 # Every command that could hang runs under `timeout`.
 # shellcheck shell=bash
 
 LEGACY_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$LEGACY_DIR/../lib.sh"
 TOP=$(cd "$LEGACY_DIR/../.." && pwd)
 LEGACY_BUILD="$TOP/build/legacy"
 NAGLEFIX="$TOP/build/naglefix"
@@ -16,8 +19,6 @@ SERVER_LIFETIME=${SERVER_LIFETIME:-120} # seconds a server may live, at most
 CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-60}    # seconds a client run may take, at most
 CLIENT_LOG="$LEGACY_BUILD/clients.log"
 
-PASSED=0
-FAILED=0
 SERVER_PORT=""
 SERVER_PIDS=()
 SERVER_FDS=()
@@ -127,9 +128,6 @@ _ms_to_us() {
     echo $((10#$int * 1000 + 10#${frac:0:3}))
 }
 
-pass() { PASSED=$((PASSED + 1)); echo "PASS $1"; }
-fail() { FAILED=$((FAILED + 1)); echo "FAIL $1${2:+: $2}"; }
-
 # _assert_ms NAME VALUE OP LIMIT, OP is ge or lt.
 _assert_ms() {
     local name=$1 value=$2 op=$3 limit=$4 ok
@@ -152,8 +150,3 @@ _assert_ms() {
 }
 assert_ms_ge() { _assert_ms "$1" "$2" ge "$3"; }
 assert_ms_lt() { _assert_ms "$1" "$2" lt "$3"; }
-
-finish() {
-    echo "$PASSED passed, $FAILED failed"
-    ((FAILED == 0))
-}

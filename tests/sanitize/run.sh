@@ -53,23 +53,16 @@ LIMIT=${SANITIZE_TIMEOUT:-300} # seconds any one check may take
 # What starts a sanitizer's report, wherever it was written.
 MARKERS='runtime error:|ERROR: (Address|Leak|UndefinedBehavior)Sanitizer|WARNING: ThreadSanitizer'
 
-PASSED=0
-FAILED=0
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$HERE/../lib.sh"
 ECHO_PID=""
 trap '[[ -n $ECHO_PID ]] && kill "$ECHO_PID" 2>/dev/null' EXIT
 trap 'exit 130' INT TERM
 
-# Nothing from the caller's environment may configure the tests.
-unset LD_PRELOAD NAGLEFIX_MODE NAGLEFIX_CONF NAGLEFIX_LOG ASAN_OPTIONS UBSAN_OPTIONS \
-    TSAN_OPTIONS LSAN_OPTIONS NAGLEFIX_BUILD NFTEST_PRELOAD
+clean_env ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS LSAN_OPTIONS NAGLEFIX_BUILD NFTEST_PRELOAD
 
 rm -rf "$LOGS" "$REPORTS"
 mkdir -p "$LOGS" "$REPORTS"
-
-pass() {
-    echo "PASS $1"
-    PASSED=$((PASSED + 1))
-}
 
 # fail NAME WHY [FILE...]: reports a failure with each FILE's first
 # sanitizer report, or its head.
@@ -379,5 +372,4 @@ if make_canary_copy; then
     done
 fi
 
-echo "$PASSED passed, $FAILED failed"
-((FAILED == 0))
+finish

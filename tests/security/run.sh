@@ -20,28 +20,15 @@ LIB=${NAGLEFIX_LIB:-$TOP/build/libnaglefix.so} # for the symlink checks
 PROBE="$TOP/build/tests/security/sec_probe"
 LIMIT=${SECTEST_TIMEOUT:-20}
 NOBODY=65534
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$HERE/../lib.sh"
+FAIL_TAIL=10
 
-PASSED=0
-FAILED=0
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/nfsec.XXXXXX") || exit 1
+scratch_dir nfsec
 chmod 755 "$TMP"
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
-unset LD_PRELOAD NAGLEFIX_MODE NAGLEFIX_CONF NAGLEFIX_LOG
-
-for f in "$LIB" "$PROBE"; do
-    [[ -e $f ]] || { echo "run.sh: $f is missing: run 'make test-security'" >&2; exit 2; }
-done
-[[ -e /etc/naglefix.conf ]] &&
-    echo "note: /etc/naglefix.conf exists; secure-mode copies read it, so their checks may fail"
-
-pass() { echo "PASS $1"; PASSED=$((PASSED + 1)); }
-fail() {
-    echo "FAIL $1: $2"
-    [[ -n ${3:-} && -s ${3:-} ]] && tail -n 10 "$3" | sed 's/^/    /'
-    FAILED=$((FAILED + 1))
-}
-skip() { echo "SKIP $1: $2"; }
+clean_env
+need_built "make test-security" "$LIB" "$PROBE"
+note_etc_conf "secure-mode copies read it, so their checks may fail"
 
 printf 'default nodelay\n' >"$TMP/nodelay.conf"
 chmod 644 "$TMP/nodelay.conf"
@@ -176,5 +163,4 @@ else
     pass log-dangling-symlink-not-followed
 fi
 
-echo "$PASSED passed, $FAILED failed"
-((FAILED == 0))
+finish

@@ -19,29 +19,14 @@ LIB=${NAGLEFIX_LIB:-$TOP/build/libnaglefix.so}
 CONF="$TOP/tests/coalesce/conf"
 LOGS="$B/logs"
 LIMIT=${STRESS_TIMEOUT:-60}
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$HERE/../lib.sh"
 
-
-PASSED=0
-FAILED=0
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/nfstress.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
-unset LD_PRELOAD NAGLEFIX_MODE NAGLEFIX_CONF NAGLEFIX_LOG
-
-[[ -e $LIB ]] || { echo "run.sh: $LIB is missing: run 'make'" >&2; exit 2; }
-mkdir -p "$LOGS"
-rm -f "$LOGS"/*.log
-[[ -e /etc/naglefix.conf ]] &&
-    echo "note: /etc/naglefix.conf exists; it applies wherever a test sets no NAGLEFIX_CONF"
-
-pass() { echo "PASS $1"; PASSED=$((PASSED + 1)); }
-fail() {
-    local name=$1 why=$2 log=${3:-}
-    echo "FAIL $name: $why"
-    [[ -n $log && -s $log ]] && tail -n 20 "$log" | sed 's/^/    /'
-    FAILED=$((FAILED + 1))
-}
-elapsed() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'; }
+scratch_dir nfstress
+clean_env
+need_built make "$LIB"
+fresh_logs "$LOGS" log
+note_etc_conf "it applies wherever a test sets no NAGLEFIX_CONF"
 
 # t NAME [VAR=VALUE...] PROGRAM [ARG...]: runs one test under timeout in a
 # clean environment plus the variables; PROGRAM is relative to $B.
@@ -102,5 +87,4 @@ for v in other same quiet; do
 done
 
 echo "time: $(elapsed "$START") s"
-echo "$PASSED passed, $FAILED failed"
-((FAILED == 0))
+finish

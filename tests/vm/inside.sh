@@ -22,17 +22,11 @@ OUT=/dev/ttyS1
 exec >"$OUT" 2>&1
 # shellcheck source=/dev/null
 . "$B/vm/host.env" # PYTHON: the host's python3, by absolute path
-PASSED=0
-FAILED=0
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$HERE/../lib.sh"
+FAIL_TAIL=15
 SCRATCH=/run/nfvm
 mkdir -p "$SCRATCH"
-
-pass() { echo "PASS $1"; PASSED=$((PASSED + 1)); }
-fail() {
-	echo "FAIL $1: $2"
-	[[ -n ${3:-} && -s $3 ]] && tail -n 15 "$3" | sed 's/^/    /'
-	FAILED=$((FAILED + 1))
-}
 
 # ---- descriptors above 65,536 ------------------------------------------
 

@@ -1,0 +1,89 @@
+# lib.sh: what the test runners share: the counts, the PASS/FAIL/SKIP lines
+# and the closing "N passed, M failed" that tests/run-all.sh reads.
+# Source it from a runner (bash, set -u). Sourcing sets PASSED=0, FAILED=0
+# and FAIL_TAIL=20, and defines the functions below; it sets no trap, makes
+# no directory and leaves the environment alone. Provides:
+#   pass NAME                  prints "PASS NAME"; counts a pass
+#   fail NAME [WHY [LOG]]      prints "FAIL NAME: WHY" ("FAIL NAME" with no WHY),
+#                              then the last FAIL_TAIL lines of LOG, indented,
+#                              if LOG is not empty; counts a failure
+#   skip NAME WHY              prints "SKIP NAME: WHY"; counts neither way
+#   finish                     prints "N passed, M failed"; status 0 iff M == 0,
+#                              so it is a runner's last command
+#   elapsed START              seconds since START (an $EPOCHREALTIME), as
+#                              "%.2f"; needs LC_ALL=C (a dot in the clock)
+#   scratch_dir PREFIX         makes the directory $TMP, removed on exit (INT
+#                              and TERM exit 130), or exits 1
+#   clean_env [VAR...]         unsets LD_PRELOAD, NAGLEFIX_MODE, NAGLEFIX_CONF,
+#                              NAGLEFIX_LOG and each VAR, so nothing from the
+#                              caller's environment configures a test
+#   need_built MAKECMD FILE... exits 2, saying to run MAKECMD, if a FILE is missing
+#   fresh_logs DIR EXT...      makes DIR and removes its *.EXT of an earlier run
+#   note_etc_conf WHAT         prints "note: /etc/naglefix.conf exists; WHAT" if
+#                              it does (the library reads it when nothing else
+#                              names a config)
+# A runner whose failures show more than a log's tail (sanitize, fuzz)
+# defines its own fail after sourcing this one; it adds 1 to FAILED too.
+# shellcheck shell=bash
+
+PASSED=0
+FAILED=0
+FAIL_TAIL=20
+
+pass() {
+    echo "PASS $1"
+    PASSED=$((PASSED + 1))
+}
+
+fail() {
+    echo "FAIL $1${2:+: $2}"
+    [[ -n ${3:-} && -s ${3:-} ]] && tail -n "$FAIL_TAIL" "$3" | sed 's/^/    /'
+    FAILED=$((FAILED + 1))
+}
+
+skip() {
+    echo "SKIP $1: $2"
+}
+
+finish() {
+    echo "$PASSED passed, $FAILED failed"
+    ((FAILED == 0))
+}
+
+elapsed() {
+    awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'
+}
+
+scratch_dir() {
+    TMP=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX") || exit 1
+    trap 'rm -rf "$TMP"' EXIT
+    trap 'exit 130' INT TERM
+}
+
+# shellcheck disable=SC2120 # most runners unset only the four
+clean_env() {
+    unset LD_PRELOAD NAGLEFIX_MODE NAGLEFIX_CONF NAGLEFIX_LOG "$@"
+}
+
+need_built() {
+    local make=$1 f
+    shift
+    for f in "$@"; do
+        [[ -e $f ]] || { echo "run.sh: $f is missing: run '$make'" >&2; exit 2; }
+    done
+}
+
+fresh_logs() {
+    local dir=$1 ext
+    shift
+    mkdir -p "$dir"
+    for ext in "$@"; do
+        rm -f "$dir"/*."$ext"
+    done
+}
+
+note_etc_conf() {
+    if [[ -e /etc/naglefix.conf ]]; then
+        echo "note: /etc/naglefix.conf exists; $1"
+    fi
+}
