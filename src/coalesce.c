@@ -88,6 +88,10 @@ static int pending_add(struct nf_conn *c)
 	int n;
 
 	pthread_mutex_lock(&plock);
+	if (co->pidx >= 0) { /* still there: a signal handler emptied it (handler_push) */
+		pthread_mutex_unlock(&plock);
+		return 0;
+	}
 	n = atomic_load(&nf_coalesce_npending);
 	if (n == pending_cap) {
 		int ncap = pending_cap ? pending_cap * 2 : 16;
@@ -529,13 +533,53 @@ static ssize_t coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 	return r;
 }
 
+/*
+ * From a signal handler that interrupted the library on this thread
+ * (nf_guard.h), before the handler's own send or read on c: what c holds
+ * goes out first, so the handler's bytes do not overtake it. Only where no
+ * wait is needed: c's lock is free (trylock: so the interrupted code is not
+ * inside it), none of c's bytes are in flight, and the kernel takes them
+ * now (MSG_DONTWAIT); otherwise the handler's bytes may still overtake
+ * (README). plock is never taken, as the interrupted code may hold it: a
+ * buffer emptied here stays in the pending set until the timer drops it.
+ * errno is left as it was.
+ */
+static void handler_push(struct nf_conn *c, int fd)
+{
+	struct nf_coalesce *co = c->co;
+	int saved = errno;
+	size_t off = 0;
+
+	if (!co || pthread_mutex_trylock(&c->lock) != 0)
+		return;
+	if (!co->inflight && !co->err && co->gen == atomic_load(&c->gen)) {
+		while (off < co->len) {
+			ssize_t n = nf_real.send(fd, co->buf + off, co->len - off, BACKGROUND);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			off += (size_t)n;
+		}
+		memmove(co->buf, co->buf + off, co->len - off);
+		co->len -= off;
+		if (co->len == 0)
+			atomic_store(&co->deadline, 0);
+	}
+	pthread_mutex_unlock(&c->lock);
+	errno = saved;
+}
+
 ssize_t nf_coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 			 int iovcnt, int flags)
 {
 	ssize_t r;
 
-	if (!nf_guard_enter()) /* re-entered from a signal handler */
+	if (!nf_guard_enter()) { /* re-entered from a signal handler */
+		handler_push(c, fd);
 		return send_plain(fd, iov, iovcnt, flags);
+	}
 	r = coalesce_send(c, fd, iov, iovcnt, flags);
 	nf_guard_leave();
 	return r;
@@ -586,8 +630,10 @@ int nf_coalesce_before_send(struct nf_conn *c, int fd, int flags)
 {
 	int rc;
 
-	if (!nf_guard_enter())
+	if (!nf_guard_enter()) {
+		handler_push(c, fd);
 		return 0;
+	}
 	rc = before_send(c, fd, flags);
 	nf_guard_leave();
 	return rc;
@@ -606,9 +652,12 @@ void nf_coalesce_flush(struct nf_conn *c, int fd)
 {
 	int saved = errno;
 
-	if (atomic_load_explicit(&nf_coalesce_npending, memory_order_relaxed) == 0 || !c->co ||
-	    !nf_guard_enter())
+	if (atomic_load_explicit(&nf_coalesce_npending, memory_order_relaxed) == 0 || !c->co)
 		return;
+	if (!nf_guard_enter()) {
+		handler_push(c, fd);
+		return;
+	}
 	if (pthread_mutex_trylock(&c->lock) == 0) {
 		flush_locked(c, fd);
 		pthread_mutex_unlock(&c->lock);
@@ -824,6 +873,8 @@ static unsigned long long flush_one_due(struct nf_conn *c, unsigned long long no
 	}
 	if (co->len && !co->inflight)
 		next = atomic_load(&co->deadline);
+	else if (!co->len && !co->inflight && co->pidx >= 0)
+		pending_del(c); /* emptied by a signal handler (handler_push) */
 	pthread_mutex_unlock(&c->lock);
 	return next;
 }

@@ -144,6 +144,9 @@ c - test_segments coalesce
 # bytes of a closed socket never reach the next one with its number
 c - test_reuse closed-mid-send close-while-sending close-range-other
 
+# a signal handler's send keeps its place after bytes already held
+c "$HOLD" test_handler write sendmmsg
+
 # a writer blocked on a peer that does not read holds nothing else up
 c "$HOLD" test_blocked shutdown close exit
 c - test_blocked idle

@@ -10,7 +10,8 @@
 #   tsan-*   the threaded tests against build/tsan/ (-fsanitize=thread): the
 #            unit tests (the fd-table concurrency test among them),
 #            test_integrity single/threads4/shared2 (the timer thread and 2
-#            or 4 writers), and the audit test's Python client, 8 threads, 8
+#            or 4 writers), test_handler write (a signal handler's send on
+#            a held socket), and the audit test's Python client, 8 threads, 8
 #            connections, under audit and coalesce, with the TSan runtime
 #            preloaded AFTER the library (first, its poll interceptor would
 #            call the library's poll with TSan's interceptors switched off,
@@ -189,7 +190,7 @@ fi
 
 T=build/tsan
 if build tsan . B=$T CC="$CC" CFLAGS="$TSAN_CFLAGS" all $T/tests/check_naglefix \
-    $T/tests/coalesce/test_integrity; then
+    $T/tests/coalesce/test_integrity $T/tests/coalesce/test_handler; then
     # shellcheck disable=SC2016 # for the inner shell
     check tsan-unit tsan_env "${NOASLR[@]}" /bin/sh -c \
         'cd tests/unit && exec env CK_DEFAULT_TIMEOUT=120 ../../$0/tests/check_naglefix' "$T"
@@ -197,6 +198,9 @@ if build tsan . B=$T CC="$CC" CFLAGS="$TSAN_CFLAGS" all $T/tests/check_naglefix 
         check "tsan-integrity-$v" tsan_env "${NOASLR[@]}" LD_PRELOAD="$TOP/$T/libnaglefix.so" \
             NAGLEFIX_MODE=coalesce "$T/tests/coalesce/test_integrity" "$v"
     done
+    # a signal handler's send on a held socket, the library interrupted
+    check tsan-handler-write tsan_env "${NOASLR[@]}" LD_PRELOAD="$TOP/$T/libnaglefix.so" \
+        NAGLEFIX_CONF="$TOP/tests/coalesce/conf/flush-1s.conf" "$T/tests/coalesce/test_handler" write
 : >"$LOGS/echo_server.out"
     python3 "$HERE/echo_server.py" 600 >"$LOGS/echo_server.out" 2>&1 &
     ECHO_PID=$!
