@@ -2,7 +2,8 @@
  * nf_conn.h - per-socket state, in a table indexed by file descriptor.
  *
  * The table grows in chunks up to the highest descriptor the process could
- * ever have (its hard RLIMIT_NOFILE or the kernel's fs.nr_open); a chunk
+ * ever have (its hard RLIMIT_NOFILE, or the kernel's fs.nr_open up to
+ * 2^24); a chunk
  * once published is never freed or moved, so readers need no lock. An fd
  * whose chunk does not exist, or whose entry is NF_KIND_FRESH, is one the
  * library saw neither being created as a socket nor open at start-up: a
@@ -43,7 +44,7 @@ struct nf_conn {
 
 /*
  * Sizes the table from the larger of the hard RLIMIT_NOFILE and fs.nr_open
- * (when /proc is readable). mark_open: when 1, every fd
+ * (when /proc is readable; at most 2^24). mark_open: when 1, every fd
  * open right now is marked NF_KIND_UNKNOWN (from /proc/self/fd); if that
  * listing fails, every FRESH fd is treated as UNKNOWN instead. Returns 0 or
  * -ENOMEM. Called once, from initialisation.

@@ -1,13 +1,15 @@
 /*
  * conn.c - the fd table: per-socket state indexed by file descriptor.
  *
- * A directory of chunk pointers sized once, for every descriptor number
- * the process could ever have: the larger of its hard RLIMIT_NOFILE and
- * the kernel's fs.nr_open (the ceiling of any RLIMIT_NOFILE), so a
- * privileged program that raises its hard limit later is still covered.
- * A pointer per CHUNK fds: 32 KiB for the default nr_open of 1,048,576.
+ * A directory of chunk pointers sized once, for the descriptor numbers the
+ * process may have: its hard RLIMIT_NOFILE, or more -- up to the kernel's
+ * fs.nr_open, at most RAISE_MAX -- so that a privileged program that
+ * raises its hard limit later is still covered. A pointer per CHUNK fds:
+ * 32 KiB for the default nr_open of 1,048,576, 512 KiB at most for a
+ * raise (systemd sets nr_open to 2^30), untouched pages until used.
  * Chunks of CHUNK entries are allocated on first use and published with
- * a compare-and-swap, never freed. Lookups are two loads, no lock.
+ * a compare-and-swap, never freed; the loops over every chunk stop at the
+ * highest one ever published. Lookups are two loads, no lock.
  */
 #include "nf_conn.h"
 
@@ -22,10 +24,12 @@
 
 #define CHUNK_SHIFT 8
 #define CHUNK (1 << CHUNK_SHIFT)
-#define LIMIT_MAX (1 << 30) /* the kernel's own ceiling on nr_open */
+#define LIMIT_MAX (1 << 30)  /* the most the table covers, whatever the hard limit */
+#define RAISE_MAX (1 << 24)  /* the most it covers beyond the hard limit */
 
 static _Atomic(struct nf_conn *) *dir;
 static int ndir;
+static atomic_int nchunks; /* 1 + the highest chunk index ever published */
 static int fresh_is_unknown; /* start-up listing failed: trust nothing */
 
 /* The hard RLIMIT_NOFILE, at least CHUNK and at most LIMIT_MAX. */
@@ -40,7 +44,7 @@ static int hard_fd_limit(void)
 }
 
 /*
- * /proc/sys/fs/nr_open, at most LIMIT_MAX; 0 if it cannot be read. Raw
+ * /proc/sys/fs/nr_open, at most RAISE_MAX; 0 if it cannot be read. Raw
  * read and close: in the library those names are our own hooks. errno is
  * left as it was.
  */
@@ -64,7 +68,7 @@ static int kernel_fd_ceiling(void)
 	v = strtol(buf, &end, 10);
 	if (end == buf || v <= 0)
 		return 0;
-	return v > LIMIT_MAX ? LIMIT_MAX : (int)v;
+	return v > RAISE_MAX ? RAISE_MAX : (int)v;
 }
 
 /* Marks every fd listed in /proc/self/fd as UNKNOWN. -1 if unreadable. */
@@ -133,6 +137,15 @@ static struct nf_conn *new_chunk(void)
 	return chunk;
 }
 
+/* Makes nchunks at least n. */
+static void raise_nchunks(int n)
+{
+	int cur = atomic_load(&nchunks);
+
+	while (cur < n && !atomic_compare_exchange_weak(&nchunks, &cur, n))
+		;
+}
+
 struct nf_conn *nf_conn_ensure(int fd)
 {
 	struct nf_conn *c = nf_conn_get(fd), *chunk, *expected = NULL;
@@ -142,6 +155,7 @@ struct nf_conn *nf_conn_ensure(int fd)
 	chunk = new_chunk();
 	if (!chunk)
 		return NULL;
+	raise_nchunks((fd >> CHUNK_SHIFT) + 1); /* before it can be seen */
 	if (!atomic_compare_exchange_strong_explicit(&dir[fd >> CHUNK_SHIFT], &expected,
 						     chunk, memory_order_acq_rel,
 						     memory_order_acquire)) {
@@ -204,7 +218,7 @@ void nf_conn_forget(int fd)
 
 void nf_conn_forget_range(unsigned first, unsigned last)
 {
-	unsigned limit = (unsigned)nf_conn_limit();
+	unsigned limit = (unsigned)atomic_load(&nchunks) << CHUNK_SHIFT; /* none beyond */
 
 	if (limit == 0)
 		return;
@@ -247,7 +261,7 @@ void nf_conn_copy(int oldfd, int newfd)
 
 void nf_conn_atfork_child(void)
 {
-	for (int i = 0; i < ndir; i++) {
+	for (int i = 0, n = atomic_load(&nchunks); i < n; i++) {
 		struct nf_conn *chunk = atomic_load(&dir[i]);
 
 		for (int j = 0; chunk && j < CHUNK; j++)

@@ -100,16 +100,19 @@ START_TEST(test_conn_new_entry_is_fresh_and_undecided)
 }
 END_TEST
 
-/* /proc/sys/fs/nr_open, read the plain way; the test fails if it cannot. */
+#define RAISE_MAX (1 << 24) /* src/conn.c: how far beyond the hard limit it covers */
+
+/* /proc/sys/fs/nr_open, read the plain way, at most RAISE_MAX (what the
+ * table covers for a later raise); the test fails if it cannot. */
 static int nr_open(void)
 {
 	FILE *f = fopen("/proc/sys/fs/nr_open", "r");
-	int v = 0;
+	long v = 0;
 
 	ck_assert_msg(f != NULL, "/proc/sys/fs/nr_open: %s", strerror(errno));
-	ck_assert_int_eq(fscanf(f, "%d", &v), 1);
+	ck_assert_int_eq(fscanf(f, "%ld", &v), 1);
 	fclose(f);
-	return v;
+	return v > RAISE_MAX ? RAISE_MAX : (int)v;
 }
 
 START_TEST(test_conn_limit_covers_hard_rlimit)
@@ -128,7 +131,7 @@ START_TEST(test_conn_limit_covers_hard_rlimit)
 END_TEST
 
 /* A privileged program may raise its hard limit after the library loaded,
- * up to fs.nr_open: the table covers that too. */
+ * up to fs.nr_open: the table covers that too (up to RAISE_MAX). */
 START_TEST(test_conn_limit_covers_nr_open)
 {
 	int ceiling = nr_open();
@@ -383,6 +386,24 @@ START_TEST(test_conn_forget_range_clamps_to_limit)
 }
 END_TEST
 
+/* The child's reset reaches every chunk in use, the highest one included. */
+START_TEST(test_conn_atfork_child_unlocks_every_chunk)
+{
+	struct nf_conn *low, *high;
+
+	init_table(0);
+	low = nf_conn_ensure(4);
+	high = nf_conn_ensure(nf_conn_limit() - 1);
+	ck_assert_ptr_nonnull(low);
+	ck_assert_ptr_nonnull(high);
+	pthread_mutex_lock(&low->lock);
+	pthread_mutex_lock(&high->lock);
+	nf_conn_atfork_child();
+	ck_assert_int_eq(pthread_mutex_trylock(&low->lock), 0);
+	ck_assert_int_eq(pthread_mutex_trylock(&high->lock), 0);
+}
+END_TEST
+
 /* ---- marking the fds open at start-up ------------------------------------- */
 
 START_TEST(test_conn_init_marks_open_fds_unknown)
@@ -468,6 +489,7 @@ static TCase *state_tcase(void)
 	tcase_add_test(tc, test_conn_forget_range_forgets_only_the_range);
 	tcase_add_test(tc, test_conn_forget_range_over_unallocated_chunk);
 	tcase_add_test(tc, test_conn_forget_range_clamps_to_limit);
+	tcase_add_test(tc, test_conn_atfork_child_unlocks_every_chunk);
 	return tc;
 }
 
