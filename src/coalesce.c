@@ -88,7 +88,7 @@ static int pending_add(struct nf_conn *c)
 	int n;
 
 	pthread_mutex_lock(&plock);
-	if (co->pidx >= 0) { /* still there: a signal handler emptied it (handler_push) */
+	if (co->pidx >= 0) { /* still there: a signal handler emptied it (handler_push_locked) */
 		pthread_mutex_unlock(&plock);
 		return 0;
 	}
@@ -535,40 +535,100 @@ static ssize_t coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 
 /*
  * From a signal handler that interrupted the library on this thread
- * (nf_guard.h), before the handler's own send or read on c: what c holds
- * goes out first, so the handler's bytes do not overtake it. Only where no
- * wait is needed: c's lock is free (trylock: so the interrupted code is not
- * inside it), none of c's bytes are in flight, and the kernel takes them
- * now (MSG_DONTWAIT); otherwise the handler's bytes may still overtake
- * (README). plock is never taken, as the interrupted code may hold it: a
- * buffer emptied here stays in the pending set until the timer drops it.
- * errno is left as it was.
+ * (nf_guard.h) nothing may be waited for, and plock is never taken (the
+ * interrupted code may hold it). handler_lock takes c's lock only if it is
+ * free (trylock: so the interrupted code is not inside it) and c's buffer
+ * may be used: none of its bytes in flight, no stored error, the bytes of
+ * this very socket. Returns the buffer, c->lock held; or NULL, not held.
  */
-static void handler_push(struct nf_conn *c, int fd)
+static struct nf_coalesce *handler_lock(struct nf_conn *c)
 {
 	struct nf_coalesce *co = c->co;
-	int saved = errno;
-	size_t off = 0;
 
 	if (!co || pthread_mutex_trylock(&c->lock) != 0)
-		return;
-	if (!co->inflight && !co->err && co->gen == atomic_load(&c->gen)) {
-		while (off < co->len) {
-			ssize_t n = nf_real.send(fd, co->buf + off, co->len - off, BACKGROUND);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				break;
-			off += (size_t)n;
-		}
-		memmove(co->buf, co->buf + off, co->len - off);
-		co->len -= off;
-		if (co->len == 0)
-			atomic_store(&co->deadline, 0);
+		return NULL;
+	if (co->inflight || co->err || co->broken || co->gen != atomic_load(&c->gen)) {
+		pthread_mutex_unlock(&c->lock);
+		return NULL;
 	}
-	pthread_mutex_unlock(&c->lock);
+	return co;
+}
+
+/* What c holds, out as far as the kernel takes it now (MSG_DONTWAIT). A
+ * buffer emptied here stays in the pending set: the timer drops it. */
+static void handler_push_locked(struct nf_conn *c, int fd)
+{
+	struct nf_coalesce *co = c->co;
+	size_t off = 0;
+
+	while (off < co->len) {
+		ssize_t n = nf_real.send(fd, co->buf + off, co->len - off, BACKGROUND);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	if (off == 0)
+		return;
+	memmove(co->buf, co->buf + off, co->len - off);
+	co->len -= off;
+	if (co->len == 0) {
+		co->backoff_us = 0;
+		atomic_store(&co->deadline, 0);
+	}
+}
+
+/* Before a handler's read, close or bypassing send on c: what c holds goes
+ * out first, where that needs no wait. errno is left as it was. */
+static void handler_push(struct nf_conn *c, int fd)
+{
+	int saved = errno;
+
+	if (handler_lock(c)) {
+		handler_push_locked(c, fd);
+		pthread_mutex_unlock(&c->lock);
+	}
 	errno = saved;
+}
+
+/* Room for n more bytes in a buffer that holds some, in its memory. */
+static int has_room(const struct nf_coalesce *co, size_t n)
+{
+	return co->len > 0 && co->len < co->cap && n <= co->cap - co->len &&
+	       n <= co->alloc - co->len;
+}
+
+/*
+ * A handler's send on c keeps its place after what c holds: it joins the
+ * buffer if that holds bytes and has room in the memory it has (no malloc
+ * in a handler; a buffer that holds bytes is already pending and timed);
+ * else what is held goes out first and the send to the kernel. Only when
+ * c's lock is busy, a send of it is in flight, or the kernel takes part of
+ * what is held and the rest leaves no room, can the handler's bytes
+ * overtake held ones (README, "Signal handlers").
+ */
+static ssize_t handler_send(struct nf_conn *c, int fd, const struct iovec *iov, int iovcnt,
+			    int flags)
+{
+	ssize_t n = iov_total(iov, iovcnt);
+	struct nf_coalesce *co;
+	int saved = errno;
+
+	if (n > 0 && (co = handler_lock(c)) != NULL) {
+		if (!has_room(co, (size_t)n))
+			handler_push_locked(c, fd);
+		if (has_room(co, (size_t)n)) {
+			append(c, iov, iovcnt, (size_t)n);
+			pthread_mutex_unlock(&c->lock);
+			errno = saved;
+			return n;
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	errno = saved;
+	return send_plain(fd, iov, iovcnt, flags);
 }
 
 ssize_t nf_coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
@@ -576,10 +636,8 @@ ssize_t nf_coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 {
 	ssize_t r;
 
-	if (!nf_guard_enter()) { /* re-entered from a signal handler */
-		handler_push(c, fd);
-		return send_plain(fd, iov, iovcnt, flags);
-	}
+	if (!nf_guard_enter()) /* re-entered from a signal handler */
+		return handler_send(c, fd, iov, iovcnt, flags);
 	r = coalesce_send(c, fd, iov, iovcnt, flags);
 	nf_guard_leave();
 	return r;
@@ -737,8 +795,10 @@ static void drain(struct nf_conn *c, int fd, enum drain_mode mode, int action)
 {
 	int saved = errno;
 
-	if (!nf_guard_enter())
+	if (!nf_guard_enter()) { /* from a signal handler: what needs no wait */
+		handler_push(c, fd);
 		return;
+	}
 	pthread_mutex_lock(&c->lock);
 	if (c->co)
 		drain_locked(c, fd, mode, drain_deadline());
@@ -862,6 +922,11 @@ static unsigned long long flush_one_due(struct nf_conn *c, unsigned long long no
 
 	if (pthread_mutex_trylock(&c->lock) != 0)
 		return now + 50000; /* a writer holds it for a moment: look again soon */
+	if (!co->len && !co->inflight) { /* emptied by a signal handler (handler_push_locked) */
+		pending_del(c);
+		pthread_mutex_unlock(&c->lock);
+		return 0;
+	}
 	if (co->len && !co->inflight && atomic_load(&co->deadline) <= now) {
 		flush_locked(c, co->fd);
 		if (co->len) { /* the socket is full: back off, up to 100 ms */
@@ -873,8 +938,6 @@ static unsigned long long flush_one_due(struct nf_conn *c, unsigned long long no
 	}
 	if (co->len && !co->inflight)
 		next = atomic_load(&co->deadline);
-	else if (!co->len && !co->inflight && co->pidx >= 0)
-		pending_del(c); /* emptied by a signal handler (handler_push) */
 	pthread_mutex_unlock(&c->lock);
 	return next;
 }

@@ -145,7 +145,7 @@ c - test_segments coalesce
 c - test_reuse closed-mid-send close-while-sending close-range-other
 
 # a signal handler's send keeps its place after bytes already held
-c "$HOLD" test_handler write sendmmsg
+c "$HOLD" test_handler write sendmmsg big read close
 
 # a writer blocked on a peer that does not read holds nothing else up
 c "$HOLD" test_blocked shutdown close exit

@@ -1,17 +1,22 @@
 /*
- * test_handler.c - a signal handler's send on a socket that holds bytes,
+ * test_handler.c - a signal handler's call on a socket that holds bytes,
  * made while the handler interrupts the library on another socket: what
- * was held goes first (src/coalesce.c, handler_push).
+ * was held keeps its place (src/coalesce.c, handler_send, handler_push).
  *
  * Under a flush=1s rule, "A" is written and held on connection H. The main
  * thread then writes 32 MiB to connection M, whose peer reads nothing: the
  * write blocks inside the library (its overflow send). A SIGALRM 300 ms
- * later runs a handler that sends "B\n" on H, with
- *   write     write()
- *   sendmmsg  sendmmsg(), a call that bypasses the buffer
+ * later runs a handler that, on H,
+ *   write     write()s "B\n" (it joins the buffer): H's peer reads "AB\n"
+ *   sendmmsg  sendmmsg()s "B\n", a call that bypasses the buffer: "AB\n"
+ *   big       write()s 20,000 bytes, more than the buffer takes: the held
+ *             "A" goes first, then those (one line of 20,001 bytes)
+ *   read      recv()s with MSG_DONTWAIT: the held "A" goes out then, long
+ *             before the 1 s flush
+ *   close     close()s H: the peer gets the held "A", then the end
  * The library must not wait for anything in the handler (the interrupted
- * code is inside it), but H's lock is free: H's peer must read "AB\n", not
- * "B\nA". Then M's peer is let go and must get all 32 MiB.
+ * code is inside it), but H's lock is free. Then M's peer is let go and
+ * must get all 32 MiB.
  */
 #include <pthread.h>
 #include <sys/time.h>
@@ -19,22 +24,68 @@
 #include "cotest.h"
 
 #define BIG (32u << 20)
+#define LONG 20000 /* more than the rule's buffer=16k */
+
+enum { WRITE, SENDMMSG, LONGWRITE, READ, CLOSE };
 
 static int hfd, how;
 static _Atomic int fired; /* read by the release thread */
+static char longline[LONG];
 
 static void on_alarm(int sig)
 {
 	struct iovec v = { .iov_base = "B\n", .iov_len = 2 };
 	struct mmsghdr mm = { .msg_hdr = { .msg_iov = &v, .msg_iovlen = 1 } };
-	int saved = errno;
+	int saved = errno, ok = 0;
+	char b;
 
 	(void)sig;
-	if (how == 0)
-		fired = write(hfd, "B\n", 2) == 2 ? 1 : -1;
-	else
-		fired = sendmmsg(hfd, &mm, 1, 0) == 1 && mm.msg_len == 2 ? 1 : -1;
+	switch (how) {
+	case WRITE:
+		ok = write(hfd, "B\n", 2) == 2;
+		break;
+	case SENDMMSG:
+		ok = sendmmsg(hfd, &mm, 1, 0) == 1 && mm.msg_len == 2;
+		break;
+	case LONGWRITE:
+		ok = write(hfd, longline, LONG) == LONG;
+		break;
+	case READ:
+		ok = recv(hfd, &b, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN;
+		break;
+	case CLOSE:
+		ok = close(hfd) == 0;
+		break;
+	}
+	fired = ok ? 1 : -1;
 	errno = saved;
+}
+
+/* What H's peer must have seen, once M's write is done. */
+static void expect_h(const struct ct_peer *hp)
+{
+	struct ct_report r;
+	uint64_t h;
+
+	switch (how) {
+	case WRITE:
+	case SENDMMSG:
+		ct_expect_line(hp->rep, "AB\n", CT_WAIT_MS);
+		break;
+	case LONGWRITE:
+		ct_report_expect(hp->rep, CT_LINE, CT_WAIT_MS, &r);
+		h = ct_fnv(ct_fnv(CT_FNV_INIT, "A", 1), longline, LONG);
+		CHECK(r.len == LONG + 1 && r.hash == h, "the peer read a line of %lld bytes "
+		      "starting '%.8s', want the held 'A' then the handler's %d", r.len, r.text, LONG);
+		break;
+	case READ:
+		CHECK(ct_kernel_bytes(hfd) == 1, "%lld bytes in the kernel, want the held 1: the "
+		      "handler's read did not send it", ct_kernel_bytes(hfd));
+		break;
+	case CLOSE:
+		ct_expect_end(hp->rep, 1, CT_WAIT_MS);
+		break;
+	}
 }
 
 /* Lets M's peer read once the handler ran (or 10 s passed). */
@@ -62,6 +113,8 @@ static void run(int variant)
 	how = variant;
 	CHECK(big != NULL, "malloc");
 	memset(big, 'm', BIG);
+	memset(longline, 'B', LONG - 1);
+	longline[LONG - 1] = '\n';
 	ct_peer_start(&hp, "lines");
 	ct_peer_start(&mp, "stall");
 	hfd = ct_connect(hp.port);
@@ -83,20 +136,24 @@ static void run(int variant)
 		off += n > 0 ? (size_t)n : 0;
 	}
 	pthread_join(rel, NULL);
-	CHECK(fired == 1, "the handler's send failed or never ran (%d)", (int)fired);
-	ct_expect_line(hp.rep, "AB\n", CT_WAIT_MS);
+	CHECK(fired == 1, "the handler's call failed or never ran (%d)", (int)fired);
+	expect_h(&hp);
 	CHECK(close(mfd) == 0, "close M");
 	ct_expect_end(mp.rep, BIG, CT_WAIT_MS);
-	ct_say("the handler's \"B\\n\" came after the held \"A\"; M got %u bytes", BIG);
-	close(hfd);
+	ct_say("the held \"A\" kept its place; M got %u bytes", BIG);
+	if (how != CLOSE)
+		close(hfd);
 	ct_peer_stop(&hp);
 	ct_peer_stop(&mp);
 	free(big);
 }
 
 static const struct ct_case cases[] = {
-	{ "write", run, 0 },
-	{ "sendmmsg", run, 1 },
+	{ "write", run, WRITE },
+	{ "sendmmsg", run, SENDMMSG },
+	{ "big", run, LONGWRITE },
+	{ "read", run, READ },
+	{ "close", run, CLOSE },
 };
 
 int main(int argc, char **argv)
