@@ -74,8 +74,10 @@ run_service() {
 }
 below() { awk -v a="${1:-999}" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 
-if make -s -C "$TOP" install >"$SCRATCH/install.log" 2>&1 && [[ -f $LIB ]]; then
-	pass "make install puts the library at $LIB"
+rm -f /etc/naglefix.conf # a fresh machine's: make install puts the example there
+if make -s -C "$TOP" install >"$SCRATCH/install.log" 2>&1 && [[ -f $LIB ]] &&
+	cmp -s /etc/naglefix.conf "$TOP/conf/naglefix.conf"; then
+	pass "make install puts the library at $LIB and the example /etc/naglefix.conf"
 else
 	fail "make install" "no $LIB" "$SCRATCH/install.log"
 fi

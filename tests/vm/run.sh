@@ -32,7 +32,10 @@ command -v qemu-system-x86_64 >/dev/null || die "no qemu-system-x86_64: run test
 kdir=$(ls -d "$CACHE"/*/ready 2>/dev/null | sort -V | tail -n 1)
 [ -n "$kdir" ] || die "no kernel in $CACHE: run tests/install-deps.sh"
 kdir=${kdir%/ready}
-case $TOP in *[[:space:]]*) die "the tests' path has a space: it cannot go on the kernel command line" ;; esac
+[[ $TOP =~ ^[A-Za-z0-9/._+@-]+$ ]] ||
+	die "the tests' path $TOP has characters the kernel command line cannot carry"
+case $TOP in /run/* | /proc/* | /sys/* | /dev/*) die "the tests' path $TOP is hidden in the machine" ;; esac
+[ -x /lib/systemd/systemd ] || die "no /lib/systemd/systemd: run tests/install-deps.sh"
 
 # The initramfs: the static init and the modules it loads.
 rm -rf "$B/initramfs"
@@ -54,7 +57,7 @@ timeout -k 10 "$LIMIT" qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp 2 \
 	-serial "file:$B/console.log" -serial "file:$B/results.log" \
 	-kernel "$kdir/vmlinuz" -initrd "$B/initramfs.gz" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-	-append "console=ttyS0 quiet panic=-1 fstab=no systemd.show_status=false \
+	-append "console=ttyS0 quiet panic=-1 fstab=no systemd.show_status=false systemd.firstboot=off \
 systemd.run=$TOP/tests/vm/inside.sh systemd.run_success_action=poweroff-force \
 systemd.run_failure_action=poweroff-force" </dev/null >"$B/qemu.log" 2>&1
 rc=$?
