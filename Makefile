@@ -170,7 +170,7 @@ test-musl:
 
 $(B)/tests/vm/vminit: tests/vm/vminit.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WFLAGS) -static -o $@ $<
+	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -static -o $@ $<
 
 test-vm: all $(B)/tests/vm/vminit $(B)/tests/stress/stress_highfd $(B)/tests/check_naglefix
 	tests/vm/run.sh

@@ -15,7 +15,6 @@
  * Static, libc only: nothing of the host's root is reachable before the
  * mount.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
