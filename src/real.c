@@ -96,6 +96,8 @@ void nf_real_init(void)
 	RESOLVE(fexecve, 1);
 	RESOLVE(posix_spawn, 1);
 	RESOLVE(posix_spawnp, 1);
+	RESOLVE(system, 1);
+	RESOLVE(popen, 1);
 	RESOLVE(exit, 1);
 	RESOLVE(_exit, 1);
 	RESOLVE(_Exit, 1);

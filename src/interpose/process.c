@@ -1,6 +1,6 @@
 /*
- * process.c - exec*, posix_spawn*, exit, _exit, _Exit, fork, vfork and
- * the destructor: the moments a process's coalesce buffers would be lost
+ * process.c - exec*, posix_spawn*, system, popen, exit, _exit, _Exit,
+ * fork, vfork and the destructor: the moments a process's coalesce buffers would be lost
  * or copied, or overtaken by a child's writes on an inherited socket.
  *
  * exec and exit drain every buffer first (the memory is about to go).
@@ -10,6 +10,7 @@
  */
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -108,6 +109,25 @@ NF_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
 	nf_init();
 	nf_coalesce_flush_all(0);
 	return nf_real.posix_spawnp(pid, file, fa, attr, argv, envp);
+}
+
+/*
+ * system and popen: libc starts their shell with its own internal spawn,
+ * which the hooks above do not see; what coalesce holds goes out first, so
+ * the shell's children cannot overtake it on an inherited socket.
+ */
+NF_EXPORT int system(const char *command)
+{
+	nf_init();
+	nf_coalesce_flush_all(0);
+	return nf_real.system(command);
+}
+
+NF_EXPORT FILE *popen(const char *command, const char *type)
+{
+	nf_init();
+	nf_coalesce_flush_all(0);
+	return nf_real.popen(command, type);
 }
 
 /*

@@ -35,9 +35,9 @@ need_built make "$LIB"
 fresh_logs "$LOGS" log
 note_etc_conf "it applies wherever a test sets no NAGLEFIX_CONF"
 
-# The variants that exec /bin/true with the library still preloaded need it
+# The variants that exec /bin/true (or /bin/sh) with the library still preloaded need it
 # built for that program's libc: a musl build on a glibc system is not.
-EXECS_SYSTEM=" test_process:execv-true test_process:execve-true test_process:execlp-true test_hooks:vfork-exec "
+EXECS_SYSTEM=" test_process:execv-true test_process:execve-true test_process:execlp-true test_hooks:vfork-exec test_hooks:system test_hooks:popen "
 SYS_WHY=$(env LD_PRELOAD="$LIB" /bin/true 2>&1 >/dev/null) ||
     SYS_WHY="the library cannot be preloaded into /bin/true: $(head -n 1 <<<"$SYS_WHY")"
 [[ $SYS_WHY == "the library "* ]] || SYS_WHY=""
@@ -135,7 +135,7 @@ c "$HOLD" test_flusherr ignore nosignal default handler sticky reuse
 c "$HOLD" test_order oob sendto-addr sendmmsg
 
 # 7b. less common calls (fortified build): sendmmsg, vfork, posix_spawn*, MSG_FASTOPEN
-c "$HOLD" test_hooks sendmmsg vfork-stack vfork-close vfork-exec posix_spawn posix_spawnp \
+c "$HOLD" test_hooks sendmmsg vfork-stack vfork-close vfork-exec posix_spawn posix_spawnp system popen \
     fastopen fastopen-msg fastopen-refused close_range sendfile splice fcntl-dupfd
 
 # 8. a two-piece request is one segment

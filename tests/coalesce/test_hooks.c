@@ -1,7 +1,7 @@
 /*
  * test_hooks.c - the less common calls that can pass, copy or overtake
- * what coalesce holds: sendmmsg, vfork, posix_spawn, posix_spawnp, and
- * sendto/sendmsg with MSG_FASTOPEN (a connect). Built with
+ * what coalesce holds: sendmmsg, vfork, posix_spawn, posix_spawnp, system,
+ * popen, and sendto/sendmsg with MSG_FASTOPEN (a connect). Built with
  * -D_FORTIFY_SOURCE=2 (set below, before any header) and run.sh's -O2, as
  * distributions build the programs the library is preloaded into.
  *
@@ -19,7 +19,8 @@
  *                   echo comes back once
  *   posix_spawn     "A" held; a spawned child (this program, without the
  *   posix_spawnp    library) writes "B\n" on the inherited socket: the
- *                   peer reads "AB\n", not "B\nA"
+ *   system popen    peer reads "AB\n", not "B\nA" (system and popen start
+ *                   a shell that runs the child)
  *   fastopen        sendto(MSG_FASTOPEN) to the peer on a fresh socket:
  *                   the rule applies at once (TCP_NODELAY on after the
  *                   call), the next write is held, the peer reads "abcd\n"
@@ -212,6 +213,34 @@ static void run_spawn(int use_path)
 	ct_peer_stop(&p);
 }
 
+/* system() or popen(): a shell runs this program, without the library, to
+ * write "B\n" on the inherited socket while "A" is held. */
+static void run_shell(int use_popen)
+{
+	char exe[4096], cmd[4200];
+	struct ct_peer p;
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int fd;
+
+	CHECK(len > 0 && !strchr(exe, '\''), "readlink /proc/self/exe");
+	exe[len] = '\0';
+	ct_peer_start(&p, "lines");
+	fd = held_conn(&p, "A");
+	snprintf(cmd, sizeof(cmd), "LD_PRELOAD= '%s' --child-write %d", exe, fd);
+	if (use_popen) {
+		FILE *f = popen(cmd, "r");
+
+		CHECK(f != NULL, "popen: %s", ct_errname(errno));
+		CHECK(pclose(f) == 0, "the shell's child failed");
+	} else {
+		CHECK(system(cmd) == 0, "system: the shell's child failed");
+	}
+	ct_expect_line(p.rep, "AB\n", CT_WAIT_MS);
+	close(fd);
+	ct_expect_end(p.rep, 3, CT_WAIT_MS);
+	ct_peer_stop(&p);
+}
+
 /* Sends "ab" with MSG_FASTOPEN to port on a fresh socket; returns it. */
 static int fastopen(int port, int use_msg, ssize_t *rc)
 {
@@ -318,6 +347,8 @@ static const struct ct_case cases[] = {
 	{ "vfork-exec", run_vfork_echo, 2 },
 	{ "posix_spawn", run_spawn, 0 },
 	{ "posix_spawnp", run_spawn, 1 },
+	{ "system", run_shell, 0 },
+	{ "popen", run_shell, 1 },
 	{ "fastopen", run_fastopen, 0 },
 	{ "fastopen-msg", run_fastopen, 1 },
 	{ "fastopen-refused", run_fastopen_refused, 0 },
