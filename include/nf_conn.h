@@ -88,4 +88,7 @@ void nf_conn_atfork_child(void);
 /* Upper bound (exclusive) of fds the table can hold. */
 int nf_conn_limit(void);
 
+/* Upper bound (exclusive) of fds the table has ever held an entry for. */
+int nf_conn_used(void);
+
 #endif

@@ -21,7 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "nf_guard.h"
 #include "nf_log.h"
@@ -253,10 +255,21 @@ static ssize_t iov_total(const struct iovec *iov, int iovcnt)
 	return (ssize_t)n;
 }
 
-/* One send of the buffer; returns what send returned. */
+/*
+ * A send of the library's own, made with c->lock held and never blocking
+ * (flags has MSG_DONTWAIT): the raw system call, as libc's send is a
+ * cancellation point, and a thread cancelled there would leave the lock
+ * held for good (a system() or a read can bring a pending cancel here).
+ */
+static ssize_t own_send(int fd, const void *buf, size_t len, int flags)
+{
+	return syscall(SYS_sendto, fd, buf, len, flags, NULL, 0);
+}
+
+/* One send of the buffer (flags with MSG_DONTWAIT); what send returned. */
 static ssize_t send_buffer(struct nf_conn *c, int fd, int flags)
 {
-	ssize_t n = nf_real.send(fd, c->co->buf, c->co->len, flags);
+	ssize_t n = own_send(fd, c->co->buf, c->co->len, flags);
 
 	if (n > 0)
 		consume(c, (size_t)n);
@@ -284,18 +297,34 @@ static int stale(struct nf_conn *c)
 	return 1;
 }
 
+/* A SIGPIPE owed to the program, raised once the thread is out of the
+ * library (nf_guard.h): its handler then runs as the program's own. */
+static __thread int owed_sigpipe __attribute__((tls_model("initial-exec")));
+
+static void pay_sigpipe(void)
+{
+	int saved = errno;
+
+	if (owed_sigpipe) {
+		owed_sigpipe = 0;
+		raise(SIGPIPE);
+	}
+	errno = saved;
+}
+
 /*
- * A stored flush error, returned once as the kernel would (SIGPIPE raised
+ * A stored flush error, returned once as the kernel would (SIGPIPE owed
  * for EPIPE unless MSG_NOSIGNAL); after it every send goes to the kernel,
  * which keeps failing it as a dead connection does.
  */
-static int take_error(struct nf_coalesce *co, int flags, int *raise_pipe)
+static int take_error(struct nf_coalesce *co, int flags)
 {
 	int err = co->err;
 
 	co->err = 0;
 	co->broken = 1;
-	*raise_pipe = err == EPIPE && !(flags & MSG_NOSIGNAL);
+	if (err == EPIPE && !(flags & MSG_NOSIGNAL))
+		owed_sigpipe = 1;
 	return err;
 }
 
@@ -502,7 +531,6 @@ static ssize_t coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 {
 	ssize_t n = iov_total(iov, iovcnt), r;
 	struct nf_coalesce *co;
-	int raise_pipe = 0;
 
 	if (n <= 0) /* nothing to reorder: the kernel's own answer (0, EINVAL) */
 		return send_plain(fd, iov, iovcnt, flags);
@@ -519,7 +547,7 @@ static ssize_t coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 		return send_plain(fd, iov, iovcnt, flags);
 	}
 	if (co->err) {
-		errno = take_error(co, flags, &raise_pipe);
+		errno = take_error(co, flags);
 		r = -1;
 	} else if (fits(co, (size_t)n)) {
 		append(c, iov, iovcnt, (size_t)n);
@@ -528,8 +556,6 @@ static ssize_t coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 		r = send_overflow(c, fd, iov, iovcnt, (size_t)n, flags);
 	}
 	pthread_mutex_unlock(&c->lock);
-	if (raise_pipe)
-		raise(SIGPIPE);
 	return r;
 }
 
@@ -562,7 +588,7 @@ static void handler_push_locked(struct nf_conn *c, int fd)
 	size_t off = 0;
 
 	while (off < co->len) {
-		ssize_t n = nf_real.send(fd, co->buf + off, co->len - off, BACKGROUND);
+		ssize_t n = own_send(fd, co->buf + off, co->len - off, BACKGROUND);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -640,6 +666,7 @@ ssize_t nf_coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 		return handler_send(c, fd, iov, iovcnt, flags);
 	r = coalesce_send(c, fd, iov, iovcnt, flags);
 	nf_guard_leave();
+	pay_sigpipe();
 	return r;
 }
 
@@ -662,7 +689,7 @@ static int push_all(struct nf_conn *c, int fd, int flags)
 
 static int before_send(struct nf_conn *c, int fd, int flags)
 {
-	int raise_pipe = 0, rc = 0, err = 0;
+	int rc = 0, err = 0;
 
 	pthread_mutex_lock(&c->lock);
 	if (!get_co(c, fd) || c->co->broken) {
@@ -670,13 +697,11 @@ static int before_send(struct nf_conn *c, int fd, int flags)
 		return 0;
 	}
 	if (c->co->err) {
-		err = take_error(c->co, flags, &raise_pipe);
+		err = take_error(c->co, flags);
 	} else {
 		err = push_all(c, fd, flags);
 	}
 	pthread_mutex_unlock(&c->lock);
-	if (raise_pipe)
-		raise(SIGPIPE);
 	if (err) {
 		errno = err;
 		rc = -1;
@@ -694,6 +719,7 @@ int nf_coalesce_before_send(struct nf_conn *c, int fd, int flags)
 	}
 	rc = before_send(c, fd, flags);
 	nf_guard_leave();
+	pay_sigpipe();
 	return rc;
 }
 
@@ -797,6 +823,12 @@ static void drain(struct nf_conn *c, int fd, enum drain_mode mode, int action)
 
 	if (!nf_guard_enter()) { /* from a signal handler: what needs no wait */
 		handler_push(c, fd);
+		if (action >= 0 && c->co && pthread_mutex_trylock(&c->lock) == 0) {
+			if (!c->co->len && !c->co->inflight) /* else it stays as it was */
+				atomic_store(&c->action, action);
+			pthread_mutex_unlock(&c->lock);
+		}
+		errno = saved;
 		return;
 	}
 	pthread_mutex_lock(&c->lock);
@@ -869,6 +901,34 @@ static void release_snapshot(struct nf_conn **copy, struct nf_conn **stack)
 }
 
 /*
+ * flush_range from a signal handler that interrupted the library (exit or
+ * exec in a handler): the pending set is out of reach (plock), so every
+ * descriptor the table has held is looked at, lock-free. What each
+ * connection holds goes as the kernel takes it (handler_lock's terms);
+ * with wait, polling for room until give_up.
+ */
+static void handler_flush_range(unsigned first, unsigned last, int wait,
+				unsigned long long give_up)
+{
+	unsigned used = (unsigned)nf_conn_used();
+
+	for (unsigned fd = first; fd <= last && fd < used; fd++) {
+		struct nf_conn *c = nf_conn_get((int)fd);
+		struct pollfd p = { .fd = (int)fd, .events = POLLOUT };
+		size_t left = 1;
+
+		while (c && c->co && left && handler_lock(c)) {
+			handler_push_locked(c, (int)fd);
+			left = c->co->len;
+			pthread_mutex_unlock(&c->lock);
+			if (!left || !wait || nf_timer_now_ns() >= give_up)
+				break;
+			nf_real.poll(&p, 1, 100);
+		}
+	}
+}
+
+/*
  * Flushes the connections holding bytes whose fd is within [first, last]:
  * without blocking (wait 0), or draining, all against one deadline.
  */
@@ -878,9 +938,13 @@ static void flush_range(unsigned first, unsigned last, int wait)
 	struct nf_conn *stack[SNAP_STACK], **all;
 	int saved = errno, n;
 
-	if (atomic_load_explicit(&nf_coalesce_npending, memory_order_relaxed) == 0 ||
-	    !nf_guard_enter())
+	if (atomic_load_explicit(&nf_coalesce_npending, memory_order_relaxed) == 0)
 		return;
+	if (!nf_guard_enter()) {
+		handler_flush_range(first, last, wait, give_up);
+		errno = saved;
+		return;
+	}
 	all = snapshot(stack, &n);
 	for (int i = 0; i < n; i++) {
 		struct nf_conn *c = all[i];

@@ -114,6 +114,11 @@ int nf_conn_limit(void)
 	return ndir << CHUNK_SHIFT;
 }
 
+int nf_conn_used(void)
+{
+	return atomic_load(&nchunks) << CHUNK_SHIFT;
+}
+
 struct nf_conn *nf_conn_get(int fd)
 {
 	struct nf_conn *chunk;

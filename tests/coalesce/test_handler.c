@@ -14,6 +14,8 @@
  *   read      recv()s with MSG_DONTWAIT: the held "A" goes out then, long
  *             before the 1 s flush
  *   close     close()s H: the peer gets the held "A", then the end
+ *   exit      write()s "B\n" and _exit()s (in a child process that does
+ *             all of the above): the peer gets "AB\n", then the end
  * The library must not wait for anything in the handler (the interrupted
  * code is inside it), but H's lock is free. Then M's peer is let go and
  * must get all 32 MiB.
@@ -26,7 +28,7 @@
 #define BIG (32u << 20)
 #define LONG 20000 /* more than the rule's buffer=16k */
 
-enum { WRITE, SENDMMSG, LONGWRITE, READ, CLOSE };
+enum { WRITE, SENDMMSG, LONGWRITE, READ, CLOSE, EXIT };
 
 static int hfd, how;
 static _Atomic int fired; /* read by the release thread */
@@ -56,6 +58,8 @@ static void on_alarm(int sig)
 	case CLOSE:
 		ok = close(hfd) == 0;
 		break;
+	case EXIT:
+		_exit(write(hfd, "B\n", 2) == 2 ? 0 : 1);
 	}
 	fired = ok ? 1 : -1;
 	errno = saved;
@@ -148,12 +152,55 @@ static void run(int variant)
 	free(big);
 }
 
+/* EXIT: a child holds "A" on H and blocks on M; its handler writes and
+ * _exits. Its bytes and the held ones must reach H's peer. */
+static void run_exit(int unused)
+{
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
+	struct itimerval it = { .it_value = { 0, 300000 } };
+	struct ct_peer hp, mp;
+	char *big = malloc(BIG);
+	pid_t pid;
+	int st;
+
+	(void)unused;
+	how = EXIT;
+	CHECK(big != NULL, "malloc");
+	memset(big, 'm', BIG);
+	ct_peer_start(&hp, "lines");
+	ct_peer_start(&mp, "stall");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		int mfd;
+
+		hfd = ct_connect(hp.port);
+		ct_send_str(hfd, "A");
+		ct_expect_held(hfd, 0);
+		mfd = ct_connect(mp.port);
+		ct_set_int(mfd, SOL_SOCKET, SO_SNDBUF, 65536, "SO_SNDBUF");
+		CHECK(sigaction(SIGALRM, &sa, NULL) == 0, "sigaction");
+		CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0, "setitimer");
+		(void)!write(mfd, big, BIG); /* the handler ends the process in here */
+		_exit(2);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child ended with status 0x%x", st);
+	ct_expect_line(hp.rep, "AB\n", CT_WAIT_MS);
+	ct_expect_end(hp.rep, 3, CT_WAIT_MS);
+	ct_say("the held \"A\" and the handler's \"B\\n\" went out before its _exit");
+	ct_peer_stop(&hp);
+	ct_peer_stop(&mp);
+	free(big);
+}
+
 static const struct ct_case cases[] = {
 	{ "write", run, WRITE },
 	{ "sendmmsg", run, SENDMMSG },
 	{ "big", run, LONGWRITE },
 	{ "read", run, READ },
 	{ "close", run, CLOSE },
+	{ "exit", run_exit, 0 },
 };
 
 int main(int argc, char **argv)
