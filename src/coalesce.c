@@ -61,6 +61,26 @@ static struct nf_coalesce **all_bufs; /* every buffer ever made (for fork) */
 static int nall, nall_cap;
 
 /* Records a new buffer, so a forked child can reset them all. */
+/* Makes the pending set able to hold n buffers, so that pending_add never
+ * needs memory: every buffer made is pending at most once. Caller holds
+ * plock. 0 or -ENOMEM. */
+static int room_to_pend(int n)
+{
+	int ncap = pending_cap ? pending_cap : 16;
+	struct nf_conn **np;
+
+	while (ncap < n)
+		ncap *= 2;
+	if (ncap == pending_cap)
+		return 0;
+	np = realloc(pending, (size_t)ncap * sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	pending = np;
+	pending_cap = ncap;
+	return 0;
+}
+
 static int remember(struct nf_coalesce *co)
 {
 	int rc = 0;
@@ -75,7 +95,7 @@ static int remember(struct nf_coalesce *co)
 			nall_cap = ncap;
 		}
 	}
-	if (nall < nall_cap)
+	if (nall < nall_cap && room_to_pend(nall + 1) == 0)
 		all_bufs[nall++] = co;
 	else
 		rc = -ENOMEM;

@@ -52,7 +52,7 @@ static void init_once(void)
 		nf_log_msg("%s", err);
 	}
 	nf_audit_setup(&nf_policy);
-	pthread_atfork(nf_process_atfork_prepare, NULL, nf_process_atfork_child);
+	pthread_atfork(nf_process_atfork_prepare, nf_process_atfork_parent, nf_process_atfork_child);
 	atomic_store_explicit(&ready, 1, memory_order_release);
 	errno = saved;
 }

@@ -36,6 +36,7 @@ void nf_before_wait(int timeout_nonzero);
 int nf_shutdown(int fd, int how);
 int nf_close(int fd);
 void nf_process_atfork_prepare(void);
+void nf_process_atfork_parent(void);
 void nf_process_atfork_child(void);
 int nf_close_range(unsigned first, unsigned last, int flags);
 int nf_dup(int fd);

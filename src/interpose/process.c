@@ -8,6 +8,8 @@
  * sends what is left, so no byte is ever sent twice. At exit, audit
  * writes its per-peer summaries (once, whichever of these comes first).
  */
+#include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,9 +24,22 @@
 #include "nf_real.h"
 #include "nf_timer.h"
 
+/* The forking thread's signal mask, from prepare to parent or child: no
+ * handler may run in the child while its locks and buffers are made new. */
+static __thread sigset_t fork_mask __attribute__((tls_model("initial-exec")));
+
 void nf_process_atfork_prepare(void)
 {
+	sigset_t all;
+
 	nf_coalesce_flush_all(0);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &fork_mask);
+}
+
+void nf_process_atfork_parent(void)
+{
+	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }
 
 void nf_process_atfork_child(void)
@@ -33,6 +48,7 @@ void nf_process_atfork_child(void)
 	nf_coalesce_atfork_child();
 	nf_timer_atfork_child();
 	nf_audit_atfork_child();
+	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }
 
 /* Runs at unload, after main returned: exit() from libc itself is not

@@ -16,6 +16,10 @@
  *   _exit exit _Exit       a child writes "req\n" (held) then leaves so
  *   return                 ... or returns from main (re-executed as
  *                          --writer-return PORT): the library's destructor
+ *   fork-mask              the library blocks signals while fork resets
+ *                          its state: with only SIGUSR1 blocked and a
+ *                          request held, the parent and the child each
+ *                          have exactly SIGUSR1 blocked after fork
  */
 #include "cotest.h"
 
@@ -173,6 +177,43 @@ static void run_fork_full(int unused)
 	ct_peer_stop(&p);
 }
 
+/* Is the calling thread's mask exactly {SIGUSR1}? */
+static int mask_is_usr1(void)
+{
+	sigset_t now;
+
+	CHECK(pthread_sigmask(SIG_SETMASK, NULL, &now) == 0, "pthread_sigmask");
+	for (int s = 1; s < NSIG; s++)
+		if (s != 32 && s != 33 && sigismember(&now, s) != (s == SIGUSR1))
+			return 0; /* 32, 33: libc's own (cancel, setxid) */
+	return 1;
+}
+
+static void run_fork_mask(int unused)
+{
+	struct ct_peer p;
+	sigset_t usr1;
+	pid_t pid;
+	int fd, st;
+
+	(void)unused;
+	ct_peer_start(&p, "echo");
+	fd = write_request(p.port);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	CHECK(pthread_sigmask(SIG_SETMASK, &usr1, NULL) == 0, "pthread_sigmask");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0)
+		_exit(mask_is_usr1() ? 0 : 1);
+	CHECK(mask_is_usr1(), "the parent's signal mask changed across fork");
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st), "waitpid");
+	CHECK(WEXITSTATUS(st) == 0, "the child's signal mask is not the parent's");
+	close(fd);
+	ct_say("the signal mask is the program's own on both sides of fork");
+	ct_peer_stop(&p);
+}
+
 static const struct ct_case cases[] = {
 	{ "fork-_exit", run_fork, 4 },   { "fork-exit", run_fork, 5 },
 	{ "fork-full", run_fork_full, 0 },
@@ -180,6 +221,7 @@ static const struct ct_case cases[] = {
 	{ "execve-true", run_leave, 2 }, { "execlp-true", run_leave, 3 },
 	{ "_exit", run_leave, 4 },       { "exit", run_leave, 5 },
 	{ "_Exit", run_leave, 6 },       { "return", run_return, 0 },
+	{ "fork-mask", run_fork_mask, 0 },
 };
 
 int main(int argc, char **argv)
