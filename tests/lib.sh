@@ -8,6 +8,13 @@
 #                              then the last FAIL_TAIL lines of LOG, indented,
 #                              if LOG is not empty; counts a failure
 #   skip NAME WHY              prints "SKIP NAME: WHY"; counts neither way
+#   judge NAME RC START LOG [HINT [DETAIL]]
+#                              the verdict on a test program run under
+#                              `timeout $LIMIT`: status 0 passes (with the
+#                              seconds since START), 77 skips (the reason
+#                              from its first "SKIP x: why" line), a timeout
+#                              (with HINT) or a signal fails, as does any
+#                              other status (with DETAIL)
 #   finish                     prints "N passed, M failed"; status 0 iff M == 0,
 #                              so it is a runner's last command
 #   elapsed START              seconds since START (an $EPOCHREALTIME), as
@@ -43,6 +50,21 @@ fail() {
 
 skip() {
     echo "SKIP $1: $2"
+}
+
+judge() {
+    local name=$1 rc=$2 start=$3 log=$4 hint=${5:-} detail=${6:-}
+    if ((rc == 0)); then
+        pass "$name ($(elapsed "$start") s)"
+    elif ((rc == 77)); then
+        skip "$name" "$(sed -n 's/^SKIP [^:]*: //p' "$log" | head -n 1)"
+    elif ((rc == 124 || rc == 137)); then
+        fail "$name" "timed out after $LIMIT s${hint:+ $hint}" "$log"
+    elif ((rc > 128)); then
+        fail "$name" "killed by signal $((rc - 128))" "$log"
+    else
+        fail "$name" "exit status $rc${detail:+: $detail}" "$log"
+    fi
 }
 
 finish() {

@@ -484,6 +484,17 @@ static inline int ct_line_done(const char *buf, size_t have)
 	return have > 0 && buf[have - 1] == '\n';
 }
 
+/* Reads one reply line on fd; it must be want (a copy sent twice is not). */
+static inline void ct_read_reply(int fd, const char *want)
+{
+	char buf[64];
+	size_t have = 0;
+
+	while (!ct_line_done(buf, have))
+		have = ct_got(read(fd, buf + have, sizeof(buf) - 1 - have), buf, have, sizeof(buf), "read");
+	CHECK(strcmp(buf, want) == 0, "reply '%s', want '%s' (a copy sent twice?)", buf, want);
+}
+
 /* ---- the peer: roles -------------------------------------------------------------- */
 
 /* A growing buffer of bytes read, for the roles that look at lines. */
@@ -858,6 +869,17 @@ struct ct_peer {
 	int rep; /* the test's end of the report channel */
 };
 
+/* In a child: this program again, without the library, with keep_fd left
+ * open across the exec (a helper's end of a channel). Never returns. */
+static inline void ct_exec_self(char **args, int keep_fd) __attribute__((noreturn));
+static inline void ct_exec_self(char **args, int keep_fd)
+{
+	fcntl(keep_fd, F_SETFD, 0);
+	unsetenv("LD_PRELOAD");
+	execv("/proc/self/exe", args);
+	_exit(127);
+}
+
 /* Starts a peer with role: its pid, port and report channel in *p. */
 static inline void ct_peer_start(struct ct_peer *p, const char *role)
 {
@@ -872,10 +894,7 @@ static inline void ct_peer_start(struct ct_peer *p, const char *role)
 	if (p->pid == 0) {
 		char *args[] = { (char *)ct_prog, "--peer", (char *)role, fdarg, NULL };
 
-		fcntl(sv[1], F_SETFD, 0);
-		unsetenv("LD_PRELOAD");
-		execv("/proc/self/exe", args);
-		_exit(127);
+		ct_exec_self(args, sv[1]);
 	}
 	close(sv[1]);
 	p->rep = sv[0];

@@ -60,17 +60,7 @@ one() {
     start=$EPOCHREALTIME
     (cd "$TMP" && timeout -k 5 "$LIMIT" env "${vars[@]}" "$B/$test" "$variant") >"$log" 2>&1
     rc=$?
-    if ((rc == 0)); then
-        pass "$name ($(elapsed "$start") s)"
-    elif ((rc == 77)); then
-        echo "SKIP $name: $(sed -n 's/^SKIP [^:]*: //p' "$log" | head -n 1)"
-    elif ((rc == 124 || rc == 137)); then
-        fail "$name" "timed out after $LIMIT s" "$log"
-    elif ((rc > 128)); then
-        fail "$name" "killed by signal $((rc - 128))" "$log"
-    else
-        fail "$name" "exit status $rc" "$log"
-    fi
+    judge "$name" "$rc" "$start" "$log"
 }
 
 # c CONF TEST VARIANT...: one CONF TEST for each variant.

@@ -74,16 +74,6 @@ static void expect_child_ok(pid_t pid)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child ended with status 0x%x", st);
 }
 
-static void read_reply(int fd, const char *want)
-{
-	char buf[64];
-	size_t have = 0;
-
-	while (!ct_line_done(buf, have))
-		have = ct_got(read(fd, buf + have, sizeof(buf) - 1 - have), buf, have, sizeof(buf), "read");
-	CHECK(strcmp(buf, want) == 0, "reply '%s', want '%s' (a copy sent twice?)", buf, want);
-}
-
 static void run_sendmmsg(int unused)
 {
 	struct iovec v[3] = { { "cd", 2 }, { "ef", 2 }, { "\n", 1 } };
@@ -144,9 +134,9 @@ static void run_vfork_echo(int how)
 	pid = spawn_scribbler(how, fd);
 	CHECK(pid > 0, "vfork");
 	expect_child_ok(pid);
-	read_reply(fd, "req\n");
+	ct_read_reply(fd, "req\n");
 	ct_send_str(fd, "end\n");
-	read_reply(fd, "end\n");
+	ct_read_reply(fd, "end\n");
 	close(fd);
 	ct_expect_end(p.rep, 8, CT_WAIT_MS);
 	ct_peer_stop(&p);

@@ -105,16 +105,6 @@ static void run_return(int unused)
 	ct_peer_stop(&p);
 }
 
-static void read_reply(int fd, const char *want)
-{
-	char buf[64];
-	size_t have = 0;
-
-	while (!ct_line_done(buf, have))
-		have = ct_got(read(fd, buf + have, sizeof(buf) - 1 - have), buf, have, sizeof(buf), "read");
-	CHECK(strcmp(buf, want) == 0, "reply '%s', want '%s' (a copy sent twice?)", buf, want);
-}
-
 /* Held bytes, fork, the child leaves by how (4 _exit, 5 exit). */
 static void run_fork(int how)
 {
@@ -129,9 +119,9 @@ static void run_fork(int how)
 	if (pid == 0)
 		leave(how);
 	expect_child_ok(pid);
-	read_reply(fd, "req\n");
+	ct_read_reply(fd, "req\n");
 	ct_send_str(fd, "end\n");
-	read_reply(fd, "end\n");
+	ct_read_reply(fd, "end\n");
 	close(fd);
 	ct_expect_end(p.rep, 8, CT_WAIT_MS);
 	ct_peer_stop(&p);

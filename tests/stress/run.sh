@@ -44,17 +44,7 @@ t() {
     start=$EPOCHREALTIME
     (cd "$TMP" && timeout -k 5 "$LIMIT" env "${vars[@]}" "$B/$prog" "$@") >"$log" 2>&1
     rc=$?
-    if ((rc == 0)); then
-        pass "$name ($(elapsed "$start") s)"
-    elif ((rc == 77)); then
-        echo "SKIP $name: $(grep -m1 '^SKIP' "$log" | sed 's/^SKIP [^:]*: //')"
-    elif ((rc == 124 || rc == 137)); then
-        fail "$name" "timed out after $LIMIT s (deadlock?)" "$log"
-    elif ((rc > 128)); then
-        fail "$name" "killed by signal $((rc - 128))" "$log"
-    else
-        fail "$name" "exit status $rc: $(grep -m1 '^FAIL' "$log" | cut -c1-200)" "$log"
-    fi
+    judge "$name" "$rc" "$start" "$log" "(deadlock?)" "$(grep -m1 '^FAIL' "$log" | cut -c1-200)"
 }
 
 P="LD_PRELOAD=$LIB"

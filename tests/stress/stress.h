@@ -195,10 +195,7 @@ static inline void st_sink_start(struct st_sink *s, int n)
 	if (s->pid == 0) {
 		char *args[] = { (char *)ct_prog, "--sink", fdarg, narg, NULL };
 
-		fcntl(sv[1], F_SETFD, 0);
-		unsetenv("LD_PRELOAD");
-		execv("/proc/self/exe", args);
-		_exit(127);
+		ct_exec_self(args, sv[1]);
 	}
 	close(sv[1]);
 	s->ctl = sv[0];
