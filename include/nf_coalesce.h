@@ -81,6 +81,19 @@ void nf_coalesce_flush_all(int wait);
  * Returns the next deadline in ns (CLOCK_MONOTONIC), or 0 if none. */
 unsigned long long nf_coalesce_flush_due(unsigned long long now_ns);
 
+/* Before fork, posix_spawn, system and popen: every held byte goes into
+ * the kernel, waiting for room (NF_DRAIN_MS in all), so a child writing
+ * on an inherited socket comes after it. */
+void nf_coalesce_before_child(void);
+
+/* The process is ending (exit, quick_exit, exec, the last thread's
+ * pthread_exit): from now on no write is buffered (each pushes what its
+ * socket holds first), and every buffer is drained (NF_DRAIN_MS in all). */
+void nf_coalesce_end(void);
+
+/* An exec failed and the process goes on: writes are buffered again. */
+void nf_coalesce_resume(void);
+
 /* In a forked child: drop every copied buffer (the parent sends them). */
 void nf_coalesce_atfork_child(void);
 

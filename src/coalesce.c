@@ -995,6 +995,25 @@ void nf_coalesce_drain_range(unsigned first, unsigned last)
 	flush_range(first, last, 1);
 }
 
+/* Set by nf_coalesce_end: every send bypasses the buffers. */
+static atomic_int ending;
+
+void nf_coalesce_before_child(void)
+{
+	flush_range(0, ~0u, 1);
+}
+
+void nf_coalesce_end(void)
+{
+	atomic_store(&ending, 1);
+	flush_range(0, ~0u, 1);
+}
+
+void nf_coalesce_resume(void)
+{
+	atomic_store(&ending, 0);
+}
+
 /*
  * Flushes one due connection; returns its next deadline, or 0 if it has
  * none (empty, or another thread is sending and will re-arm the timer).
