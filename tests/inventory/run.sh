@@ -21,6 +21,9 @@
 #   hook       every "hook" row is exported by the library, and every name
 #              the library exports has a "hook" row
 #   via        every "via NAME" names a "hook" row
+#   alias      a name at the same address as a hooked name in a libc (the
+#              same code: __dup2 and dup2) is a "hook" row or a "none" one,
+#              never fallback or nosocket; the unhooked ones are listed
 #   atfork     "atfork" rows need the library to register fork handlers
 #   destructor "destructor" rows need the library to have an ELF destructor
 #   plt        neither libc calls a table symbol (but "nosocket" ones)
@@ -195,6 +198,38 @@ while read -r sym target; do
         echo "$sym: via $target, which is not a \"hook\" row" >>"$TMP/f.via"
 done <"$TMP/via"
 check via "$(wc -l <"$TMP/via")" "$TMP/f.via"
+
+# Aliases: "address name" of each libc's functions, then every name that
+# shares an address with a hook and is not itself a hook.
+awk -F'\t' 'NF == 5 { print $1, $4 }' "$TMP/rows" | sort -u >"$TMP/how"
+: >"$TMP/f.alias"
+: >"$TMP/aliases"
+for libc in glibc musl; do
+    obj=$GLIBC_DIR/libc.so.6
+    [[ $libc == musl ]] && obj=$MUSL
+    [[ -n $obj && -r $obj ]] || continue
+    nm -D --defined-only "$obj" | awk 'NF == 3 && $2 ~ /^[TWi]$/ { sub(/@.*/, "", $3); print $1, $3 }' |
+        sort -u | awk -v libc="$libc" '
+            FILENAME == ARGV[1] { hook[$1] = 1; next }
+            { names[$1] = names[$1] " " $2; if ($2 in hook) hooked[$1] = 1 }
+            END {
+                for (a in hooked) {
+                    n = split(names[a], w, " ")
+                    for (i = 1; i <= n; i++) if (!(w[i] in hook)) print w[i], libc
+                }
+            }' "$TMP/hooks" - >>"$TMP/aliases"
+done
+sort -u "$TMP/aliases" -o "$TMP/aliases"
+while read -r sym libc; do
+    how=$(awk -v s="$sym" '$1 == s { print $2; exit }' "$TMP/how")
+    case $how in
+    none) ;;
+    "") echo "$sym: the same code as a hook in $libc, but no row" >>"$TMP/f.alias" ;;
+    *) echo "$sym: the same code as a hook in $libc, but its row says $how" >>"$TMP/f.alias" ;;
+    esac
+done <"$TMP/aliases"
+check alias "$(wc -l <"$TMP/aliases")" "$TMP/f.alias"
+[[ -s $TMP/aliases ]] && echo "note: aliases of hooks that are not hooked: $(cut -d' ' -f1 "$TMP/aliases" | sort -u | tr '\n' ' ')"
 
 # fork runs the handlers of pthread_atfork (glibc: __register_atfork).
 n=$(awk -F'\t' 'NF == 5 && $4 == "atfork"' "$TMP/rows" | wc -l)
