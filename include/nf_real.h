@@ -10,12 +10,21 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+
+#ifndef __GLIBC__
+/* musl's headers make these names macros for the plain ones (its library
+ * keeps the symbols for old binaries): here they are names of their own. */
+#undef sendfile64
+#undef freopen64
+#endif
 
 /* The flags of recvmmsg and sendmmsg: int in glibc, unsigned int in musl. */
 #ifdef __GLIBC__
@@ -39,6 +48,7 @@ struct nf_real {
 	ssize_t (*recvmsg)(int, struct msghdr *, int);
 	int (*close)(int);
 	int (*close_range)(unsigned, unsigned, int);
+	void (*closefrom)(int);
 	int (*dup)(int);
 	int (*dup2)(int, int);
 	int (*dup3)(int, int, int);
@@ -65,6 +75,9 @@ struct nf_real {
 	int (*__ppoll_chk)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *,
 			   size_t);
 	ssize_t (*sendfile)(int, int, off_t *, size_t);
+	ssize_t (*sendfile64)(int, int, off64_t *, size_t);
+	ssize_t (*pwritev2)(int, const struct iovec *, int, off_t, int);
+	ssize_t (*pwritev64v2)(int, const struct iovec *, int, off64_t, int);
 	ssize_t (*splice)(int, loff_t *, int, loff_t *, size_t, unsigned);
 	int (*execve)(const char *, char *const[], char *const[]);
 	int (*execv)(const char *, char *const[]);
@@ -77,6 +90,12 @@ struct nf_real {
 			    const posix_spawnattr_t *, char *const[], char *const[]);
 	int (*system)(const char *);
 	FILE *(*popen)(const char *, const char *);
+	FILE *(*fdopen)(int, const char *);
+	int (*fclose)(FILE *);
+	FILE *(*freopen)(const char *, const char *, FILE *);
+	FILE *(*freopen64)(const char *, const char *, FILE *);
+	int (*vdprintf)(int, const char *, va_list);
+	int (*__vdprintf_chk)(int, int, const char *, va_list);
 	void (*exit)(int) __attribute__((noreturn));
 	void (*_exit)(int) __attribute__((noreturn));
 	void (*_Exit)(int) __attribute__((noreturn));
@@ -87,8 +106,8 @@ extern struct nf_real nf_real;
 /*
  * Resolves every entry with dlsym(RTLD_NEXT). Aborts with a message if a
  * required symbol is missing or resolves back to this library; optional
- * ones (close_range, fcntl64, the fortified __*_chk: not in musl) are left
- * NULL. Called once, from nf_init().
+ * ones (close_range, closefrom, fcntl64, pwritev2, the fortified __*_chk:
+ * not in musl) are left NULL. Called once, from nf_init().
  */
 void nf_real_init(void);
 

@@ -4,7 +4,6 @@
 #include "nf_real.h"
 #include "nf_hooks.h"
 
-#include <sys/sendfile.h>
 #include <fcntl.h>
 
 #include <dlfcn.h>
@@ -64,6 +63,7 @@ void nf_real_init(void)
 	RESOLVE(recvmsg, 1);
 	RESOLVE(close, 1);
 	RESOLVE(close_range, 0);
+	RESOLVE(closefrom, 0);    /* glibc 2.34 */
 	RESOLVE(dup, 1);
 	RESOLVE(dup2, 1);
 	RESOLVE(dup3, 1);
@@ -88,6 +88,9 @@ void nf_real_init(void)
 	RESOLVE(__poll_chk, 0);   /* glibc only */
 	RESOLVE(__ppoll_chk, 0);  /* glibc only */
 	RESOLVE(sendfile, 1);
+	RESOLVE(sendfile64, 1);
+	RESOLVE(pwritev2, 0);     /* glibc only */
+	RESOLVE(pwritev64v2, 0);  /* glibc only */
 	RESOLVE(splice, 1);
 	RESOLVE(execve, 1);
 	RESOLVE(execv, 1);
@@ -98,6 +101,12 @@ void nf_real_init(void)
 	RESOLVE(posix_spawnp, 1);
 	RESOLVE(system, 1);
 	RESOLVE(popen, 1);
+	RESOLVE(fdopen, 1);
+	RESOLVE(fclose, 1);
+	RESOLVE(freopen, 1);
+	RESOLVE(freopen64, 1);
+	RESOLVE(vdprintf, 1);
+	RESOLVE(__vdprintf_chk, 0); /* glibc only */
 	RESOLVE(exit, 1);
 	RESOLVE(_exit, 1);
 	RESOLVE(_Exit, 1);

@@ -126,7 +126,11 @@ c "$HOLD" test_order oob sendto-addr sendmmsg
 
 # 7b. less common calls (fortified build): sendmmsg, vfork, posix_spawn*, MSG_FASTOPEN
 c "$HOLD" test_hooks sendmmsg vfork-stack vfork-close vfork-exec posix_spawn posix_spawnp system popen \
-    fastopen fastopen-msg fastopen-refused close_range sendfile splice fcntl-dupfd
+    fastopen fastopen-msg fastopen-refused close_range sendfile splice fcntl-dupfd \
+    sendfile64 closefrom __write __send __close pwritev2 dprintf
+
+# 7c. stdio on a socket: its writes (libc's internal ones) never overtake held bytes
+c "$HOLD" test_stdio stdout stdout-inherited fdopen fdopen-early fclose dprintf vdprintf
 
 # 8. a two-piece request is one segment
 c - test_segments coalesce

@@ -32,6 +32,19 @@
  *   close_range sendfile splice fcntl-dupfd
  *                   test_fdops' triggers again, in this fortified build:
  *                   "ab" held, then the call; the peer reads "ab" first
+ *   sendfile64      "HEAD" held, sendfile64 of a file holding "FILE",
+ *                   "TAIL\n": the peer reads "HEADFILETAIL\n" (what
+ *                   _FILE_OFFSET_BITS=64 programs call: nginx, CPython)
+ *   closefrom       "ab" held, closefrom(fd): the peer gets "ab"; a file
+ *                   opened next on that number takes a write (a stale
+ *                   coalesce state made it fail ENOTSOCK)
+ *   __write __send  glibc's exported aliases: "ab" by the alias is held
+ *                   like a write, then "\n": the peer reads "ab\n"
+ *   __close         "ab" held, __close: the peer gets "ab"
+ *   pwritev2        "ab" held, pwritev2(offset -1) of "cd\n": the peer
+ *                   reads "abcd\n"
+ *   dprintf         "A" held, dprintf "B" (here __dprintf_chk), "C\n":
+ *                   the peer reads "ABC\n"
  */
 #undef _FORTIFY_SOURCE
 #define _FORTIFY_SOURCE 2
@@ -42,6 +55,13 @@
 #include "cotest.h"
 
 extern char **environ;
+
+#ifdef __GLIBC__
+/* glibc exports these without declaring them. */
+ssize_t __write(int fd, const void *buf, size_t n);
+ssize_t __send(int fd, const void *buf, size_t n, int flags);
+int __close(int fd);
+#endif
 
 #ifndef MSG_FASTOPEN
 #define MSG_FASTOPEN 0x20000000
@@ -330,6 +350,106 @@ static void run_fdop(int which)
 	ct_peer_stop(&p);
 }
 
+/* "HEAD" held, sendfile64 of "FILE", "TAIL\n": in that order. */
+static void run_sendfile64(int unused)
+{
+	struct ct_peer p;
+	off64_t off = 0;
+	int fd, file;
+
+	(void)unused;
+	ct_peer_start(&p, "lines");
+	fd = held_conn(&p, "HEAD");
+	file = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	CHECK(file >= 0 && write(file, "FILE", 4) == 4, "a file holding FILE");
+	CHECK(sendfile64(fd, file, &off, 4) == 4, "sendfile64");
+	close(file);
+	ct_send_str(fd, "TAIL\n");
+	close(fd);
+	ct_expect_line(p.rep, "HEADFILETAIL\n", CT_WAIT_MS);
+	ct_expect_end(p.rep, 13, CT_WAIT_MS);
+	ct_peer_stop(&p);
+}
+
+/* "ab" held, closefrom: delivered; then a file on that number writes. */
+static void run_closefrom(int unused)
+{
+#ifdef __GLIBC__
+	struct ct_peer p;
+	char back[4] = { 0 };
+	int fd, file;
+
+	(void)unused;
+	ct_peer_start(&p, "lines");
+	fd = held_conn(&p, "ab"); /* the highest descriptor of the process */
+	closefrom(fd);
+	ct_expect_end(p.rep, 2, CT_WAIT_MS);
+	file = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	CHECK(file == fd, "the file got descriptor %d, not %d", file, fd);
+	CHECK(write(file, "xy", 2) == 2, "write to a file on a number closefrom freed");
+	ct_sleep_ms(20);
+	CHECK(pread(file, back, 2, 0) == 2 && strcmp(back, "xy") == 0, "the file holds '%s'", back);
+	CHECK(write(file, "z", 1) == 1, "a second write to the file");
+	close(file);
+	ct_peer_stop(&p);
+#else
+	(void)unused;
+	ct_skip("no closefrom() in this libc");
+#endif
+}
+
+/* glibc's aliases: 0 __write, 1 __send, 2 __close, 3 pwritev2. */
+static void run_alias(int which)
+{
+#ifdef __GLIBC__
+	struct iovec v = { .iov_base = "cd\n", .iov_len = 3 };
+	struct ct_peer p;
+	int fd;
+
+	ct_peer_start(&p, "lines");
+	if (which <= 1) {
+		fd = ct_connect(p.port);
+		CHECK((which ? __send(fd, "ab", 2, 0) : __write(fd, "ab", 2)) == 2, "the alias");
+		ct_expect_held(fd, 0);
+		ct_send_str(fd, "\n");
+		close(fd);
+		ct_expect_line(p.rep, "ab\n", CT_WAIT_MS);
+		ct_expect_end(p.rep, 3, CT_WAIT_MS);
+	} else if (which == 2) {
+		fd = held_conn(&p, "ab");
+		CHECK(__close(fd) == 0, "__close");
+		ct_expect_end(p.rep, 2, CT_WAIT_MS);
+	} else {
+		fd = held_conn(&p, "ab");
+		CHECK(pwritev2(fd, &v, 1, -1, 0) == 3, "pwritev2");
+		ct_expect_line(p.rep, "abcd\n", CT_WAIT_MS);
+		close(fd);
+		ct_expect_end(p.rep, 5, CT_WAIT_MS);
+	}
+	ct_peer_stop(&p);
+#else
+	(void)which;
+	ct_skip("musl has none of glibc's aliases, nor pwritev2");
+#endif
+}
+
+/* "A" held, dprintf "B" (fortified here: __dprintf_chk), "C\n". */
+static void run_dprintf(int unused)
+{
+	struct ct_peer p;
+	int fd;
+
+	(void)unused;
+	ct_peer_start(&p, "lines");
+	fd = held_conn(&p, "A");
+	CHECK(dprintf(fd, "%c", 'B') == 1, "dprintf");
+	ct_send_str(fd, "C\n");
+	close(fd);
+	ct_expect_line(p.rep, "ABC\n", CT_WAIT_MS);
+	ct_expect_end(p.rep, 4, CT_WAIT_MS);
+	ct_peer_stop(&p);
+}
+
 static const struct ct_case cases[] = {
 	{ "sendmmsg", run_sendmmsg, 0 },
 	{ "vfork-stack", run_vfork_echo, 0 },
@@ -346,6 +466,13 @@ static const struct ct_case cases[] = {
 	{ "sendfile", run_fdop, 1 },
 	{ "splice", run_fdop, 2 },
 	{ "fcntl-dupfd", run_fdop, 3 },
+	{ "sendfile64", run_sendfile64, 0 },
+	{ "closefrom", run_closefrom, 0 },
+	{ "__write", run_alias, 0 },
+	{ "__send", run_alias, 1 },
+	{ "__close", run_alias, 2 },
+	{ "pwritev2", run_alias, 3 },
+	{ "dprintf", run_dprintf, 0 },
 };
 
 int main(int argc, char **argv)
