@@ -99,6 +99,8 @@ struct nf_real {
 	void (*exit)(int) __attribute__((noreturn));
 	void (*_exit)(int) __attribute__((noreturn));
 	void (*_Exit)(int) __attribute__((noreturn));
+	void (*quick_exit)(int) __attribute__((noreturn));
+	void (*pthread_exit)(void *) __attribute__((noreturn));
 };
 
 extern struct nf_real nf_real;

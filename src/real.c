@@ -7,6 +7,7 @@
 #include <fcntl.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,4 +111,6 @@ void nf_real_init(void)
 	RESOLVE(exit, 1);
 	RESOLVE(_exit, 1);
 	RESOLVE(_Exit, 1);
+	RESOLVE(quick_exit, 1);
+	RESOLVE(pthread_exit, 1);
 }

@@ -1,19 +1,25 @@
 /*
  * process.c - exec*, posix_spawn*, system, popen, exit, _exit, _Exit,
- * fork, vfork and the destructor: the moments a process's coalesce buffers would be lost
- * or copied, or overtaken by a child's writes on an inherited socket.
+ * quick_exit, pthread_exit, fork, vfork and the destructor: the moments a
+ * process's coalesce buffers would be lost or copied, or overtaken by a
+ * child's writes on an inherited socket.
  *
- * exec and exit drain every buffer first (the memory is about to go).
- * fork flushes first and the child drops its copies: the parent alone
- * sends what is left, so no byte is ever sent twice. At exit, audit
- * writes its per-peer summaries (once, whichever of these comes first).
+ * exec and exit end coalescing (nf_coalesce_end: every buffer drained, no
+ * write buffered from then on, so an atexit handler's bytes go straight
+ * out); an exec that fails resumes it. fork, posix_spawn, system and popen
+ * first put every held byte into the kernel, and a forked child drops its
+ * copies: the parent alone sends what is left, so no byte is ever sent
+ * twice. At exit, audit writes its per-peer summaries (once, whichever of
+ * these comes first).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../nf_hooks.h"
@@ -32,7 +38,7 @@ void nf_process_atfork_prepare(void)
 {
 	sigset_t all;
 
-	nf_coalesce_flush_all(0);
+	nf_coalesce_before_child();
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &fork_mask);
 }
@@ -51,63 +57,80 @@ void nf_process_atfork_child(void)
 	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }
 
-/* Runs at unload, after main returned: exit() from libc itself is not
- * seen by the exit hook. */
-__attribute__((destructor)) static void nf_destructor(void)
+/* The process ends: coalescing stops, what is held is sent, audit writes
+ * its summaries. */
+static void before_end(void)
 {
-	nf_coalesce_flush_all(1);
+	nf_coalesce_end();
 	nf_audit_log_exit();
 }
 
+/* Runs at unload, after main returned, and when the last thread ends
+ * after main's pthread_exit: exit() from libc itself is not seen by the
+ * exit hook. */
+__attribute__((destructor)) static void nf_destructor(void)
+{
+	before_end();
+}
+
 /*
- * The image is about to go: what coalesce holds is sent, and audit's
- * pending repeats and summaries are written (a failed exec writes none
- * later).
+ * The image is about to go: as at exit (a failed exec writes no audit
+ * summary later).
  */
 static void before_exec(void)
 {
-	nf_coalesce_flush_all(1);
-	nf_audit_log_exit();
+	before_end();
+}
+
+/* The exec returned, so it failed: the process goes on, and so does
+ * coalescing. Returns rc, errno kept. */
+static int after_exec(int rc)
+{
+	int saved = errno;
+
+	nf_coalesce_resume();
+	errno = saved;
+	return rc;
 }
 
 NF_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	nf_init();
 	before_exec();
-	return nf_real.execve(path, argv, envp);
+	return after_exec(nf_real.execve(path, argv, envp));
 }
 
 NF_EXPORT int execv(const char *path, char *const argv[])
 {
 	nf_init();
 	before_exec();
-	return nf_real.execv(path, argv);
+	return after_exec(nf_real.execv(path, argv));
 }
 
 NF_EXPORT int execvp(const char *file, char *const argv[])
 {
 	nf_init();
 	before_exec();
-	return nf_real.execvp(file, argv);
+	return after_exec(nf_real.execvp(file, argv));
 }
 
 NF_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	nf_init();
 	before_exec();
-	return nf_real.execvpe(file, argv, envp);
+	return after_exec(nf_real.execvpe(file, argv, envp));
 }
 
 NF_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	nf_init();
 	before_exec();
-	return nf_real.fexecve(fd, argv, envp);
+	return after_exec(nf_real.fexecve(fd, argv, envp));
 }
 
 /*
  * A spawned child may write to a socket it inherits: what the parent
- * buffered before the spawn goes first, without blocking (as before fork).
+ * buffered before the spawn goes into the kernel first (as before fork).
  * The child itself (glibc and musl run it in the parent's memory) never
  * reaches these hooks: it execs through libc's internal calls.
  */
@@ -115,7 +138,7 @@ NF_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
 			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	nf_init();
-	nf_coalesce_flush_all(0);
+	nf_coalesce_before_child();
 	return nf_real.posix_spawn(pid, path, fa, attr, argv, envp);
 }
 
@@ -123,7 +146,7 @@ NF_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
 			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	nf_init();
-	nf_coalesce_flush_all(0);
+	nf_coalesce_before_child();
 	return nf_real.posix_spawnp(pid, file, fa, attr, argv, envp);
 }
 
@@ -135,14 +158,14 @@ NF_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
 NF_EXPORT int system(const char *command)
 {
 	nf_init();
-	nf_coalesce_flush_all(0);
+	nf_coalesce_before_child();
 	return nf_real.system(command);
 }
 
 NF_EXPORT FILE *popen(const char *command, const char *type)
 {
 	nf_init();
-	nf_coalesce_flush_all(0);
+	nf_coalesce_before_child();
 	return nf_real.popen(command, type);
 }
 
@@ -226,23 +249,44 @@ NF_EXPORT int execle(const char *path, const char *arg, ...)
 NF_EXPORT void exit(int status)
 {
 	nf_init();
-	nf_coalesce_flush_all(1);
-	nf_audit_log_exit();
+	before_end();
 	nf_real.exit(status);
 }
 
 NF_EXPORT void _exit(int status)
 {
 	nf_init();
-	nf_coalesce_flush_all(1);
-	nf_audit_log_exit();
+	before_end();
 	nf_real._exit(status);
 }
 
 NF_EXPORT void _Exit(int status)
 {
 	nf_init();
-	nf_coalesce_flush_all(1);
-	nf_audit_log_exit();
+	before_end();
 	nf_real._Exit(status);
+}
+
+/* quick_exit runs the at_quick_exit handlers and ends with libc's
+ * internal _exit: no other hook sees it. */
+NF_EXPORT void quick_exit(int status)
+{
+	nf_init();
+	before_end();
+	nf_real.quick_exit(status);
+}
+
+/*
+ * main's pthread_exit leaves the process to its other threads, and it
+ * ends when the last of them does. The library's timer thread must not
+ * be one that keeps it alive: from now on it ends whenever nothing is
+ * held (a later write starts it again). When it is the last thread, libc
+ * ends the process with exit(0) from there, and the destructor drains.
+ */
+NF_EXPORT void pthread_exit(void *retval)
+{
+	nf_init();
+	if (syscall(SYS_gettid) == getpid())
+		nf_timer_let_go();
+	nf_real.pthread_exit(retval);
 }

@@ -14,13 +14,24 @@
  *                          a child writes "req\n" (held) then execs (itself
  *                          with --after-exec, or /bin/true): the line arrives
  *   _exit exit _Exit       a child writes "req\n" (held) then leaves so
+ *   quick_exit             (quick_exit: libc ends with its internal _exit)
  *   return                 ... or returns from main (re-executed as
  *                          --writer-return PORT): the library's destructor
+ *   execv-fail             a child writes "req\n" (held), an execv fails:
+ *                          the line arrives, and "2\n" written next is
+ *                          held again (coalescing resumed)
+ *   pthread_exit           a child writes "req\n" (held), starts a thread
+ *                          that writes "more\n" 50 ms later and returns,
+ *                          and main leaves with pthread_exit: the child
+ *                          must exit within 5 s (the library's timer thread
+ *                          kept it alive for good) and the peer get both
  *   fork-mask              the library blocks signals while fork resets
  *                          its state: with only SIGUSR1 blocked and a
  *                          request held, the parent and the child each
  *                          have exactly SIGUSR1 blocked after fork
  */
+#include <pthread.h>
+
 #include "cotest.h"
 
 extern char **environ;
@@ -49,6 +60,7 @@ static void leave(int how)
 	case 4: _exit(0);
 	case 5: exit(0);
 	case 6: _Exit(0);
+	case 7: quick_exit(0);
 	}
 	CHECK(0, "exec failed");
 }
@@ -78,6 +90,90 @@ static void run_leave(int how)
 	expect_child_ok(pid);
 	ct_expect_line(p.rep, "req\n", CT_WAIT_MS);
 	ct_expect_end(p.rep, 4, CT_WAIT_MS);
+	ct_peer_stop(&p);
+}
+
+/* A child writes, an exec fails: delivered, and buffering goes on. */
+static void run_exec_fail(int unused)
+{
+	char *none[] = { "none", NULL };
+	struct ct_peer p;
+	pid_t pid;
+
+	(void)unused;
+	ct_peer_start(&p, "lines");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		int fd = write_request(p.port);
+		long long before;
+
+		CHECK(execv("/nonexistent/naglefix-test", none) < 0 && errno == ENOENT,
+		      "execv of a missing file");
+		before = ct_kernel_bytes(fd);
+		CHECK(before == 4, "%lld bytes in the kernel after the exec", before);
+		ct_send_str(fd, "2\n");
+		ct_expect_held(fd, before);
+		close(fd);
+		_exit(0);
+	}
+	expect_child_ok(pid);
+	ct_expect_line(p.rep, "req\n", CT_WAIT_MS);
+	ct_expect_line(p.rep, "2\n", CT_WAIT_MS);
+	ct_expect_end(p.rep, 6, CT_WAIT_MS);
+	ct_peer_stop(&p);
+}
+
+static void *write_later(void *arg)
+{
+	ct_sleep_ms(50);
+	ct_send_str(*(int *)arg, "more\n");
+	return NULL;
+}
+
+/* The status of pid if it exits within ms, else -1 (it is killed). */
+static int wait_exit_within(pid_t pid, double ms)
+{
+	double t0 = ct_now_ms();
+	int st;
+
+	while (ct_now_ms() - t0 < ms) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		ct_sleep_ms(10);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+static void run_pthread_exit(int unused)
+{
+	static int fd;
+	struct ct_peer p;
+	pthread_t t;
+	double t0;
+	pid_t pid;
+	int st;
+
+	(void)unused;
+	ct_peer_start(&p, "lines");
+	t0 = ct_now_ms();
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		fd = write_request(p.port);
+		CHECK(pthread_create(&t, NULL, write_later, &fd) == 0, "pthread_create");
+		pthread_exit(NULL);
+	}
+	st = wait_exit_within(pid, 5000);
+	CHECK(st != -1, "the process did not end within 5 s of main's pthread_exit "
+	      "(its last thread was the library's own)");
+	ct_say("exited after %.0f ms", ct_now_ms() - t0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child ended with status 0x%x", st);
+	ct_expect_line(p.rep, "req\n", CT_WAIT_MS);
+	ct_expect_line(p.rep, "more\n", CT_WAIT_MS);
+	ct_expect_end(p.rep, 9, CT_WAIT_MS);
 	ct_peer_stop(&p);
 }
 
@@ -211,6 +307,8 @@ static const struct ct_case cases[] = {
 	{ "execve-true", run_leave, 2 }, { "execlp-true", run_leave, 3 },
 	{ "_exit", run_leave, 4 },       { "exit", run_leave, 5 },
 	{ "_Exit", run_leave, 6 },       { "return", run_return, 0 },
+	{ "quick_exit", run_leave, 7 },  { "execv-fail", run_exec_fail, 0 },
+	{ "pthread_exit", run_pthread_exit, 0 },
 	{ "fork-mask", run_fork_mask, 0 },
 };
 
