@@ -20,11 +20,14 @@
  *   execv-fail             a child writes "req\n" (held), an execv fails:
  *                          the line arrives, and "2\n" written next is
  *                          held again (coalescing resumed)
- *   pthread_exit           a child writes "req\n" (held), starts a thread
- *                          that writes "more\n" 50 ms later and returns,
- *                          and main leaves with pthread_exit: the child
- *                          must exit within 5 s (the library's timer thread
- *                          kept it alive for good) and the peer get both
+ *   pthread_exit           a child (re-executed as --pthread-exit PORT: a
+ *                          forked musl 1.2.3 child hangs in pthread_exit
+ *                          on its own) writes "req\n" (held), starts a
+ *                          thread that writes "more\n" 50 ms later and
+ *                          returns, and main leaves with pthread_exit: the
+ *                          child must exit within 5 s (the library's timer
+ *                          thread kept it alive for good) and the peer get
+ *                          both lines
  *   fork-mask              the library blocks signals while fork resets
  *                          its state: with only SIGUSR1 blocked and a
  *                          request held, the parent and the child each
@@ -147,24 +150,38 @@ static int wait_exit_within(pid_t pid, double ms)
 	return -1;
 }
 
-static void run_pthread_exit(int unused)
+/* --pthread-exit PORT: writes, starts the late writer, leaves main. */
+static void pthread_exit_main(int port)
 {
 	static int fd;
-	struct ct_peer p;
 	pthread_t t;
+
+	ct_variant = "pthread_exit";
+	alarm(CT_TIMEOUT_S);
+	fd = write_request(port);
+	CHECK(pthread_create(&t, NULL, write_later, &fd) == 0, "pthread_create");
+	pthread_exit(NULL);
+}
+
+static void run_pthread_exit(int unused)
+{
+	struct ct_peer p;
+	char port[16];
 	double t0;
 	pid_t pid;
 	int st;
 
 	(void)unused;
 	ct_peer_start(&p, "lines");
+	snprintf(port, sizeof(port), "%d", p.port);
 	t0 = ct_now_ms();
 	pid = fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
-		fd = write_request(p.port);
-		CHECK(pthread_create(&t, NULL, write_later, &fd) == 0, "pthread_create");
-		pthread_exit(NULL);
+		char *args[] = { (char *)ct_prog, "--pthread-exit", port, NULL };
+
+		execv("/proc/self/exe", args);
+		_exit(127);
 	}
 	st = wait_exit_within(pid, 5000);
 	CHECK(st != -1, "the process did not end within 5 s of main's pthread_exit "
@@ -316,6 +333,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--after-exec") == 0)
 		return 0;
+	if (argc == 3 && strcmp(argv[1], "--pthread-exit") == 0)
+		pthread_exit_main(atoi(argv[2]));
 	if (argc == 3 && strcmp(argv[1], "--writer-return") == 0) {
 		ct_variant = "return";
 		alarm(CT_TIMEOUT_S);
