@@ -84,6 +84,8 @@ struct nf_real {
 	int (*execvp)(const char *, char *const[]);
 	int (*execvpe)(const char *, char *const[], char *const[]);
 	int (*fexecve)(int, char *const[], char *const[]);
+	int (*execveat)(int, const char *, char *const[], char *const[], int);
+	pid_t (*_Fork)(void);
 	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
 			   const posix_spawnattr_t *, char *const[], char *const[]);
 	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
@@ -108,8 +110,8 @@ extern struct nf_real nf_real;
 /*
  * Resolves every entry with dlsym(RTLD_NEXT). Aborts with a message if a
  * required symbol is missing or resolves back to this library; optional
- * ones (close_range, closefrom, fcntl64, pwritev2, the fortified __*_chk:
- * not in musl) are left NULL. Called once, from nf_init().
+ * ones (close_range, closefrom, fcntl64, pwritev2, execveat, the fortified
+ * __*_chk: not in musl) are left NULL. Called once, from nf_init().
  */
 void nf_real_init(void);
 

@@ -80,6 +80,7 @@ int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap);
 ssize_t __write(int fd, const void *buf, size_t n);
 ssize_t __send(int fd, const void *buf, size_t n, int flags);
 int __close(int fd);
+pid_t __vfork(void);
 
 #ifndef __GLIBC__
 /* Hooked, but not in every libc (musl has none of these, or only the
@@ -87,6 +88,7 @@ int __close(int fd);
 int close_range(unsigned first, unsigned last, int flags);
 int fcntl64(int fd, int cmd, ...);
 void closefrom(int lowfd);
+int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags);
 ssize_t sendfile64(int out_fd, int in_fd, off64_t *off, size_t n);
 FILE *freopen64(const char *path, const char *mode, FILE *f);
 ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t off, int flags);

@@ -98,6 +98,8 @@ void nf_real_init(void)
 	RESOLVE(execvp, 1);
 	RESOLVE(execvpe, 1);
 	RESOLVE(fexecve, 1);
+	RESOLVE(execveat, 0);     /* glibc 2.34 */
+	RESOLVE(_Fork, 0);        /* glibc 2.34, musl 1.2.2 */
 	RESOLVE(posix_spawn, 1);
 	RESOLVE(posix_spawnp, 1);
 	RESOLVE(system, 1);

@@ -1,6 +1,7 @@
 /*
  * process.c - exec*, posix_spawn*, system, popen, exit, _exit, _Exit,
- * quick_exit, pthread_exit, fork, vfork and the destructor: the moments a
+ * quick_exit, pthread_exit, fork, _Fork, vfork (and glibc's exported
+ * __vfork) and the destructor: the moments a
  * process's coalesce buffers would be lost or copied, or overtaken by a
  * child's writes on an inherited socket.
  *
@@ -128,6 +129,18 @@ NF_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	return after_exec(nf_real.fexecve(fd, argv, envp));
 }
 
+NF_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+		       int flags)
+{
+	nf_init();
+	if (!nf_real.execveat) {
+		errno = ENOSYS;
+		return -1;
+	}
+	before_exec();
+	return after_exec(nf_real.execveat(dirfd, path, argv, envp, flags));
+}
+
 /*
  * A spawned child may write to a socket it inherits: what the parent
  * buffered before the spawn goes into the kernel first (as before fork).
@@ -188,6 +201,39 @@ NF_EXPORT pid_t vfork(void)
 {
 	nf_init();
 	return fork();
+}
+
+/* glibc exports vfork's internal name too: the same. */
+NF_EXPORT pid_t __vfork(void)
+{
+	nf_init();
+	return fork();
+}
+
+/*
+ * _Fork is fork without the atfork handlers: the child would keep copies
+ * of the parent's buffers and send them again when it exits (the peer got
+ * "req\nreq\n"). The library's own handlers run around it.
+ */
+NF_EXPORT pid_t _Fork(void)
+{
+	pid_t pid;
+	int saved;
+
+	nf_init();
+	if (!nf_real._Fork) {
+		errno = ENOSYS;
+		return -1;
+	}
+	nf_process_atfork_prepare();
+	pid = nf_real._Fork();
+	saved = errno;
+	if (pid == 0)
+		nf_process_atfork_child();
+	else
+		nf_process_atfork_parent();
+	errno = saved;
+	return pid;
 }
 
 /* Counts the arguments of an execl* call after arg0, up to the NULL. */

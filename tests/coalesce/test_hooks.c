@@ -17,6 +17,7 @@
  *                   held), and the peer reads "AB\n"
  *   vfork-exec      "req\n" held, vfork, the child execs /bin/true: the
  *                   echo comes back once
+ *   __vfork-close   vfork-close with glibc's exported __vfork
  *   posix_spawn     "A" held; a spawned child (this program, without the
  *   posix_spawnp    library) writes "B\n" on the inherited socket: the
  *   system popen    peer reads "AB\n", not "B\nA" (system and popen start
@@ -61,6 +62,7 @@ extern char **environ;
 ssize_t __write(int fd, const void *buf, size_t n);
 ssize_t __send(int fd, const void *buf, size_t n, int flags);
 int __close(int fd);
+pid_t __vfork(void);
 #endif
 
 #ifndef MSG_FASTOPEN
@@ -132,11 +134,15 @@ static __attribute__((noinline)) int scribble(int depth)
 static __attribute__((noinline)) pid_t spawn_scribbler(int how, int fd)
 {
 	char *tru[] = { "true", NULL };
+#ifdef __GLIBC__
+	pid_t pid = how == 3 ? __vfork() : vfork();
+#else
 	pid_t pid = vfork();
+#endif
 
 	if (pid != 0)
 		return pid;
-	if (how == 1)
+	if (how == 1 || how == 3)
 		close(fd);
 	if (how == 2)
 		execve("/bin/true", tru, environ);
@@ -162,17 +168,21 @@ static void run_vfork_echo(int how)
 	ct_peer_stop(&p);
 }
 
-static void run_vfork_close(int unused)
+/* how: 1 vfork, 3 __vfork. */
+static void run_vfork_close(int how)
 {
 	struct ct_peer p;
 	long long before;
 	pid_t pid;
 	int fd;
 
-	(void)unused;
+#ifndef __GLIBC__
+	if (how == 3)
+		ct_skip("no __vfork in this libc");
+#endif
 	ct_peer_start(&p, "lines");
 	fd = held_conn(&p, "A");
-	pid = spawn_scribbler(1, fd);
+	pid = spawn_scribbler(how, fd);
 	CHECK(pid > 0, "vfork");
 	expect_child_ok(pid);
 	before = ct_kernel_bytes(fd);
@@ -453,7 +463,8 @@ static void run_dprintf(int unused)
 static const struct ct_case cases[] = {
 	{ "sendmmsg", run_sendmmsg, 0 },
 	{ "vfork-stack", run_vfork_echo, 0 },
-	{ "vfork-close", run_vfork_close, 0 },
+	{ "vfork-close", run_vfork_close, 1 },
+	{ "__vfork-close", run_vfork_close, 3 },
 	{ "vfork-exec", run_vfork_echo, 2 },
 	{ "posix_spawn", run_spawn, 0 },
 	{ "posix_spawnp", run_spawn, 1 },

@@ -6,11 +6,13 @@
  *   fork-_exit fork-exit   "req\n" held, fork; the child leaves with _exit
  *                          or exit; the parent reads the echo, sends
  *                          "end\n": the peer saw 8 bytes, each once
+ *   _Fork-exit             the same with _Fork (no atfork handlers): the
+ *                          child must not send the parent's held copy
  *   fork-full              the connection is full and bytes are held when
  *                          the process forks (so the fork cannot send them):
  *                          the child exits, the peer drains: exactly the
  *                          bytes the parent had taken, no copy from the child
- *   execv-self execv-true execve-true execlp-true
+ *   execv-self execv-true execve-true execlp-true execveat-true
  *                          a child writes "req\n" (held) then execs (itself
  *                          with --after-exec, or /bin/true): the line arrives
  *   _exit exit _Exit       a child writes "req\n" (held) then leaves so
@@ -64,6 +66,11 @@ static void leave(int how)
 	case 5: exit(0);
 	case 6: _Exit(0);
 	case 7: quick_exit(0);
+	case 8:
+#ifdef __GLIBC__
+		execveat(AT_FDCWD, "/bin/true", tru, environ, 0);
+#endif
+		break;
 	}
 	CHECK(0, "exec failed");
 }
@@ -83,6 +90,10 @@ static void run_leave(int how)
 	struct ct_peer p;
 	pid_t pid;
 
+#ifndef __GLIBC__
+	if (how == 8)
+		ct_skip("no execveat() in this libc");
+#endif
 	ct_peer_start(&p, "lines");
 	pid = fork();
 	CHECK(pid >= 0, "fork");
@@ -218,7 +229,8 @@ static void run_return(int unused)
 	ct_peer_stop(&p);
 }
 
-/* Held bytes, fork, the child leaves by how (4 _exit, 5 exit). */
+/* Held bytes, fork, the child leaves by how (4 _exit, 5 exit; 8: _Fork,
+ * then exit). */
 static void run_fork(int how)
 {
 	struct ct_peer p;
@@ -227,10 +239,10 @@ static void run_fork(int how)
 
 	ct_peer_start(&p, "echo");
 	fd = write_request(p.port);
-	pid = fork();
+	pid = how == 8 ? _Fork() : fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0)
-		leave(how);
+		leave(how == 8 ? 5 : how);
 	expect_child_ok(pid);
 	ct_read_reply(fd, "req\n");
 	ct_send_str(fd, "end\n");
@@ -326,6 +338,7 @@ static const struct ct_case cases[] = {
 	{ "_Exit", run_leave, 6 },       { "return", run_return, 0 },
 	{ "quick_exit", run_leave, 7 },  { "execv-fail", run_exec_fail, 0 },
 	{ "pthread_exit", run_pthread_exit, 0 },
+	{ "_Fork-exit", run_fork, 8 },   { "execveat-true", run_leave, 8 },
 	{ "fork-mask", run_fork_mask, 0 },
 };
 
