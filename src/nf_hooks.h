@@ -80,6 +80,8 @@ int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap);
 ssize_t __write(int fd, const void *buf, size_t n);
 ssize_t __send(int fd, const void *buf, size_t n, int flags);
 int __close(int fd);
+int __dup2(int oldfd, int newfd);
+int __fcntl(int fd, int cmd, ...);
 pid_t __vfork(void);
 
 #ifndef __GLIBC__

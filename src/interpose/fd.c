@@ -1,6 +1,6 @@
 /*
- * fd.c - close (and glibc's exported __close), close_range, closefrom,
- * shutdown, dup, dup2, dup3, fcntl(F_DUPFD*): a descriptor's
+ * fd.c - close, close_range, closefrom, shutdown, dup, dup2, dup3,
+ * fcntl(F_DUPFD*), and glibc's exported __close, __dup2, __fcntl: a descriptor's
  * state ends or is copied with it, so a reused number never carries stale
  * state, and coalesced bytes leave before the socket goes.
  */
@@ -211,6 +211,13 @@ NF_EXPORT int dup2(int oldfd, int newfd)
 	return nf_dup3(oldfd, newfd, 0, 0);
 }
 
+/* glibc's exported internal name of dup2. */
+NF_EXPORT int __dup2(int oldfd, int newfd)
+{
+	nf_init();
+	return nf_dup3(oldfd, newfd, 0, 0);
+}
+
 NF_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	nf_init();
@@ -223,6 +230,19 @@ NF_EXPORT int dup3(int oldfd, int newfd, int flags)
  * fcntl64 is what programs built with _FILE_OFFSET_BITS=64 call.
  */
 NF_EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	nf_init();
+	return nf_fcntl(fd, cmd, arg, 0);
+}
+
+/* glibc's exported internal name of fcntl. */
+NF_EXPORT int __fcntl(int fd, int cmd, ...)
 {
 	va_list ap;
 	void *arg;

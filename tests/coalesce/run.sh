@@ -128,7 +128,7 @@ c "$HOLD" test_order oob sendto-addr sendmmsg
 # 7b. less common calls (fortified build): sendmmsg, vfork, posix_spawn*, MSG_FASTOPEN
 c "$HOLD" test_hooks sendmmsg vfork-stack vfork-close __vfork-close vfork-exec posix_spawn posix_spawnp system popen \
     fastopen fastopen-msg fastopen-refused close_range sendfile splice fcntl-dupfd \
-    sendfile64 closefrom __write __send __close pwritev2 dprintf
+    sendfile64 closefrom __write __send __close pwritev2 __dup2 __fcntl dprintf
 
 # 7c. stdio on a socket: its writes (libc's internal ones) never overtake held bytes
 c "$HOLD" test_stdio stdout stdout-inherited fdopen fdopen-early fclose dprintf vdprintf

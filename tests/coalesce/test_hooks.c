@@ -42,6 +42,9 @@
  *   __write __send  glibc's exported aliases: "ab" by the alias is held
  *                   like a write, then "\n": the peer reads "ab\n"
  *   __close         "ab" held, __close: the peer gets "ab"
+ *   __dup2 __fcntl  "ab" held, the alias copies the socket to fd 100
+ *                   (F_DUPFD_CLOEXEC for __fcntl), "cd\n" through the
+ *                   copy: the peer reads "abcd\n"
  *   pwritev2        "ab" held, pwritev2(offset -1) of "cd\n": the peer
  *                   reads "abcd\n"
  *   dprintf         "A" held, dprintf "B" (here __dprintf_chk), "C\n":
@@ -62,6 +65,8 @@ extern char **environ;
 ssize_t __write(int fd, const void *buf, size_t n);
 ssize_t __send(int fd, const void *buf, size_t n, int flags);
 int __close(int fd);
+int __dup2(int oldfd, int newfd);
+int __fcntl(int fd, int cmd, ...);
 pid_t __vfork(void);
 #endif
 
@@ -408,7 +413,8 @@ static void run_closefrom(int unused)
 #endif
 }
 
-/* glibc's aliases: 0 __write, 1 __send, 2 __close, 3 pwritev2. */
+/* glibc's aliases: 0 __write, 1 __send, 2 __close, 3 pwritev2, 4 __dup2,
+ * 5 __fcntl. */
 static void run_alias(int which)
 {
 #ifdef __GLIBC__
@@ -429,10 +435,21 @@ static void run_alias(int which)
 		fd = held_conn(&p, "ab");
 		CHECK(__close(fd) == 0, "__close");
 		ct_expect_end(p.rep, 2, CT_WAIT_MS);
-	} else {
+	} else if (which == 3) {
 		fd = held_conn(&p, "ab");
 		CHECK(pwritev2(fd, &v, 1, -1, 0) == 3, "pwritev2");
 		ct_expect_line(p.rep, "abcd\n", CT_WAIT_MS);
+		close(fd);
+		ct_expect_end(p.rep, 5, CT_WAIT_MS);
+	} else {
+		int other;
+
+		fd = held_conn(&p, "ab");
+		other = which == 4 ? __dup2(fd, 100) : __fcntl(fd, F_DUPFD_CLOEXEC, 100);
+		CHECK(other == 100, "the alias returned %d", other);
+		ct_send_str(other, "cd\n");
+		ct_expect_line(p.rep, "abcd\n", CT_WAIT_MS);
+		close(other);
 		close(fd);
 		ct_expect_end(p.rep, 5, CT_WAIT_MS);
 	}
@@ -483,6 +500,8 @@ static const struct ct_case cases[] = {
 	{ "__send", run_alias, 1 },
 	{ "__close", run_alias, 2 },
 	{ "pwritev2", run_alias, 3 },
+	{ "__dup2", run_alias, 4 },
+	{ "__fcntl", run_alias, 5 },
 	{ "dprintf", run_dprintf, 0 },
 };
 
