@@ -48,8 +48,8 @@ int nf_close(int fd);
  * what coalesce holds for it is drained and its state forgotten. Keeps
  * errno. */
 void nf_fd_forget(int fd);
-FILE *nf_fdopen(int fd, const char *mode);
-int nf_fclose(FILE *f);
+FILE *nf_fdopen(int fd, const char *mode, int use_io);
+int nf_fclose(FILE *f, int use_io);
 FILE *nf_freopen(const char *path, const char *mode, FILE *f, int use64);
 int nf_vdprintf(int fd, int flag, const char *fmt, va_list ap, int use_chk);
 void nf_process_atfork_prepare(void);
@@ -57,6 +57,10 @@ void nf_process_atfork_parent(void);
 void nf_process_atfork_child(void);
 int nf_close_range(unsigned first, unsigned last, int flags);
 void nf_closefrom(int lowfd);
+int nf_posix_close(int fd, int flags);
+int nf_aio_write(struct aiocb *cb, struct aiocb64 *cb64);
+int nf_lio_listio(int mode, nf_lio_list list, struct aiocb64 *const list64[], int nent,
+		  struct sigevent *sev);
 int nf_dup(int fd);
 int nf_fcntl(int fd, int cmd, void *arg, int use_fcntl64);
 int nf_dup3(int oldfd, int newfd, int flags, int use_dup3);
@@ -80,6 +84,10 @@ int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap);
 ssize_t __write(int fd, const void *buf, size_t n);
 ssize_t __send(int fd, const void *buf, size_t n, int flags);
 int __close(int fd);
+/* glibc 2.0's names of fdopen, fclose and popen, still exported. */
+FILE *_IO_fdopen(int fd, const char *mode);
+int _IO_fclose(FILE *f);
+FILE *_IO_popen(const char *command, const char *mode);
 int __dup2(int oldfd, int newfd);
 int __fcntl(int fd, int cmd, ...);
 pid_t __vfork(void);
@@ -95,6 +103,11 @@ ssize_t sendfile64(int out_fd, int in_fd, off64_t *off, size_t n);
 FILE *freopen64(const char *path, const char *mode, FILE *f);
 ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t off, int flags);
 ssize_t pwritev64v2(int fd, const struct iovec *iov, int iovcnt, off64_t off, int flags);
+int aio_write64(struct aiocb64 *cb);
+int lio_listio64(int mode, struct aiocb64 *const list[], int nent, struct sigevent *sev);
+#else
+/* In glibc 2.39, not 2.36. */
+int posix_close(int fd, int flags);
 #endif
 
 #endif

@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <threads.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,7 @@ void nf_real_init(void)
 	RESOLVE(close, 1);
 	RESOLVE(close_range, 0);
 	RESOLVE(closefrom, 0);    /* glibc 2.34 */
+	RESOLVE(posix_close, 0);  /* musl, glibc 2.39 */
 	RESOLVE(dup, 1);
 	RESOLVE(dup2, 1);
 	RESOLVE(dup3, 1);
@@ -92,6 +94,10 @@ void nf_real_init(void)
 	RESOLVE(sendfile64, 1);
 	RESOLVE(pwritev2, 0);     /* glibc only */
 	RESOLVE(pwritev64v2, 0);  /* glibc only */
+	RESOLVE(aio_write, 1);
+	RESOLVE(aio_write64, 1);
+	RESOLVE(lio_listio, 1);
+	RESOLVE(lio_listio64, 1);
 	RESOLVE(splice, 1);
 	RESOLVE(execve, 1);
 	RESOLVE(execv, 1);
@@ -104,8 +110,11 @@ void nf_real_init(void)
 	RESOLVE(posix_spawnp, 1);
 	RESOLVE(system, 1);
 	RESOLVE(popen, 1);
+	RESOLVE(_IO_popen, 0);    /* glibc only */
 	RESOLVE(fdopen, 1);
+	RESOLVE(_IO_fdopen, 0);   /* glibc only */
 	RESOLVE(fclose, 1);
+	RESOLVE(_IO_fclose, 0);   /* glibc only */
 	RESOLVE(freopen, 1);
 	RESOLVE(freopen64, 1);
 	RESOLVE(vdprintf, 1);
@@ -115,4 +124,5 @@ void nf_real_init(void)
 	RESOLVE(_Exit, 1);
 	RESOLVE(quick_exit, 1);
 	RESOLVE(pthread_exit, 1);
+	RESOLVE(thrd_exit, 1);
 }

@@ -1,5 +1,5 @@
 /*
- * fd.c - close, close_range, closefrom, shutdown, dup, dup2, dup3,
+ * fd.c - close, posix_close, close_range, closefrom, shutdown, dup, dup2, dup3,
  * fcntl(F_DUPFD*), and glibc's exported __close, __dup2, __fcntl: a descriptor's
  * state ends or is copied with it, so a reused number never carries stale
  * state, and coalesced bytes leave before the socket goes.
@@ -56,6 +56,18 @@ int nf_close(int fd)
 {
 	nf_fd_forget(fd);
 	return nf_real.close(fd);
+}
+
+/* musl's posix_close closes with its internal close. Without one (glibc
+ * before 2.39), flags 0 is a close. */
+int nf_posix_close(int fd, int flags)
+{
+	if (!nf_real.posix_close && flags != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	nf_fd_forget(fd);
+	return nf_real.posix_close ? nf_real.posix_close(fd, flags) : nf_real.close(fd);
 }
 
 int nf_close_range(unsigned first, unsigned last, int flags)
@@ -172,6 +184,12 @@ NF_EXPORT int close(int fd)
 {
 	nf_init();
 	return nf_close(fd);
+}
+
+NF_EXPORT int posix_close(int fd, int flags)
+{
+	nf_init();
+	return nf_posix_close(fd, flags);
 }
 
 /* glibc's exported internal name of close. */

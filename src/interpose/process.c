@@ -1,7 +1,7 @@
 /*
  * process.c - exec*, posix_spawn*, system, popen, exit, _exit, _Exit,
- * quick_exit, pthread_exit, fork, _Fork, vfork (and glibc's exported
- * __vfork) and the destructor: the moments a
+ * quick_exit, pthread_exit, thrd_exit, fork, _Fork, vfork (and glibc's
+ * exported __vfork and _IO_popen) and the destructor: the moments a
  * process's coalesce buffers would be lost or copied, or overtaken by a
  * child's writes on an inherited socket.
  *
@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <threads.h>
 #include <unistd.h>
 
 #include "../nf_hooks.h"
@@ -182,6 +183,14 @@ NF_EXPORT FILE *popen(const char *command, const char *type)
 	return nf_real.popen(command, type);
 }
 
+/* glibc 2.0's name of popen, still exported. */
+NF_EXPORT FILE *_IO_popen(const char *command, const char *type)
+{
+	nf_init();
+	nf_coalesce_before_child();
+	return (nf_real._IO_popen ? nf_real._IO_popen : nf_real.popen)(command, type);
+}
+
 /*
  * vfork is made a fork, as POSIX allows. A vfork child runs in the
  * parent's memory and on its stack: a wrapper that called libc's vfork
@@ -329,10 +338,22 @@ NF_EXPORT void quick_exit(int status)
  * held (a later write starts it again). When it is the last thread, libc
  * ends the process with exit(0) from there, and the destructor drains.
  */
-NF_EXPORT void pthread_exit(void *retval)
+static void thread_exits(void)
 {
 	nf_init();
 	if (syscall(SYS_gettid) == getpid())
 		nf_timer_let_go();
+}
+
+NF_EXPORT void pthread_exit(void *retval)
+{
+	thread_exits();
 	nf_real.pthread_exit(retval);
+}
+
+/* C11's thread exit: libc runs pthread_exit's body internally. */
+NF_EXPORT void thrd_exit(int res)
+{
+	thread_exits();
+	nf_real.thrd_exit(res);
 }

@@ -1,6 +1,7 @@
 /*
- * stdio.c - fdopen, fclose, freopen, freopen64, dprintf, vdprintf and the
- * fortified __dprintf_chk, __vdprintf_chk: stdio on a socket.
+ * stdio.c - fdopen, fclose, freopen, freopen64, dprintf, vdprintf, the
+ * fortified __dprintf_chk, __vdprintf_chk, and glibc 2.0's _IO_fdopen and
+ * _IO_fclose (still exported): stdio on a socket.
  *
  * stdio reads, writes and closes through libc's internal calls, which no
  * hook sees. So a socket stdio can write is never buffered: fdopen drains
@@ -24,12 +25,14 @@
 #include "nf_real.h"
 #include "nf_track.h"
 
-FILE *nf_fdopen(int fd, const char *mode)
+FILE *nf_fdopen(int fd, const char *mode, int use_io)
 {
 	struct nf_conn *c = nf_track_stdio(fd);
 
 	if (c && atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
 		nf_coalesce_retire(c, fd, NF_ACT_NODELAY);
+	if (use_io && nf_real._IO_fdopen)
+		return nf_real._IO_fdopen(fd, mode);
 	return nf_real.fdopen(fd, mode);
 }
 
@@ -42,12 +45,14 @@ static int stream_fd(FILE *f)
 	return fd;
 }
 
-int nf_fclose(FILE *f)
+int nf_fclose(FILE *f, int use_io)
 {
 	int fd = stream_fd(f);
 
 	if (fd >= 0)
 		nf_fd_forget(fd);
+	if (use_io && nf_real._IO_fclose)
+		return nf_real._IO_fclose(f);
 	return nf_real.fclose(f);
 }
 
@@ -92,13 +97,25 @@ int nf_vdprintf(int fd, int flag, const char *fmt, va_list ap, int use_chk)
 NF_EXPORT FILE *fdopen(int fd, const char *mode)
 {
 	nf_init();
-	return nf_fdopen(fd, mode);
+	return nf_fdopen(fd, mode, 0);
+}
+
+NF_EXPORT FILE *_IO_fdopen(int fd, const char *mode)
+{
+	nf_init();
+	return nf_fdopen(fd, mode, 1);
 }
 
 NF_EXPORT int fclose(FILE *f)
 {
 	nf_init();
-	return nf_fclose(f);
+	return nf_fclose(f, 0);
+}
+
+NF_EXPORT int _IO_fclose(FILE *f)
+{
+	nf_init();
+	return nf_fclose(f, 1);
 }
 
 NF_EXPORT FILE *freopen(const char *path, const char *mode, FILE *f)

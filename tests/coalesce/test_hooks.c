@@ -49,10 +49,16 @@
  *                   reads "abcd\n"
  *   dprintf         "A" held, dprintf "B" (here __dprintf_chk), "C\n":
  *                   the peer reads "ABC\n"
+ *   _IO_popen       popen's variant with glibc 2.0's name
+ *   posix_close     "ab" held, posix_close(fd, 0) (musl): the peer gets "ab"
+ *   aio_write lio_listio
+ *                   "A" held, the AIO write of "B" (done before going on),
+ *                   "C\n": the peer reads "ABC\n"
  */
 #undef _FORTIFY_SOURCE
 #define _FORTIFY_SOURCE 2
 
+#include <aio.h>
 #include <spawn.h>
 #include <sys/sendfile.h>
 
@@ -68,6 +74,7 @@ int __close(int fd);
 int __dup2(int oldfd, int newfd);
 int __fcntl(int fd, int cmd, ...);
 pid_t __vfork(void);
+FILE *_IO_popen(const char *command, const char *mode);
 #endif
 
 #ifndef MSG_FASTOPEN
@@ -253,7 +260,11 @@ static void run_shell(int use_popen)
 	fd = held_conn(&p, "A");
 	snprintf(cmd, sizeof(cmd), "LD_PRELOAD= '%s' --child-write %d", exe, fd);
 	if (use_popen) {
+#ifdef __GLIBC__
+		FILE *f = use_popen == 2 ? _IO_popen(cmd, "r") : popen(cmd, "r");
+#else
 		FILE *f = popen(cmd, "r");
+#endif
 
 		CHECK(f != NULL, "popen: %s", ct_errname(errno));
 		CHECK(pclose(f) == 0, "the shell's child failed");
@@ -477,6 +488,54 @@ static void run_dprintf(int unused)
 	ct_peer_stop(&p);
 }
 
+/* "ab" held, posix_close: delivered (musl; glibc 2.36 has none). */
+static void run_posix_close(int unused)
+{
+#ifdef __GLIBC__
+	(void)unused;
+	ct_skip("no posix_close() in this libc");
+#else
+	struct ct_peer p;
+	int fd;
+
+	(void)unused;
+	ct_peer_start(&p, "lines");
+	fd = held_conn(&p, "ab");
+	CHECK(posix_close(fd, 0) == 0, "posix_close");
+	ct_expect_end(p.rep, 2, CT_WAIT_MS);
+	ct_peer_stop(&p);
+#endif
+}
+
+/* "A" held, "B" by aio_write (0) or lio_listio (1), done, then "C\n". */
+static void run_aio(int use_lio)
+{
+	struct aiocb cb, *list[1] = { &cb };
+	const struct aiocb *wait[1] = { &cb };
+	struct ct_peer p;
+	int fd;
+
+	ct_peer_start(&p, "lines");
+	fd = held_conn(&p, "A");
+	memset(&cb, 0, sizeof(cb));
+	cb.aio_fildes = fd;
+	cb.aio_buf = "B";
+	cb.aio_nbytes = 1;
+	cb.aio_lio_opcode = LIO_WRITE;
+	if (use_lio)
+		CHECK(lio_listio(LIO_WAIT, list, 1, NULL) == 0, "lio_listio");
+	else
+		CHECK(aio_write(&cb) == 0, "aio_write");
+	while (aio_error(&cb) == EINPROGRESS)
+		aio_suspend(wait, 1, NULL);
+	CHECK(aio_return(&cb) == 1, "the AIO write: %s", ct_errname(aio_error(&cb)));
+	ct_send_str(fd, "C\n");
+	close(fd);
+	ct_expect_line(p.rep, "ABC\n", CT_WAIT_MS);
+	ct_expect_end(p.rep, 4, CT_WAIT_MS);
+	ct_peer_stop(&p);
+}
+
 static const struct ct_case cases[] = {
 	{ "sendmmsg", run_sendmmsg, 0 },
 	{ "vfork-stack", run_vfork_echo, 0 },
@@ -503,6 +562,10 @@ static const struct ct_case cases[] = {
 	{ "__dup2", run_alias, 4 },
 	{ "__fcntl", run_alias, 5 },
 	{ "dprintf", run_dprintf, 0 },
+	{ "_IO_popen", run_shell, 2 },
+	{ "posix_close", run_posix_close, 0 },
+	{ "aio_write", run_aio, 0 },
+	{ "lio_listio", run_aio, 1 },
 };
 
 int main(int argc, char **argv)

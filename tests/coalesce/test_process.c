@@ -30,12 +30,14 @@
  *                          child must exit within 5 s (the library's timer
  *                          thread kept it alive for good) and the peer get
  *                          both lines
+ *   thrd_exit              the same with C11's thrd_exit
  *   fork-mask              the library blocks signals while fork resets
  *                          its state: with only SIGUSR1 blocked and a
  *                          request held, the parent and the child each
  *                          have exactly SIGUSR1 blocked after fork
  */
 #include <pthread.h>
+#include <threads.h>
 
 #include "cotest.h"
 
@@ -161,20 +163,24 @@ static int wait_exit_within(pid_t pid, double ms)
 	return -1;
 }
 
-/* --pthread-exit PORT: writes, starts the late writer, leaves main. */
-static void pthread_exit_main(int port)
+/* --pthread-exit PORT or --thrd-exit PORT: writes, starts the late
+ * writer, leaves main. */
+static void pthread_exit_main(int port, int c11)
 {
 	static int fd;
 	pthread_t t;
 
-	ct_variant = "pthread_exit";
+	ct_variant = c11 ? "thrd_exit" : "pthread_exit";
 	alarm(CT_TIMEOUT_S);
 	fd = write_request(port);
 	CHECK(pthread_create(&t, NULL, write_later, &fd) == 0, "pthread_create");
+	if (c11)
+		thrd_exit(0);
 	pthread_exit(NULL);
 }
 
-static void run_pthread_exit(int unused)
+/* c11: thrd_exit instead of pthread_exit. */
+static void run_pthread_exit(int c11)
 {
 	struct ct_peer p;
 	char port[16];
@@ -182,14 +188,13 @@ static void run_pthread_exit(int unused)
 	pid_t pid;
 	int st;
 
-	(void)unused;
 	ct_peer_start(&p, "lines");
 	snprintf(port, sizeof(port), "%d", p.port);
 	t0 = ct_now_ms();
 	pid = fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
-		char *args[] = { (char *)ct_prog, "--pthread-exit", port, NULL };
+		char *args[] = { (char *)ct_prog, c11 ? "--thrd-exit" : "--pthread-exit", port, NULL };
 
 		execv("/proc/self/exe", args);
 		_exit(127);
@@ -338,6 +343,7 @@ static const struct ct_case cases[] = {
 	{ "_Exit", run_leave, 6 },       { "return", run_return, 0 },
 	{ "quick_exit", run_leave, 7 },  { "execv-fail", run_exec_fail, 0 },
 	{ "pthread_exit", run_pthread_exit, 0 },
+	{ "thrd_exit", run_pthread_exit, 1 },
 	{ "_Fork-exit", run_fork, 8 },   { "execveat-true", run_leave, 8 },
 	{ "fork-mask", run_fork_mask, 0 },
 };
@@ -347,7 +353,9 @@ int main(int argc, char **argv)
 	if (argc == 2 && strcmp(argv[1], "--after-exec") == 0)
 		return 0;
 	if (argc == 3 && strcmp(argv[1], "--pthread-exit") == 0)
-		pthread_exit_main(atoi(argv[2]));
+		pthread_exit_main(atoi(argv[2]), 0);
+	if (argc == 3 && strcmp(argv[1], "--thrd-exit") == 0)
+		pthread_exit_main(atoi(argv[2]), 1);
 	if (argc == 3 && strcmp(argv[1], "--writer-return") == 0) {
 		ct_variant = "return";
 		alarm(CT_TIMEOUT_S);

@@ -13,12 +13,17 @@
  *                   re-executed with the library, as --stdout-writer
  *   fdopen          write "A", fdopen, fprintf "B", fflush, write "C",
  *                   fprintf "D\n", fflush: the peer reads "ABCD\n"
- *   fdopen-early    fdopen before connect, then as fdopen: "ABC\n"
+ *   fdopen-early    fdopen before connect, then as fdopen: "ABCD\n"
+ *   _IO_fdopen      as fdopen, with glibc 2.0's name (still exported)
  *   fclose          write "AB", fdopen, fclose: the peer gets "AB"
  *   dprintf         "A" held, dprintf "B", "C\n": the peer reads "ABC\n"
  *   vdprintf        the same with vdprintf
  */
 #include "cotest.h"
+
+#ifdef __GLIBC__
+FILE *_IO_fdopen(int fd, const char *mode); /* exported, not declared */
+#endif
 
 /* write "A", printf "B", fflush, write "C\n" on descriptor 1. */
 static void stdout_abc(void)
@@ -65,8 +70,21 @@ static void run_stdout(int inherited)
 	ct_peer_stop(&p);
 }
 
+/* fdopen, or glibc's _IO_fdopen (how 2). */
+static FILE *open_stream(int fd, int how)
+{
+#ifdef __GLIBC__
+	if (how == 2)
+		return _IO_fdopen(fd, "w");
+#else
+	if (how == 2)
+		ct_skip("no _IO_fdopen in this libc");
+#endif
+	return fdopen(fd, "w");
+}
+
 /* write "A", fdopen, fprintf "B", fflush, write "C", fprintf "D\n". With
- * early, the FILE comes before the socket connects. */
+ * early (1), the FILE comes before the socket connects; 2: _IO_fdopen. */
 static void run_fdopen(int early)
 {
 	struct sockaddr_in a;
@@ -78,12 +96,12 @@ static void run_fdopen(int early)
 	a = ct_loopback(p.port);
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	CHECK(fd >= 0, "socket");
-	if (early)
+	if (early == 1)
 		CHECK((f = fdopen(fd, "w")) != NULL, "fdopen");
 	CHECK(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0, "connect");
 	ct_send_str(fd, "A");
-	if (!early)
-		CHECK((f = fdopen(fd, "w")) != NULL, "fdopen");
+	if (early != 1)
+		CHECK((f = open_stream(fd, early)) != NULL, "fdopen");
 	CHECK(fprintf(f, "B") == 1 && fflush(f) == 0, "fprintf B");
 	ct_send_str(fd, "C");
 	CHECK(fprintf(f, "D\n") == 2 && fflush(f) == 0, "fprintf D");
@@ -146,6 +164,7 @@ static const struct ct_case cases[] = {
 	{ "stdout-inherited", run_stdout, 1 },
 	{ "fdopen", run_fdopen, 0 },
 	{ "fdopen-early", run_fdopen, 1 },
+	{ "_IO_fdopen", run_fdopen, 2 },
 	{ "fclose", run_fclose, 0 },
 	{ "dprintf", run_dprintf, 0 },
 	{ "vdprintf", run_dprintf, 1 },
