@@ -17,7 +17,8 @@ LIB_OBJS  := $(CORE_OBJS) \
 	$(B)/obj/interpose/connect.o $(B)/obj/interpose/sockopt.o \
 	$(B)/obj/interpose/write.o $(B)/obj/interpose/read.o \
 	$(B)/obj/interpose/fd.o $(B)/obj/interpose/wait.o \
-	$(B)/obj/interpose/process.o
+	$(B)/obj/interpose/process.o $(B)/obj/interpose/stdio.o \
+	$(B)/obj/interpose/aio.o
 CLI_OBJS  := $(B)/obj/cli/naglefix.o $(B)/obj/cli/audit.o $(B)/obj/cli/report.o
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)

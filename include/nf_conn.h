@@ -36,6 +36,7 @@ struct nf_conn {
 	int side;                /* enum nf_side, once decided */
 	struct nf_opts opts;     /* valid once action is decided */
 	_Atomic int prog_nodelay;/* what the program itself asked for */
+	_Atomic int stdio;       /* a FILE may write it (fdopen): never buffered */
 	_Atomic unsigned gen;    /* bumped when the fd stops being this socket */
 	pthread_mutex_t lock;    /* guards co (audit state has its own lock) */
 	struct nf_coalesce *co;  /* coalesce buffer, lazily allocated */

@@ -6,6 +6,10 @@
  * condition variable (a futex: no file descriptor a daemon could close)
  * until the earliest deadline, and blocks every signal, so a SIGPIPE or a
  * program's handler never runs on it.
+ *
+ * It must never be what keeps a process alive: once main has left with
+ * pthread_exit (nf_timer_let_go), it ends whenever nothing is due and is
+ * started again by the next buffered write.
  */
 #include "nf_timer.h"
 
@@ -20,8 +24,9 @@
 
 static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t tcond;
-static int started; /* 0 not yet, 1 running, -1 could not start */
+static int started; /* 0 not running, 1 running, -1 could not start */
 static unsigned long long wake_at; /* 0: nothing to do */
+static int let_go; /* main has left: end whenever nothing is due */
 
 unsigned long long nf_timer_now_ns(void)
 {
@@ -47,6 +52,8 @@ static void *timer_main(void *arg)
 	for (;;) {
 		unsigned long long now = nf_timer_now_ns(), next;
 
+		if (wake_at == 0 && let_go)
+			break;
 		if (wake_at == 0) {
 			pthread_cond_wait(&tcond, &tlock);
 			continue;
@@ -64,6 +71,8 @@ static void *timer_main(void *arg)
 		if (next && (wake_at == 0 || next < wake_at))
 			wake_at = next;
 	}
+	started = 0; /* the next nf_timer_arm starts a new thread */
+	pthread_mutex_unlock(&tlock);
 	return NULL;
 }
 
@@ -101,6 +110,18 @@ void nf_timer_arm(unsigned long long deadline_ns)
 		wake_at = deadline_ns;
 		pthread_cond_signal(&tcond);
 	}
+	pthread_mutex_unlock(&tlock);
+	errno = saved;
+}
+
+void nf_timer_let_go(void)
+{
+	int saved = errno;
+
+	pthread_mutex_lock(&tlock);
+	let_go = 1;
+	if (started == 1)
+		pthread_cond_signal(&tcond);
 	pthread_mutex_unlock(&tlock);
 	errno = saved;
 }

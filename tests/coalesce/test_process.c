@@ -6,21 +6,39 @@
  *   fork-_exit fork-exit   "req\n" held, fork; the child leaves with _exit
  *                          or exit; the parent reads the echo, sends
  *                          "end\n": the peer saw 8 bytes, each once
+ *   _Fork-exit             the same with _Fork (no atfork handlers): the
+ *                          child must not send the parent's held copy
  *   fork-full              the connection is full and bytes are held when
  *                          the process forks (so the fork cannot send them):
  *                          the child exits, the peer drains: exactly the
  *                          bytes the parent had taken, no copy from the child
- *   execv-self execv-true execve-true execlp-true
+ *   execv-self execv-true execve-true execlp-true execveat-true
  *                          a child writes "req\n" (held) then execs (itself
  *                          with --after-exec, or /bin/true): the line arrives
  *   _exit exit _Exit       a child writes "req\n" (held) then leaves so
+ *   quick_exit             (quick_exit: libc ends with its internal _exit)
  *   return                 ... or returns from main (re-executed as
  *                          --writer-return PORT): the library's destructor
+ *   execv-fail             a child writes "req\n" (held), an execv fails:
+ *                          the line arrives, and "2\n" written next is
+ *                          held again (coalescing resumed)
+ *   pthread_exit           a child (re-executed as --pthread-exit PORT: a
+ *                          forked musl 1.2.3 child hangs in pthread_exit
+ *                          on its own) writes "req\n" (held), starts a
+ *                          thread that writes "more\n" 50 ms later and
+ *                          returns, and main leaves with pthread_exit: the
+ *                          child must exit within 5 s (the library's timer
+ *                          thread kept it alive for good) and the peer get
+ *                          both lines
+ *   thrd_exit              the same with C11's thrd_exit
  *   fork-mask              the library blocks signals while fork resets
  *                          its state: with only SIGUSR1 blocked and a
  *                          request held, the parent and the child each
  *                          have exactly SIGUSR1 blocked after fork
  */
+#include <pthread.h>
+#include <threads.h>
+
 #include "cotest.h"
 
 extern char **environ;
@@ -49,6 +67,12 @@ static void leave(int how)
 	case 4: _exit(0);
 	case 5: exit(0);
 	case 6: _Exit(0);
+	case 7: quick_exit(0);
+	case 8:
+#ifdef __GLIBC__
+		execveat(AT_FDCWD, "/bin/true", tru, environ, 0);
+#endif
+		break;
 	}
 	CHECK(0, "exec failed");
 }
@@ -68,6 +92,10 @@ static void run_leave(int how)
 	struct ct_peer p;
 	pid_t pid;
 
+#ifndef __GLIBC__
+	if (how == 8)
+		ct_skip("no execveat() in this libc");
+#endif
 	ct_peer_start(&p, "lines");
 	pid = fork();
 	CHECK(pid >= 0, "fork");
@@ -78,6 +106,107 @@ static void run_leave(int how)
 	expect_child_ok(pid);
 	ct_expect_line(p.rep, "req\n", CT_WAIT_MS);
 	ct_expect_end(p.rep, 4, CT_WAIT_MS);
+	ct_peer_stop(&p);
+}
+
+/* A child writes, an exec fails: delivered, and buffering goes on. */
+static void run_exec_fail(int unused)
+{
+	char *none[] = { "none", NULL };
+	struct ct_peer p;
+	pid_t pid;
+
+	(void)unused;
+	ct_peer_start(&p, "lines");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		int fd = write_request(p.port);
+		long long before;
+
+		CHECK(execv("/nonexistent/naglefix-test", none) < 0 && errno == ENOENT,
+		      "execv of a missing file");
+		before = ct_kernel_bytes(fd);
+		CHECK(before == 4, "%lld bytes in the kernel after the exec", before);
+		ct_send_str(fd, "2\n");
+		ct_expect_held(fd, before);
+		close(fd);
+		_exit(0);
+	}
+	expect_child_ok(pid);
+	ct_expect_line(p.rep, "req\n", CT_WAIT_MS);
+	ct_expect_line(p.rep, "2\n", CT_WAIT_MS);
+	ct_expect_end(p.rep, 6, CT_WAIT_MS);
+	ct_peer_stop(&p);
+}
+
+static void *write_later(void *arg)
+{
+	ct_sleep_ms(50);
+	ct_send_str(*(int *)arg, "more\n");
+	return NULL;
+}
+
+/* The status of pid if it exits within ms, else -1 (it is killed). */
+static int wait_exit_within(pid_t pid, double ms)
+{
+	double t0 = ct_now_ms();
+	int st;
+
+	while (ct_now_ms() - t0 < ms) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		ct_sleep_ms(10);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+/* --pthread-exit PORT or --thrd-exit PORT: writes, starts the late
+ * writer, leaves main. */
+static void pthread_exit_main(int port, int c11)
+{
+	static int fd;
+	pthread_t t;
+
+	ct_variant = c11 ? "thrd_exit" : "pthread_exit";
+	alarm(CT_TIMEOUT_S);
+	fd = write_request(port);
+	CHECK(pthread_create(&t, NULL, write_later, &fd) == 0, "pthread_create");
+	if (c11)
+		thrd_exit(0);
+	pthread_exit(NULL);
+}
+
+/* c11: thrd_exit instead of pthread_exit. */
+static void run_pthread_exit(int c11)
+{
+	struct ct_peer p;
+	char port[16];
+	double t0;
+	pid_t pid;
+	int st;
+
+	ct_peer_start(&p, "lines");
+	snprintf(port, sizeof(port), "%d", p.port);
+	t0 = ct_now_ms();
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		char *args[] = { (char *)ct_prog, c11 ? "--thrd-exit" : "--pthread-exit", port, NULL };
+
+		execv("/proc/self/exe", args);
+		_exit(127);
+	}
+	st = wait_exit_within(pid, 5000);
+	CHECK(st != -1, "the process did not end within 5 s of main's pthread_exit "
+	      "(its last thread was the library's own)");
+	ct_say("exited after %.0f ms", ct_now_ms() - t0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child ended with status 0x%x", st);
+	ct_expect_line(p.rep, "req\n", CT_WAIT_MS);
+	ct_expect_line(p.rep, "more\n", CT_WAIT_MS);
+	ct_expect_end(p.rep, 9, CT_WAIT_MS);
 	ct_peer_stop(&p);
 }
 
@@ -105,7 +234,8 @@ static void run_return(int unused)
 	ct_peer_stop(&p);
 }
 
-/* Held bytes, fork, the child leaves by how (4 _exit, 5 exit). */
+/* Held bytes, fork, the child leaves by how (4 _exit, 5 exit; 8: _Fork,
+ * then exit). */
 static void run_fork(int how)
 {
 	struct ct_peer p;
@@ -114,10 +244,10 @@ static void run_fork(int how)
 
 	ct_peer_start(&p, "echo");
 	fd = write_request(p.port);
-	pid = fork();
+	pid = how == 8 ? _Fork() : fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0)
-		leave(how);
+		leave(how == 8 ? 5 : how);
 	expect_child_ok(pid);
 	ct_read_reply(fd, "req\n");
 	ct_send_str(fd, "end\n");
@@ -211,6 +341,10 @@ static const struct ct_case cases[] = {
 	{ "execve-true", run_leave, 2 }, { "execlp-true", run_leave, 3 },
 	{ "_exit", run_leave, 4 },       { "exit", run_leave, 5 },
 	{ "_Exit", run_leave, 6 },       { "return", run_return, 0 },
+	{ "quick_exit", run_leave, 7 },  { "execv-fail", run_exec_fail, 0 },
+	{ "pthread_exit", run_pthread_exit, 0 },
+	{ "thrd_exit", run_pthread_exit, 1 },
+	{ "_Fork-exit", run_fork, 8 },   { "execveat-true", run_leave, 8 },
 	{ "fork-mask", run_fork_mask, 0 },
 };
 
@@ -218,6 +352,10 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--after-exec") == 0)
 		return 0;
+	if (argc == 3 && strcmp(argv[1], "--pthread-exit") == 0)
+		pthread_exit_main(atoi(argv[2]), 0);
+	if (argc == 3 && strcmp(argv[1], "--thrd-exit") == 0)
+		pthread_exit_main(atoi(argv[2]), 1);
 	if (argc == 3 && strcmp(argv[1], "--writer-return") == 0) {
 		ct_variant = "return";
 		alarm(CT_TIMEOUT_S);
