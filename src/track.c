@@ -8,7 +8,9 @@
 #include <netinet/tcp.h>
 #include <string.h>
 
+#include "nf_auto.h"
 #include "nf_init.h"
+#include "nf_quickack.h"
 #include "nf_real.h"
 
 static int is_tcp(int domain, int type, int protocol)
@@ -70,6 +72,10 @@ static void decide(int fd, struct nf_conn *c, enum nf_side side,
 	c->opts = *o;
 	if (o->action == NF_ACT_NODELAY || o->action == NF_ACT_COALESCE)
 		set_nodelay(fd, 1);
+	else if (o->action == NF_ACT_AUTO)
+		nf_auto_adopt(c, fd);
+	else if (o->action == NF_ACT_QUICKACK)
+		nf_quickack_adopt(c, fd);
 	atomic_store_explicit(&c->action, (int)o->action, memory_order_release);
 }
 
@@ -199,7 +205,8 @@ void nf_track_nodelay_set(int fd)
 	int saved = errno, val = 0;
 	socklen_t len = sizeof(val);
 
-	if (!c || getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &val, &len) < 0) {
+	if (!c || atomic_load(&c->action) == NF_ACT_AUTO || /* auto.c records it */
+	    getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &val, &len) < 0) {
 		errno = saved;
 		return;
 	}

@@ -23,19 +23,22 @@
 
 #include "../nf_hooks.h"
 #include "nf_audit.h"
+#include "nf_auto.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"
 #include "nf_real.h"
 #include "nf_track.h"
 
-/* The connection of fd if its rule is coalesce, else NULL. */
+/* The connection of fd if its rule is coalesce, else NULL. Every send
+ * asks, so an auto socket's send is listed for its check here. */
 static struct nf_conn *coalescing(int fd)
 {
 	struct nf_conn *c = nf_track_decided(fd);
+	int a = c ? atomic_load_explicit(&c->action, memory_order_acquire) : NF_ACT_UNDECIDED;
 
-	if (c && atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
-		return c;
-	return NULL;
+	if (a == NF_ACT_AUTO)
+		nf_auto_before_send(c, fd);
+	return a == NF_ACT_COALESCE ? c : NULL;
 }
 
 static int bufferable(int flags)

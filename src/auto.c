@@ -1,0 +1,212 @@
+/*
+ * auto.c - the auto action (see nf_auto.h).
+ *
+ * Listing: a socket written since its last check has auto_due (its
+ * deadline) non-zero and sits once on a lock-free stack threaded through
+ * auto_next. Consumers take the whole stack with one exchange, so no
+ * entry can be seen twice (no ABA); an entry leaves when its auto_due is
+ * cleared, after its auto_next was read. auto_due is never cleared while
+ * an entry is on the stack (not even when the fd is closed): a reused fd
+ * whose entry is still listed is checked with the rest.
+ */
+#include "nf_auto.h"
+
+#include <errno.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/ioctl.h>
+
+#include "nf_guard.h"
+#include "nf_real.h"
+#include "nf_timer.h"
+
+static atomic_int used;          /* a socket was decided auto: hooks on */
+static atomic_int head = -1;     /* the listed sockets' stack, -1 empty */
+
+static int get_option(int fd, int name)
+{
+	int val = 0;
+	socklen_t len = sizeof(val);
+
+	if (getsockopt(fd, IPPROTO_TCP, name, &val, &len) < 0)
+		return 0;
+	return val != 0;
+}
+
+void nf_auto_adopt(struct nf_conn *c, int fd)
+{
+	int saved = errno;
+
+	atomic_store(&c->prog_nodelay, get_option(fd, TCP_NODELAY));
+	atomic_store(&c->prog_cork, get_option(fd, TCP_CORK));
+	atomic_store_explicit(&used, 1, memory_order_relaxed);
+	errno = saved;
+}
+
+/* The entry of fd if it is a decided auto socket, else NULL. */
+static struct nf_conn *auto_conn(int fd)
+{
+	struct nf_conn *c;
+
+	if (!atomic_load_explicit(&used, memory_order_relaxed))
+		return NULL;
+	c = nf_conn_get(fd);
+	if (c && nf_conn_kind(c) == NF_KIND_TCP &&
+	    atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_AUTO)
+		return c;
+	return NULL;
+}
+
+/* Could Nagle be what holds c's bytes? Not with the program's own
+ * TCP_NODELAY (nothing is held) or TCP_CORK (its choice to hold). */
+static int nagle_on(struct nf_conn *c)
+{
+	return !atomic_load(&c->prog_nodelay) && !atomic_load(&c->prog_cork);
+}
+
+/* Bytes the kernel holds that it has not sent yet. */
+static int unsent(int fd)
+{
+	int n = 0;
+
+	if (ioctl(fd, SIOCOUTQNSD, &n) < 0)
+		return 0;
+	return n;
+}
+
+/*
+ * TCP_NODELAY on sends what is pending; then the program's setting goes
+ * back. The loop: a program's setsockopt is recorded before the kernel
+ * sees it, so if the record changed after our restore, the program's
+ * call may have come before ours and its value is set again.
+ */
+static void push(struct nf_conn *c, int fd)
+{
+	int on = 1, v;
+
+	nf_real.setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+	do {
+		v = atomic_load(&c->prog_nodelay);
+		nf_real.setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v));
+	} while (atomic_load(&c->prog_nodelay) != v);
+}
+
+/* Pushes fd if it is (still) an auto socket with bytes Nagle may hold. */
+static void push_if_held(int fd)
+{
+	struct nf_conn *c = auto_conn(fd);
+	int saved = errno;
+
+	if (c && nagle_on(c) && unsent(fd) > 0)
+		push(c, fd);
+	errno = saved;
+}
+
+static void list_push(struct nf_conn *c, int fd)
+{
+	int h = atomic_load(&head);
+
+	do
+		c->auto_next = h;
+	while (!atomic_compare_exchange_weak(&head, &h, fd));
+}
+
+void nf_auto_before_send(struct nf_conn *c, int fd)
+{
+	unsigned long long zero = 0, due;
+
+	if (!nagle_on(c) || atomic_load_explicit(&c->auto_due, memory_order_relaxed))
+		return;
+	due = nf_timer_now_ns() + (unsigned long long)c->opts.flush_us * 1000ull;
+	if (!atomic_compare_exchange_strong(&c->auto_due, &zero, due))
+		return;
+	list_push(c, fd);
+	if (nf_guard_enter()) { /* the timer's lock: not from a handler inside us */
+		nf_timer_arm(due);
+		nf_guard_leave();
+	}
+}
+
+void nf_auto_before_read(int fd)
+{
+	struct nf_conn *c = auto_conn(fd);
+
+	if (c && atomic_load_explicit(&c->auto_due, memory_order_relaxed))
+		push_if_held(fd); /* stays listed: the timer's check finds nothing */
+}
+
+/*
+ * Takes the whole list; pushes the entries due by now (all if now is 0)
+ * and lists the others again. Returns the earliest deadline left, or 0.
+ */
+static unsigned long long consume(unsigned long long now)
+{
+	int fd = atomic_exchange(&head, -1), next_fd;
+	unsigned long long left = 0, due;
+
+	for (; fd >= 0; fd = next_fd) {
+		struct nf_conn *c = nf_conn_get(fd);
+
+		next_fd = c->auto_next;
+		due = atomic_load(&c->auto_due);
+		if (now && due > now) {
+			list_push(c, fd);
+			left = left == 0 || due < left ? due : left;
+			continue;
+		}
+		atomic_store(&c->auto_due, 0);
+		push_if_held(fd);
+	}
+	return left;
+}
+
+void nf_auto_before_wait(int timeout_nonzero)
+{
+	if (timeout_nonzero && atomic_load_explicit(&head, memory_order_relaxed) >= 0)
+		consume(0);
+}
+
+unsigned long long nf_auto_flush_due(unsigned long long now, unsigned long long next)
+{
+	unsigned long long left;
+
+	if (atomic_load_explicit(&head, memory_order_relaxed) < 0)
+		return next;
+	left = consume(now);
+	if (left && (next == 0 || left < next))
+		return left;
+	return next;
+}
+
+int nf_auto_option_begin(int fd, int level, int name, const void *val, socklen_t len)
+{
+	struct nf_conn *c;
+
+	if (level != IPPROTO_TCP || name != TCP_NODELAY || !val || len < (socklen_t)sizeof(int))
+		return -1;
+	c = auto_conn(fd);
+	if (!c)
+		return -1;
+	return atomic_exchange(&c->prog_nodelay, *(const int *)val != 0);
+}
+
+void nf_auto_option_end(int fd, int level, int name, const void *val, socklen_t len,
+			int begun, int rc)
+{
+	struct nf_conn *c = auto_conn(fd);
+
+	if (!c)
+		return;
+	if (begun >= 0 && rc != 0)
+		atomic_store(&c->prog_nodelay, begun);
+	if (rc == 0 && level == IPPROTO_TCP && name == TCP_CORK && val &&
+	    len >= (socklen_t)sizeof(int))
+		atomic_store(&c->prog_cork, *(const int *)val != 0);
+}
+
+void nf_auto_atfork_child(void)
+{
+	if (atomic_load(&head) >= 0)
+		consume(0); /* no timer thread here yet: checked now instead */
+}
