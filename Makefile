@@ -68,6 +68,13 @@ $(B)/tests/coalesce/%: tests/coalesce/%.c $(wildcard tests/coalesce/*.h)
 test-coalesce: all $(CTESTS)
 	tests/coalesce/run.sh
 
+$(B)/tests/auto/%: tests/auto/%.c tests/coalesce/cotest.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread -lm
+
+test-auto: all $(B)/tests/auto/test_auto
+	tests/auto/run.sh
+
 test-exports: $(B)/libnaglefix.so
 	tests/check-exports.sh $(B)/libnaglefix.so src/naglefix.map
 
@@ -113,7 +120,7 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: install uninstall bench all test test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean
+.PHONY: install uninstall bench all test test-auto test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean
 
 # ---- sanitizers, leak check and fuzzing (tests/sanitize, tests/fuzz) -------
 # Each builds its own variants (build/asan, build/tsan, build/valgrind,

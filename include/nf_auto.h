@@ -22,12 +22,14 @@
  * and wait hooks on. */
 void nf_auto_adopt(struct nf_conn *c, int fd);
 
-/* Before a send on auto socket c: lists it for a check at its deadline
- * (now + flush) unless it is listed already. */
-void nf_auto_before_send(struct nf_conn *c, int fd);
+/* A send on fd returned rc: if fd is an auto socket and bytes went to
+ * the kernel, notes the time of the first such send since the last check
+ * and lists fd for the timer (its deadline: that time + flush). After the
+ * send, not before: a check that follows the note sees its bytes. */
+void nf_auto_after_send(int fd, ssize_t rc);
 
 /* Before a read of fd: pushes what Nagle holds if fd is an auto socket
- * written since its last check. */
+ * sent on since its last check (else one load). */
 void nf_auto_before_read(int fd);
 
 /* Before a wait (poll, select, epoll...) that may block: pushes what

@@ -1,13 +1,19 @@
 /*
  * auto.c - the auto action (see nf_auto.h).
  *
- * Listing: a socket written since its last check has auto_due (its
- * deadline) non-zero and sits once on a lock-free stack threaded through
- * auto_next. Consumers take the whole stack with one exchange, so no
- * entry can be seen twice (no ABA); an entry leaves when its auto_due is
- * cleared, after its auto_next was read. auto_due is never cleared while
- * an entry is on the stack (not even when the fd is closed): a reused fd
- * whose entry is still listed is checked with the rest.
+ * A check: auto_since (the first send since the last check) is taken
+ * back to 0, then the kernel is asked what it holds unsent and, if
+ * anything, pushed. Sends note auto_since after the kernel has their
+ * bytes, so a check never misses a send it cleared the note of.
+ *
+ * Listing, for the timer: a socket with auto_listed set sits once on a
+ * lock-free stack threaded through auto_next. Consumers take the whole
+ * stack with one exchange, so no entry is seen twice (no ABA); an entry
+ * leaves when auto_listed is cleared, after its auto_next was read.
+ * auto_listed is never cleared while the entry is on the stack (not even
+ * when the fd is closed): a reused fd still listed is checked with the
+ * rest. A read's check leaves the entry listed; the timer drops it when
+ * it finds no send since.
  */
 #include "nf_auto.h"
 
@@ -112,51 +118,66 @@ static void list_push(struct nf_conn *c, int fd)
 	while (!atomic_compare_exchange_weak(&head, &h, fd));
 }
 
-void nf_auto_before_send(struct nf_conn *c, int fd)
+void nf_auto_after_send(int fd, ssize_t rc)
 {
-	unsigned long long zero = 0, due;
+	struct nf_conn *c = rc > 0 ? auto_conn(fd) : NULL;
+	unsigned long long zero = 0, now;
+	int no = 0, saved;
 
-	if (!nagle_on(c) || atomic_load_explicit(&c->auto_due, memory_order_relaxed))
+	if (!c || !nagle_on(c))
 		return;
-	due = nf_timer_now_ns() + (unsigned long long)c->opts.flush_us * 1000ull;
-	if (!atomic_compare_exchange_strong(&c->auto_due, &zero, due))
-		return;
-	list_push(c, fd);
-	if (nf_guard_enter()) { /* the timer's lock: not from a handler inside us */
-		nf_timer_arm(due);
-		nf_guard_leave();
+	saved = errno;
+	now = nf_timer_now_ns();
+	atomic_compare_exchange_strong(&c->auto_since, &zero, now);
+	if (atomic_compare_exchange_strong(&c->auto_listed, &no, 1)) {
+		list_push(c, fd);
+		if (nf_guard_enter()) { /* the timer's lock: not from a handler inside us */
+			nf_timer_arm(now + (unsigned long long)c->opts.flush_us * 1000ull);
+			nf_guard_leave();
+		}
 	}
+	errno = saved;
+}
+
+/* A check: sends since the last one are covered by this push. */
+static void check(struct nf_conn *c, int fd)
+{
+	if (atomic_exchange(&c->auto_since, 0))
+		push_if_held(fd);
 }
 
 void nf_auto_before_read(int fd)
 {
 	struct nf_conn *c = auto_conn(fd);
 
-	if (c && atomic_load_explicit(&c->auto_due, memory_order_relaxed))
-		push_if_held(fd); /* stays listed: the timer's check finds nothing */
+	if (c && atomic_load_explicit(&c->auto_since, memory_order_relaxed))
+		check(c, fd); /* stays listed: the timer then finds nothing to do */
 }
 
 /*
- * Takes the whole list; pushes the entries due by now (all if now is 0)
- * and lists the others again. Returns the earliest deadline left, or 0.
+ * Takes the whole list; checks the entries due by now (all if now is 0)
+ * and lists the others again. An entry leaves the list before its check,
+ * so a send noted after the check lists it anew. Returns the earliest
+ * deadline left, or 0.
  */
 static unsigned long long consume(unsigned long long now)
 {
 	int fd = atomic_exchange(&head, -1), next_fd;
-	unsigned long long left = 0, due;
+	unsigned long long left = 0, due, since;
 
 	for (; fd >= 0; fd = next_fd) {
 		struct nf_conn *c = nf_conn_get(fd);
 
 		next_fd = c->auto_next;
-		due = atomic_load(&c->auto_due);
-		if (now && due > now) {
+		since = atomic_load(&c->auto_since);
+		due = since + (unsigned long long)c->opts.flush_us * 1000ull;
+		if (now && since && due > now) {
 			list_push(c, fd);
 			left = left == 0 || due < left ? due : left;
 			continue;
 		}
-		atomic_store(&c->auto_due, 0);
-		push_if_held(fd);
+		atomic_store(&c->auto_listed, 0);
+		check(c, fd);
 	}
 	return left;
 }

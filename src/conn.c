@@ -191,7 +191,7 @@ void nf_conn_reset(int fd, enum nf_kind kind)
 	atomic_fetch_add(&c->gen, 1);
 	atomic_store(&c->action, NF_ACT_UNDECIDED);
 	atomic_store(&c->prog_nodelay, 0);
-	atomic_store(&c->prog_cork, 0); /* auto_due stays: see auto.c */
+	atomic_store(&c->prog_cork, 0); /* auto_listed stays: see auto.c */
 	atomic_store_explicit(&c->kind, (int)kind, memory_order_release);
 }
 
@@ -219,7 +219,7 @@ void nf_conn_forget(int fd)
 	atomic_fetch_add(&c->gen, 1);
 	atomic_store(&c->action, NF_ACT_UNDECIDED);
 	atomic_store(&c->prog_nodelay, 0);
-	atomic_store(&c->prog_cork, 0); /* auto_due stays: see auto.c */
+	atomic_store(&c->prog_cork, 0); /* auto_listed stays: see auto.c */
 	atomic_store_explicit(&c->kind, NF_KIND_FRESH, memory_order_release);
 }
 

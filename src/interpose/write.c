@@ -13,6 +13,9 @@
  * SYN leaves, as connect() does, and undone if the socket stays
  * unconnected. Nothing can be buffered yet on an unconnected socket.
  *
+ * On an auto socket every send that reached the kernel is noted after it
+ * returned (nf_auto_after_send), for the check at the next read or wait.
+ *
  * On an audited socket each send (but sendfile and splice, file copies)
  * is bracketed by nf_audit_send_begin/_end, with the return address
  * taken here, in the libc-named function: the program's own code.
@@ -29,16 +32,21 @@
 #include "nf_real.h"
 #include "nf_track.h"
 
-/* The connection of fd if its rule is coalesce, else NULL. Every send
- * asks, so an auto socket's send is listed for its check here. */
+/* The connection of fd if its rule is coalesce, else NULL. */
 static struct nf_conn *coalescing(int fd)
 {
 	struct nf_conn *c = nf_track_decided(fd);
-	int a = c ? atomic_load_explicit(&c->action, memory_order_acquire) : NF_ACT_UNDECIDED;
 
-	if (a == NF_ACT_AUTO)
-		nf_auto_before_send(c, fd);
-	return a == NF_ACT_COALESCE ? c : NULL;
+	if (c && atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
+		return c;
+	return NULL;
+}
+
+/* A send not buffered returned rc: auto notes it (see nf_auto.h). */
+static ssize_t sent(int fd, ssize_t rc)
+{
+	nf_auto_after_send(fd, rc);
+	return rc;
 }
 
 static int bufferable(int flags)
@@ -53,7 +61,7 @@ ssize_t nf_write(int fd, const void *buf, size_t n)
 
 	if (c)
 		return nf_coalesce_send(c, fd, &v, 1, 0);
-	return nf_real.write(fd, buf, n);
+	return sent(fd, nf_real.write(fd, buf, n));
 }
 
 ssize_t nf_writev(int fd, const struct iovec *iov, int iovcnt)
@@ -62,7 +70,7 @@ ssize_t nf_writev(int fd, const struct iovec *iov, int iovcnt)
 
 	if (c)
 		return nf_coalesce_send(c, fd, iov, iovcnt, 0);
-	return nf_real.writev(fd, iov, iovcnt);
+	return sent(fd, nf_real.writev(fd, iov, iovcnt));
 }
 
 ssize_t nf_sendto(int fd, const void *buf, size_t n, int flags,
@@ -84,7 +92,7 @@ ssize_t nf_sendto(int fd, const void *buf, size_t n, int flags,
 		return nf_coalesce_send(c, fd, &v, 1, flags);
 	if (c && nf_coalesce_before_send(c, fd, flags) < 0)
 		return -1;
-	return nf_real.sendto(fd, buf, n, flags, sa, salen);
+	return sent(fd, nf_real.sendto(fd, buf, n, flags, sa, salen));
 }
 
 ssize_t nf_sendmsg(int fd, const struct msghdr *msg, int flags)
@@ -105,7 +113,7 @@ ssize_t nf_sendmsg(int fd, const struct msghdr *msg, int flags)
 		return nf_coalesce_send(c, fd, msg->msg_iov, (int)msg->msg_iovlen, flags);
 	if (c && nf_coalesce_before_send(c, fd, flags) < 0)
 		return -1;
-	return nf_real.sendmsg(fd, msg, flags);
+	return sent(fd, nf_real.sendmsg(fd, msg, flags));
 }
 
 /*
@@ -128,7 +136,7 @@ int nf_sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 	c = coalescing(fd);
 	if (c && nf_coalesce_before_send(c, fd, flags) < 0)
 		return -1;
-	return nf_real.sendmmsg(fd, vec, vlen, (nf_mmsg_flags)flags);
+	return (int)sent(fd, nf_real.sendmmsg(fd, vec, vlen, (nf_mmsg_flags)flags));
 }
 
 ssize_t nf_sendfile(int out_fd, int in_fd, off_t *off, size_t n)
@@ -137,7 +145,7 @@ ssize_t nf_sendfile(int out_fd, int in_fd, off_t *off, size_t n)
 
 	if (c && nf_coalesce_before_send(c, out_fd, 0) < 0)
 		return -1;
-	return nf_real.sendfile(out_fd, in_fd, off, n);
+	return sent(out_fd, nf_real.sendfile(out_fd, in_fd, off, n));
 }
 
 ssize_t nf_splice(int in_fd, loff_t *in_off, int out_fd, loff_t *out_off, size_t n, unsigned flags)
@@ -147,7 +155,7 @@ ssize_t nf_splice(int in_fd, loff_t *in_off, int out_fd, loff_t *out_off, size_t
 	if (c && nf_coalesce_before_send(c, out_fd,
 					 (flags & SPLICE_F_NONBLOCK) ? MSG_DONTWAIT : 0) < 0)
 		return -1;
-	return nf_real.splice(in_fd, in_off, out_fd, out_off, n, flags);
+	return sent(out_fd, nf_real.splice(in_fd, in_off, out_fd, out_off, n, flags));
 }
 
 static size_t iov_total(const struct iovec *iov, size_t iovcnt)

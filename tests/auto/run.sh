@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# run.sh - the auto tests: build/tests/auto/test_auto, one run per variant
+# under libnaglefix.so with NAGLEFIX_MODE=auto (no config file), its peer
+# re-executed without the library (tests/coalesce/cotest.h). Each variant
+# fails under NAGLEFIX_MODE=pass (its rounds stall ~40 ms), except cork,
+# which checks that auto leaves a corked socket alone.
+# `make test-auto` builds first. Usage: tests/auto/run.sh [VARIANT...]
+# Prints PASS/FAIL/SKIP lines and ends with "N passed, M failed".
+# MODE=pass runs the same under another action (to see the tests notice).
+set -u
+export LC_ALL=C
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd -P)
+B="$TOP/build/tests/auto"
+LIB=${NAGLEFIX_LIB:-$TOP/build/libnaglefix.so}
+LOGS="$B/logs"
+LIMIT=40
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$HERE/../lib.sh"
+
+scratch_dir autotest
+clean_env
+need_built "make test-auto" "$LIB" "$B/test_auto"
+fresh_logs "$LOGS" log
+
+VARIANTS=("$@")
+((${#VARIANTS[@]})) || VARIANTS=(chatty bulk reader-thread restore cork)
+for v in "${VARIANTS[@]}"; do
+    log="$LOGS/test_auto-$v.log"
+    start=$EPOCHREALTIME
+    (cd "$TMP" && timeout -k 5 "$LIMIT" env LD_PRELOAD="$LIB" NAGLEFIX_CONF=none \
+        NAGLEFIX_MODE="${MODE:-auto}" "$B/test_auto" "$v") >"$log" 2>&1
+    judge "test_auto $v" $? "$start" "$log"
+    grep -h "segments\|median" "$log" | sed 's/^/    /'
+done
+finish
