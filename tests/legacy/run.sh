@@ -93,6 +93,26 @@ if [[ " ${MODES[*]} " == *" quickack "* ]]; then
     assert_ms_ge "java split, -m quickack on the client only (receiver-side fix)" \
         "$(run_client quickack java -cp "$LEGACY_BUILD" LegacyClient "$H" "$java_port" "$ROUNDS" split)" \
         "$STALL_MIN_MS"
+    # per side: the same rule on the connect side does not touch accepted sockets
+    echo "connect 127.0.0.1 quickack" >"$LEGACY_BUILD/connect-quickack.conf"
+    start_server java-echo-qa-wrong env NAGLEFIX_CONF="$LEGACY_BUILD/connect-quickack.conf" \
+        "$NAGLEFIX" -- java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME"
+    assert_ms_ge "java split, server config 'connect 127.0.0.1 quickack' (wrong side)" \
+        "$(run_client none java -cp "$LEGACY_BUILD" LegacyClient "$H" "${SERVER_PORT:-0}" "$ROUNDS" split)" \
+        "$STALL_MIN_MS"
+fi
+
+# auto per side: a connect rule fixes the client, an accept rule does not.
+if [[ " ${MODES[*]} " == *" auto "* ]]; then
+    for side in connect accept; do
+        echo "$side 127.0.0.1 auto" >"$LEGACY_BUILD/$side-auto.conf"
+    done
+    assert_ms_lt "java split, client config 'connect 127.0.0.1 auto'" \
+        "$(run_client none "$NAGLEFIX" -c "$LEGACY_BUILD/connect-auto.conf" -- \
+            java -cp "$LEGACY_BUILD" LegacyClient "$H" "$java_port" "$ROUNDS" split)" "$FAST_MAX_MS"
+    assert_ms_ge "java split, client config 'accept 127.0.0.1 auto' (wrong side)" \
+        "$(run_client none "$NAGLEFIX" -c "$LEGACY_BUILD/accept-auto.conf" -- \
+            java -cp "$LEGACY_BUILD" LegacyClient "$H" "$java_port" "$ROUNDS" split)" "$STALL_MIN_MS"
 fi
 
 finish
