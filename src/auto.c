@@ -18,7 +18,6 @@
 #include "nf_auto.h"
 
 #include <errno.h>
-#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/ioctl.h>
@@ -26,6 +25,10 @@
 #include "nf_guard.h"
 #include "nf_real.h"
 #include "nf_timer.h"
+
+#ifndef SIOCOUTQNSD
+#define SIOCOUTQNSD 0x894B /* linux/sockios.h: unsent bytes (Linux 2.6.38+) */
+#endif
 
 static atomic_int used;          /* a socket was decided auto: hooks on */
 static atomic_int head = -1;     /* the listed sockets' stack, -1 empty */
