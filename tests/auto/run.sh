@@ -25,13 +25,13 @@ need_built "make test-auto" "$LIB" "$B/test_auto"
 fresh_logs "$LOGS" log
 
 VARIANTS=("$@")
-((${#VARIANTS[@]})) || VARIANTS=(chatty bulk reader-thread restore cork)
+((${#VARIANTS[@]})) || VARIANTS=(chatty bulk reader-thread restore restore-race cork)
 for v in "${VARIANTS[@]}"; do
     log="$LOGS/test_auto-$v.log"
     start=$EPOCHREALTIME
     (cd "$TMP" && timeout -k 5 "$LIMIT" env LD_PRELOAD="$LIB" NAGLEFIX_CONF=none \
         NAGLEFIX_MODE="${MODE:-auto}" "$B/test_auto" "$v") >"$log" 2>&1
     judge "test_auto $v" $? "$start" "$log"
-    grep -h "segments\|median" "$log" | sed 's/^/    /'
+    grep -h "segments\|median\|epochs" "$log" | sed 's/^/    /'
 done
 finish

@@ -13,6 +13,8 @@
  *   test_auto restore       after each push TCP_NODELAY is what the program
  *                           set (never, on, off again), and a program with
  *                           TCP_NODELAY on is not touched
+ *   test_auto restore-race  a thread sets TCP_NODELAY while another's read
+ *                           pushes (1,000 times): the value set stays
  *   test_auto cork          a corked socket is never pushed: what the
  *                           program corked is still unsent after a wait
  *
@@ -22,6 +24,7 @@
  */
 #include <linux/sockios.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/ioctl.h>
 
 #include "../coalesce/cotest.h"
@@ -254,6 +257,69 @@ static void run_restore(int unused)
 	ct_peer_stop(&p);
 }
 
+/*
+ * Another thread sets TCP_NODELAY while this one's read pushes: in each of
+ * RACE_EPOCHS epochs both start together (spinning on a shared counter),
+ * the other thread sets a random value after a random spin of up to
+ * ~20 us (about when this one's read pushes), this one does a split round;
+ * when both are done, the option must be the value set.
+ */
+#define RACE_EPOCHS 1000
+
+static int race_fd;
+static int race_value;
+static atomic_int race_epoch, race_set;
+
+static void spin_us(uint64_t *seed)
+{
+	double until = ct_now_ms() + (double)(ct_rand(seed) % 20) / 1000.0;
+
+	while (ct_now_ms() < until)
+		;
+}
+
+static void *toggler(void *arg)
+{
+	uint64_t seed = 42;
+
+	(void)arg;
+	for (int i = 1; i <= RACE_EPOCHS; i++) {
+		while (atomic_load(&race_epoch) < i)
+			;
+		spin_us(&seed);
+		race_value = (int)(ct_rand(&seed) & 1);
+		ct_set_int(race_fd, IPPROTO_TCP, TCP_NODELAY, race_value, "TCP_NODELAY");
+		atomic_store(&race_set, i);
+	}
+	return NULL;
+}
+
+static void run_restore_race(int unused)
+{
+	struct ct_peer p;
+	pthread_t th;
+	int wrong = 0;
+
+	(void)unused;
+	ct_peer_start(&p, "echo");
+	race_fd = ct_connect(p.port);
+	CHECK(pthread_create(&th, NULL, toggler, NULL) == 0, "pthread_create");
+	for (int i = 1; i <= RACE_EPOCHS; i++) {
+		atomic_store(&race_epoch, i);
+		split_round(race_fd);
+		while (atomic_load(&race_set) < i)
+			;
+		ct_sleep_ms(0.1); /* a timer push under way ends (it restores too) */
+		wrong += nodelay_of(race_fd) != race_value;
+	}
+	pthread_join(th, NULL);
+	ct_say("%d epochs, TCP_NODELAY not the program's value after %d", RACE_EPOCHS, wrong);
+	CHECK(wrong == 0, "TCP_NODELAY differed from the program's last value after %d of %d epochs",
+	      wrong, RACE_EPOCHS);
+	close(race_fd);
+	ct_peer_stop(&p);
+}
+
 static void run_cork(int unused)
 {
 	struct ct_peer p;
@@ -281,6 +347,7 @@ static const struct ct_case cases[] = {
 	{ "bulk", run_bulk, 0 },
 	{ "reader-thread", run_reader_thread, 0 },
 	{ "restore", run_restore, 0 },
+	{ "restore-race", run_restore_race, 0 },
 	{ "cork", run_cork, 0 },
 };
 
