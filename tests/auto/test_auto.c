@@ -3,7 +3,8 @@
  * still gone, Nagle's batching kept.
  *
  *   test_auto chatty        15 writes of 2 bytes then the reply: at most 2
- *                           data segments a message, median round < 5 ms
+ *                           data segments a message (but 1 in 10, which
+ *                           the timer may split), median round < 5 ms
  *   test_auto bulk          2,000 writes of 10 bytes then the reply: a few
  *                           dozen segments at most (not 2,000), and the read
  *                           does not stall (median < 5 ms)
@@ -93,11 +94,16 @@ static double chatty_round(int fd)
 	return ct_now_ms() - t0;
 }
 
+/*
+ * Per message: at most 2 data segments. A round the scheduler stretches
+ * past flush= (1 ms) gets a third from the timer, by design (a loaded
+ * machine does that now and then): such rounds may be at most 1 in 10.
+ */
 static void run_chatty(int unused)
 {
 	struct ct_peer p;
-	double t[SEG_ROUNDS], per;
-	unsigned before;
+	double t[SEG_ROUNDS];
+	unsigned before, segs, total = 0, over = 0;
 	int fd;
 
 	(void)unused;
@@ -105,12 +111,18 @@ static void run_chatty(int unused)
 	fd = ct_connect(p.port);
 	for (int i = 0; i < WARMUP; i++)
 		chatty_round(fd);
-	before = segs_out(fd);
-	for (int i = 0; i < SEG_ROUNDS; i++)
+	for (int i = 0; i < SEG_ROUNDS; i++) {
+		before = segs_out(fd);
 		t[i] = chatty_round(fd);
-	per = (double)(segs_out(fd) - before) / SEG_ROUNDS;
-	ct_say("%.2f data segments per 15-piece message (want <= 2)", per);
-	CHECK(per <= 2.0, "%.2f segments per message, want <= 2 (nodelay sends 15)", per);
+		segs = segs_out(fd) - before;
+		total += segs;
+		if (segs > 2 && ++over <= 3)
+			ct_say("round %d: %u segments in %.3f ms", i, segs, t[i]);
+	}
+	ct_say("%.2f data segments per 15-piece message, %u of %d rounds above 2 (want <= %d)",
+	       (double)total / SEG_ROUNDS, over, SEG_ROUNDS, SEG_ROUNDS / 10);
+	CHECK(over <= SEG_ROUNDS / 10, "%u of %d messages in more than 2 segments (nodelay: 15)",
+	      over, SEG_ROUNDS);
 	ct_expect_median(t, SEG_ROUNDS, CT_FAST_MS, "chatty round trip");
 	CHECK(nodelay_of(fd) == 0, "TCP_NODELAY left on: the program never set it");
 	close(fd);
