@@ -179,11 +179,29 @@ static pthread_mutex_t rlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t rcond = PTHREAD_COND_INITIALIZER;
 static int replies, reader_fd;
 
+static atomic_int reader_stop;
+
+/* Reads one 13-byte reply; 0 at the end of the test (the peer gone). */
+static int reader_line(void)
+{
+	char buf[16];
+	size_t have = 0;
+
+	while (have < 13) {
+		ssize_t n = read(reader_fd, buf + have, 13 - have);
+
+		if (n <= 0 && atomic_load(&reader_stop))
+			return 0;
+		CHECK(n > 0, "reader: read returned %zd", n);
+		have += (size_t)n;
+	}
+	return 1;
+}
+
 static void *reader(void *arg)
 {
 	(void)arg;
-	for (;;) {
-		read_line_of(reader_fd, 13);
+	while (reader_line()) {
 		pthread_mutex_lock(&rlock);
 		replies++;
 		pthread_cond_signal(&rcond);
@@ -221,8 +239,11 @@ static void run_reader_thread(int unused)
 			t[i] = ct_now_ms() - t0;
 	}
 	ct_expect_median(t, CT_ROUNDS, CT_FAST_MS, "round trip pushed by the timer");
+	atomic_store(&reader_stop, 1);
+	shutdown(reader_fd, SHUT_RDWR); /* the reader's read returns 0 */
+	pthread_join(th, NULL);
+	close(reader_fd);
 	ct_peer_stop(&p);
-	_exit(0); /* the reader thread is still blocked */
 }
 
 /* ---- the program's own TCP_NODELAY and TCP_CORK ----------------------------- */
