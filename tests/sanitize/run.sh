@@ -11,9 +11,10 @@
 #            unit tests (the fd-table concurrency test among them),
 #            test_integrity single/threads4/shared2 (the timer thread and 2
 #            or 4 writers), test_handler write (a signal handler's send on
-#            a held socket), and the audit test's Python client, 8 threads, 8
-#            connections, under audit and coalesce, tests/auto's reader
-#            thread, TCP_NODELAY race and chatty variants under auto, with the TSan runtime
+#            a held socket), tests/auto reader-thread, restore-race and
+#            chatty (auto's lock-free list and TCP_NODELAY restore), and
+#            the audit test's Python client, 8 threads, 8
+#            connections, under audit and coalesce, with the TSan runtime
 #            preloaded AFTER the library (first, its poll interceptor would
 #            call the library's poll with TSan's interceptors switched off,
 #            hiding the library's locks: false races). TSan rather than
