@@ -72,7 +72,7 @@ $(B)/tests/auto/%: tests/auto/%.c tests/coalesce/cotest.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread -lm
 
-test-auto: all $(B)/tests/auto/test_auto
+test-auto: all $(B)/tests/auto/test_auto $(B)/tests/coalesce/test_integrity
 	tests/auto/run.sh
 
 test-exports: $(B)/libnaglefix.so

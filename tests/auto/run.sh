@@ -3,7 +3,9 @@
 # under libnaglefix.so with NAGLEFIX_MODE=auto (no config file), its peer
 # re-executed without the library (tests/coalesce/cotest.h). Each variant
 # fails under NAGLEFIX_MODE=pass (its rounds stall ~40 ms), except cork,
-# which checks that auto leaves a corked socket alone.
+# which checks that auto leaves a corked socket alone. Then (with no
+# VARIANT named) tests/coalesce/test_integrity under auto: every byte, once,
+# in order.
 # `make test-auto` builds first. Usage: tests/auto/run.sh [VARIANT...]
 # Prints PASS/FAIL/SKIP lines and ends with "N passed, M failed".
 # MODE=pass runs the same under another action (to see the tests notice).
@@ -34,4 +36,17 @@ for v in "${VARIANTS[@]}"; do
     judge "test_auto $v" $? "$start" "$log"
     grep -h "segments\|median\|epochs" "$log" | sed 's/^/    /'
 done
+
+# Every byte, once, in order (tests/coalesce/test_integrity: seeded write
+# sizes, calls and threads, the peer hashes what it got), under auto.
+if [[ $# -eq 0 ]]; then
+    need_built "make test-coalesce" "$TOP/build/tests/coalesce/test_integrity"
+    for v in single threads4 shared2; do
+        log="$LOGS/test_integrity-$v.log"
+        start=$EPOCHREALTIME
+        (cd "$TMP" && timeout -k 5 "$LIMIT" env LD_PRELOAD="$LIB" NAGLEFIX_CONF=none \
+            NAGLEFIX_MODE="${MODE:-auto}" "$TOP/build/tests/coalesce/test_integrity" "$v") >"$log" 2>&1
+        judge "test_integrity $v (auto)" $? "$start" "$log"
+    done
+fi
 finish
