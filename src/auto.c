@@ -158,10 +158,12 @@ void nf_auto_before_read(int fd)
 }
 
 /*
- * Takes the whole list; checks the entries due by now (all if now is 0)
- * and lists the others again. An entry leaves the list before its check,
- * so a send noted after the check lists it anew. Returns the earliest
- * deadline left, or 0.
+ * Takes the whole list. From a wait (now is 0): checks every entry and
+ * lists it again, so an event loop's next send need not wake the timer
+ * (which drops the entry when it finds no send since). From the timer:
+ * checks the entries due by now and lists the others again; an entry due
+ * leaves the list before its check, so a send noted after the check lists
+ * it anew. Returns the earliest deadline left, or 0.
  */
 static unsigned long long consume(unsigned long long now)
 {
@@ -172,9 +174,14 @@ static unsigned long long consume(unsigned long long now)
 		struct nf_conn *c = nf_conn_get(fd);
 
 		next_fd = c->auto_next;
+		if (!now) {
+			check(c, fd);
+			list_push(c, fd);
+			continue;
+		}
 		since = atomic_load(&c->auto_since);
 		due = since + (unsigned long long)c->opts.flush_us * 1000ull;
-		if (now && since && due > now) {
+		if (since && due > now) {
 			list_push(c, fd);
 			left = left == 0 || due < left ? due : left;
 			continue;
@@ -232,5 +239,6 @@ void nf_auto_option_end(int fd, int level, int name, const void *val, socklen_t 
 void nf_auto_atfork_child(void)
 {
 	if (atomic_load(&head) >= 0)
-		consume(0); /* no timer thread here yet: checked now instead */
+		consume(~0ull); /* all due: checked now and unlisted, so the
+				   child's next send arms its own timer */
 }

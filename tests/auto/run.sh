@@ -27,11 +27,13 @@ need_built "make test-auto" "$LIB" "$B/test_auto"
 fresh_logs "$LOGS" log
 
 VARIANTS=("$@")
-((${#VARIANTS[@]})) || VARIANTS=(chatty bulk reader-thread restore restore-race cork)
+((${#VARIANTS[@]})) || VARIANTS=(chatty bulk reader-thread restore restore-race cork poll select epoll)
 for v in "${VARIANTS[@]}"; do
     log="$LOGS/test_auto-$v.log"
+    conf=none # the waits: the timer a second away, so only the wait can push
+    [[ $v == poll || $v == select || $v == epoll ]] && conf="$HERE/conf/flush-1s.conf"
     start=$EPOCHREALTIME
-    (cd "$TMP" && timeout -k 5 "$LIMIT" env LD_PRELOAD="$LIB" NAGLEFIX_CONF=none \
+    (cd "$TMP" && timeout -k 5 "$LIMIT" env LD_PRELOAD="$LIB" NAGLEFIX_CONF="$conf" \
         NAGLEFIX_MODE="${MODE:-auto}" "$B/test_auto" "$v") >"$log" 2>&1
     judge "test_auto $v" $? "$start" "$log"
     grep -h "segments\|median\|epochs" "$log" | sed 's/^/    /'

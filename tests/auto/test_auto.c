@@ -16,6 +16,8 @@
  *                           TCP_NODELAY on is not touched
  *   test_auto restore-race  a thread sets TCP_NODELAY while another's read
  *                           pushes (1,000 times): the value set stays
+ *   test_auto poll|select|epoll  a split write, then the wait (the timer
+ *                           a second away, conf/flush-1s.conf): the wait pushes
  *   test_auto cork          a corked socket is never pushed: what the
  *                           program corked is still unsent after a wait
  *
@@ -24,7 +26,10 @@
  * (each round stalls about 40 ms). The peer echoes lines (cotest.h).
  */
 #include <linux/sockios.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <stdatomic.h>
 #include <sys/ioctl.h>
 
@@ -353,6 +358,56 @@ static void run_restore_race(int unused)
 	ct_peer_stop(&p);
 }
 
+/* The wait before the read is what pushes (conf/flush-1s.conf keeps the
+ * timer out of it): poll, select or epoll_wait until the reply is there. */
+static void wait_readable(int fd, int how)
+{
+	int n = -1;
+
+	if (how == 0) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		n = poll(&pfd, 1, 1000);
+	} else if (how == 1) {
+		fd_set r;
+		struct timeval tv = { .tv_sec = 1 };
+
+		FD_ZERO(&r);
+		FD_SET(fd, &r);
+		n = select(fd + 1, &r, NULL, NULL, &tv);
+	} else {
+		int ep = epoll_create1(0);
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+		CHECK(ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0, "epoll");
+		n = epoll_wait(ep, &ev, 1, 1000);
+		close(ep);
+	}
+	CHECK(n == 1, "the wait returned %d", n);
+}
+
+static void run_wait(int how)
+{
+	struct ct_peer p;
+	double t[CT_ROUNDS], t0;
+	int fd;
+
+	ct_peer_start(&p, "echo");
+	fd = ct_connect(p.port);
+	for (int i = -WARMUP; i < CT_ROUNDS; i++) {
+		t0 = ct_now_ms();
+		ct_send_all(fd, "hello ", 6, CT_WRITE, 0);
+		ct_send_all(fd, "world\r\n", 7, CT_WRITE, 0);
+		wait_readable(fd, how);
+		if (i >= 0)
+			t[i] = ct_now_ms() - t0;
+		ct_read_reply(fd, "hello world\r\n");
+	}
+	ct_expect_median(t, CT_ROUNDS, CT_FAST_MS, "split write, then a wait");
+	close(fd);
+	ct_peer_stop(&p);
+}
+
 static void run_cork(int unused)
 {
 	struct ct_peer p;
@@ -382,6 +437,9 @@ static const struct ct_case cases[] = {
 	{ "restore", run_restore, 0 },
 	{ "restore-race", run_restore_race, 0 },
 	{ "cork", run_cork, 0 },
+	{ "poll", run_wait, 0 },
+	{ "select", run_wait, 1 },
+	{ "epoll", run_wait, 2 },
 };
 
 int main(int argc, char **argv)
