@@ -12,8 +12,9 @@
  * leaves when auto_listed is cleared, after its auto_next was read.
  * auto_listed is never cleared while the entry is on the stack (not even
  * when the fd is closed): a reused fd still listed is checked with the
- * rest. A read's check leaves the entry listed; the timer drops it when
- * it finds no send since.
+ * rest. A read's or a wait's check leaves the entry listed (so the next
+ * send need not wake the timer); the timer drops it when it finds no send
+ * since, which keeps one timer visit owed to every listed entry.
  */
 #include "nf_auto.h"
 
