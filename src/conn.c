@@ -192,6 +192,7 @@ void nf_conn_reset(int fd, enum nf_kind kind)
 	atomic_store(&c->action, NF_ACT_UNDECIDED);
 	atomic_store(&c->prog_nodelay, 0);
 	atomic_store(&c->stdio, 0);
+	atomic_store(&c->prog_cork, 0); /* auto_listed stays: see auto.c */
 	atomic_store_explicit(&c->kind, (int)kind, memory_order_release);
 }
 
@@ -220,6 +221,7 @@ void nf_conn_forget(int fd)
 	atomic_store(&c->action, NF_ACT_UNDECIDED);
 	atomic_store(&c->prog_nodelay, 0);
 	atomic_store(&c->stdio, 0);
+	atomic_store(&c->prog_cork, 0); /* auto_listed stays: see auto.c */
 	atomic_store_explicit(&c->kind, NF_KIND_FRESH, memory_order_release);
 }
 
@@ -263,6 +265,7 @@ void nf_conn_copy(int oldfd, int newfd)
 	to->opts = from->opts;
 	atomic_store(&to->prog_nodelay, atomic_load(&from->prog_nodelay));
 	atomic_store(&to->stdio, atomic_load(&from->stdio));
+	atomic_store(&to->prog_cork, atomic_load(&from->prog_cork));
 	atomic_store(&to->action, atomic_load(&from->action));
 	atomic_store_explicit(&to->kind, (int)kind, memory_order_release);
 }

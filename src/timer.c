@@ -19,6 +19,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "nf_auto.h"
 #include "nf_coalesce.h"
 #include "nf_log.h"
 
@@ -67,6 +68,7 @@ static void *timer_main(void *arg)
 		wake_at = 0;
 		pthread_mutex_unlock(&tlock);
 		next = nf_coalesce_flush_due(now);
+		next = nf_auto_flush_due(now, next);
 		pthread_mutex_lock(&tlock);
 		if (next && (wake_at == 0 || next < wake_at))
 			wake_at = next;

@@ -9,7 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nf_auto.h"
 #include "nf_init.h"
+#include "nf_quickack.h"
 #include "nf_real.h"
 
 static int is_tcp(int domain, int type, int protocol)
@@ -84,6 +86,10 @@ static void decide(int fd, struct nf_conn *c, enum nf_side side,
 		c->opts.action = NF_ACT_NODELAY;
 	if (c->opts.action == NF_ACT_NODELAY || c->opts.action == NF_ACT_COALESCE)
 		set_nodelay(fd, 1);
+	else if (c->opts.action == NF_ACT_AUTO)
+		nf_auto_adopt(c, fd);
+	else if (c->opts.action == NF_ACT_QUICKACK)
+		nf_quickack_adopt(c, fd);
 	atomic_store_explicit(&c->action, (int)c->opts.action, memory_order_release);
 }
 
@@ -223,7 +229,8 @@ void nf_track_nodelay_set(int fd)
 	int saved = errno, val = 0;
 	socklen_t len = sizeof(val);
 
-	if (!c || getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &val, &len) < 0) {
+	if (!c || atomic_load(&c->action) == NF_ACT_AUTO || /* auto.c records it */
+	    getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &val, &len) < 0) {
 		errno = saved;
 		return;
 	}

@@ -44,8 +44,9 @@ run_suite exports make -s test-exports
 run_suite inventory make -s test-inventory
 run_suite unit make -s test-unit
 run_suite integration make -s test-integration
-run_suite legacy tests/legacy/run.sh nodelay coalesce
+run_suite legacy tests/legacy/run.sh nodelay coalesce auto quickack
 run_suite coalesce make -s test-coalesce
+run_suite auto make -s test-auto
 run_suite audit make -s test-audit
 run_suite install tests/install/run.sh
 run_suite stress make -s test-stress

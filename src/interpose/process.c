@@ -26,6 +26,7 @@
 
 #include "../nf_hooks.h"
 #include "nf_audit.h"
+#include "nf_auto.h"
 #include "nf_coalesce.h"
 #include "nf_conn.h"
 #include "nf_init.h"
@@ -55,6 +56,7 @@ void nf_process_atfork_child(void)
 	nf_conn_atfork_child();
 	nf_coalesce_atfork_child();
 	nf_timer_atfork_child();
+	nf_auto_atfork_child();
 	nf_audit_atfork_child();
 	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }

@@ -14,6 +14,9 @@
  * SYN leaves, as connect() does, and undone if the socket stays
  * unconnected. Nothing can be buffered yet on an unconnected socket.
  *
+ * On an auto socket every send that reached the kernel is noted after it
+ * returned (nf_auto_after_send), for the check at the next read or wait.
+ *
  * On an audited socket each send (but sendfile and splice, file copies)
  * is bracketed by nf_audit_send_begin/_end, with the return address
  * taken here, in the libc-named function: the program's own code.
@@ -26,6 +29,7 @@
 
 #include "../nf_hooks.h"
 #include "nf_audit.h"
+#include "nf_auto.h"
 #include "nf_coalesce.h"
 #include "nf_copyin.h"
 #include "nf_init.h"
@@ -40,6 +44,13 @@ static struct nf_conn *coalescing(int fd)
 	if (c && atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
 		return c;
 	return NULL;
+}
+
+/* A send not buffered returned rc: auto notes it (see nf_auto.h). */
+static ssize_t sent(int fd, ssize_t rc)
+{
+	nf_auto_after_send(fd, rc);
+	return rc;
 }
 
 static int bufferable(int flags)
@@ -58,7 +69,7 @@ ssize_t nf_write(int fd, const void *buf, size_t n)
 
 	if (c && (r = nf_coalesce_send(c, fd, &v, 1, 0)) != NF_CO_PASS)
 		return r;
-	return nf_real.write(fd, buf, n);
+	return sent(fd, nf_real.write(fd, buf, n));
 }
 
 ssize_t nf_writev(int fd, const struct iovec *iov, int iovcnt)
@@ -68,7 +79,7 @@ ssize_t nf_writev(int fd, const struct iovec *iov, int iovcnt)
 
 	if (c && (r = nf_coalesce_send(c, fd, iov, iovcnt, 0)) != NF_CO_PASS)
 		return r;
-	return nf_real.writev(fd, iov, iovcnt);
+	return sent(fd, nf_real.writev(fd, iov, iovcnt));
 }
 
 ssize_t nf_sendto(int fd, const void *buf, size_t n, int flags,
@@ -91,7 +102,7 @@ ssize_t nf_sendto(int fd, const void *buf, size_t n, int flags,
 			return rc;
 	} else if (c && nf_coalesce_before_send(c, fd, flags) < 0)
 		return -1;
-	return nf_real.sendto(fd, buf, n, flags, sa, salen);
+	return sent(fd, nf_real.sendto(fd, buf, n, flags, sa, salen));
 }
 
 /* The program's msghdr copied to copy, or NULL if the kernel could not
@@ -125,7 +136,7 @@ ssize_t nf_sendmsg(int fd, const struct msghdr *prog_msg, int flags)
 			return rc;
 	} else if (c && nf_coalesce_before_send(c, fd, flags) < 0)
 		return -1;
-	return nf_real.sendmsg(fd, prog_msg, flags);
+	return sent(fd, nf_real.sendmsg(fd, prog_msg, flags));
 }
 
 /*
@@ -150,7 +161,7 @@ int nf_sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 	c = coalescing(fd);
 	if (c && nf_coalesce_before_send(c, fd, flags) < 0)
 		return -1;
-	return nf_real.sendmmsg(fd, vec, vlen, (nf_mmsg_flags)flags);
+	return (int)sent(fd, nf_real.sendmmsg(fd, vec, vlen, (nf_mmsg_flags)flags));
 }
 
 #ifndef RWF_NOWAIT
@@ -170,7 +181,7 @@ ssize_t nf_sendfile(int out_fd, int in_fd, off_t *off, size_t n)
 {
 	if (push_before(out_fd, 0) < 0)
 		return -1;
-	return nf_real.sendfile(out_fd, in_fd, off, n);
+	return sent(out_fd, nf_real.sendfile(out_fd, in_fd, off, n));
 }
 
 /* What programs built with _FILE_OFFSET_BITS=64 call (nginx, CPython,
@@ -214,7 +225,7 @@ ssize_t nf_splice(int in_fd, loff_t *in_off, int out_fd, loff_t *out_off, size_t
 	if (c && nf_coalesce_before_send(c, out_fd,
 					 (flags & SPLICE_F_NONBLOCK) ? MSG_DONTWAIT : 0) < 0)
 		return -1;
-	return nf_real.splice(in_fd, in_off, out_fd, out_off, n, flags);
+	return sent(out_fd, nf_real.splice(in_fd, in_off, out_fd, out_off, n, flags));
 }
 
 #define IOV_CHUNK 16
