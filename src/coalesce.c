@@ -778,10 +778,12 @@ ssize_t nf_coalesce_send(struct nf_conn *c, int fd, const struct iovec *prog_iov
 	struct iovec iov[IOV_STACK];
 	ssize_t n, r;
 
-	if (iovcnt > IOV_STACK && iovcnt <= IOV_MAX) /* too many pieces to hold */
-		return nf_coalesce_before_send(c, fd, flags) < 0 ? -1 : NF_CO_PASS;
+	if (iovcnt < 0 || iovcnt > IOV_MAX) /* the kernel's EINVAL: nothing sent */
+		return NF_CO_PASS;
 	n = iovcnt > IOV_STACK ? -1 : read_iov(iov, prog_iov, iovcnt);
-	if (n <= 0) /* nothing to reorder: the kernel's own answer (0, EINVAL, EFAULT) */
+	if (n < 0) /* too many pieces to hold, or an array the kernel alone reads */
+		return nf_coalesce_before_send(c, fd, flags) < 0 ? -1 : NF_CO_PASS;
+	if (n == 0) /* nothing to reorder: the kernel's own answer (0, or EPIPE) */
 		return NF_CO_PASS;
 	if (!nf_guard_enter()) /* re-entered from a signal handler */
 		return handler_send(c, fd, iov, iovcnt, n);

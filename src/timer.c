@@ -16,7 +16,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "nf_auto.h"
@@ -44,7 +47,32 @@ static struct timespec to_timespec(unsigned long long ns)
 	return ts;
 }
 
-/* Sleeps until wake_at passes, then flushes what is due. */
+/* How often an idle timer looks whether it is the process's last thread. */
+#define IDLE_CHECK_NS 1000000000ull
+
+/*
+ * Is this the process's last live thread? main (the thread group leader)
+ * has ended when its exe link is gone (its memory is released; the task
+ * stays, a zombie, until the group ends), and /proc/self/task counts 2 +
+ * its tasks, the zombie included: 4 is main's and ours. Catches a main
+ * that ended where no hook saw it (pthread_cancel); opens no descriptor
+ * (a thread of the program may be closing them all). Without /proc: no.
+ */
+static int last_thread_left(void)
+{
+	char path[64], target[8];
+	struct stat st;
+	int saved = errno, last;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/exe", (int)getpid());
+	last = stat("/proc/self/task", &st) == 0 && st.st_nlink <= 4 &&
+	       readlink(path, target, sizeof(target)) < 0 && errno == ENOENT;
+	errno = saved;
+	return last;
+}
+
+/* Sleeps until wake_at passes, then flushes what is due; idle, ends when
+ * main has left (nf_timer_let_go) or every other thread has ended. */
 static void *timer_main(void *arg)
 {
 	(void)arg;
@@ -56,7 +84,11 @@ static void *timer_main(void *arg)
 		if (wake_at == 0 && let_go)
 			break;
 		if (wake_at == 0) {
-			pthread_cond_wait(&tcond, &tlock);
+			struct timespec ts = to_timespec(now + IDLE_CHECK_NS);
+
+			if (pthread_cond_timedwait(&tcond, &tlock, &ts) == ETIMEDOUT &&
+			    wake_at == 0 && last_thread_left())
+				break;
 			continue;
 		}
 		if (now < wake_at) {

@@ -111,7 +111,7 @@ c flush-2ms.conf test_bigtls timer
 # 3. fork, exec, exit
 c "$HOLD" test_process fork-_exit fork-exit fork-full execv-self execv-true execve-true \
     execlp-true _exit exit _Exit return fork-mask quick_exit execv-fail pthread_exit \
-    _Fork-exit execveat-true thrd_exit
+    _Fork-exit execveat-true thrd_exit cancel-main
 
 # 4. an event loop on a non-blocking socket
 c "$HOLD" test_wait epoll-nonblock

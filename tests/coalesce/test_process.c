@@ -31,6 +31,9 @@
  *                          thread kept it alive for good) and the peer get
  *                          both lines
  *   thrd_exit              the same with C11's thrd_exit
+ *   cancel-main            the same, but main is cancelled by the late
+ *                          writer (no hook sees main end: the timer finds
+ *                          itself the last thread, within a second)
  *   fork-mask              the library blocks signals while fork resets
  *                          its state: with only SIGUSR1 blocked and a
  *                          request held, the parent and the child each
@@ -163,24 +166,41 @@ static int wait_exit_within(pid_t pid, double ms)
 	return -1;
 }
 
-/* --pthread-exit PORT or --thrd-exit PORT: writes, starts the late
- * writer, leaves main. */
-static void pthread_exit_main(int port, int c11)
+static const char *const leave_flag[] = { "--pthread-exit", "--thrd-exit", "--cancel-main" };
+static const char *const leave_name[] = { "pthread_exit", "thrd_exit", "cancel-main" };
+static pthread_t main_thread;
+
+/* The late writer, which then cancels main (no hook sees main end). */
+static void *write_then_cancel(void *arg)
+{
+	write_later(arg);
+	pthread_cancel(main_thread);
+	return NULL;
+}
+
+/* --pthread-exit PORT, --thrd-exit PORT or --cancel-main PORT (how: 0, 1,
+ * 2): writes, starts the late writer, leaves main by how. */
+static void pthread_exit_main(int port, int how)
 {
 	static int fd;
 	pthread_t t;
 
-	ct_variant = c11 ? "thrd_exit" : "pthread_exit";
+	ct_variant = leave_name[how];
 	alarm(CT_TIMEOUT_S);
 	fd = write_request(port);
-	CHECK(pthread_create(&t, NULL, write_later, &fd) == 0, "pthread_create");
-	if (c11)
+	main_thread = pthread_self();
+	CHECK(pthread_create(&t, NULL, how == 2 ? write_then_cancel : write_later, &fd) == 0,
+	      "pthread_create");
+	if (how == 1)
 		thrd_exit(0);
+	if (how == 2)
+		for (;;)
+			pause(); /* a cancellation point */
 	pthread_exit(NULL);
 }
 
-/* c11: thrd_exit instead of pthread_exit. */
-static void run_pthread_exit(int c11)
+/* how: as pthread_exit_main. */
+static void run_pthread_exit(int how)
 {
 	struct ct_peer p;
 	char port[16];
@@ -194,7 +214,7 @@ static void run_pthread_exit(int c11)
 	pid = fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
-		char *args[] = { (char *)ct_prog, c11 ? "--thrd-exit" : "--pthread-exit", port, NULL };
+		char *args[] = { (char *)ct_prog, (char *)leave_flag[how], port, NULL };
 
 		execv("/proc/self/exe", args);
 		_exit(127);
@@ -344,6 +364,7 @@ static const struct ct_case cases[] = {
 	{ "quick_exit", run_leave, 7 },  { "execv-fail", run_exec_fail, 0 },
 	{ "pthread_exit", run_pthread_exit, 0 },
 	{ "thrd_exit", run_pthread_exit, 1 },
+	{ "cancel-main", run_pthread_exit, 2 },
 	{ "_Fork-exit", run_fork, 8 },   { "execveat-true", run_leave, 8 },
 	{ "fork-mask", run_fork_mask, 0 },
 };
@@ -352,10 +373,9 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--after-exec") == 0)
 		return 0;
-	if (argc == 3 && strcmp(argv[1], "--pthread-exit") == 0)
-		pthread_exit_main(atoi(argv[2]), 0);
-	if (argc == 3 && strcmp(argv[1], "--thrd-exit") == 0)
-		pthread_exit_main(atoi(argv[2]), 1);
+	for (int how = 0; how < 3; how++)
+		if (argc == 3 && strcmp(argv[1], leave_flag[how]) == 0)
+			pthread_exit_main(atoi(argv[2]), how);
 	if (argc == 3 && strcmp(argv[1], "--writer-return") == 0) {
 		ct_variant = "return";
 		alarm(CT_TIMEOUT_S);
