@@ -4,8 +4,8 @@
  * the op list says (dt.h, B_*) and records every byte it reads to
  * DIR/peer.C, how the connection ended and how many reply bytes it sent to
  * DIR/peer.C.end ("eof 0", "reset 1234"...). It stops by itself:
- * when every connection has ended, 1.5 s after dt_run says the program is
- * gone (SIGUSR1), and at the latest after 8 s.
+ * when dt_run says the program is gone (SIGUSR1) and every connection has
+ * ended, or 1.5 s after that signal, and at the latest after 8 s.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -237,7 +237,9 @@ void dt_peer_serve(struct dt_peer *p, const char *dir)
 			pf[np] = (struct pollfd){ s->fd, POLLIN | (s->rpend ? POLLOUT : 0), 0 };
 			who[np++] = DT_MAXCONN + c;
 		}
-		if (!open_)
+		/* keep the listeners until the program is gone: a pending connect's SYN
+		 * retried to a closed port would be refused */
+		if (!open_ && gone_at)
 			break;
 		if (gone_at && gone_at + 1500000 < wake)
 			wake = gone_at + 1500000;

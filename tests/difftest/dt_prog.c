@@ -221,8 +221,7 @@ static long do_send(const struct dt_op *o, int fd, unsigned char *p, long *acc)
 		FILE *f;
 		int e;
 		if (o->a == 2 && fd == 1) {
-			printf("%.*s", o->n, (char *)p);
-			ret = fflush(stdout);
+			ret = printf("%.*s", o->n, (char *)p) == o->n && fflush(stdout) == 0 ? 0 : -1;
 			*acc = ret == 0 ? o->n : -1;
 			return ret;
 		}
@@ -231,12 +230,17 @@ static long do_send(const struct dt_op *o, int fd, unsigned char *p, long *acc)
 			*acc = 0;
 			return -1;
 		}
+		/* a large fprintf writes directly and fflush then has nothing to say:
+		 * the error is in fprintf's count and in ferror */
 		if (o->a == 3)
-			fwrite(p, 1, (size_t)o->n, f);
+			ret = fwrite(p, 1, (size_t)o->n, f) == (size_t)o->n ? 0 : -1;
 		else
-			fprintf(f, "%.*s", o->n, (char *)p);
-		ret = o->a == 1 || o->a == 3 ? 0 : fflush(f);
+			ret = fprintf(f, "%.*s", o->n, (char *)p) == o->n ? 0 : -1;
 		e = errno;
+		if (ret == 0 && o->a != 1 && o->a != 3 && fflush(f) != 0)
+			ret = -1, e = errno;
+		if (ret == 0 && ferror(f))
+			ret = -1;
 		if (fclose(f) != 0 && ret == 0)
 			ret = -1, e = errno;
 		if (o->a == 1)
