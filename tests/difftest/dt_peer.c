@@ -190,6 +190,7 @@ void dt_peer_serve(struct dt_peer *p, const char *dir)
 	sigemptyset(&blk);
 	sigaddset(&blk, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &blk, &old);
+	sigdelset(&old, SIGUSR1); /* dt_run forks us with it blocked */
 	memset(st, 0, sizeof st);
 	for (int c = 0; c < p->nconn; c++) {
 		st[c].fd = -1;

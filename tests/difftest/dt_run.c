@@ -38,7 +38,7 @@
 #include "dt_gen.h"
 #include "dt_peer.h"
 
-#define RUN_LIMIT_MS 3000
+#define RUN_LIMIT_MS 2500
 #define PEER_LIMIT_MS 4000
 
 extern char **environ;
@@ -182,6 +182,7 @@ static int run_once(const struct dt_list *l, const char *action, const char *dir
 	struct dt_peer pe;
 	char path[4200], ports[64] = "", **env;
 	pid_t peer, pid;
+	sigset_t usr1, old;
 	FILE *f;
 
 	memset(r, 0, sizeof *r);
@@ -203,6 +204,11 @@ static int run_once(const struct dt_list *l, const char *action, const char *dir
 	}
 	for (int c = 0; c < l->nconn; c++)
 		snprintf(ports + strlen(ports), sizeof ports - strlen(ports), "%s%d", c ? "," : "", pe.port[c]);
+	/* SIGUSR1 (the program is gone) stays blocked until the peer waits for it:
+	 * a fast program must not kill a peer that has not set its handler yet */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, &old);
 	peer = fork();
 	if (peer == 0) {
 		dt_peer_serve(&pe, dir);
@@ -212,6 +218,7 @@ static int run_once(const struct dt_list *l, const char *action, const char *dir
 	pid = fork();
 	if (pid == 0) {
 		int fd;
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		setpgid(0, 0);
 		snprintf(path, sizeof path, "%s/out", dir);
 		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -224,6 +231,7 @@ static int run_once(const struct dt_list *l, const char *action, const char *dir
 		execve(prog, (char *[]){ (char *)prog, path, (char *)dir, ports, NULL }, env);
 		_exit(127);
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	for (int c = 0; c < l->nconn; c++)
 		close(pe.lfd[c]);
 	if (pe.filler >= 0)
@@ -404,7 +412,12 @@ static int classify(const struct dt_list *l, const struct dt_op *o, const struct
 	 * shut for reading make the kernel answer RST, so a send fails with EPIPE
 	 * (and SIGPIPE) or ECONNRESET, as that RST is there or not. Success must
 	 * still agree. */
-	if (shut_wr) {
+	/* The program shut down reading: a read returns what was queued or 0, as
+	 * the peer's replies had arrived or not. */
+	if ((shut_wr & 2) && dt_is_read(k) && ok_or(a->ret, a->err, EAGAIN, ECONNRESET, 0) &&
+	    ok_or(b->ret, b->err, EAGAIN, ECONNRESET, 0))
+		return 1;
+	if (shut_wr & 1) {
 		if (dt_is_read(k) && ok_or(a->ret, a->err, EAGAIN, ECONNRESET, 0) &&
 		    ok_or(b->ret, b->err, EAGAIN, ECONNRESET, 0) && a->ret <= 0 && b->ret <= 0)
 			return 1;
@@ -537,8 +550,8 @@ static int compare(const struct dt_list *l, struct run *a, struct run *b, char *
 		const struct dt_op *o = &l->op[i];
 		const struct tline *x = &a->t[o->id], *y = &b->t[o->id];
 		int sw = o->c < DT_MAXCONN && shut_wr[o->c];
-		if (o->kind == K_SHUT && o->a >= 1 && o->c < DT_MAXCONN)
-			shut_wr[o->c] = 1;
+		if (o->kind == K_SHUT && o->c < DT_MAXCONN) /* bit 0: SHUT_WR, bit 1: SHUT_RD */
+			shut_wr[o->c] |= o->a == 0 ? 2 : o->a == 1 ? 1 : 3;
 		if (x->seen != y->seen) {
 			describe(s1, sizeof s1, x);
 			describe(s2, sizeof s2, y);
@@ -592,25 +605,41 @@ static int compare(const struct dt_list *l, struct run *a, struct run *b, char *
 static char last_dir[4200];
 
 /* Runs L bare and under ACTION; 1 and WHY if they differ. */
-static int trial(const struct dt_list *l, const char *action, const char *tag, char *why, size_t wl)
+/* Runs L under ACTION and compares with the bare run *BARE, which it makes
+ * first if *BARE is NULL (the caller frees it: the actions of a seed share
+ * one bare run); 1 and WHY if they differ. */
+static int trial(const struct dt_list *l, const char *action, const char *tag, char *why, size_t wl,
+		 struct run **bare)
 {
-	struct run *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+	struct run *b = calloc(1, sizeof *b);
 	char d1[4200], d2[4200];
 	int bad;
 	snprintf(d1, sizeof d1, "%s/%s-bare", work, tag);
 	snprintf(d2, sizeof d2, "%s/%s-%s", work, tag, action);
-	if (run_once(l, NULL, d1, a) < 0 || run_once(l, action, d2, b) < 0) {
+	if (!*bare) {
+		*bare = calloc(1, sizeof **bare);
+		if (run_once(l, NULL, d1, *bare) < 0)
+			(*bare)->hang = -1;
+	}
+	if ((*bare)->hang < 0 || run_once(l, action, d2, b) < 0) {
 		snprintf(why, wl, "setup: could not run");
 		bad = 1;
 	} else {
-		bad = compare(l, a, b, why, wl);
+		bad = compare(l, *bare, b, why, wl);
 	}
 	snprintf(last_dir, sizeof last_dir, "%s", d2);
-	free_run(a);
 	free_run(b);
-	free(a);
 	free(b);
 	return bad;
+}
+
+static void drop_run(struct run **r)
+{
+	if (*r) {
+		free_run(*r);
+		free(*r);
+	}
+	*r = NULL;
 }
 
 /* The list L with only the ops KEEP[i] set; block counts recomputed. */
@@ -652,9 +681,13 @@ static void shrink(struct dt_list *l, const char *action, const char *why0, char
 		for (int s = 0; s < n && tries < 150; s += len) {
 			for (int i = 0; i < n; i++)
 				keep[i] = i < s || i >= s + len;
+			struct run *bare = NULL;
+			int bad;
 			subset(&cur, keep, &t);
 			tries++;
-			if (trial(&t, action, "shrink", w, sizeof w) && same_class(w, why0)) {
+			bad = trial(&t, action, "shrink", w, sizeof w, &bare);
+			drop_run(&bare);
+			if (bad && same_class(w, why0)) {
 				cur = t;
 				snprintf(why, wl, "%s", w);
 				n = cur.nops;
@@ -679,6 +712,7 @@ int main(int argc, char **argv)
 	int opt, do_shrink = 0, failed = 0;
 	struct dt_list l;
 	char tag[64], why[600];
+	struct run *bare = NULL;
 
 	while ((opt = getopt(argc, argv, "p:l:w:a:s:f:Sv")) != -1) {
 		switch (opt) {
@@ -718,7 +752,7 @@ int main(int argc, char **argv)
 		action[n] = 0;
 		a += n;
 		snprintf(rtag, sizeof rtag, "%s", tag);
-		if (!trial(&l, action, rtag, why, sizeof why)) {
+		if (!trial(&l, action, rtag, why, sizeof why, &bare)) {
 			printf("PASS %s %s\n", tag, action);
 			fflush(stdout);
 			continue;
@@ -748,5 +782,6 @@ int main(int argc, char **argv)
 		}
 		fflush(stdout);
 	}
+	drop_run(&bare);
 	return failed;
 }
