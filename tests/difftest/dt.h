@@ -61,6 +61,7 @@ static inline int dt_is_wait(int k) { return k >= K_POLL && k <= K_EPOLL; }
 #define F_DONTWAIT 1
 #define F_NOSIGNAL 2
 #define F_MORE 4
+#define F_BADPTR 8 /* pass (void *)16 as the buffer: the kernel says EFAULT */
 
 /* How a process or a forked child ends (END and FORK's a). */
 enum { E_RETURN, E_EXIT, E_UEXIT, E_CEXIT, E_QUICK, E_PTHREAD, E_N };
@@ -187,7 +188,7 @@ static inline int dt_read_list(const char *path, struct dt_list *l)
 			goto bad;
 		o.kind = dt_lookup(dt_kind_names, K_NKINDS, name);
 		if (o.kind < 0 || l->nops >= DT_MAXOPS || o.c < 0 || o.c >= DT_MAXCONN ||
-		    o.t < 0 || o.t > 2 || o.n < 0 || o.n > (1 << 20))
+		    o.t < 0 || o.t > 2 || o.n < 0 || o.n > (1 << 22))
 			goto bad;
 		l->op[l->nops++] = o;
 	}

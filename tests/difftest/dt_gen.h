@@ -167,9 +167,17 @@ static void dt_generate(uint64_t seed, struct dt_list *l)
 					s->f |= F_DONTWAIT;
 			}
 			continue;
+		} else if (p < 993) {
+			o->kind = K_EXEC;
 		} else {
-			o->kind = K_SLEEP;
-			o->n = 100;
+			/* invalid arguments: a bad buffer (EFAULT), an iovcnt out of range */
+			o->kind = dt_rand(&r, 2) ? K_WRITE : K_SEND;
+			o->f |= F_BADPTR;
+			if (dt_rand(&r, 2)) {
+				o->kind = K_WRITEV;
+				o->f &= ~F_BADPTR;
+				o->b = dt_rand(&r, 2) ? -1 - dt_rand(&r, 3) : 1025 + dt_rand(&r, 3);
+			}
 		}
 		if (g.pending[o->c] && (dt_is_send(o->kind)))
 			o->f |= F_DONTWAIT;

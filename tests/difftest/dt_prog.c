@@ -3,6 +3,7 @@
  *
  *   dt_prog --gen SEED                    prints the op list of SEED
  *   dt_prog OPSFILE RUNDIR PORT[,PORT...]  runs it
+ *   (a fifth argument: the state an EXEC op passes to the new image)
  *
  * RUNDIR/trace gets one line per op: "ID KIND ret errno acc sigpipes nb sig
  * bad" (acc: bytes the call said it took, -1 unknown; nb: the call could not
@@ -139,10 +140,10 @@ static long do_send(const struct dt_op *o, int fd, unsigned char *p, long *acc)
 	long ret = -1;
 	switch (o->kind) {
 	case K_WRITE:
-		ret = write(fd, p, (size_t)o->n);
+		ret = write(fd, o->f & F_BADPTR ? (void *)16 : p, (size_t)o->n);
 		break;
 	case K_SEND:
-		ret = send(fd, p, (size_t)o->n, fl);
+		ret = send(fd, o->f & F_BADPTR ? (void *)16 : p, (size_t)o->n, fl);
 		break;
 	case K_SENDTO:
 		ret = sendto(fd, p, (size_t)o->n, fl, NULL, 0);
@@ -151,6 +152,14 @@ static long do_send(const struct dt_op *o, int fd, unsigned char *p, long *acc)
 	case K_SENDMSG: {
 		struct iovec iov[16];
 		int cnt = o->b > 16 ? 16 : o->b;
+		if (o->kind == K_WRITEV && (o->b < 0 || o->b > 1024)) {
+			/* out of range (IOV_MAX is 1024): the kernel says EINVAL and reads none */
+			struct iovec *big = calloc(1030, sizeof *big);
+			split(big, 16, p, o->n, (uint64_t)o->a);
+			ret = writev(fd, big, o->b);
+			free(big);
+			break;
+		}
 		split(iov, cnt, p, cnt ? o->n : 0, (uint64_t)o->a);
 		if (o->kind == K_WRITEV) {
 			ret = writev(fd, iov, cnt);
@@ -295,6 +304,43 @@ static long do_wait(const struct dt_op *o, int fd)
 }
 
 static void run(int from, int to);
+
+static char *self_ops, *self_dir, *self_ports;
+
+/* Re-executes the program to go on with op NEXT: the state goes in argv, the
+ * sockets and files stay open (none is close-on-exec, but a dup3'd one, which
+ * is then gone, as for any program). SIGALRM is blocked over the exec, since an
+ * armed interval timer survives it and the handler does not. */
+static void reexec(int next)
+{
+	char st[256];
+	sigset_t m;
+	int n = snprintf(st, sizeof st, "%d:%d", next, (int)sig_armed);
+	for (int c = 0; c < L.nconn; c++)
+		n += snprintf(st + n, sizeof st - (size_t)n, ":%d,%ld", conn_fd[c], roff[c]);
+	sigemptyset(&m);
+	sigaddset(&m, SIGALRM);
+	sigprocmask(SIG_BLOCK, &m, NULL);
+	execl("/proc/self/exe", "dt_prog", self_ops, self_dir, self_ports, st, (char *)NULL);
+	sigprocmask(SIG_UNBLOCK, &m, NULL);
+}
+
+/* The state reexec() passed; the op to start with. */
+static int resume(const char *st)
+{
+	int next = 0, armed = 0, k;
+	if (sscanf(st, "%d:%d%n", &next, &armed, &k) < 2)
+		return -1;
+	st += k;
+	sig_armed = armed;
+	for (int c = 0; c < L.nconn; c++) {
+		if (sscanf(st, ":%d,%ld%n", &conn_fd[c], &roff[c], &k) < 2)
+			return -1;
+		st += k;
+	}
+	revalidate();
+	return next;
+}
 
 static void end_process(int how)
 {
@@ -482,6 +528,11 @@ static void run(int from, int to)
 			i += n;
 			continue;
 		}
+		case K_EXEC:
+			record(o, 0, 0, 0, 0, 0, 0);
+			reexec(i + 1);
+			ret = -1; /* the exec failed */
+			break;
 		case K_END:
 			record(o, 0, 0, 0, 0, 0, 0);
 			end_process(o->a);
@@ -531,12 +582,36 @@ int main(int argc, char **argv)
 		dt_print_list(stdout, &L);
 		return 0;
 	}
-	if (argc != 4) {
+	if (argc != 4 && argc != 5) {
 		fprintf(stderr, "usage: dt_prog --gen SEED | dt_prog OPSFILE RUNDIR PORT[,PORT...]\n");
 		return 2;
 	}
 	if (dt_read_list(argv[1], &L) < 0)
 		return 2;
+	self_ops = argv[1];
+	self_dir = argv[2];
+	self_ports = argv[3];
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigpipe;
+	sigaction(SIGPIPE, &sa, NULL);
+	sa.sa_handler = on_alarm; /* no SA_RESTART: interrupts blocking calls */
+	sigaction(SIGALRM, &sa, NULL);
+	if (argc == 5) { /* after an EXEC op */
+		sigset_t m;
+		int next;
+		trace_fd = 3;
+		exp_fd = 4;
+		sigemptyset(&m);
+		sigaddset(&m, SIGALRM);
+		sigprocmask(SIG_UNBLOCK, &m, NULL);
+		next = resume(argv[4]);
+		if (next < 0)
+			return 2;
+		if (setjmp(main_return))
+			return 0;
+		run(next, L.nops);
+		return 0;
+	}
 	snprintf(path, sizeof path, "%s/trace", argv[2]);
 	trace_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0644);
 	snprintf(path, sizeof path, "%s/exp", argv[2]);
@@ -545,11 +620,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dt_prog: trace/exp not on fds 3/4\n");
 		return 2;
 	}
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_sigpipe;
-	sigaction(SIGPIPE, &sa, NULL);
-	sa.sa_handler = on_alarm; /* no SA_RESTART: interrupts blocking calls */
-	sigaction(SIGALRM, &sa, NULL);
 	if (connect_all(argv[3]) < 0)
 		return 3;
 	if (setjmp(main_return))

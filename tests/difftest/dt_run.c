@@ -661,10 +661,42 @@ static void subset(const struct dt_list *l, const int *keep, struct dt_list *out
 	}
 }
 
+/* A failure's signature: its message without numbers and without the op's
+ * kind ("result: op  cN: bare ret - errno  (EPIPE)..."), so shrinking keeps
+ * the same kind of difference (the same errnos, the same stream fault) while
+ * ops and offsets change. */
+static void signature(const char *m, char *out, size_t n)
+{
+	size_t k = 0;
+	for (const char *p = m; *p && k + 1 < n; p++) {
+		if (*p >= '0' && *p <= '9')
+			continue;
+		if (!strncmp(p, "op ", 3) && p[3] >= '0' && p[3] <= '9') {
+			p += 3;
+			while (*p == ' ' || (*p >= '0' && *p <= '9'))
+				p++;
+			while ((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9'))
+				p++;
+			p--;
+			continue;
+		}
+		if (!strncmp(p, "(0x", 3) || !strncmp(p, "0x", 2)) { /* the bytes themselves */
+			while (*p && *p != ' ' && *p != ',')
+				p++;
+			if (!*p)
+				break;
+		}
+		out[k++] = *p;
+	}
+	out[k] = 0;
+}
+
 static int same_class(const char *a, const char *b)
 {
-	size_t n = strcspn(a, ":");
-	return n == strcspn(b, ":") && !strncmp(a, b, n);
+	char x[600], y[600];
+	signature(a, x, sizeof x);
+	signature(b, y, sizeof y);
+	return !strcmp(x, y);
 }
 
 /* Delta debugging over the ops of L: drops chunks while the failure keeps
