@@ -90,6 +90,8 @@ static void dt_generate(uint64_t seed, struct dt_list *l)
 		}
 		if (b == B_BACKLOG)
 			g.pending[c] = g.nb[c] = 1;
+		else if (c == 0 && dt_rand(&r, 8) == 0)
+			l->conn[c].on_stdout = 1;
 	}
 	strcpy(l->buffer, bufs[dt_rand(&r, 8)]);
 	strcpy(l->flush, fls[dt_rand(&r, 8)]);

@@ -550,7 +550,10 @@ static int connect_all(const char *ports)
 	const char *s = ports;
 	for (int c = 0; c < L.nconn; c++) {
 		struct sockaddr_in a = { .sin_family = AF_INET };
-		int fd = socket(AF_INET, SOCK_STREAM, 0), r;
+		int fd, r;
+		if (L.conn[c].on_stdout)
+			close(1); /* the lowest free descriptor: socket() gets 1 */
+		fd = socket(AF_INET, SOCK_STREAM, 0);
 		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		a.sin_port = htons((uint16_t)atoi(s));
 		if (fd < 0)
