@@ -43,7 +43,7 @@ static const char *const dt_beh_names[] = {
 /* Operation kinds. Send kinds first (dt_is_send relies on the order). */
 #define DT_KINDS(X) \
 	X(WRITE) X(WRITEV) X(SEND) X(SENDTO) X(SENDMSG) X(SENDMMSG) \
-	X(SENDFILE) X(SENDFILE64) X(SPLICE) X(STDIO) X(DPRINTF) \
+	X(SENDFILE) X(SENDFILE64) X(SPLICE) X(STDIO) X(DPRINTF) X(SPAWN) \
 	X(READ) X(PEEK) \
 	X(POLL) X(PPOLL) X(SELECT) X(PSELECT) X(EPOLL) \
 	X(NODELAY) X(CORK) X(SHUT) X(NONBLOCK) X(DUP) X(CLOSE) \
@@ -54,7 +54,7 @@ enum { DT_KINDS(DT_ENUM) K_NKINDS };
 #define DT_NAME(k) #k,
 static const char *const dt_kind_names[] = { DT_KINDS(DT_NAME) };
 
-static inline int dt_is_send(int k) { return k <= K_DPRINTF; }
+static inline int dt_is_send(int k) { return k <= K_SPAWN; }
 static inline int dt_is_read(int k) { return k == K_READ || k == K_PEEK; }
 static inline int dt_is_wait(int k) { return k >= K_POLL && k <= K_EPOLL; }
 

@@ -136,6 +136,7 @@ static void dt_generate(uint64_t seed, struct dt_list *l)
 		else if (p < 820) o->kind = K_CLOSE;
 		else if (p < 830) { o->kind = K_CLOSERANGE; o->a = dt_rand(&r, 2); }
 		else if (p < 835) o->kind = K_CLOSEFROM;
+		else if (p < 850) { o->kind = K_SPAWN; o->n = 1 + dt_rand(&r, 200); o->a = dt_rand(&r, 4); }
 		else if (p < 890) { o->kind = K_SLEEP; o->n = dt_rand(&r, 3000); }
 		else if (p < 910) { o->kind = K_SIGTIMER; o->n = dt_rand(&r, 3) ? 200 + dt_rand(&r, 2000) : 0; }
 		else if (p < 950) {

@@ -25,6 +25,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/select.h>
+#include <spawn.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -36,6 +37,8 @@
 #include "dt.h"
 #include "dt_gen.h"
 #include "dt_exp.h"
+
+extern char **environ;
 
 static struct dt_list L;
 static int conn_fd[DT_MAXCONN];
@@ -219,6 +222,38 @@ static long do_send(const struct dt_op *o, int fd, unsigned char *p, long *acc)
 		errno = e;
 		break;
 	}
+	case K_SPAWN: {
+		/* a child shell writes the bytes on the inherited socket: a 0 system,
+		 * 1 popen, 2 posix_spawn, 3 vfork+exec; the program waits for it */
+		char cmd[64];
+		pid_t pid;
+		int st = -1;
+		snprintf(cmd, sizeof cmd, "printf %%s \"$DT_PAYLOAD\" >&%d", fd);
+		setenv("DT_PAYLOAD", (char *)p, 1);
+		if (o->a == 0) {
+			st = system(cmd);
+		} else if (o->a == 1) {
+			FILE *f = popen(cmd, "r");
+			st = f ? pclose(f) : -1;
+		} else {
+			char *av[] = { "sh", "-c", cmd, NULL };
+			if (o->a == 2) {
+				if (posix_spawn(&pid, "/bin/sh", NULL, NULL, av, environ) != 0)
+					pid = -1;
+			} else if ((pid = vfork()) == 0) {
+				execve("/bin/sh", av, environ);
+				_exit(127);
+			}
+			if (pid > 0)
+				while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+					;
+		}
+		unsetenv("DT_PAYLOAD");
+		ret = st == 0 ? 0 : -1;
+		*acc = st == 0 ? o->n : -1; /* a failed shell: what it wrote is unknown */
+		errno = 0;
+		return ret;
+	}
 	case K_DPRINTF:
 		ret = dprintf(fd, "%.*s", o->n, (char *)p);
 		*acc = ret >= 0 ? ret : -1; /* stdio error: what went out is unknown */
@@ -392,7 +427,7 @@ static void run(int from, int to)
 			errno = 0;
 			ret = do_send(o, fd, p, &acc);
 			e = ret < 0 ? errno : 0;
-			if (o->kind == K_STDIO || o->kind == K_DPRINTF)
+			if (o->kind == K_STDIO || o->kind == K_DPRINTF || o->kind == K_SPAWN)
 				revalidate();
 			record(o, ret, e, acc, tls_sigpipe - sp0, nb, 0);
 			if (acc != 0)
