@@ -437,8 +437,8 @@ static int classify(const struct dt_list *l, const struct dt_op *o, const struct
 	/* An interval timer was armed: a blocking call may be interrupted (EINTR, or
 	 * a partial count) at any point, and the library's waits for earlier bytes
 	 * go on through signals (README: as with SA_RESTART). */
-	if ((a->sig || b->sig) && ok_or(a->ret, a->err, EINTR, EAGAIN, 0) &&
-	    ok_or(b->ret, b->err, EINTR, EAGAIN, 0) && (a->acc <= o->n && b->acc <= o->n))
+	if ((a->sig || b->sig) && ok_or(a->ret, a->err, EINTR, a->nb ? EAGAIN : 0, 0) &&
+	    ok_or(b->ret, b->err, EINTR, b->nb ? EAGAIN : 0, 0) && (a->acc <= o->n && b->acc <= o->n))
 		return 1;
 	/* ... and a signal pending when a call starts can end it with EINTR before
 	 * it meets the error it would have returned (EPIPE on a shut socket). */
