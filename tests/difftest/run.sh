@@ -54,8 +54,8 @@ plan | xargs -P "$jobs" -L 1 sh -c 'seed=$0; $dt_cmd -s "$seed" -a "$*"' >"$log"
 for f in tests/difftest/regress/*.ops; do
 	[ -e "$f" ] || continue
 	acts=$(sed -n 's/^# actions: //p' "$f" | head -n 1)
-	"${dt[@]}" -a "${acts:-coalesce}" -f "$f" >>"$log" 2>&1
-done
+	echo "$f ${acts:-coalesce}"
+done | xargs -P "$jobs" -L 1 sh -c 'f=$0; $dt_cmd -f "$f" -a "$*"' >>"$log" 2>&1
 
 grep -E '^(FAIL|  run directory)' "$log"
 while read -r verdict name rest; do
