@@ -744,7 +744,7 @@ static void shrink(struct dt_list *l, const char *action, const char *why0, char
 	time_t t0 = time(NULL);
 	char w[600];
 
-	while (n >= 1 && tries < 150 && time(NULL) - t0 < 60) {
+	while (n >= 1 && tries < 150 && time(NULL) - t0 < 30) {
 		int len = (n + chunks - 1) / chunks, reduced = 0;
 		for (int s = 0; s < n && tries < 150; s += len) {
 			for (int i = 0; i < n; i++)

@@ -65,8 +65,9 @@ while read -r verdict name rest; do
 	esac
 done < <(grep -E '^(PASS|FAIL) ' "$log")
 
-# shrink a few failing seeds, one per class of difference (the words up to
-# the first number)
+# print and shrink a few failing seeds (MAX_SHRINK), one per class of
+# difference (the words up to the first number), hangs last: each of their
+# trials costs the run limit
 shrunk=0
 declare -A seen=()
 while read -r _ seed action why; do
@@ -78,8 +79,8 @@ while read -r _ seed action why; do
 	seen[$class]=1
 	shrunk=$((shrunk + 1))
 	echo "== shrinking seed $seed under $action"
-	"${dt[@]}" -a "${action%:}" -s "$seed" -S -v 2>/dev/null | sed -n '/^  shrunk/,$p'
-done < <(grep '^FAIL ' "$log" | sed 's/:\(.*\)/ \1/' )
+	"${dt[@]}" -a "${action%:}" -s "$seed" -S -v 2>/dev/null | sed -n '/^  ops:/,$p'
+done < <(grep '^FAIL ' "$log" | sed 's/:\(.*\)/ \1/' | awk '/ hang /{h[++n]=$0; next} {print} END{for (i = 1; i <= n; i++) print h[i]}')
 
 echo "difftest: $(grep -c . <(plan)) seeds in $(elapsed "$start") s; log in $log"
 finish
