@@ -119,11 +119,12 @@ static void dt_generate(uint64_t seed, struct dt_list *l)
 		else if (p < 485) o->kind = K_SPLICE;
 		else if (p < 500) { o->kind = K_STDIO; o->a = dt_rand(&r, 4); }
 		else if (p < 510) o->kind = K_DPRINTF;
-		else if (p < 570) { o->kind = K_READ; o->n = 1 + dt_rand(&r, 8192); }
+		else if (p < 570) { o->kind = K_READ; o->n = 1 + dt_rand(&r, 8192); o->b = dt_rand(&r, 5); }
 		else if (p < 590) { o->kind = K_PEEK; o->n = 1 + dt_rand(&r, 4096); }
 		else if (p < 670) {
 			o->kind = K_POLL + dt_rand(&r, 5);
 			o->a = dt_rand(&r, 2) ? 0 : 1 + dt_rand(&r, 3);
+			o->b = dt_rand(&r, 2); /* EPOLL: 1 is epoll_pwait */
 		} else if (p < 700) { o->kind = K_NODELAY; o->a = dt_rand(&r, 2); }
 		else if (p < 720) { o->kind = K_CORK; o->a = dt_rand(&r, 2); }
 		else if (p < 745) { o->kind = K_SHUT; o->a = dt_rand(&r, 3); }

@@ -329,7 +329,7 @@ static long do_wait(const struct dt_op *o, int fd)
 		long r;
 		if (fd >= 0)
 			epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
-		r = epoll_wait(ep, out, 2, ms);
+		r = o->b & 1 ? epoll_pwait(ep, out, 2, ms, NULL) : epoll_wait(ep, out, 2, ms);
 		e = errno;
 		close(ep);
 		errno = e;
@@ -440,9 +440,23 @@ static void run(int from, int to)
 		case K_READ:
 		case K_PEEK: {
 			unsigned char *b = malloc((size_t)o->n);
+			/* b: 0 read (recv when the socket blocks), 1 readv (likewise),
+			 * 2 recvfrom, 3 recvmsg, 4 recvmmsg; all MSG_DONTWAIT */
+			struct iovec v = { b, (size_t)o->n };
+			struct mmsghdr mm = { .msg_hdr = { .msg_iov = &v, .msg_iovlen = 1 } };
 			if (o->kind == K_PEEK)
 				ret = recv(fd, b, (size_t)o->n, MSG_PEEK | MSG_DONTWAIT);
-			else if (nb)
+			else if (o->b == 1 && nb)
+				ret = readv(fd, &v, 1);
+			else if (o->b == 2)
+				ret = recvfrom(fd, b, (size_t)o->n, MSG_DONTWAIT, NULL, NULL);
+			else if (o->b == 3)
+				ret = recvmsg(fd, &mm.msg_hdr, MSG_DONTWAIT);
+			else if (o->b == 4) {
+				ret = recvmmsg(fd, &mm, 1, MSG_DONTWAIT, NULL);
+				if (ret == 1)
+					ret = mm.msg_len;
+			} else if (nb)
 				ret = read(fd, b, (size_t)o->n);
 			else
 				ret = recv(fd, b, (size_t)o->n, MSG_DONTWAIT);
