@@ -546,8 +546,16 @@ static int compare(const struct dt_list *l, struct run *a, struct run *b, char *
 	struct run *rs[2] = { a, b };
 
 	if (b->hang || (WIFSIGNALED(b->status))) {
-		snprintf(why, wl, "%s: library run %s (bare: %s)", b->hang ? "hang" : "crash",
-			 status_str(b, s1, sizeof s1), status_str(a, s2, sizeof s2));
+		int last = -1, nx = -1;
+		for (int i = 0; i < l->nops; i++)
+			if (b->t[l->op[i].id].seen)
+				last = i;
+			else if (nx < 0 && last >= 0)
+				nx = i;
+		snprintf(why, wl, "%s: library run %s (bare: %s); last op recorded: %s%s%s", b->hang ? "hang" : "crash",
+			 status_str(b, s1, sizeof s1), status_str(a, s2, sizeof s2),
+			 last < 0 ? "none" : dt_kind_names[l->op[last].kind],
+			 nx >= 0 ? ", first missing: " : "", nx >= 0 ? dt_kind_names[l->op[nx].kind] : "");
 		return 1;
 	}
 	if (a->hang || WIFSIGNALED(a->status) || a->peer_hang) {
@@ -704,7 +712,7 @@ static void subset(const struct dt_list *l, const int *keep, struct dt_list *out
 static void signature(const char *m, char *out, size_t n)
 {
 	size_t k = 0;
-	for (const char *p = m; *p && k + 1 < n; p++) {
+	for (const char *p = m; *p && *p != ';' && k + 1 < n; p++) { /* ";": details */
 		if (*p >= '0' && *p <= '9')
 			continue;
 		if (!strncmp(p, "op ", 3) && p[3] >= '0' && p[3] <= '9') {
