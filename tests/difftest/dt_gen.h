@@ -63,7 +63,38 @@ static void dt_gen_simple(uint64_t *r, const struct dt_list *l, const struct dt_
 		o->f |= F_DONTWAIT;
 }
 
-/* Fills L from SEED. */
+static int dt_avoids(const char *avoid, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = avoid; p && (p = strstr(p, name)); p += n)
+		if ((p == avoid || p[-1] == ',') && (p[n] == ',' || p[n] == 0))
+			return 1;
+	return 0;
+}
+
+/* Takes out of L what AVOID names (comma-separated: op kinds such as
+ * SENDFILE64 or STDIO, and backlog, quick_exit, pthread_exit, badptr,
+ * iovcnt), so a search can go past bugs already known: an avoided op becomes
+ * a SLEEP, an avoided end an exit(), a backlog peer a sink. */
+static void dt_avoid(struct dt_list *l, const char *avoid)
+{
+	for (int c = 0; c < l->nconn; c++)
+		if (l->conn[c].beh == B_BACKLOG && dt_avoids(avoid, "backlog"))
+			l->conn[c].beh = B_SINK;
+	for (int i = 0; i < l->nops; i++) {
+		struct dt_op *o = &l->op[i];
+		if (dt_avoids(avoid, dt_kind_names[o->kind]))
+			o->kind = K_SLEEP, o->n = 50;
+		if ((o->kind == K_END || o->kind == K_FORK) && dt_avoids(avoid, dt_end_names[o->a]))
+			o->a = E_EXIT;
+		if (dt_avoids(avoid, "badptr"))
+			o->f &= ~F_BADPTR;
+		if (o->kind == K_WRITEV && (o->b < 0 || o->b > 1024) && dt_avoids(avoid, "iovcnt"))
+			o->b = 1;
+	}
+}
+
+/* Fills L from SEED, less what the environment's DT_AVOID names. */
 static void dt_generate(uint64_t seed, struct dt_list *l)
 {
 	static const int bw[B_NBEHAV] = { 30, 10, 10, 15, 10, 8, 5, 5 };
@@ -200,6 +231,8 @@ static void dt_generate(uint64_t seed, struct dt_list *l)
 		o->kind = K_END;
 		o->a = dt_rand(&r, E_N);
 	}
+	if (getenv("DT_AVOID"))
+		dt_avoid(l, getenv("DT_AVOID"));
 }
 
 #endif

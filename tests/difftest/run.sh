@@ -9,6 +9,8 @@
 # pass, nodelay and audit. With -n: SEEDS seeds from FIRST under ACTIONS
 # (default all four). Ends with "N passed, M failed", one count per seed x
 # action; exit status 1 if any failed.
+# DT_AVOID=SENDFILE64,STDIO,backlog,... leaves out of the generated lists what
+# it names (see dt_avoid in dt_gen.h): to search past bugs already known.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 2
