@@ -30,6 +30,8 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
 all: $(B)/libnaglefix.so $(B)/naglefix
 
+include tests/difftest/difftest.mk
+
 $(B)/obj/%.o: src/%.c $(wildcard include/*.h src/*.h src/cli/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -c -o $@ $<
