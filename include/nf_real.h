@@ -20,6 +20,13 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+/* The type of __assert_fail's line: unsigned in glibc, int in musl. */
+#ifdef __GLIBC__
+#define NF_ASSERT_LINE unsigned
+#else
+#define NF_ASSERT_LINE int
+#endif
+
 #ifndef __GLIBC__
 /* musl's headers make these names macros for the plain ones (its library
  * keeps the symbols for old binaries): here they are names of their own. */
@@ -122,6 +129,10 @@ struct nf_real {
 	void (*quick_exit)(int) __attribute__((noreturn));
 	void (*pthread_exit)(void *) __attribute__((noreturn));
 	void (*thrd_exit)(int) __attribute__((noreturn));
+	void (*abort)(void) __attribute__((noreturn));
+	void (*__assert_fail)(const char *, const char *, NF_ASSERT_LINE, const char *)
+		__attribute__((noreturn));
+	int (*daemon)(int, int);
 };
 
 extern struct nf_real nf_real;
@@ -134,5 +145,8 @@ extern struct nf_real nf_real;
  * 2.36) are left NULL. Called once, from nf_init().
  */
 void nf_real_init(void);
+
+/* libc's abort, also before the table is ready (our abort is a hook). */
+void nf_real_abort(void) __attribute__((noreturn));
 
 #endif

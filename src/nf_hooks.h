@@ -65,6 +65,11 @@ int nf_dup(int fd);
 int nf_fcntl(int fd, int cmd, void *arg, int use_fcntl64);
 int nf_dup3(int oldfd, int newfd, int flags, int use_dup3);
 
+/* assert.h's failure entry (its line is unsigned in glibc, int in musl). */
+#include "nf_real.h" /* NF_ASSERT_LINE */
+void __assert_fail(const char *assertion, const char *file, NF_ASSERT_LINE line,
+		   const char *function) __attribute__((noreturn));
+
 /* glibc's fortified entry points: not declared unless _FORTIFY_SOURCE. */
 int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen);
 int __ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timespec *ts,

@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <threads.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,17 @@ static void die(const char *name, const char *why)
 
 	if (n > 0)
 		(void)syscall(SYS_write, STDERR_FILENO, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-	abort();
+	nf_real_abort();
+}
+
+void nf_real_abort(void)
+{
+	if (nf_real.abort)
+		nf_real.abort();
+	signal(SIGABRT, SIG_DFL); /* abort is our own hook: do what it does */
+	raise(SIGABRT);
+	syscall(SYS_exit_group, 127);
+	__builtin_unreachable();
 }
 
 /*
@@ -125,4 +136,7 @@ void nf_real_init(void)
 	RESOLVE(quick_exit, 1);
 	RESOLVE(pthread_exit, 1);
 	RESOLVE(thrd_exit, 1);
+	RESOLVE(abort, 1);
+	RESOLVE(__assert_fail, 1);
+	RESOLVE(daemon, 1);
 }

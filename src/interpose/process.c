@@ -359,3 +359,32 @@ NF_EXPORT void thrd_exit(int res)
 	thread_exits();
 	nf_real.thrd_exit(res);
 }
+
+/*
+ * abort and a failed assert end the process by SIGABRT, past every exit
+ * hook: what the kernel takes at once goes first, as it would have been
+ * in the kernel without the library (no wait: the program wants to end
+ * now). A crash by a signal of its own cannot be seen (README).
+ */
+NF_EXPORT void abort(void)
+{
+	nf_coalesce_flush_all(0); /* nothing held: no lock, no call (also before init) */
+	nf_real_abort();
+}
+
+NF_EXPORT void __assert_fail(const char *assertion, const char *file, NF_ASSERT_LINE line,
+			     const char *function)
+{
+	nf_init();
+	nf_coalesce_flush_all(0);
+	nf_real.__assert_fail(assertion, file, line, function);
+}
+
+/* daemon forks, then the parent ends with libc's internal _exit: what is
+ * held goes out first, waiting for room as before any child. */
+NF_EXPORT int daemon(int nochdir, int noclose)
+{
+	nf_init();
+	nf_coalesce_before_child();
+	return nf_real.daemon(nochdir, noclose);
+}

@@ -111,7 +111,7 @@ c flush-2ms.conf test_bigtls timer
 # 3. fork, exec, exit
 c "$HOLD" test_process fork-_exit fork-exit fork-full execv-self execv-true execve-true \
     execlp-true _exit exit _Exit return fork-mask quick_exit execv-fail pthread_exit \
-    _Fork-exit execveat-true thrd_exit cancel-main
+    _Fork-exit execveat-true thrd_exit cancel-main abort assert daemon
 
 # 4. an event loop on a non-blocking socket
 c "$HOLD" test_wait epoll-nonblock
@@ -147,7 +147,7 @@ c "$HOLD" test_handler write sendmmsg big read close exit
 c "$HOLD" test_cancel system read
 
 # every call answered as the kernel would (shutdown, children, connect, bad arguments)
-c "$HOLD" test_contract shut-write shut-inflight fork-full system-full connecting empty iovcnt efault
+c "$HOLD" test_contract shut-write shut-inflight fork-full system-full daemon-full connecting empty iovcnt efault
 
 # a writer blocked on a peer that does not read holds nothing else up
 c "$HOLD" test_blocked shutdown close exit

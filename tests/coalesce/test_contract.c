@@ -12,6 +12,8 @@
  *   fork-full     bytes held while the socket is full, then fork: the
  *                 child's write comes after them, not before
  *   system-full   the same with system(): the shell's printf comes after
+ *   daemon-full   the same in a process that calls daemon() (whose parent
+ *                 side ends inside libc): the daemon's write comes after
  *   connecting    a write while a non-blocking connect is in progress gets
  *                 EAGAIN; dup and close of that socket return at once
  *   empty         empty writev/write on a shut-down socket: the kernel's
@@ -95,14 +97,14 @@ static void fill_kernel(int fd, struct ct_sent *s)
 
 #define HELD 16000 /* under buffer=16k; more than the room a full socket finds again */
 
-/* A connection to a stalled peer, full, with HELD bytes 'h' held after. */
-static int full_with_held(struct ct_peer *p, struct ct_sent *s)
+/* A connection to the stalled peer on port, full, with HELD bytes 'h'
+ * held after. */
+static int fill_and_hold(int port, struct ct_sent *s)
 {
 	static const char h[1000] = { [0 ... 999] = 'h' };
 	int fd;
 
-	ct_peer_start(p, "stall");
-	fd = ct_connect(p->port);
+	fd = ct_connect(port);
 	ct_set_int(fd, SOL_SOCKET, SO_SNDBUF, 4096, "SO_SNDBUF");
 	s->seed = 42;
 	s->hash = CT_FNV_INIT;
@@ -113,6 +115,13 @@ static int full_with_held(struct ct_peer *p, struct ct_sent *s)
 	}
 	s->total += HELD;
 	return fd;
+}
+
+/* A stalled peer, and fill_and_hold on a connection to it. */
+static int full_with_held(struct ct_peer *p, struct ct_sent *s)
+{
+	ct_peer_start(p, "stall");
+	return fill_and_hold(p->port, s);
 }
 
 struct big_writer {
@@ -209,6 +218,43 @@ static void child_full(int how)
 	CHECK(r.hash == ct_fnv(s.hash, "C", 1), "the child's byte is not last: it overtook "
 	      "the parent's held bytes");
 	close(fd);
+	ct_peer_stop(&p);
+}
+
+/*
+ * A writer process fills a connection and holds bytes, then calls daemon:
+ * its parent side ends inside libc (no exit hook), the daemon writes "C".
+ * The held bytes must not be lost, nor come after "C".
+ */
+static void daemon_full(int arg)
+{
+	struct ct_sent s = { 0 };
+	struct ct_report r;
+	struct ct_peer p;
+	int sync[2], fd, st;
+	pthread_t g;
+	pid_t pid;
+
+	(void)arg;
+	ct_peer_start(&p, "stall");
+	CHECK(pipe(sync) == 0, "pipe");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		fd = fill_and_hold(p.port, &s);
+		CHECK(write(sync[1], &s, sizeof(s)) == sizeof(s), "sync");
+		CHECK(daemon(1, 1) == 0, "daemon");
+		CHECK(write(fd, "C", 1) == 1, "the daemon's write");
+		_exit(0);
+	}
+	close(sync[1]);
+	CHECK(read(sync[0], &s, sizeof(s)) == sizeof(s), "the writer's count");
+	CHECK(pthread_create(&g, NULL, go_later, &p) == 0, "pthread_create");
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0, "writer");
+	pthread_join(g, NULL);
+	ct_report_expect(p.rep, CT_END, CT_WAIT_MS * 3, &r);
+	CHECK(r.len == s.total + 1, "the peer got %lld bytes, want %lld", r.len, s.total + 1);
+	CHECK(r.hash == ct_fnv(s.hash, "C", 1), "the daemon's byte is not last");
 	ct_peer_stop(&p);
 }
 
@@ -354,6 +400,7 @@ static const struct ct_case cases[] = {
 	{ "fork-full", child_full, 0 },    { "system-full", child_full, 1 },
 	{ "connecting", connecting, 0 },   { "empty", empty, 0 },
 	{ "iovcnt", iovcnt, 0 },           { "efault", efault, 0 },
+	{ "daemon-full", daemon_full, 0 },
 };
 
 int main(int argc, char **argv)

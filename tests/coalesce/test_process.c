@@ -31,6 +31,11 @@
  *                          thread kept it alive for good) and the peer get
  *                          both lines
  *   thrd_exit              the same with C11's thrd_exit
+ *   abort, assert          a child writes "req\n" (held) and aborts, or
+ *                          fails an assert: the line arrives (SIGABRT
+ *                          passes every exit hook)
+ *   daemon                 ... or calls daemon(): its parent side ends in
+ *                          libc's internal _exit
  *   cancel-main            the same, but main is cancelled by the late
  *                          writer (no hook sees main end: the timer finds
  *                          itself the last thread, within a second)
@@ -41,6 +46,9 @@
  */
 #include <pthread.h>
 #include <threads.h>
+
+#include <assert.h>
+#include <sys/resource.h>
 
 #include "cotest.h"
 
@@ -76,17 +84,28 @@ static void leave(int how)
 		execveat(AT_FDCWD, "/bin/true", tru, environ, 0);
 #endif
 		break;
+	case 9: abort();
+	case 10: assert(how == 0);
+		break;
+	case 11:
+		if (daemon(1, 1) == 0) /* the daemon: its parent ended in libc */
+			_exit(0);
+		break;
 	}
 	CHECK(0, "exec failed");
 }
 
-/* The writer child exited with status 0. */
-static void expect_child_ok(pid_t pid)
+/* The writer child exited with status 0 (how 9, 10: died of SIGABRT). */
+static void expect_child_ok(pid_t pid, int how)
 {
 	int st;
 
 	CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child ended with status 0x%x", st);
+	if (how == 9 || how == 10)
+		CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "the child ended with status "
+		      "0x%x, not SIGABRT", st);
+	else
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child ended with status 0x%x", st);
 }
 
 /* A child connects, writes, leaves by how: the peer must get the line. */
@@ -103,10 +122,13 @@ static void run_leave(int how)
 	pid = fork();
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
+		struct rlimit no_core = { 0, 0 };
+
+		setrlimit(RLIMIT_CORE, &no_core); /* abort, assert: no core file */
 		write_request(p.port);
 		leave(how);
 	}
-	expect_child_ok(pid);
+	expect_child_ok(pid, how);
 	ct_expect_line(p.rep, "req\n", CT_WAIT_MS);
 	ct_expect_end(p.rep, 4, CT_WAIT_MS);
 	ct_peer_stop(&p);
@@ -136,7 +158,7 @@ static void run_exec_fail(int unused)
 		close(fd);
 		_exit(0);
 	}
-	expect_child_ok(pid);
+	expect_child_ok(pid, 0);
 	ct_expect_line(p.rep, "req\n", CT_WAIT_MS);
 	ct_expect_line(p.rep, "2\n", CT_WAIT_MS);
 	ct_expect_end(p.rep, 6, CT_WAIT_MS);
@@ -248,7 +270,7 @@ static void run_return(int unused)
 		execv("/proc/self/exe", args);
 		_exit(127);
 	}
-	expect_child_ok(pid);
+	expect_child_ok(pid, 0);
 	ct_expect_line(p.rep, "req\n", CT_WAIT_MS);
 	ct_expect_end(p.rep, 4, CT_WAIT_MS);
 	ct_peer_stop(&p);
@@ -268,7 +290,7 @@ static void run_fork(int how)
 	CHECK(pid >= 0, "fork");
 	if (pid == 0)
 		leave(how == 8 ? 5 : how);
-	expect_child_ok(pid);
+	expect_child_ok(pid, 0);
 	ct_read_reply(fd, "req\n");
 	ct_send_str(fd, "end\n");
 	ct_read_reply(fd, "end\n");
@@ -311,7 +333,7 @@ static void run_fork_full(int unused)
 		exit(0); /* a copy not dropped would be drained here, up to 5 s */
 	ct_sleep_ms(20);
 	ct_peer_go(&p);
-	expect_child_ok(pid);
+	expect_child_ok(pid, 0);
 	ct_expect_all_taken(&p, fd, &s);
 	close(fd);
 	ct_peer_stop(&p);
@@ -367,6 +389,8 @@ static const struct ct_case cases[] = {
 	{ "cancel-main", run_pthread_exit, 2 },
 	{ "_Fork-exit", run_fork, 8 },   { "execveat-true", run_leave, 8 },
 	{ "fork-mask", run_fork_mask, 0 },
+	{ "abort", run_leave, 9 },       { "assert", run_leave, 10 },
+	{ "daemon", run_leave, 11 },
 };
 
 int main(int argc, char **argv)
