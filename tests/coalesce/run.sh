@@ -147,7 +147,7 @@ c "$HOLD" test_handler write sendmmsg big read close exit
 c "$HOLD" test_cancel system read
 
 # every call answered as the kernel would (shutdown, children, connect, bad arguments)
-c "$HOLD" test_contract shut-write shut-inflight fork-full system-full daemon-full connecting empty iovcnt efault
+c "$HOLD" test_contract shut-write shut-inflight fork-full system-full daemon-full full-nonblock connecting empty iovcnt efault
 
 # a writer blocked on a peer that does not read holds nothing else up
 c "$HOLD" test_blocked shutdown close exit

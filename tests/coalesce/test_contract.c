@@ -14,6 +14,9 @@
  *   system-full   the same with system(): the shell's printf comes after
  *   daemon-full   the same in a process that calls daemon() (whose parent
  *                 side ends inside libc): the daemon's write comes after
+ *   full-nonblock a non-blocking socket the kernel refused: a small write
+ *                 gets EAGAIN (not held), close returns at once, nothing
+ *                 lost (asyncio's sock_sendall, then close, then read)
  *   connecting    a write while a non-blocking connect is in progress gets
  *                 EAGAIN; dup and close of that socket return at once
  *   empty         empty writev/write on a shut-down socket: the kernel's
@@ -258,6 +261,52 @@ static void daemon_full(int arg)
 	ct_peer_stop(&p);
 }
 
+/*
+ * A non-blocking socket that the kernel has just refused (EAGAIN, or a
+ * write cut short): a small write now gets EAGAIN too, as the kernel
+ * gives it, instead of being held; close returns at once and the peer,
+ * reading only after it (asyncio's sock_sendall then close), gets every
+ * byte the program was told were written.
+ */
+static void full_nonblock(int arg)
+{
+	static char piece[CT_BUFFER];
+	struct ct_report r;
+	struct ct_peer p;
+	long long told = 0;
+	ssize_t n;
+	double t0;
+	int fd;
+
+	(void)arg;
+	ct_peer_start(&p, "stall");
+	fd = ct_connect(p.port);
+	ct_set_int(fd, SOL_SOCKET, SO_SNDBUF, 4096, "SO_SNDBUF");
+	ct_set_nonblock(fd);
+	memset(piece, 'p', sizeof(piece));
+	for (;;) { /* until a round 20 ms after the last takes nothing: the window is shut */
+		long long before = told;
+
+		while ((n = write(fd, piece, sizeof(piece))) > 0)
+			told += n;
+		CHECK(errno == EAGAIN, "filling: %s", ct_errname(errno));
+		if (told == before)
+			break;
+		ct_sleep_ms(20);
+	}
+	errno = 0;
+	n = write(fd, piece, 2048);
+	CHECK(n == -1 && errno == EAGAIN, "a small write to the full socket: want -1 EAGAIN "
+	      "as the kernel gives, got %zd (%s)", n, ct_errname(errno));
+	t0 = ct_now_ms();
+	CHECK(close(fd) == 0, "close");
+	CHECK(ct_now_ms() - t0 < 1000, "close took %.0f ms", ct_now_ms() - t0);
+	ct_peer_go(&p);
+	ct_report_expect(p.rep, CT_END, CT_WAIT_MS, &r);
+	CHECK(r.len == told, "the peer got %lld bytes, the program was told %lld", r.len, told);
+	ct_peer_stop(&p);
+}
+
 /* A listener that never accepts, with its backlog full: a connect to it
  * stays in progress. Returns the connecting socket. */
 static int stuck_connect(int *l, int *first)
@@ -401,6 +450,7 @@ static const struct ct_case cases[] = {
 	{ "connecting", connecting, 0 },   { "empty", empty, 0 },
 	{ "iovcnt", iovcnt, 0 },           { "efault", efault, 0 },
 	{ "daemon-full", daemon_full, 0 },
+	{ "full-nonblock", full_nonblock, 0 },
 };
 
 int main(int argc, char **argv)
