@@ -204,8 +204,11 @@ static int run_once(const struct dt_list *l, const char *action, const char *dir
 		perror("dt_run: listen");
 		return -1;
 	}
+	/* a port to connect to, or A<fd>: the listener to accept from, which the
+	 * program inherits on descriptor 200+C */
 	for (int c = 0; c < l->nconn; c++)
-		snprintf(ports + strlen(ports), sizeof ports - strlen(ports), "%s%d", c ? "," : "", pe.port[c]);
+		snprintf(ports + strlen(ports), sizeof ports - strlen(ports), l->conn[c].accepted ? "%sA%d" : "%s%d",
+			 c ? "," : "", l->conn[c].accepted ? 200 + c : pe.port[c]);
 	/* SIGUSR1 (the program is gone) stays blocked until the peer waits for it:
 	 * a fast program must not kill a peer that has not set its handler yet */
 	sigemptyset(&usr1);
@@ -228,7 +231,11 @@ static int run_once(const struct dt_list *l, const char *action, const char *dir
 		dup2(fd, 2);
 		fd = open("/dev/null", O_RDONLY);
 		dup2(fd, 0);
-		closefrom(3);
+		for (int c = 0; c < l->nconn; c++)
+			if (l->conn[c].accepted)
+				dup2(pe.lfd[c], 200 + c);
+		close_range(3, 199, 0);
+		closefrom(200 + DT_MAXCONN);
 		snprintf(path, sizeof path, "%s/ops", dir);
 		execve(prog, (char *[]){ (char *)prog, path, (char *)dir, ports, NULL }, env);
 		_exit(127);
