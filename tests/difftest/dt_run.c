@@ -508,6 +508,11 @@ static int classify(const struct dt_list *l, const struct dt_op *o, const struct
 	    ok_or(b->ret, b->err, EPIPE, ECONNRESET, ENOTCONN) && (a->ret < 0 || a->acc <= o->n) &&
 	    (b->ret < 0 || b->acc <= o->n))
 		return 1;
+	/* ... and a child shell writing on such a connection fails ("I/O error",
+	 * reported as -1 with no errno) or not, as the peer's FIN/RST is there or
+	 * not; what it wrote is then unknown and the stream check stops there. */
+	if (k == K_SPAWN && lossy(l, c) && a->err == 0 && b->err == 0)
+		return 1;
 	if (lossy(l, c) && ok_or(a->ret, a->err, EPIPE, ECONNRESET, EAGAIN) &&
 	    ok_or(b->ret, b->err, EPIPE, ECONNRESET, EAGAIN) && a->nb && b->nb)
 		return 1;
