@@ -136,6 +136,15 @@ static void take(struct dt_conn *b, struct pc *s, long now)
 			s->next_us = now + 1000;
 			return;
 		}
+		/* The FIN is in. But recv said 0 before the kernel processed what
+		 * came while the socket was busy (its backlog): getsockopt did, and the
+		 * data before that FIN may be queued only now. Read again. */
+		r = recv(s->fd, buf, (size_t)want, MSG_DONTWAIT);
+		if (r > 0) {
+			keep(s, buf, r);
+			s->next_us = now;
+			return;
+		}
 	}
 	if (r == 0)
 		finish(s, "eof");
