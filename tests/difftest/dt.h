@@ -4,9 +4,10 @@
  *
  * An op list is text, one item a line:
  *   # comment
- *   conn C BEHAVIOUR K [stdout]  connection C (0..DT_MAXCONN-1), the peer's
- *                             behaviour on it and its parameter; "stdout": the
- *                             program makes its socket on descriptor 1
+ *   conn C BEHAVIOUR K [stdout] [accept]  connection C (0..DT_MAXCONN-1),
+ *                             the peer's behaviour on it and its parameter;
+ *                             "stdout": the program's socket is descriptor 1;
+ *                             "accept": the program accepts it (else connects)
  *   cfg BUFFER FLUSH          coalesce options for this list (buffer=, flush=)
  *   ID NAME cC tT nN fF aA bB  one operation (see dt_kind_names)
  * ID is the op's number when it was generated; it names the op in traces and
@@ -77,6 +78,7 @@ struct dt_op {
 struct dt_conn {
 	int beh, k;
 	int on_stdout; /* the socket is made on fd 1 (inetd style): stdio reaches it */
+	int accepted;  /* the program accepts it (the peer connects), else connects */
 };
 
 struct dt_list {
@@ -142,8 +144,8 @@ static inline void dt_print_op(FILE *f, const struct dt_op *o)
 static inline void dt_print_list(FILE *f, const struct dt_list *l)
 {
 	for (int i = 0; i < l->nconn; i++)
-		fprintf(f, "conn %d %s %d%s\n", i, dt_beh_names[l->conn[i].beh], l->conn[i].k,
-			l->conn[i].on_stdout ? " stdout" : "");
+		fprintf(f, "conn %d %s %d%s%s\n", i, dt_beh_names[l->conn[i].beh], l->conn[i].k,
+			l->conn[i].on_stdout ? " stdout" : "", l->conn[i].accepted ? " accept" : "");
 	fprintf(f, "cfg %s %s\n", l->buffer, l->flush);
 	for (int i = 0; i < l->nops; i++)
 		dt_print_op(f, &l->op[i]);
@@ -181,7 +183,10 @@ static inline int dt_read_list(const char *path, struct dt_list *l)
 			int b = dt_lookup(dt_beh_names, B_NBEHAV, name);
 			if (c != l->nconn || c >= DT_MAXCONN || b < 0)
 				goto bad;
-			l->conn[l->nconn++] = (struct dt_conn){ b, k, strstr(line, " stdout") != NULL };
+			if (b == B_BACKLOG && strstr(line, " accept"))
+				goto bad;
+			l->conn[l->nconn++] = (struct dt_conn){ b, k, strstr(line, " stdout") != NULL,
+								strstr(line, " accept") != NULL };
 			continue;
 		}
 		if (sscanf(line, "cfg %15s %15s", l->buffer, l->flush) == 2)

@@ -124,6 +124,11 @@ static void dt_generate(uint64_t seed, struct dt_list *l)
 		else if (c == 0 && dt_rand(&r, 8) == 0)
 			l->conn[c].on_stdout = 1;
 	}
+	{ /* a stream of its own, so adding this kept the lists of other draws */
+		uint64_t ra = seed ^ 0x5eedacce97ULL;
+		for (int c = 0; c < l->nconn; c++)
+			l->conn[c].accepted = l->conn[c].beh != B_BACKLOG && dt_rand(&ra, 4) == 0;
+	}
 	strcpy(l->buffer, bufs[dt_rand(&r, 8)]);
 	strcpy(l->flush, fls[dt_rand(&r, 8)]);
 

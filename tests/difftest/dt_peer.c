@@ -136,6 +136,15 @@ static void take(struct dt_conn *b, struct pc *s, long now)
 			s->next_us = now + 1000;
 			return;
 		}
+		/* The FIN is in. But recv said 0 before the kernel processed what
+		 * came while the socket was busy (its backlog): getsockopt did, and the
+		 * data before that FIN may be queued only now. Read again. */
+		r = recv(s->fd, buf, (size_t)want, MSG_DONTWAIT);
+		if (r > 0) {
+			keep(s, buf, r);
+			s->next_us = now;
+			return;
+		}
 	}
 	if (r == 0)
 		finish(s, "eof");
@@ -173,6 +182,17 @@ static void save(const char *dir, int c, const struct pc *s)
 	if (fd >= 0) {
 		dprintf(fd, "%s %ld\n", s->end ? s->end : "unended", s->roff);
 		close(fd);
+	}
+}
+
+/* What a behaviour does as soon as its connection is there. */
+static void after_accept(struct dt_peer *p, int c, struct pc *s, long now)
+{
+	if ((p->conn[c].beh == B_CLOSE || p->conn[c].beh == B_RST) && p->conn[c].k == 0)
+		take(&p->conn[c], s, now);
+	else if (p->conn[c].beh == B_SHUTRD && p->conn[c].k == 0) {
+		shutdown(s->fd, SHUT_RD);
+		s->shut = 1;
 	}
 }
 
@@ -214,6 +234,21 @@ void dt_peer_serve(struct dt_peer *p, const char *dir)
 			if (s->done)
 				continue;
 			open_++;
+			if (s->fd < 0 && b->accepted) {
+				/* the program accepts this one: we connect (the listener's queue
+				 * completes it before the program's accept) */
+				struct sockaddr_in a = { .sin_family = AF_INET };
+				a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+				a.sin_port = htons((uint16_t)p->port[c]);
+				s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+				if (s->fd < 0 || connect(s->fd, (struct sockaddr *)&a, sizeof a) < 0) {
+					finish(s, "connect-failed");
+					continue;
+				}
+				fcntl(s->fd, F_SETFL, O_NONBLOCK);
+				close(p->lfd[c]);
+				after_accept(p, c, s, now);
+			}
 			if (s->fd < 0) {
 				if (gone_at) { /* accept what is queued, else it never came */
 					s->fd = accept4(p->lfd[c], NULL, NULL, SOCK_NONBLOCK);
@@ -258,12 +293,8 @@ void dt_peer_serve(struct dt_peer *p, const char *dir)
 				continue;
 			if (who[i] < DT_MAXCONN) {
 				s->fd = accept4(p->lfd[c], NULL, NULL, SOCK_NONBLOCK);
-				if (s->fd >= 0 && (p->conn[c].beh == B_CLOSE || p->conn[c].beh == B_RST) && p->conn[c].k == 0)
-					take(&p->conn[c], s, now);
-				else if (s->fd >= 0 && p->conn[c].beh == B_SHUTRD && p->conn[c].k == 0) {
-					shutdown(s->fd, SHUT_RD);
-					s->shut = 1;
-				}
+				if (s->fd >= 0)
+					after_accept(p, c, s, now);
 				continue;
 			}
 			if (pf[i].revents & POLLOUT)

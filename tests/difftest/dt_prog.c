@@ -602,6 +602,17 @@ static int connect_all(const char *ports)
 		int fd, r;
 		if (L.conn[c].on_stdout)
 			close(1); /* the lowest free descriptor: socket() gets 1 */
+		if (*s == 'A') { /* accept from the listener dt_run left on this fd */
+			int lfd = atoi(s + 1);
+			fd = accept(lfd, NULL, NULL);
+			close(lfd);
+			if (fd < 0) {
+				perror("accept");
+				return -1;
+			}
+			conn_fd[c] = fd;
+			goto next;
+		}
 		fd = socket(AF_INET, SOCK_STREAM, 0);
 		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		a.sin_port = htons((uint16_t)atoi(s));
@@ -615,6 +626,7 @@ static int connect_all(const char *ports)
 			return -1;
 		}
 		conn_fd[c] = fd;
+next:
 		s = strchr(s, ',');
 		if (!s && c + 1 < L.nconn)
 			return -1;
