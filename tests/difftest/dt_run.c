@@ -508,6 +508,13 @@ static int classify(const struct dt_list *l, const struct dt_op *o, const struct
 	    ok_or(b->ret, b->err, EPIPE, ECONNRESET, ENOTCONN) && (a->ret < 0 || a->acc <= o->n) &&
 	    (b->ret < 0 || b->acc <= o->n))
 		return 1;
+	/* ... and a send of a bad buffer there: the kernel looks at the
+	 * connection's error (EPIPE, ECONNRESET) before it reads the buffer
+	 * (EFAULT), so which one it says is whether the FIN/RST has landed. */
+	if (lossy(l, c) && dt_is_send(k) && a->ret < 0 && b->ret < 0 &&
+	    (a->err == EFAULT || b->err == EFAULT) && ok_or(-1, a->err, EFAULT, EPIPE, ECONNRESET) &&
+	    ok_or(-1, b->err, EFAULT, EPIPE, ECONNRESET))
+		return 1;
 	/* ... and a child shell writing on such a connection fails ("I/O error",
 	 * reported as -1 with no errno) or not, as the peer's FIN/RST is there or
 	 * not; what it wrote is then unknown and the stream check stops there. */
