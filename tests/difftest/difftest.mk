@@ -1,6 +1,6 @@
 # tests/difftest: the seeded differential test (see tests/difftest/run.sh).
 #   make difftest                          the CI quota: 500 seeds under coalesce,
-#                                          200 under pass, nodelay and audit
+#                                          200 under pass, nodelay, audit, auto and quickack
 #   make difftest SEEDS=N ACTIONS="coalesce nodelay" [FIRST=S]
 # Ends with "N passed, M failed" (one count per seed x action).
 

@@ -6,8 +6,8 @@
 # minimal op list with the command that replays it.
 #   run.sh [-n SEEDS] [-s FIRST] [-a "ACTIONS"] [-j JOBS]
 # Default (the CI quota): seeds 1..500 under coalesce, 1..200 also under
-# pass, nodelay and audit. With -n: SEEDS seeds from FIRST under ACTIONS
-# (default all four). Ends with "N passed, M failed", one count per seed x
+# pass, nodelay, audit, auto and quickack. With -n: SEEDS seeds from FIRST
+# under ACTIONS (default all six). Ends with "N passed, M failed", one count per seed x
 # action; exit status 1 if any failed.
 # DT_AVOID=SENDFILE64,STDIO,backlog,... leaves out of the generated lists what
 # it names (see dt_avoid in dt_gen.h): to search past bugs already known.
@@ -41,10 +41,10 @@ start=$EPOCHREALTIME
 # One line per seed: SEED ACTIONS...
 plan() {
 	if [ -n "$n" ]; then
-		for ((s = first; s < first + n; s++)); do echo "$s ${actions:-coalesce pass nodelay audit}"; done
+		for ((s = first; s < first + n; s++)); do echo "$s ${actions:-coalesce pass nodelay audit auto quickack}"; done
 	else
 		for ((s = 1; s <= 500; s++)); do
-			if [ "$s" -le 200 ]; then echo "$s coalesce pass nodelay audit"; else echo "$s coalesce"; fi
+			if [ "$s" -le 200 ]; then echo "$s coalesce pass nodelay audit auto quickack"; else echo "$s coalesce"; fi
 		done
 	fi
 }
