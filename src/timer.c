@@ -154,6 +154,8 @@ void nf_timer_let_go(void)
 
 	pthread_mutex_lock(&tlock);
 	let_go = 1;
+	if (wake_at) /* look now: what main's hook flushed is no longer due */
+		wake_at = nf_timer_now_ns();
 	if (started == 1)
 		pthread_cond_signal(&tcond);
 	pthread_mutex_unlock(&tlock);

@@ -343,8 +343,10 @@ NF_EXPORT void quick_exit(int status)
 static void thread_exits(void)
 {
 	nf_init();
-	if (syscall(SYS_gettid) == getpid())
+	if (syscall(SYS_gettid) == getpid()) {
+		nf_coalesce_flush_all(0); /* main's bytes need not wait for the timer */
 		nf_timer_let_go();
+	}
 }
 
 NF_EXPORT void pthread_exit(void *retval)
