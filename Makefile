@@ -176,3 +176,4 @@ test-vm: all $(B)/tests/vm/vminit $(B)/tests/stress/stress_highfd $(B)/tests/che
 	tests/vm/run.sh
 
 .PHONY: test-vm
+include tests/external/external.mk
