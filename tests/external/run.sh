@@ -395,12 +395,12 @@ regrtest() {
     start=$EPOCHREALTIME
     if [[ $action == bare ]]; then
         env -C "$TMP" timeout -k 10 2400 "$PY" -m test -j"$PYJOBS" --timeout 600 \
-            --junit-xml "$TMP/$name.xml" "$@" >"$TMP/$name.log" 2>&1
+            --junit-xml "$TMP/$name.xml" "${CPY_IGNORE[@]}" "$@" >"$TMP/$name.log" 2>&1
     else
         env -C "$TMP" LD_PRELOAD="$LIB" NAGLEFIX_CONF=none NAGLEFIX_MODE="$action" \
             NAGLEFIX_LOG="$TMP/naglefix-%p.log" \
             timeout -k 10 2400 "$PY" -m test -j"$PYJOBS" --timeout 600 \
-            --junit-xml "$TMP/$name.xml" "$@" >"$TMP/$name.log" 2>&1
+            --junit-xml "$TMP/$name.xml" "${CPY_IGNORE[@]}" "$@" >"$TMP/$name.log" 2>&1
     fi
     echo $? >"$TMP/$name.rc"
     elapsed "$start" >"$TMP/$name.time"
@@ -447,6 +447,11 @@ cpython_set() {
     fi
 }
 
+# test_socket's VSOCK test waits in accept() for its whole timeout on a
+# virtual machine with a vsock device whose host does not answer (this
+# project's machines): bare, it times out after 10 minutes and kills the
+# module. Left out of every run, bare and under the library.
+CPY_IGNORE=(-i ThreadedVSOCKSocketStreamTest)
 CPY_CI=(test_asyncio test_os)
 CPY_FULL=(test_socket test_ssl test_selectors test_select test_poll test_epoll
     test_httplib test_httpservers test_urllib2_localnet test_ftplib test_smtplib
