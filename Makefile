@@ -12,7 +12,7 @@ PREFIX   ?= /usr/local
 CORE_OBJS := $(B)/obj/policy.o $(B)/obj/config.o $(B)/obj/conn.o
 LIB_OBJS  := $(CORE_OBJS) \
 	$(B)/obj/real.o $(B)/obj/init.o $(B)/obj/log.o $(B)/obj/track.o \
-	$(B)/obj/coalesce.o $(B)/obj/timer.o \
+	$(B)/obj/coalesce.o $(B)/obj/copyin.o $(B)/obj/timer.o \
 	$(B)/obj/audit.o $(B)/obj/audit_log.o \
 	$(B)/obj/interpose/connect.o $(B)/obj/interpose/sockopt.o \
 	$(B)/obj/interpose/write.o $(B)/obj/interpose/read.o \

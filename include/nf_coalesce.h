@@ -31,10 +31,17 @@
 /* Connections of the process holding bytes; read lock-free by the hooks. */
 extern atomic_int nf_coalesce_npending;
 
+/* nf_coalesce_send's answer when the program's own call must be made, to
+ * the kernel, as it was (what the socket held has gone ahead of it). */
+#define NF_CO_PASS (-2)
+
 /*
  * A bufferable send of iov on c (coalesce, flags within
  * NF_COALESCE_FLAGS): returns what the kernel would (the byte count, or
- * -1 with errno), reporting a stored flush error first.
+ * -1 with errno), reporting a stored flush error first; or NF_CO_PASS
+ * when the bytes are not held: nothing to send (the kernel's answer to an
+ * empty or invalid call), a socket not connected yet, the process ending,
+ * more than 64 pieces, bytes that may not be readable, a dead connection.
  */
 ssize_t nf_coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 			 int iovcnt, int flags);
@@ -64,9 +71,11 @@ void nf_coalesce_push(struct nf_conn *c, int fd);
  * so on the log); a send another thread has in flight is left to it. */
 void nf_coalesce_drain_final(struct nf_conn *c, int fd);
 
-/* shutdown: as nf_coalesce_drain_final, but a send another thread has in
- * flight is left to fail, not waited for (shutdown is how a program stops
- * a blocked writer). */
+/* shutdown(SHUT_WR or SHUT_RDWR): as nf_coalesce_drain_final, but of a
+ * send another thread has in flight only the held bytes are waited for
+ * (its own are left to fail: shutdown is how a program stops a blocked
+ * writer); then the rule becomes nodelay, so that later writes get the
+ * kernel's answer (EPIPE). */
 void nf_coalesce_drain_abort(struct nf_conn *c, int fd);
 
 /* close_range: nf_coalesce_drain_final for the fds in [first, last]. */

@@ -15,6 +15,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -25,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nf_copyin.h"
 #include "nf_guard.h"
 #include "nf_log.h"
 #include "nf_real.h"
@@ -47,6 +50,8 @@ struct nf_coalesce {
 	int err;         /* a flush error, reported on the next send */
 	int broken;      /* an error was reported: sends go to the kernel */
 	int inflight;    /* a thread is sending bytes taken out of buf */
+	size_t inflight_held; /* of those, held bytes not yet in the kernel */
+	int proven;      /* the socket was seen connected (this generation) */
 	pthread_cond_t done; /* signalled when inflight ends */
 	int fd;
 	int pidx;        /* index in pending[], or -1 */
@@ -176,6 +181,7 @@ static void start_over(struct nf_conn *c, unsigned gen)
 		pending_del(c);
 	co->err = 0;
 	co->broken = 0;
+	co->proven = 0;
 	co->gen = gen;
 }
 
@@ -225,7 +231,8 @@ static void consume(struct nf_conn *c, size_t n)
 	if (co->len == 0) {
 		co->backoff_us = 0;
 		atomic_store(&co->deadline, 0);
-		pending_del(c);
+		if (!co->inflight) /* else put_back takes it out of the set */
+			pending_del(c);
 	}
 }
 
@@ -241,31 +248,51 @@ static int transient(int err)
 	return err == EAGAIN || err == EWOULDBLOCK || err == EINTR;
 }
 
-/* Copies iov into the buffer; the caller checked it fits. */
-static void append(struct nf_conn *c, const struct iovec *iov, int iovcnt, size_t n)
+/* Does a send's error mean the connection cannot carry bytes any more?
+ * Not a transient one, nor one about the call itself (a bad address in
+ * the program's own bytes, no memory for this call): the held bytes stay. */
+static int conn_failed(int err)
+{
+	return !(transient(err) || err == EFAULT || err == EINVAL || err == ENOBUFS ||
+		 err == ENOMEM || err == EMSGSIZE);
+}
+
+/*
+ * Copies iov into the buffer; the caller checked it fits. 0, or -1 (the
+ * buffer unchanged) when some byte may not be readable: the kernel must
+ * answer that call (EFAULT, or a partial count), not a SIGSEGV here.
+ */
+static int append(struct nf_conn *c, const struct iovec *iov, int iovcnt, size_t n)
 {
 	struct nf_coalesce *co = c->co;
 	int was_empty = co->len == 0;
 	unsigned long long deadline;
 
-	for (int i = 0; i < iovcnt; i++) {
-		memcpy(co->buf + co->len, iov[i].iov_base, iov[i].iov_len);
-		co->len += iov[i].iov_len;
-	}
+	if (nf_copyin(co->buf + co->len, iov, iovcnt, n) < 0)
+		return -1;
+	co->len += n;
 	if (!was_empty || n == 0)
-		return;
+		return 0;
 	deadline = nf_timer_now_ns() + (unsigned long long)co->flush_us * 1000;
 	atomic_store(&co->deadline, deadline);
 	if (pending_add(c) == 0)
 		nf_timer_arm(deadline);
+	return 0;
 }
 
-/* Total length of iov; -1 if it overflows (the kernel will say EINVAL). */
-static ssize_t iov_total(const struct iovec *iov, int iovcnt)
+/*
+ * The program's iovec array (iovcnt <= IOV_STACK) copied to iov, read as
+ * the kernel reads it; returns its byte count, or -1 when the kernel
+ * alone must answer: an array it cannot read (EFAULT), a negative count or
+ * a total past SSIZE_MAX (EINVAL).
+ */
+static ssize_t read_iov(struct iovec *iov, const struct iovec *prog, int iovcnt)
 {
+	struct iovec whole = { .iov_base = (void *)prog,
+			       .iov_len = (size_t)iovcnt * sizeof(*prog) };
 	size_t n = 0;
 
-	if (iovcnt < 0 || (iovcnt > 0 && !iov))
+	if (iovcnt < 0 || nf_copyin((char *)iov, &whole, 1, whole.iov_len) < 0)
 		return -1;
 	for (int i = 0; i < iovcnt; i++) {
 		if (iov[i].iov_len > SSIZE_MAX - n)
@@ -388,8 +415,8 @@ static void take_out(struct nf_conn *c, struct taken *t)
 	co->spare_alloc = 0;
 	co->len = 0;
 	atomic_store(&co->deadline, 0);
-	pending_del(c);
-	co->inflight = 1;
+	co->inflight = 1; /* stays in the pending set: exit and fork wait for it */
+	co->inflight_held = t->len;
 }
 
 /* Bytes are waiting (put back, or appended during a send): due now. */
@@ -433,6 +460,8 @@ static int put_back(struct nf_conn *c, struct taken *t, int failed)
 	}
 	if (co->len > 0) /* put back, or appended meanwhile (perhaps for a new socket) */
 		rearm(c);
+	else if (co->pidx >= 0)
+		pending_del(c);
 	if (!co->spare) {
 		co->spare = t->bytes;
 		co->spare_alloc = t->alloc;
@@ -440,25 +469,51 @@ static int put_back(struct nf_conn *c, struct taken *t, int failed)
 		free(t->bytes);
 	}
 	co->inflight = 0;
+	co->inflight_held = 0;
 	pthread_cond_broadcast(&co->done);
 	return same;
 }
 
+/* The held bytes of an in-flight send are all in the kernel: a shutdown
+ * waiting for them may go on (drain_locked, DRAIN_ABORT). */
+static void held_sent(struct nf_conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->co->inflight_held = 0;
+	pthread_cond_broadcast(&c->co->done);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* After a send with MSG_MORE whose follow-up failed: push what the kernel
+ * corked (turning TCP_NODELAY on pushes pending data; it is on already). */
+static void uncork(int fd)
+{
+	int one = 1, saved = errno;
+
+	nf_real.setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	errno = saved;
+}
+
 /*
- * The buffer and the program's n bytes in iov, in one sendmsg with the
- * program's flags, made without the lock so that a sender blocked by a
- * full socket never stalls another thread's read, close or exit. On a
- * blocking socket it goes on until some of the program's bytes are taken
- * (or all of the buffer, when n is 0), as the kernel's own send would.
- * Returns what the kernel took of the program's bytes, or -1 with errno.
- * Caller holds c->lock, which is released and taken again.
+ * The buffer and the program's n bytes in iov, made without the lock so
+ * that a sender blocked by a full socket never stalls another thread's
+ * read, close or exit. On a non-blocking socket, one sendmsg. On a
+ * blocking one, the held bytes first (MSG_MORE: one segment all the
+ * same), then the program's: a shutdown from another thread waits only
+ * for the held bytes, which the program was told were written, then
+ * fails the program's own as the kernel would. It goes on until some of
+ * the program's bytes are taken (or all of the buffer, when n is 0), as
+ * the kernel's own send would. Returns what the kernel took of the
+ * program's bytes, or -1 with errno. Caller holds c->lock, which is
+ * released and taken again.
  */
 static ssize_t send_unlocked(struct nf_conn *c, int fd, const struct iovec *iov,
 			     int iovcnt, size_t n, int flags)
 {
 	struct iovec v[IOV_STACK + 1];
-	struct msghdr m = { .msg_iov = v, .msg_iovlen = (size_t)iovcnt + 1 };
+	struct msghdr m = { .msg_iov = v };
 	struct taken t;
+	int split = n > 0 && c->co->len > 0 && !nonblocking(fd, flags);
 	ssize_t r, mine = 0;
 	int err;
 
@@ -468,10 +523,12 @@ static ssize_t send_unlocked(struct nf_conn *c, int fd, const struct iovec *iov,
 		memcpy(v + 1, iov, (size_t)iovcnt * sizeof(*iov));
 	for (;;) {
 		size_t left = t.len - t.off;
+		int alone = split && left > 0;
 
 		v[0].iov_base = t.bytes + t.off;
 		v[0].iov_len = left;
-		r = nf_real.sendmsg(fd, &m, flags);
+		m.msg_iovlen = alone ? 1 : (size_t)iovcnt + 1;
+		r = nf_real.sendmsg(fd, &m, alone ? flags | MSG_MORE : flags);
 		if (r < 0)
 			break;
 		t.off += (size_t)r < left ? (size_t)r : left;
@@ -479,26 +536,23 @@ static ssize_t send_unlocked(struct nf_conn *c, int fd, const struct iovec *iov,
 			mine = r - (ssize_t)left;
 			break;
 		}
-		if ((t.off == t.len && n == 0) || nonblocking(fd, flags) || !same_socket(c, &t))
+		if (alone && t.off == t.len)
+			held_sent(c);
+		if ((t.off == t.len && n == 0) || (!split && nonblocking(fd, flags)) ||
+		    !same_socket(c, &t))
 			break;
 	}
 	err = errno;
+	if (split && r < 0 && t.off == t.len)
+		uncork(fd);
 	pthread_mutex_lock(&c->lock);
-	if (put_back(c, &t, r < 0 && !transient(err)) && r < 0 && !transient(err))
+	if (put_back(c, &t, r < 0 && conn_failed(err)) && r < 0 && conn_failed(err))
 		c->co->broken = 1;
 	if (r < 0) {
 		errno = err;
 		return -1;
 	}
 	return mine;
-}
-
-/* The call as the kernel would take it, with nothing of ours in the way. */
-static ssize_t send_plain(int fd, const struct iovec *iov, int iovcnt, int flags)
-{
-	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
-
-	return nf_real.sendmsg(fd, &m, flags);
 }
 
 /* Can n more bytes wait in the buffer? Makes the memory for them. */
@@ -521,6 +575,33 @@ static int wait_inflight(struct nf_conn *c, int fd, int flags)
 	return 0;
 }
 
+static int push_all(struct nf_conn *c, int fd, int flags);
+static int before_send(struct nf_conn *c, int fd, int flags);
+
+/* The program's call goes to the kernel as it was made (NF_CO_PASS), once
+ * what is held has gone ahead of it; or -1 with the errno that push met
+ * (EAGAIN on a full non-blocking socket, EPIPE...). Caller holds c->lock. */
+static ssize_t pass_after_held(struct nf_conn *c, int fd, int flags)
+{
+	int err = push_all(c, fd, flags);
+
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return NF_CO_PASS;
+}
+
+/* The program's n bytes into the buffer, or, if they cannot be read,
+ * to the kernel after what is held. Caller holds c->lock. */
+static ssize_t take_in(struct nf_conn *c, int fd, const struct iovec *iov, int iovcnt,
+		       size_t n, int flags)
+{
+	if (append(c, iov, iovcnt, n) == 0)
+		return (ssize_t)n;
+	return pass_after_held(c, fd, flags);
+}
+
 /* A write that does not fit: out with the buffer, in one call. */
 static ssize_t send_overflow(struct nf_conn *c, int fd, const struct iovec *iov,
 			     int iovcnt, size_t n, int flags)
@@ -529,49 +610,66 @@ static ssize_t send_overflow(struct nf_conn *c, int fd, const struct iovec *iov,
 
 	if (wait_inflight(c, fd, flags) < 0)
 		return -1;
-	if (fits(c->co, n)) { /* another thread made room while we waited */
-		append(c, iov, iovcnt, n);
-		return (ssize_t)n;
-	}
+	if (fits(c->co, n)) /* another thread made room while we waited */
+		return take_in(c, fd, iov, iovcnt, n, flags);
 	r = send_unlocked(c, fd, iov, iovcnt, n, flags);
 	if (r != 0)
 		return r;
-	if (fits(c->co, n)) { /* the kernel took our bytes: room for these */
-		append(c, iov, iovcnt, n);
-		return (ssize_t)n;
-	}
+	if (fits(c->co, n)) /* the kernel took our bytes: room for these */
+		return take_in(c, fd, iov, iovcnt, n, flags);
 	errno = EAGAIN; /* a non-blocking socket that is full */
 	return -1;
 }
 
-static int before_send(struct nf_conn *c, int fd, int flags);
+/* Set by nf_coalesce_end: the process is ending, nothing is buffered. */
+static atomic_int ending;
 
-static ssize_t coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
-			     int iovcnt, int flags)
+/*
+ * Does the kernel take writes on fd now (established, or the peer closed
+ * its side only)? Asked until it does, then once per socket: a write while
+ * a connect is in progress, or after it failed, gets the kernel's answer.
+ */
+static int established(struct nf_coalesce *co, int fd)
 {
-	ssize_t n = iov_total(iov, iovcnt), r;
-	struct nf_coalesce *co;
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	int saved = errno;
 
-	if (n <= 0) /* nothing to reorder: the kernel's own answer (0, EINVAL) */
-		return send_plain(fd, iov, iovcnt, flags);
-	if (iovcnt > IOV_STACK) {
-		if (before_send(c, fd, flags) < 0)
-			return -1;
-		return send_plain(fd, iov, iovcnt, flags);
-	}
+	if (!co->proven && getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
+	    (ti.tcpi_state == TCP_ESTABLISHED || ti.tcpi_state == TCP_CLOSE_WAIT))
+		co->proven = 1;
+	errno = saved;
+	return co->proven;
+}
+
+/* May bytes be held? Not while the process ends, nor before the socket is
+ * connected. */
+static int holds(struct nf_coalesce *co, int fd)
+{
+	return !atomic_load_explicit(&ending, memory_order_relaxed) && established(co, fd);
+}
+
+/* iov holds n > 0 bytes in at most IOV_STACK pieces. */
+static ssize_t coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
+			     int iovcnt, ssize_t n, int flags)
+{
+	struct nf_coalesce *co;
+	ssize_t r;
+
 	pthread_mutex_lock(&c->lock);
 	co = get_co(c, fd);
 	if (atomic_load(&c->action) != NF_ACT_COALESCE || !co || co->broken) {
 		/* retired while we came (dup), no memory, or a dead connection */
 		pthread_mutex_unlock(&c->lock);
-		return send_plain(fd, iov, iovcnt, flags);
+		return NF_CO_PASS;
 	}
 	if (co->err) {
 		errno = take_error(co, flags);
 		r = -1;
+	} else if (!holds(co, fd)) {
+		r = pass_after_held(c, fd, flags);
 	} else if (fits(co, (size_t)n)) {
-		append(c, iov, iovcnt, (size_t)n);
-		r = n;
+		r = take_in(c, fd, iov, iovcnt, (size_t)n, flags);
 	} else {
 		r = send_overflow(c, fd, iov, iovcnt, (size_t)n, flags);
 	}
@@ -656,17 +754,15 @@ static int has_room(const struct nf_coalesce *co, size_t n)
  * overtake held ones (README, "Signal handlers").
  */
 static ssize_t handler_send(struct nf_conn *c, int fd, const struct iovec *iov, int iovcnt,
-			    int flags)
+			    ssize_t n)
 {
-	ssize_t n = iov_total(iov, iovcnt);
 	struct nf_coalesce *co;
 	int saved = errno;
 
-	if (n > 0 && (co = handler_lock(c)) != NULL) {
+	if ((co = handler_lock(c)) != NULL) {
 		if (!has_room(co, (size_t)n))
 			handler_push_locked(c, fd);
-		if (has_room(co, (size_t)n)) {
-			append(c, iov, iovcnt, (size_t)n);
+		if (has_room(co, (size_t)n) && append(c, iov, iovcnt, (size_t)n) == 0) {
 			pthread_mutex_unlock(&c->lock);
 			errno = saved;
 			return n;
@@ -674,17 +770,23 @@ static ssize_t handler_send(struct nf_conn *c, int fd, const struct iovec *iov, 
 		pthread_mutex_unlock(&c->lock);
 	}
 	errno = saved;
-	return send_plain(fd, iov, iovcnt, flags);
+	return NF_CO_PASS;
 }
 
-ssize_t nf_coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
+ssize_t nf_coalesce_send(struct nf_conn *c, int fd, const struct iovec *prog_iov,
 			 int iovcnt, int flags)
 {
-	ssize_t r;
+	struct iovec iov[IOV_STACK];
+	ssize_t n, r;
 
+	if (iovcnt > IOV_STACK && iovcnt <= IOV_MAX) /* too many pieces to hold */
+		return nf_coalesce_before_send(c, fd, flags) < 0 ? -1 : NF_CO_PASS;
+	n = iovcnt > IOV_STACK ? -1 : read_iov(iov, prog_iov, iovcnt);
+	if (n <= 0) /* nothing to reorder: the kernel's own answer (0, EINVAL, EFAULT) */
+		return NF_CO_PASS;
 	if (!nf_guard_enter()) /* re-entered from a signal handler */
-		return handler_send(c, fd, iov, iovcnt, flags);
-	r = coalesce_send(c, fd, iov, iovcnt, flags);
+		return handler_send(c, fd, iov, iovcnt, n);
+	r = coalesce_send(c, fd, iov, iovcnt, n, flags);
 	nf_guard_leave();
 	pay_sigpipe();
 	return r;
@@ -773,7 +875,10 @@ void nf_coalesce_flush(struct nf_conn *c, int fd)
 enum drain_mode {
 	DRAIN_LIVE,  /* the socket lives on (dup, disconnect): wait as long as it takes */
 	DRAIN_FINAL, /* it goes (close, exec, exit): wait until give_up, then drop */
-	DRAIN_ABORT, /* shutdown: as final, but a send in flight is left to fail */
+	DRAIN_ABORT, /* shutdown: as final, but a send in flight is waited for only
+			until its held bytes are in the kernel */
+	DRAIN_KEEP,  /* a child is about to start: wait until give_up, then keep */
+	DRAIN_NONE,  /* poll, select, fork's prepare: what the kernel takes now */
 };
 
 /* Waits for another thread's send to end; 0, or -1 past give_up. */
@@ -787,29 +892,42 @@ static int wait_done(struct nf_conn *c, enum drain_mode mode, unsigned long long
 	return pthread_cond_timedwait(&c->co->done, &c->lock, &ts) == ETIMEDOUT ? -1 : 0;
 }
 
-/* The socket will not take what is held: drop it, and say so. */
-static void give_up_on(struct nf_conn *c, int fd)
+/* The socket will not take what is held: drop it, and say so; or, before
+ * a child starts, keep it (the child's bytes may then come first). */
+static void give_up_on(struct nf_conn *c, int fd, enum drain_mode mode)
 {
+	if (mode == DRAIN_KEEP) {
+		nf_log_msg("fd %d: peer took nothing for %d ms; a child may write before "
+			   "%zu buffered bytes", fd, NF_DRAIN_MS, c->co->len);
+		return;
+	}
 	nf_log_msg("fd %d: peer took nothing for %d ms; %zu buffered bytes dropped",
 		   fd, NF_DRAIN_MS, c->co->len);
 	fail_buffer(c, EAGAIN);
 }
 
+/* Held bytes are waiting: in the buffer, or in another thread's send. */
+static int holding(const struct nf_coalesce *co)
+{
+	return co->len || (co->inflight && co->inflight_held);
+}
+
 /*
- * Sends everything buffered, waiting for room with the lock released, and
- * for another thread's send in flight (its bytes come first), as mode says.
+ * Sends everything held, waiting for room with the lock released, and for
+ * the held bytes of another thread's send in flight (they come first; its
+ * own bytes are its own call's, concurrent with ours), as mode says.
  */
 static void drain_locked(struct nf_conn *c, int fd, enum drain_mode mode,
 			 unsigned long long give_up)
 {
-	while (c->co && c->co->len && !stale(c)) {
+	while (c->co && holding(c->co) && !stale(c)) {
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
 
-		if (c->co->inflight) {
-			if (mode == DRAIN_ABORT)
-				return;
+		/* Bytes appended during another thread's send go after it; only
+		 * shutdown does not wait for that thread's own bytes. */
+		if (c->co->inflight && (c->co->inflight_held || mode != DRAIN_ABORT)) {
 			if (wait_done(c, mode, give_up) < 0) {
-				give_up_on(c, fd);
+				give_up_on(c, fd, mode);
 				return;
 			}
 			continue;
@@ -821,7 +939,7 @@ static void drain_locked(struct nf_conn *c, int fd, enum drain_mode mode,
 			return;
 		}
 		if (mode != DRAIN_LIVE && nf_timer_now_ns() >= give_up) {
-			give_up_on(c, fd);
+			give_up_on(c, fd, mode);
 			return;
 		}
 		pthread_mutex_unlock(&c->lock);
@@ -888,7 +1006,9 @@ void nf_coalesce_drain_final(struct nf_conn *c, int fd)
 void nf_coalesce_drain_abort(struct nf_conn *c, int fd)
 {
 	if (c->co)
-		drain(c, fd, DRAIN_ABORT, -1);
+		drain(c, fd, DRAIN_ABORT, NF_ACT_NODELAY);
+	else
+		atomic_store(&c->action, NF_ACT_NODELAY);
 }
 
 #define SNAP_STACK 256
@@ -950,10 +1070,12 @@ static void handler_flush_range(unsigned first, unsigned last, int wait,
 
 /*
  * Flushes the connections holding bytes whose fd is within [first, last]:
- * without blocking (wait 0), or draining, all against one deadline.
+ * what the kernel takes now (DRAIN_NONE), or draining as mode says, all
+ * against one deadline.
  */
-static void flush_range(unsigned first, unsigned last, int wait)
+static void flush_range(unsigned first, unsigned last, enum drain_mode mode)
 {
+	int wait = mode != DRAIN_NONE;
 	unsigned long long give_up = drain_deadline();
 	struct nf_conn *stack[SNAP_STACK], **all;
 	int saved = errno, n;
@@ -972,7 +1094,7 @@ static void flush_range(unsigned first, unsigned last, int wait)
 		if (wait) {
 			pthread_mutex_lock(&c->lock);
 			if ((unsigned)c->co->fd >= first && (unsigned)c->co->fd <= last)
-				drain_locked(c, c->co->fd, DRAIN_FINAL, give_up);
+				drain_locked(c, c->co->fd, mode, give_up);
 		} else if (pthread_mutex_trylock(&c->lock) == 0) {
 			flush_locked(c, c->co->fd);
 		} else {
@@ -987,26 +1109,23 @@ static void flush_range(unsigned first, unsigned last, int wait)
 
 void nf_coalesce_flush_all(int wait)
 {
-	flush_range(0, ~0u, wait);
+	flush_range(0, ~0u, wait ? DRAIN_FINAL : DRAIN_NONE);
 }
 
 void nf_coalesce_drain_range(unsigned first, unsigned last)
 {
-	flush_range(first, last, 1);
+	flush_range(first, last, DRAIN_FINAL);
 }
-
-/* Set by nf_coalesce_end: every send bypasses the buffers. */
-static atomic_int ending;
 
 void nf_coalesce_before_child(void)
 {
-	flush_range(0, ~0u, 1);
+	flush_range(0, ~0u, DRAIN_KEEP);
 }
 
 void nf_coalesce_end(void)
 {
 	atomic_store(&ending, 1);
-	flush_range(0, ~0u, 1);
+	flush_range(0, ~0u, DRAIN_FINAL);
 }
 
 void nf_coalesce_resume(void)

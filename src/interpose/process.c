@@ -32,7 +32,7 @@ void nf_process_atfork_prepare(void)
 {
 	sigset_t all;
 
-	nf_coalesce_flush_all(0);
+	nf_coalesce_before_child();
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &fork_mask);
 }
@@ -115,7 +115,7 @@ NF_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
 			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	nf_init();
-	nf_coalesce_flush_all(0);
+	nf_coalesce_before_child();
 	return nf_real.posix_spawn(pid, path, fa, attr, argv, envp);
 }
 
@@ -123,7 +123,7 @@ NF_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
 			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	nf_init();
-	nf_coalesce_flush_all(0);
+	nf_coalesce_before_child();
 	return nf_real.posix_spawnp(pid, file, fa, attr, argv, envp);
 }
 
@@ -135,14 +135,14 @@ NF_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
 NF_EXPORT int system(const char *command)
 {
 	nf_init();
-	nf_coalesce_flush_all(0);
+	nf_coalesce_before_child();
 	return nf_real.system(command);
 }
 
 NF_EXPORT FILE *popen(const char *command, const char *type)
 {
 	nf_init();
-	nf_coalesce_flush_all(0);
+	nf_coalesce_before_child();
 	return nf_real.popen(command, type);
 }
 

@@ -24,6 +24,7 @@
 #include "../nf_hooks.h"
 #include "nf_audit.h"
 #include "nf_coalesce.h"
+#include "nf_copyin.h"
 #include "nf_init.h"
 #include "nf_real.h"
 #include "nf_track.h"
@@ -43,22 +44,27 @@ static int bufferable(int flags)
 	return (flags & ~NF_COALESCE_FLAGS) == 0;
 }
 
+/* Each hook below makes the program's own call when coalesce does not
+ * take the bytes (NF_CO_PASS), so the kernel answers exactly that call. */
+
 ssize_t nf_write(int fd, const void *buf, size_t n)
 {
 	struct nf_conn *c = coalescing(fd);
 	struct iovec v = { .iov_base = (void *)buf, .iov_len = n };
+	ssize_t r;
 
-	if (c)
-		return nf_coalesce_send(c, fd, &v, 1, 0);
+	if (c && (r = nf_coalesce_send(c, fd, &v, 1, 0)) != NF_CO_PASS)
+		return r;
 	return nf_real.write(fd, buf, n);
 }
 
 ssize_t nf_writev(int fd, const struct iovec *iov, int iovcnt)
 {
 	struct nf_conn *c = coalescing(fd);
+	ssize_t r;
 
-	if (c)
-		return nf_coalesce_send(c, fd, iov, iovcnt, 0);
+	if (c && (r = nf_coalesce_send(c, fd, iov, iovcnt, 0)) != NF_CO_PASS)
+		return r;
 	return nf_real.writev(fd, iov, iovcnt);
 }
 
@@ -77,32 +83,46 @@ ssize_t nf_sendto(int fd, const void *buf, size_t n, int flags,
 		return rc;
 	}
 	c = coalescing(fd);
-	if (c && !sa && bufferable(flags))
-		return nf_coalesce_send(c, fd, &v, 1, flags);
-	if (c && nf_coalesce_before_send(c, fd, flags) < 0)
+	if (c && !sa && bufferable(flags)) {
+		if ((rc = nf_coalesce_send(c, fd, &v, 1, flags)) != NF_CO_PASS)
+			return rc;
+	} else if (c && nf_coalesce_before_send(c, fd, flags) < 0)
 		return -1;
 	return nf_real.sendto(fd, buf, n, flags, sa, salen);
 }
 
-ssize_t nf_sendmsg(int fd, const struct msghdr *msg, int flags)
+/* The program's msghdr copied to copy, or NULL if the kernel could not
+ * read it either (it answers EFAULT). */
+static const struct msghdr *readable_msg(const struct msghdr *msg, struct msghdr *copy)
 {
+	return msg && nf_copy_from(copy, msg, sizeof(*copy)) == 0 ? copy : NULL;
+}
+
+ssize_t nf_sendmsg(int fd, const struct msghdr *prog_msg, int flags)
+{
+	struct msghdr copy;
+	const struct msghdr *msg = readable_msg(prog_msg, &copy);
 	struct nf_conn *c;
 	int decided;
 	ssize_t rc;
 
-	if ((flags & MSG_FASTOPEN) && msg && msg->msg_name) {
+	if (!msg) /* nothing can be sent: the kernel's EFAULT */
+		return nf_real.sendmsg(fd, prog_msg, flags);
+	if ((flags & MSG_FASTOPEN) && msg->msg_name) {
 		decided = nf_track_connecting(fd, msg->msg_name, msg->msg_namelen);
-		rc = nf_real.sendmsg(fd, msg, flags);
+		rc = nf_real.sendmsg(fd, prog_msg, flags);
 		nf_track_connect_done(fd, decided, rc);
 		return rc;
 	}
 	c = coalescing(fd);
-	if (c && msg && !msg->msg_name && msg->msg_controllen == 0 && bufferable(flags) &&
-	    (size_t)msg->msg_iovlen <= (size_t)INT32_MAX) /* int in musl */
-		return nf_coalesce_send(c, fd, msg->msg_iov, (int)msg->msg_iovlen, flags);
-	if (c && nf_coalesce_before_send(c, fd, flags) < 0)
+	if (c && !msg->msg_name && msg->msg_controllen == 0 && bufferable(flags) &&
+	    (size_t)msg->msg_iovlen <= (size_t)INT32_MAX) { /* int in musl */
+		rc = nf_coalesce_send(c, fd, msg->msg_iov, (int)msg->msg_iovlen, flags);
+		if (rc != NF_CO_PASS)
+			return rc;
+	} else if (c && nf_coalesce_before_send(c, fd, flags) < 0)
 		return -1;
-	return nf_real.sendmsg(fd, msg, flags);
+	return nf_real.sendmsg(fd, prog_msg, flags);
 }
 
 /*
@@ -115,9 +135,11 @@ int nf_sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 	struct nf_conn *c;
 	int decided, rc;
 
-	if ((flags & MSG_FASTOPEN) && vec && vlen > 0 && vec[0].msg_hdr.msg_name) {
-		decided = nf_track_connecting(fd, vec[0].msg_hdr.msg_name,
-					      vec[0].msg_hdr.msg_namelen);
+	struct msghdr first;
+
+	if ((flags & MSG_FASTOPEN) && vlen > 0 && readable_msg(&vec[0].msg_hdr, &first) &&
+	    first.msg_name) {
+		decided = nf_track_connecting(fd, first.msg_name, first.msg_namelen);
 		rc = nf_real.sendmmsg(fd, vec, vlen, (nf_mmsg_flags)flags);
 		nf_track_connect_done(fd, decided, rc);
 		return rc;
@@ -147,13 +169,25 @@ ssize_t nf_splice(int in_fd, loff_t *in_off, int out_fd, loff_t *out_off, size_t
 	return nf_real.splice(in_fd, in_off, out_fd, out_off, n, flags);
 }
 
-static size_t iov_total(const struct iovec *iov, size_t iovcnt)
-{
-	size_t n = 0;
+#define IOV_CHUNK 16
 
-	for (size_t i = 0; iov && i < iovcnt; i++)
-		n += iov[i].iov_len;
-	return n;
+/* Bytes in the program's iovec array, read as the kernel would: 0 and
+ * *total set, or -1 if the kernel cannot read it either (then audit does
+ * not look at the call). */
+static int iov_total(const struct iovec *iov, size_t iovcnt, size_t *total)
+{
+	struct iovec part[IOV_CHUNK];
+
+	*total = 0;
+	for (size_t i = 0; i < iovcnt && i < UIO_MAXIOV; i += IOV_CHUNK) {
+		size_t k = iovcnt - i < IOV_CHUNK ? iovcnt - i : IOV_CHUNK;
+
+		if (nf_copy_from(part, iov + i, k * sizeof(*part)) < 0)
+			return -1;
+		for (size_t j = 0; j < k; j++)
+			*total += part[j].iov_len;
+	}
+	return 0;
 }
 
 NF_EXPORT ssize_t write(int fd, const void *buf, size_t n)
@@ -174,10 +208,11 @@ NF_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 	struct nf_audit_send a;
 	ssize_t rc;
 
+	size_t total;
+
 	nf_init();
-	if (!nf_audit_enabled || iovcnt < 0 ||
-	    !nf_audit_send_begin(fd, iov_total(iov, (size_t)iovcnt),
-				 __builtin_return_address(0), &a))
+	if (!nf_audit_enabled || iovcnt < 0 || iov_total(iov, (size_t)iovcnt, &total) < 0 ||
+	    !nf_audit_send_begin(fd, total, __builtin_return_address(0), &a))
 		return nf_writev(fd, iov, iovcnt);
 	rc = nf_writev(fd, iov, iovcnt);
 	nf_audit_send_end(&a, rc);
@@ -216,10 +251,13 @@ NF_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	struct nf_audit_send a;
 	ssize_t rc;
 
+	struct msghdr copy;
+	size_t total;
+
 	nf_init();
-	if (!nf_audit_enabled || !msg ||
-	    !nf_audit_send_begin(fd, iov_total(msg->msg_iov, msg->msg_iovlen),
-				 __builtin_return_address(0), &a))
+	if (!nf_audit_enabled || !readable_msg(msg, &copy) ||
+	    iov_total(copy.msg_iov, copy.msg_iovlen, &total) < 0 ||
+	    !nf_audit_send_begin(fd, total, __builtin_return_address(0), &a))
 		return nf_sendmsg(fd, msg, flags);
 	rc = nf_sendmsg(fd, msg, flags);
 	nf_audit_send_end(&a, rc);
@@ -227,15 +265,21 @@ NF_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 }
 
 /* Bytes in the first n messages of vec (sent: as sendmmsg reported them;
- * else as asked). The kernel looks at no more than UIO_MAXIOV messages. */
-static size_t mmsg_total(const struct mmsghdr *vec, unsigned n, int sent)
+ * else as asked), read as the kernel would: 0 and *total set, or -1 if it
+ * cannot read them either. It looks at no more than UIO_MAXIOV messages. */
+static int mmsg_total(const struct mmsghdr *vec, unsigned n, int sent, size_t *total)
 {
-	size_t total = 0;
+	struct mmsghdr m;
+	size_t len;
 
-	for (unsigned i = 0; vec && i < n && i < UIO_MAXIOV; i++)
-		total += sent ? vec[i].msg_len
-			      : iov_total(vec[i].msg_hdr.msg_iov, (size_t)vec[i].msg_hdr.msg_iovlen);
-	return total;
+	*total = 0;
+	for (unsigned i = 0; i < n && i < UIO_MAXIOV; i++) {
+		if (nf_copy_from(&m, vec + i, sizeof(m)) < 0 ||
+		    (!sent && iov_total(m.msg_hdr.msg_iov, m.msg_hdr.msg_iovlen, &len) < 0))
+			return -1;
+		*total += sent ? m.msg_len : len;
+	}
+	return 0;
 }
 
 NF_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, nf_mmsg_flags flags)
@@ -243,12 +287,16 @@ NF_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, nf_mmsg_flags
 	struct nf_audit_send a;
 	int rc;
 
+	size_t total;
+
 	nf_init();
-	if (!nf_audit_enabled ||
-	    !nf_audit_send_begin(fd, mmsg_total(vec, vlen, 0), __builtin_return_address(0), &a))
+	if (!nf_audit_enabled || mmsg_total(vec, vlen, 0, &total) < 0 ||
+	    !nf_audit_send_begin(fd, total, __builtin_return_address(0), &a))
 		return nf_sendmmsg(fd, vec, vlen, (int)flags);
 	rc = nf_sendmmsg(fd, vec, vlen, (int)flags);
-	nf_audit_send_end(&a, rc > 0 ? (ssize_t)mmsg_total(vec, (unsigned)rc, 1) : rc);
+	if (rc > 0 && mmsg_total(vec, (unsigned)rc, 1, &total) < 0)
+		total = 0;
+	nf_audit_send_end(&a, rc > 0 ? (ssize_t)total : rc);
 	return rc;
 }
 

@@ -37,7 +37,7 @@ note_etc_conf "it applies wherever a test sets no NAGLEFIX_CONF"
 
 # The variants that exec /bin/true (or /bin/sh) with the library still preloaded need it
 # built for that program's libc: a musl build on a glibc system is not.
-EXECS_SYSTEM=" test_process:execv-true test_process:execve-true test_process:execlp-true test_hooks:vfork-exec test_hooks:system test_hooks:popen test_cancel:system "
+EXECS_SYSTEM=" test_process:execv-true test_process:execve-true test_process:execlp-true test_hooks:vfork-exec test_hooks:system test_hooks:popen test_cancel:system test_contract:system-full "
 SYS_WHY=$(env LD_PRELOAD="$LIB" /bin/true 2>&1 >/dev/null) ||
     SYS_WHY="the library cannot be preloaded into /bin/true: $(head -n 1 <<<"$SYS_WHY")"
 [[ $SYS_WHY == "the library "* ]] || SYS_WHY=""
@@ -139,6 +139,9 @@ c "$HOLD" test_handler write sendmmsg big read close exit
 
 # a thread cancelled where the library flushes leaves its lock free
 c "$HOLD" test_cancel system read
+
+# every call answered as the kernel would (shutdown, children, connect, bad arguments)
+c "$HOLD" test_contract shut-write shut-inflight fork-full system-full connecting empty iovcnt efault
 
 # a writer blocked on a peer that does not read holds nothing else up
 c "$HOLD" test_blocked shutdown close exit
