@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""pipeline.py PORT ROOT FILE...: HTTP/1.1 pipelining against 127.0.0.1:PORT.
+"""pipeline.py [--slow] PORT ROOT FILE...: HTTP/1.1 pipelining against
+127.0.0.1:PORT.
 
 Sends, in one sendall, for each FILE a GET and a HEAD (the last request
 with "Connection: close"), then reads to end of file and parses the
@@ -7,13 +8,16 @@ responses in order: each must be "HTTP/1.1 200 OK" with the file's size as
 Content-Length, a GET's body the file's bytes (ROOT/FILE), a HEAD's none,
 and nothing may follow the last. A server that sends a body before its
 headers, or the bytes of two responses out of order, fails here at the
-first response it breaks. Prints "ok N responses" and exits 0, or prints
+first response it breaks. --slow: a 4 KiB receive buffer, read 4 KiB at a
+time with a pause of 1 ms after each, so the server's sends meet a full
+socket (EAGAIN) between and inside responses. Prints "ok N responses" and exits 0, or prints
 what was wrong and exits 1. Runs without the library (the caller's
 environment is cleaned).
 """
 import os
 import socket
 import sys
+import time
 
 
 def requests(files):
@@ -28,13 +32,15 @@ def requests(files):
     return out
 
 
-def read_all(sock):
+def read_all(sock, slow):
     chunks = []
     while True:
-        data = sock.recv(65536)
+        data = sock.recv(4096 if slow else 65536)
         if not data:
             return b"".join(chunks)
         chunks.append(data)
+        if slow:
+            time.sleep(0.001)
 
 
 def check(stream, reqs, root):
@@ -66,11 +72,19 @@ def check(stream, reqs, root):
 
 
 def main():
-    port, root, files = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+    args = sys.argv[1:]
+    slow = bool(args) and args[0] == "--slow"
+    if slow:
+        args = args[1:]
+    port, root, files = int(args[0]), args[1], args[2:]
     reqs = requests(files)
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+    with socket.socket() as s:
+        if slow:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.settimeout(60)
+        s.connect(("127.0.0.1", port))
         s.sendall(b"".join(r[2] for r in reqs))
-        stream = read_all(s)
+        stream = read_all(s, slow)
     err = check(stream, reqs, root)
     if err:
         print(err)

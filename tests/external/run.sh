@@ -8,9 +8,11 @@
 #   prefix and config in a scratch directory, `daemon off; master_process
 #   off`, 127.0.0.1 on a free port) with `sendfile on`, bare and then with
 #   LD_PRELOAD=build/libnaglefix.so and NAGLEFIX_CONF naming a file
-#   `accept 127.0.0.1 ACTION` for ACTION in pass, audit, nodelay, coalesce.
+#   `accept 127.0.0.1 ACTION` for ACTION in pass, audit, nodelay, coalesce;
+#   then bare and under coalesce with `tcp_nopush on` (TCP_CORK), with
+#   `aio threads` (sendfile from a thread pool) and with `sendfile off`.
 #   curl (and tests/external/pipeline.py, pipelined requests on one
-#   connection) fetch files of 0 B, 1 B, 700 B, 16 KiB+1, 100 KiB and
+#   connection, read at full speed and by a slow reader) fetch files of 0 B, 1 B, 700 B, 16 KiB+1, 100 KiB and
 #   3 MiB+7: GET and HEAD, HTTP/1.1 keep-alive and `Connection: close`,
 #   HTTP/1.0 with and without keep-alive, HEAD and GET mixed on one
 #   connection, byte ranges, parallel transfers. Every body must equal its
@@ -77,8 +79,20 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# The ways nginx sends a file: writev of the headers, then sendfile (the
+# default here); with TCP_CORK around them (tcp_nopush); sendfile from a
+# thread pool (aio threads); no sendfile at all (read + writev).
+nginx_variant() {
+    case $1 in
+    sendfile) echo "sendfile on;" ;;
+    nopush) echo "sendfile on; tcp_nopush on;" ;;
+    aio) echo "sendfile on; aio threads;" ;;
+    nosendfile) echo "sendfile off;" ;;
+    esac
+}
+
 write_nginx_conf() {
-    local dir=$1 port=$2
+    local dir=$1 port=$2 variant=$3
     cat >"$dir/nginx.conf" <<EOF
 daemon off;
 master_process off;
@@ -93,7 +107,7 @@ http {
     fastcgi_temp_path $dir/tmp/fastcgi;
     uwsgi_temp_path $dir/tmp/uwsgi;
     scgi_temp_path $dir/tmp/scgi;
-    sendfile on;
+    $(nginx_variant "$variant")
     keepalive_timeout 30;
     default_type application/octet-stream;
     server {
@@ -104,16 +118,16 @@ http {
 EOF
 }
 
-# start_nginx ACTION DIR: our own nginx under ACTION, in the foreground of a
-# background job, on a free port (up to 5 tries, another process may take
-# the port first). Sets NGINX_PID and NGINX_PORT; returns 1 if it never
-# listened.
+# start_nginx ACTION VARIANT DIR: our own nginx under ACTION, a foreground
+# process in the background, on a free port (up to 5 tries, another process
+# may take the port first). Sets NGINX_PID and NGINX_PORT; returns 1 if it
+# never listened.
 start_nginx() {
-    local action=$1 dir=$2 try i
+    local action=$1 variant=$2 dir=$3 try i
     mkdir -p "$dir/tmp"
     for ((try = 0; try < 5; try++)); do
         NGINX_PORT=$(free_port) || return 1
-        write_nginx_conf "$dir" "$NGINX_PORT"
+        write_nginx_conf "$dir" "$NGINX_PORT" "$variant"
         lib_env "$action"
         env "${ENVV[@]}" "$NGINX" -p "$dir" -c "$dir/nginx.conf" -e stderr \
             >"$dir/nginx.out" 2>>"$dir/nginx.err" &
@@ -248,10 +262,11 @@ NGINX_CASES=(get-keepalive get-close get-http1.0 get-http1.0-keepalive head-keep
 WFMT='%{http_code} %{size_download} %{num_connects}\n'
 SEGMENT=(--http1.1 -sS --no-progress-meter --max-time 60)
 
-# check_case ACTION CASE DIR: the verdict on one curl run (in DIR: curl.rc,
-# w, headers, k.body).
+# check_case TAG BAREDIR CASE DIR: the verdict on one curl run (in DIR:
+# curl.rc, w, headers, k.body); BAREDIR: the bare run's, or empty for the
+# bare run itself.
 check_case() {
-    local action=$1 c=$2 dir=$3 rc k why="" conns codes
+    local tag=$1 bare=$2 c=$3 dir=$4 rc k why="" conns codes
     rc=$(cat "$dir/curl.rc")
     ((rc == 0)) || why="curl exit status $rc: $(grep -c . "$dir/curl.err") errors, first: $(grep -m 1 . "$dir/curl.err" | cut -c 1-200)"
     for k in "${!WANT[@]}"; do
@@ -279,21 +294,22 @@ check_case() {
         conns=$(awk '{n += $3} END {print n + 0}' "$dir/w")
         ((conns == CONNS)) || why="$conns connections, want $CONNS"
     fi
-    if [[ -z $why ]] && ((HDRS)) && [[ $action != bare ]]; then
-        if ! diff <(grep -v '^Date: ' "$TMP/nginx-bare/$c/headers") \
+    if [[ -z $why ]] && ((HDRS)) && [[ -n $bare ]]; then
+        if ! diff <(grep -v '^Date: ' "$bare/$c/headers") \
             <(grep -v '^Date: ' "$dir/headers") >"$dir/headers.diff"; then
             why="headers differ from the bare run's: $(head -n 4 "$dir/headers.diff" | paste -sd' ')"
         fi
     fi
     if [[ -z $why ]]; then
-        pass "nginx $action: $c (${#WANT[@]} transfers)"
+        pass "$tag: $c (${#WANT[@]} transfers)"
     else
-        fail "nginx $action: $c" "$why"
+        fail "$tag: $c" "$why"
     fi
 }
 
+# run_case TAG BAREDIR CASE DIR
 run_case() {
-    local action=$1 c=$2 dir=$3/$2 k
+    local tag=$1 bare=$2 c=$3 dir=$4/$3 k
     mkdir -p "$dir"
     setup_case "$c" "$dir"
     ((SEG)) || ARGS=("${SEGMENT[@]}" "${ARGS[@]}" -w "$WFMT")
@@ -302,39 +318,45 @@ run_case() {
     if ((SEG)); then
         for k in "${!WANT[@]}"; do cat "$dir/$k.hdr"; done >"$dir/headers" 2>/dev/null
     fi
-    check_case "$action" "$c" "$dir"
+    check_case "$tag" "$bare" "$c" "$dir"
 }
 
+# run_pipeline TAG [--slow]: pipeline.py's verdict.
 run_pipeline() {
-    local action=$1 dir=$2 out
-    if out=$(timeout -k 5 120 python3 "$HERE/pipeline.py" "$NGINX_PORT" "$TMP/www" \
+    local tag=$1 slow=${2:-} what out
+    what="pipelined GET+HEAD of every file on one connection${slow:+, slow reader}"
+    if out=$(timeout -k 5 120 python3 "$HERE/pipeline.py" $slow "$NGINX_PORT" "$TMP/www" \
         "${FILES[@]}" 2>&1); then
-        pass "nginx $action: pipelined GET+HEAD of every file on one connection ($out)"
+        pass "$tag: $what ($out)"
     else
-        fail "nginx $action: pipelined GET+HEAD of every file on one connection" "$out"
+        fail "$tag: $what" "$out"
     fi
 }
 
-nginx_action() {
-    local action=$1 dir=$TMP/nginx-$1 c rc
-    if ! start_nginx "$action" "$dir"; then
-        fail "nginx $action: start" "no listener on 127.0.0.1" "$dir/nginx.err"
+# nginx_run ACTION VARIANT: one nginx, every case.
+nginx_run() {
+    local action=$1 variant=$2 dir=$TMP/nginx-$1-$2 bare=$TMP/nginx-bare-$2 c rc
+    local tag="nginx $action ($variant)"
+    [[ $action != bare ]] || bare=""
+    if ! start_nginx "$action" "$variant" "$dir"; then
+        fail "$tag: start" "no listener on 127.0.0.1" "$dir/nginx.err"
         return
     fi
-    for c in "${NGINX_CASES[@]}"; do run_case "$action" "$c" "$dir"; done
-    run_pipeline "$action" "$dir"
+    for c in "${NGINX_CASES[@]}"; do run_case "$tag" "$bare" "$c" "$dir"; done
+    run_pipeline "$tag"
+    run_pipeline "$tag" --slow
     if ! kill -0 "$NGINX_PID" 2>/dev/null; then
-        fail "nginx $action: still running after the requests" "" "$dir/nginx.err"
+        fail "$tag: still running after the requests" "" "$dir/nginx.err"
     fi
     stop_nginx
     rc=$?
-    lib_messages "nginx $action"
+    lib_messages "$tag"
     # TERM is nginx's fast shutdown: it exits 0
     grep -Eh '\[(alert|crit|emerg)\]' "$dir/error.log" "$dir/nginx.err" >"$dir/alerts"
     if ((rc != 0)) || [[ -s $dir/alerts ]]; then
-        fail "nginx $action: clean exit" "exit status $rc" "$dir/alerts"
+        fail "$tag: clean exit" "exit status $rc" "$dir/alerts"
     else
-        pass "nginx $action: clean exit, no alert in its error log"
+        pass "$tag: clean exit, no alert in its error log"
     fi
 }
 
@@ -352,14 +374,18 @@ lib_messages() {
 }
 
 part_nginx() {
-    local action
+    local action variant
     NGINX=$(command -v nginx || echo /usr/sbin/nginx)
     if [[ ! -x $NGINX ]] || ! command -v curl >/dev/null; then
         fail "nginx" "nginx or curl not installed: run tests/install-deps.sh"
         return
     fi
     make_files "$TMP/www"
-    for action in bare pass audit nodelay coalesce; do nginx_action "$action"; done
+    for action in bare pass audit nodelay coalesce; do nginx_run "$action" sendfile; done
+    for variant in nopush aio nosendfile; do
+        nginx_run bare "$variant"
+        nginx_run coalesce "$variant"
+    done
 }
 
 # ---- CPython's regression tests ------------------------------------------
