@@ -325,7 +325,7 @@ run_case() {
 run_pipeline() {
     local tag=$1 slow=${2:-} what out
     what="pipelined GET+HEAD of every file on one connection${slow:+, slow reader}"
-    if out=$(timeout -k 5 120 python3 "$HERE/pipeline.py" $slow "$NGINX_PORT" "$TMP/www" \
+    if out=$(timeout -k 5 120 python3 "$HERE/pipeline.py" ${slow:+"$slow"} "$NGINX_PORT" "$TMP/www" \
         "${FILES[@]}" 2>&1); then
         pass "$tag: $what ($out)"
     else
@@ -446,6 +446,11 @@ cpython_set() {
         regrtest "$set-bare" bare "$@"
         echo "cpython bare: $*: $(summary "$set-bare")"
     }
+    if ! grep -q '^Total tests: ' "$TMP/$set-bare.log"; then
+        fail "cpython bare: $*" "regrtest ended without its summary (status $(cat "$TMP/$set-bare.rc")): nothing to compare with" \
+            "$TMP/$set-bare.log"
+        return
+    fi
     lib=$set-$action
     regrtest "$lib" "$action" "$@"
     echo "cpython $action: $*: $(summary "$lib")"
