@@ -176,4 +176,6 @@ test-vm: all $(B)/tests/vm/vminit $(B)/tests/stress/stress_highfd $(B)/tests/che
 	tests/vm/run.sh
 
 .PHONY: test-vm
+
+include tests/inventory/inventory.mk
 include tests/external/external.mk

@@ -177,8 +177,7 @@ static void start_over(struct nf_conn *c, unsigned gen)
 
 	co->len = 0;
 	atomic_store(&co->deadline, 0);
-	if (co->pidx >= 0)
-		pending_del(c);
+	pending_del(c);
 	co->err = 0;
 	co->broken = 0;
 	co->proven = 0;
@@ -426,7 +425,7 @@ static void rearm(struct nf_conn *c)
 	unsigned long long now = nf_timer_now_ns();
 
 	atomic_store(&co->deadline, now);
-	if (co->pidx >= 0 || pending_add(c) == 0)
+	if (pending_add(c) == 0) /* already there: a no-op (pidx is plock's) */
 		nf_timer_arm(now);
 }
 
@@ -460,8 +459,8 @@ static int put_back(struct nf_conn *c, struct taken *t, int failed)
 	}
 	if (co->len > 0) /* put back, or appended meanwhile (perhaps for a new socket) */
 		rearm(c);
-	else if (co->pidx >= 0)
-		pending_del(c);
+	else
+		pending_del(c); /* pidx is plock's: looked at there */
 	if (!co->spare) {
 		co->spare = t->bytes;
 		co->spare_alloc = t->alloc;

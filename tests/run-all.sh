@@ -41,6 +41,7 @@ run_suite() {
 }
 
 run_suite exports make -s test-exports
+run_suite inventory make -s test-inventory
 run_suite unit make -s test-unit
 run_suite integration make -s test-integration
 run_suite legacy tests/legacy/run.sh nodelay coalesce
