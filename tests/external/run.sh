@@ -362,15 +362,22 @@ nginx_run() {
 
 # lib_messages WHAT: prints, as notes, the library's messages (not audit
 # records) that the runs so far left in $TMP/naglefix-*.log, then removes
-# the logs.
+# the logs. A message that bytes the program was told were written were
+# dropped ("buffered bytes dropped") fails WHAT: bare, the kernel would have
+# delivered them (its close() never waits, and never drops what it queued).
 lib_messages() {
     local n
-    n=$(cat "$TMP"/naglefix-*.log 2>/dev/null | grep -vc '^{"event"')
-    if ((n > 0)); then
-        echo "note: $1: $n messages from the library, the first:"
-        cat "$TMP"/naglefix-*.log | grep -v '^{"event"' | head -n 3 | sed 's/^/    /'
-    fi
+    cat "$TMP"/naglefix-*.log 2>/dev/null | grep -v '^{"event"' >"$TMP/messages"
     rm -f "$TMP"/naglefix-*.log
+    n=$(grep -c . "$TMP/messages")
+    ((n > 0)) || return 0
+    echo "note: $1: $n messages from the library, the first:"
+    head -n 3 "$TMP/messages" | sed 's/^/    /'
+    if grep -q 'bytes dropped' "$TMP/messages"; then
+        grep 'bytes dropped' "$TMP/messages" >"$TMP/dropped"
+        fail "$1: no byte reported written is dropped" \
+            "$(grep -c . "$TMP/dropped") drop messages from the library" "$TMP/dropped"
+    fi
 }
 
 part_nginx() {
@@ -460,6 +467,7 @@ cpython_set() {
     if [[ -s $TMP/$lib.new ]]; then
         regrtest "$lib-rerun" "$action" --matchfile "$TMP/$lib.new" "$@"
         echo "cpython $action rerun of $(wc -l <"$TMP/$lib.new") new failures: $(summary "$lib-rerun")"
+        lib_messages "cpython $action (rerun)"
         rerun=("$TMP/$lib-rerun.xml")
     fi
     while IFS=$'\t' read -r kind mod why; do
