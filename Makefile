@@ -12,12 +12,13 @@ PREFIX   ?= /usr/local
 CORE_OBJS := $(B)/obj/policy.o $(B)/obj/config.o $(B)/obj/conn.o
 LIB_OBJS  := $(CORE_OBJS) \
 	$(B)/obj/real.o $(B)/obj/init.o $(B)/obj/log.o $(B)/obj/track.o \
-	$(B)/obj/coalesce.o $(B)/obj/copyin.o $(B)/obj/timer.o \
+	$(B)/obj/coalesce.o $(B)/obj/copyin.o $(B)/obj/timer.o $(B)/obj/auto.o $(B)/obj/quickack.o \
 	$(B)/obj/audit.o $(B)/obj/audit_log.o \
 	$(B)/obj/interpose/connect.o $(B)/obj/interpose/sockopt.o \
 	$(B)/obj/interpose/write.o $(B)/obj/interpose/read.o \
 	$(B)/obj/interpose/fd.o $(B)/obj/interpose/wait.o \
-	$(B)/obj/interpose/process.o
+	$(B)/obj/interpose/process.o $(B)/obj/interpose/stdio.o \
+	$(B)/obj/interpose/aio.o
 CLI_OBJS  := $(B)/obj/cli/naglefix.o $(B)/obj/cli/audit.o $(B)/obj/cli/report.o
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -28,6 +29,8 @@ CTESTS    := $(patsubst tests/coalesce/%.c,$(B)/tests/coalesce/%,$(CTEST_SRCS))
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
 all: $(B)/libnaglefix.so $(B)/naglefix
+
+include tests/difftest/difftest.mk
 
 $(B)/obj/%.o: src/%.c $(wildcard include/*.h src/*.h src/cli/*.h)
 	@mkdir -p $(dir $@)
@@ -67,6 +70,13 @@ $(B)/tests/coalesce/%: tests/coalesce/%.c $(wildcard tests/coalesce/*.h)
 
 test-coalesce: all $(CTESTS)
 	tests/coalesce/run.sh
+
+$(B)/tests/auto/%: tests/auto/%.c tests/coalesce/cotest.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread -lm
+
+test-auto: all $(B)/tests/auto/test_auto $(B)/tests/coalesce/test_integrity
+	tests/auto/run.sh
 
 test-exports: $(B)/libnaglefix.so
 	tests/check-exports.sh $(B)/libnaglefix.so src/naglefix.map
@@ -113,7 +123,7 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: install uninstall bench all test test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean
+.PHONY: install uninstall bench all test test-auto test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean
 
 # ---- sanitizers, leak check and fuzzing (tests/sanitize, tests/fuzz) -------
 # Each builds its own variants (build/asan, build/tsan, build/valgrind,

@@ -36,6 +36,12 @@ struct nf_conn {
 	int side;                /* enum nf_side, once decided */
 	struct nf_opts opts;     /* valid once action is decided */
 	_Atomic int prog_nodelay;/* what the program itself asked for */
+	_Atomic int stdio;       /* a FILE may write it (fdopen): never buffered */
+	_Atomic int prog_cork;   /* auto: the program's own TCP_CORK */
+	_Atomic int auto_listed; /* auto: on the list of sockets to check */
+	_Atomic unsigned long long auto_since; /* auto: first send since the
+				    last check (ns), or 0 */
+	int auto_next;           /* auto: the next listed fd, or -1 */
 	_Atomic unsigned gen;    /* bumped when the fd stops being this socket */
 	pthread_mutex_t lock;    /* guards co (audit state has its own lock) */
 	struct nf_coalesce *co;  /* coalesce buffer, lazily allocated */

@@ -17,7 +17,12 @@ enum nf_action {
 	NF_ACT_NODELAY,
 	NF_ACT_COALESCE,
 	NF_ACT_AUDIT,
+	NF_ACT_AUTO,     /* push what Nagle holds when the program waits */
+	NF_ACT_QUICKACK, /* TCP_QUICKACK around reads: release the peer's Nagle */
 };
+
+/* The action names, for messages that list them. */
+#define NF_ACTION_LIST "pass, nodelay, coalesce, audit, auto or quickack"
 
 /* Which end of a connection a rule is about. */
 enum nf_side {
@@ -31,13 +36,15 @@ enum nf_side {
 #define NF_FLUSH_DEFAULT_US 500u            /* coalesce flush=, microseconds */
 #define NF_FLUSH_MIN_US     10u
 #define NF_FLUSH_MAX_US     1000000u
+#define NF_AUTO_FLUSH_DEFAULT_US 1000u      /* auto flush=: the timer's push */
 
 /* What to do with one socket: the action and its options. */
 struct nf_opts {
 	enum nf_action action;
 	uint32_t buffer;    /* coalesce: bound of the per-connection buffer */
-	uint32_t flush_us;  /* coalesce: longest any byte may wait */
-	int audit;          /* nodelay/coalesce: also log what the fix prevented */
+	uint32_t flush_us;  /* coalesce: longest any byte may wait; auto: the
+			       longest Nagle may hold a write no wait follows */
+	int audit;          /* nodelay/coalesce/auto: also log what the fix prevented */
 };
 
 /* An address prefix and a port range; family 0 means any address. */
@@ -67,7 +74,8 @@ struct nf_policy {
 struct nf_opts nf_policy_opts_default(enum nf_action action);
 
 /*
- * Parses an action name ("pass", "nodelay", "coalesce", "audit").
+ * Parses an action name ("pass", "nodelay", "coalesce", "audit", "auto",
+ * "quickack").
  * Returns 0 and sets *out, or -EINVAL.
  */
 int nf_policy_parse_action(const char *name, enum nf_action *out);

@@ -7,15 +7,41 @@
 #ifndef NF_REAL_H
 #define NF_REAL_H
 
+#include <aio.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+
+/* The type of __assert_fail's line: unsigned in glibc, int in musl. */
+#ifdef __GLIBC__
+#define NF_ASSERT_LINE unsigned
+#else
+#define NF_ASSERT_LINE int
+#endif
+
+#ifndef __GLIBC__
+/* musl's headers make these names macros for the plain ones (its library
+ * keeps the symbols for old binaries): here they are names of their own. */
+#undef sendfile64
+#undef freopen64
+#undef aio_write64
+#undef lio_listio64
+#endif
+
+/* lio_listio's list: musl restrict-qualifies the pointers in it. */
+#ifdef __GLIBC__
+typedef struct aiocb *const *nf_lio_list;
+#else
+typedef struct aiocb *restrict const *nf_lio_list;
+#endif
 
 /* The flags of recvmmsg and sendmmsg: int in glibc, unsigned int in musl. */
 #ifdef __GLIBC__
@@ -39,6 +65,8 @@ struct nf_real {
 	ssize_t (*recvmsg)(int, struct msghdr *, int);
 	int (*close)(int);
 	int (*close_range)(unsigned, unsigned, int);
+	void (*closefrom)(int);
+	int (*posix_close)(int, int);
 	int (*dup)(int);
 	int (*dup2)(int, int);
 	int (*dup3)(int, int, int);
@@ -65,21 +93,46 @@ struct nf_real {
 	int (*__ppoll_chk)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *,
 			   size_t);
 	ssize_t (*sendfile)(int, int, off_t *, size_t);
+	ssize_t (*sendfile64)(int, int, off64_t *, size_t);
+	ssize_t (*pwritev2)(int, const struct iovec *, int, off_t, int);
+	ssize_t (*pwritev64v2)(int, const struct iovec *, int, off64_t, int);
+	int (*aio_write)(struct aiocb *);
+	int (*aio_write64)(struct aiocb64 *);
+	int (*lio_listio)(int, nf_lio_list, int, struct sigevent *);
+	int (*lio_listio64)(int, struct aiocb64 *const[], int, struct sigevent *);
 	ssize_t (*splice)(int, loff_t *, int, loff_t *, size_t, unsigned);
 	int (*execve)(const char *, char *const[], char *const[]);
 	int (*execv)(const char *, char *const[]);
 	int (*execvp)(const char *, char *const[]);
 	int (*execvpe)(const char *, char *const[], char *const[]);
 	int (*fexecve)(int, char *const[], char *const[]);
+	int (*execveat)(int, const char *, char *const[], char *const[], int);
+	pid_t (*_Fork)(void);
 	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
 			   const posix_spawnattr_t *, char *const[], char *const[]);
 	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
 			    const posix_spawnattr_t *, char *const[], char *const[]);
 	int (*system)(const char *);
 	FILE *(*popen)(const char *, const char *);
+	FILE *(*_IO_popen)(const char *, const char *);
+	FILE *(*fdopen)(int, const char *);
+	FILE *(*_IO_fdopen)(int, const char *);
+	int (*fclose)(FILE *);
+	int (*_IO_fclose)(FILE *);
+	FILE *(*freopen)(const char *, const char *, FILE *);
+	FILE *(*freopen64)(const char *, const char *, FILE *);
+	int (*vdprintf)(int, const char *, va_list);
+	int (*__vdprintf_chk)(int, int, const char *, va_list);
 	void (*exit)(int) __attribute__((noreturn));
 	void (*_exit)(int) __attribute__((noreturn));
 	void (*_Exit)(int) __attribute__((noreturn));
+	void (*quick_exit)(int) __attribute__((noreturn));
+	void (*pthread_exit)(void *) __attribute__((noreturn));
+	void (*thrd_exit)(int) __attribute__((noreturn));
+	void (*abort)(void) __attribute__((noreturn));
+	void (*__assert_fail)(const char *, const char *, NF_ASSERT_LINE, const char *)
+		__attribute__((noreturn));
+	int (*daemon)(int, int);
 };
 
 extern struct nf_real nf_real;
@@ -87,9 +140,13 @@ extern struct nf_real nf_real;
 /*
  * Resolves every entry with dlsym(RTLD_NEXT). Aborts with a message if a
  * required symbol is missing or resolves back to this library; optional
- * ones (close_range, fcntl64, the fortified __*_chk: not in musl) are left
- * NULL. Called once, from nf_init().
+ * ones (close_range, closefrom, fcntl64, pwritev2, execveat, the _IO_
+ * names, the fortified __*_chk: not in musl; posix_close: not in glibc
+ * 2.36) are left NULL. Called once, from nf_init().
  */
 void nf_real_init(void);
+
+/* libc's abort, also before the table is ready (our abort is a hook). */
+void nf_real_abort(void) __attribute__((noreturn));
 
 #endif

@@ -13,6 +13,11 @@ unsigned long long nf_timer_now_ns(void);
  * the deadline is earlier than the one it sleeps towards. */
 void nf_timer_arm(unsigned long long deadline_ns);
 
+/* main has called pthread_exit: the process ends with its last thread,
+ * so from now on the timer thread ends whenever nothing is due (the next
+ * nf_timer_arm starts it again). */
+void nf_timer_let_go(void);
+
 /* In a forked child: the thread did not survive the fork. */
 void nf_timer_atfork_child(void);
 

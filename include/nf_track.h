@@ -30,6 +30,14 @@ struct nf_conn *nf_track_lookup(int fd);
 struct nf_conn *nf_track_decided(int fd);
 
 /*
+ * A FILE was opened on fd (fdopen): from now on its rule is never
+ * coalesce (a rule decided now becomes nodelay). Returns its entry as
+ * nf_track_decided does; a socket already buffering is the caller's to
+ * retire.
+ */
+struct nf_conn *nf_track_stdio(int fd);
+
+/*
  * fd is about to connect to sa: decide its action from the connect rules
  * and apply it before the SYN leaves. Returns 1 if it decided now (so a
  * failed connect can be undone with nf_track_connect_done), else 0.

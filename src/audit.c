@@ -68,7 +68,7 @@ static int audit_kind(struct nf_conn *c)
 
 	if (a == NF_ACT_AUDIT)
 		return 1;
-	if ((a == NF_ACT_NODELAY || a == NF_ACT_COALESCE) && c->opts.audit)
+	if ((a == NF_ACT_NODELAY || a == NF_ACT_COALESCE || a == NF_ACT_AUTO) && c->opts.audit)
 		return 2;
 	return 0;
 }

@@ -52,6 +52,8 @@ struct nf_coalesce {
 	int inflight;    /* a thread is sending bytes taken out of buf */
 	size_t inflight_held; /* of those, held bytes not yet in the kernel */
 	int proven;      /* the socket was seen connected (this generation) */
+	int full;        /* the kernel refused or cut the last send: nothing is
+			    held until it takes one whole (send_through) */
 	pthread_cond_t done; /* signalled when inflight ends */
 	int fd;
 	int pidx;        /* index in pending[], or -1 */
@@ -181,6 +183,7 @@ static void start_over(struct nf_conn *c, unsigned gen)
 	co->err = 0;
 	co->broken = 0;
 	co->proven = 0;
+	co->full = 0;
 	co->gen = gen;
 }
 
@@ -601,23 +604,30 @@ static ssize_t take_in(struct nf_conn *c, int fd, const struct iovec *iov, int i
 	return pass_after_held(c, fd, flags);
 }
 
-/* A write that does not fit: out with the buffer, in one call. */
-static ssize_t send_overflow(struct nf_conn *c, int fd, const struct iovec *iov,
-			     int iovcnt, size_t n, int flags)
+/*
+ * A write the buffer does not take now (too large for what is left, or
+ * the kernel refused the last send): what is held and these bytes go in
+ * one call, and the program gets the kernel's answer for its own bytes. A
+ * socket the kernel left full (EAGAIN, or part of a send taken) holds
+ * nothing more until the kernel takes a send whole: its writes get the
+ * kernel's EAGAIN, and a close never finds bytes it cannot hand over.
+ */
+static ssize_t send_through(struct nf_conn *c, int fd, const struct iovec *iov,
+			    int iovcnt, size_t n, int flags)
 {
 	ssize_t r;
 
 	if (wait_inflight(c, fd, flags) < 0)
 		return -1;
-	if (fits(c->co, n)) /* another thread made room while we waited */
+	if (!c->co->full && fits(c->co, n)) /* another thread made room while we waited */
 		return take_in(c, fd, iov, iovcnt, n, flags);
 	r = send_unlocked(c, fd, iov, iovcnt, n, flags);
-	if (r != 0)
-		return r;
-	if (fits(c->co, n)) /* the kernel took our bytes: room for these */
-		return take_in(c, fd, iov, iovcnt, n, flags);
-	errno = EAGAIN; /* a non-blocking socket that is full */
-	return -1;
+	c->co->full = r >= 0 ? (size_t)r < n : transient(errno);
+	if (r == 0) { /* none of the program's bytes taken: the socket is full */
+		errno = EAGAIN;
+		return -1;
+	}
+	return r;
 }
 
 /* Set by nf_coalesce_end: the process is ending, nothing is buffered. */
@@ -667,10 +677,10 @@ static ssize_t coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 		r = -1;
 	} else if (!holds(co, fd)) {
 		r = pass_after_held(c, fd, flags);
-	} else if (fits(co, (size_t)n)) {
+	} else if (!co->full && fits(co, (size_t)n)) {
 		r = take_in(c, fd, iov, iovcnt, (size_t)n, flags);
 	} else {
-		r = send_overflow(c, fd, iov, iovcnt, (size_t)n, flags);
+		r = send_through(c, fd, iov, iovcnt, (size_t)n, flags);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return r;
@@ -778,10 +788,12 @@ ssize_t nf_coalesce_send(struct nf_conn *c, int fd, const struct iovec *prog_iov
 	struct iovec iov[IOV_STACK];
 	ssize_t n, r;
 
-	if (iovcnt > IOV_STACK && iovcnt <= IOV_MAX) /* too many pieces to hold */
-		return nf_coalesce_before_send(c, fd, flags) < 0 ? -1 : NF_CO_PASS;
+	if (iovcnt < 0 || iovcnt > IOV_MAX) /* the kernel's EINVAL: nothing sent */
+		return NF_CO_PASS;
 	n = iovcnt > IOV_STACK ? -1 : read_iov(iov, prog_iov, iovcnt);
-	if (n <= 0) /* nothing to reorder: the kernel's own answer (0, EINVAL, EFAULT) */
+	if (n < 0) /* too many pieces to hold, or an array the kernel alone reads */
+		return nf_coalesce_before_send(c, fd, flags) < 0 ? -1 : NF_CO_PASS;
+	if (n == 0) /* nothing to reorder: the kernel's own answer (0, or EPIPE) */
 		return NF_CO_PASS;
 	if (!nf_guard_enter()) /* re-entered from a signal handler */
 		return handler_send(c, fd, iov, iovcnt, n);
@@ -847,10 +859,15 @@ int nf_coalesce_before_send(struct nf_conn *c, int fd, int flags)
 /* Sends without blocking; a hard error is kept for the next send. */
 static void flush_locked(struct nf_conn *c, int fd)
 {
+	ssize_t n;
+
 	if (!c->co || !c->co->len || c->co->inflight || stale(c))
 		return;
-	if (send_buffer(c, fd, BACKGROUND) < 0 && !transient(errno))
+	n = send_buffer(c, fd, BACKGROUND);
+	if (n < 0 && !transient(errno))
 		fail_buffer(c, errno);
+	else if (c->co->len) /* the kernel took part, or nothing: it is full */
+		c->co->full = 1;
 }
 
 void nf_coalesce_flush(struct nf_conn *c, int fd)

@@ -164,7 +164,7 @@ int nf_config_load(struct nf_policy *p, const char *conf_path,
 	if (mode) {
 		if (nf_policy_parse_action(mode, &a) < 0) {
 			snprintf(err, errlen,
-				 "NAGLEFIX_MODE: unknown action '%s' (expected pass, nodelay, coalesce or audit)",
+				 "NAGLEFIX_MODE: unknown action '%s' (expected " NF_ACTION_LIST ")",
 				 mode);
 			pass_everything(p);
 			return -EINVAL;

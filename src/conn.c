@@ -191,6 +191,8 @@ void nf_conn_reset(int fd, enum nf_kind kind)
 	atomic_fetch_add(&c->gen, 1);
 	atomic_store(&c->action, NF_ACT_UNDECIDED);
 	atomic_store(&c->prog_nodelay, 0);
+	atomic_store(&c->stdio, 0);
+	atomic_store(&c->prog_cork, 0); /* auto_listed stays: see auto.c */
 	atomic_store_explicit(&c->kind, (int)kind, memory_order_release);
 }
 
@@ -218,6 +220,8 @@ void nf_conn_forget(int fd)
 	atomic_fetch_add(&c->gen, 1);
 	atomic_store(&c->action, NF_ACT_UNDECIDED);
 	atomic_store(&c->prog_nodelay, 0);
+	atomic_store(&c->stdio, 0);
+	atomic_store(&c->prog_cork, 0); /* auto_listed stays: see auto.c */
 	atomic_store_explicit(&c->kind, NF_KIND_FRESH, memory_order_release);
 }
 
@@ -260,6 +264,8 @@ void nf_conn_copy(int oldfd, int newfd)
 	to->side = from->side;
 	to->opts = from->opts;
 	atomic_store(&to->prog_nodelay, atomic_load(&from->prog_nodelay));
+	atomic_store(&to->stdio, atomic_load(&from->stdio));
+	atomic_store(&to->prog_cork, atomic_load(&from->prog_cork));
 	atomic_store(&to->action, atomic_load(&from->action));
 	atomic_store_explicit(&to->kind, (int)kind, memory_order_release);
 }

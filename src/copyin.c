@@ -53,22 +53,25 @@ static void remember(uintptr_t lo, uintptr_t hi)
 	__atomic_store_n(&k->hi, (hi + PAGE_MASK) & ~PAGE_MASK, __ATOMIC_RELAXED);
 }
 
-/* Copies len bytes at src through the kernel: 0, or -1 if any is unreadable.
- * getpid() every time: a forked child must read its own memory. */
+/*
+ * Copies len bytes at src through the kernel: 0, or -1 if some byte is
+ * unreadable. Asked of the calling thread's own id: the process id names
+ * main, whose memory is gone once main has left (pthread_exit) while this
+ * thread runs on; and a forked child must read its own memory.
+ */
 static int kernel_copy(char *dst, const char *src, size_t len)
 {
 	struct iovec local = { .iov_base = dst, .iov_len = len };
 	struct iovec remote = { .iov_base = (void *)src, .iov_len = len };
-	long n = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, &remote, 1L, 0L);
+	long n = syscall(SYS_process_vm_readv, syscall(SYS_gettid), &local, 1L, &remote, 1L, 0L);
 
 	if (n == (long)len)
 		return 0;
-	if (n < 0 && (errno == ENOSYS || errno == EPERM)) { /* refused, not a bad address */
-		atomic_store(&kernel_checks, 0);
-		memcpy(dst, src, len);
-		return 0;
-	}
-	return -1;
+	if (n >= 0 || errno == EFAULT) /* a byte it could not read */
+		return -1;
+	atomic_store(&kernel_checks, 0); /* refused (seccomp, ptrace rules): not a bad address */
+	memcpy(dst, src, len);
+	return 0;
 }
 
 static int copy_one(char *dst, const char *src, size_t len)

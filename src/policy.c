@@ -1,7 +1,8 @@
 /*
  * policy.c - config parsing and rule matching.
  *
- * Grammar, one rule a line, '#' starts a comment:
+ * Grammar, one rule a line, '#' starts a comment (ACTION: pass, nodelay,
+ * coalesce, audit, auto, quickack):
  *   default ACTION [KEY=VALUE...]
  *   [connect] ENDPOINT ACTION [KEY=VALUE...]
  *   accept ENDPOINT ACTION [KEY=VALUE...]
@@ -26,7 +27,10 @@ static const char *const action_names[] = {
 	[NF_ACT_NODELAY] = "nodelay",
 	[NF_ACT_COALESCE] = "coalesce",
 	[NF_ACT_AUDIT] = "audit",
+	[NF_ACT_AUTO] = "auto",
+	[NF_ACT_QUICKACK] = "quickack",
 };
+
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -48,7 +52,8 @@ struct nf_opts nf_policy_opts_default(enum nf_action action)
 	struct nf_opts o = {
 		.action = action,
 		.buffer = NF_BUFFER_DEFAULT,
-		.flush_us = NF_FLUSH_DEFAULT_US,
+		.flush_us = action == NF_ACT_AUTO ? NF_AUTO_FLUSH_DEFAULT_US
+						  : NF_FLUSH_DEFAULT_US,
 		.audit = 0,
 	};
 	return o;
@@ -154,8 +159,8 @@ static int parse_option(const char *tok, struct nf_opts *o, unsigned *seen,
 		return 0;
 	}
 	if (klen == 5 && strncmp(tok, "flush", 5) == 0) {
-		if (o->action != NF_ACT_COALESCE)
-			return fail(err, errlen, "option 'flush' applies only to coalesce");
+		if (o->action != NF_ACT_COALESCE && o->action != NF_ACT_AUTO)
+			return fail(err, errlen, "option 'flush' applies only to coalesce and auto");
 		if (*seen & 2)
 			return fail(err, errlen, "option 'flush' given twice");
 		*seen |= 2;
@@ -164,8 +169,9 @@ static int parse_option(const char *tok, struct nf_opts *o, unsigned *seen,
 		return 0;
 	}
 	if (klen == 5 && strncmp(tok, "audit", 5) == 0) {
-		if (o->action != NF_ACT_NODELAY && o->action != NF_ACT_COALESCE)
-			return fail(err, errlen, "option 'audit' applies only to nodelay and coalesce");
+		if (o->action != NF_ACT_NODELAY && o->action != NF_ACT_COALESCE &&
+		    o->action != NF_ACT_AUTO)
+			return fail(err, errlen, "option 'audit' applies only to nodelay, coalesce and auto");
 		if (*seen & 4)
 			return fail(err, errlen, "option 'audit' given twice");
 		*seen |= 4;
@@ -185,9 +191,9 @@ static int parse_action_opts(char **tok, int n, struct nf_opts *o,
 	unsigned seen = 0;
 
 	if (n < 1)
-		return fail(err, errlen, "missing action (pass, nodelay, coalesce or audit)");
+		return fail(err, errlen, "missing action (" NF_ACTION_LIST ")");
 	if (nf_policy_parse_action(tok[0], &a) < 0)
-		return fail(err, errlen, "unknown action '%s' (expected pass, nodelay, coalesce or audit)", tok[0]);
+		return fail(err, errlen, "unknown action '%s' (expected " NF_ACTION_LIST ")", tok[0]);
 	*o = nf_policy_opts_default(a);
 	for (int i = 1; i < n; i++)
 		if (parse_option(tok[i], o, &seen, err, errlen) < 0)

@@ -6,22 +6,31 @@
  * condition variable (a futex: no file descriptor a daemon could close)
  * until the earliest deadline, and blocks every signal, so a SIGPIPE or a
  * program's handler never runs on it.
+ *
+ * It must never be what keeps a process alive: once main has left with
+ * pthread_exit (nf_timer_let_go), it ends whenever nothing is due and is
+ * started again by the next buffered write.
  */
 #include "nf_timer.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
+#include "nf_auto.h"
 #include "nf_coalesce.h"
 #include "nf_log.h"
 
 static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t tcond;
-static int started; /* 0 not yet, 1 running, -1 could not start */
+static int started; /* 0 not running, 1 running, -1 could not start */
 static unsigned long long wake_at; /* 0: nothing to do */
+static int let_go; /* main has left: end whenever nothing is due */
 
 unsigned long long nf_timer_now_ns(void)
 {
@@ -38,7 +47,32 @@ static struct timespec to_timespec(unsigned long long ns)
 	return ts;
 }
 
-/* Sleeps until wake_at passes, then flushes what is due. */
+/* How often an idle timer looks whether it is the process's last thread. */
+#define IDLE_CHECK_NS 1000000000ull
+
+/*
+ * Is this the process's last live thread? main (the thread group leader)
+ * has ended when its exe link is gone (its memory is released; the task
+ * stays, a zombie, until the group ends), and /proc/self/task counts 2 +
+ * its tasks, the zombie included: 4 is main's and ours. Catches a main
+ * that ended where no hook saw it (pthread_cancel); opens no descriptor
+ * (a thread of the program may be closing them all). Without /proc: no.
+ */
+static int last_thread_left(void)
+{
+	char path[64], target[8];
+	struct stat st;
+	int saved = errno, last;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/exe", (int)getpid());
+	last = stat("/proc/self/task", &st) == 0 && st.st_nlink <= 4 &&
+	       readlink(path, target, sizeof(target)) < 0 && errno == ENOENT;
+	errno = saved;
+	return last;
+}
+
+/* Sleeps until wake_at passes, then flushes what is due; idle, ends when
+ * main has left (nf_timer_let_go) or every other thread has ended. */
 static void *timer_main(void *arg)
 {
 	(void)arg;
@@ -47,8 +81,14 @@ static void *timer_main(void *arg)
 	for (;;) {
 		unsigned long long now = nf_timer_now_ns(), next;
 
+		if (wake_at == 0 && let_go)
+			break;
 		if (wake_at == 0) {
-			pthread_cond_wait(&tcond, &tlock);
+			struct timespec ts = to_timespec(now + IDLE_CHECK_NS);
+
+			if (pthread_cond_timedwait(&tcond, &tlock, &ts) == ETIMEDOUT &&
+			    wake_at == 0 && last_thread_left())
+				break;
 			continue;
 		}
 		if (now < wake_at) {
@@ -60,10 +100,13 @@ static void *timer_main(void *arg)
 		wake_at = 0;
 		pthread_mutex_unlock(&tlock);
 		next = nf_coalesce_flush_due(now);
+		next = nf_auto_flush_due(now, next);
 		pthread_mutex_lock(&tlock);
 		if (next && (wake_at == 0 || next < wake_at))
 			wake_at = next;
 	}
+	started = 0; /* the next nf_timer_arm starts a new thread */
+	pthread_mutex_unlock(&tlock);
 	return NULL;
 }
 
@@ -101,6 +144,18 @@ void nf_timer_arm(unsigned long long deadline_ns)
 		wake_at = deadline_ns;
 		pthread_cond_signal(&tcond);
 	}
+	pthread_mutex_unlock(&tlock);
+	errno = saved;
+}
+
+void nf_timer_let_go(void)
+{
+	int saved = errno;
+
+	pthread_mutex_lock(&tlock);
+	let_go = 1;
+	if (started == 1)
+		pthread_cond_signal(&tcond);
 	pthread_mutex_unlock(&tlock);
 	errno = saved;
 }

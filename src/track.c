@@ -7,8 +7,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "nf_auto.h"
 #include "nf_init.h"
+#include "nf_quickack.h"
 #include "nf_real.h"
 
 static int is_tcp(int domain, int type, int protocol)
@@ -62,15 +65,32 @@ static void set_nodelay(int fd, int on)
 	nf_real.setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
 }
 
-/* Records the rule for c and applies it. errno is the caller's to keep. */
+/*
+ * stdio writes through libc's internal write, which no hook sees: a socket
+ * it can write (descriptors 0-2, a socket with a FILE from fdopen) is
+ * never buffered, or its bytes would overtake held ones.
+ */
+static int stdio_may_write(int fd, struct nf_conn *c)
+{
+	return fd <= STDERR_FILENO || atomic_load(&c->stdio);
+}
+
+/* Records the rule for c and applies it (coalesce becomes nodelay where
+ * stdio may write). errno is the caller's to keep. */
 static void decide(int fd, struct nf_conn *c, enum nf_side side,
 		   const struct nf_opts *o)
 {
 	c->side = side;
 	c->opts = *o;
-	if (o->action == NF_ACT_NODELAY || o->action == NF_ACT_COALESCE)
+	if (o->action == NF_ACT_COALESCE && stdio_may_write(fd, c))
+		c->opts.action = NF_ACT_NODELAY;
+	if (c->opts.action == NF_ACT_NODELAY || c->opts.action == NF_ACT_COALESCE)
 		set_nodelay(fd, 1);
-	atomic_store_explicit(&c->action, (int)o->action, memory_order_release);
+	else if (c->opts.action == NF_ACT_AUTO)
+		nf_auto_adopt(c, fd);
+	else if (c->opts.action == NF_ACT_QUICKACK)
+		nf_quickack_adopt(c, fd);
+	atomic_store_explicit(&c->action, (int)c->opts.action, memory_order_release);
 }
 
 /* The local end of fd matched against accept rules; NULL if none matches. */
@@ -121,6 +141,16 @@ struct nf_conn *nf_track_decided(int fd)
 	decide_unseen(fd, c);
 	errno = saved;
 	return c;
+}
+
+struct nf_conn *nf_track_stdio(int fd)
+{
+	struct nf_conn *c = nf_track_lookup(fd);
+
+	if (!c)
+		return NULL;
+	atomic_store(&c->stdio, 1);
+	return nf_track_decided(fd);
 }
 
 int nf_track_connecting(int fd, const struct sockaddr *sa, socklen_t salen)
@@ -199,7 +229,8 @@ void nf_track_nodelay_set(int fd)
 	int saved = errno, val = 0;
 	socklen_t len = sizeof(val);
 
-	if (!c || getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &val, &len) < 0) {
+	if (!c || atomic_load(&c->action) == NF_ACT_AUTO || /* auto.c records it */
+	    getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &val, &len) < 0) {
 		errno = saved;
 		return;
 	}

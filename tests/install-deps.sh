@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing naglefix needs on a Debian machine:
 # the C toolchain, the Check framework, strace, and the runtimes of the
-# legacy harness (Java 17, Python 3, Node.js, Perl); for `make test-sanitize`
+# legacy harness (Java 17, Python 3, Node.js, Perl, and Debian's memccp with a
+# memcached); for `make test-sanitize`
 # valgrind (gcc's ASan/UBSan/TSan runtimes come with build-essential), for
 # `make fuzz` clang and its runtimes (libFuzzer), for `make test-musl`
 # musl-tools (musl-gcc), for `make test-vm` qemu (without its recommended
@@ -13,7 +14,8 @@
 # Debian's own python3, its `test` package. Needs root (or sudo).
 set -eu
 pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
-	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux cpio systemd nginx curl)
+	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux cpio systemd
+	libmemcached-tools memcached nginx curl)
 bare=(qemu-system-x86) # installed without recommends
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo

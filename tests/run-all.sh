@@ -44,8 +44,9 @@ run_suite exports make -s test-exports
 run_suite inventory make -s test-inventory
 run_suite unit make -s test-unit
 run_suite integration make -s test-integration
-run_suite legacy tests/legacy/run.sh nodelay coalesce
+run_suite legacy tests/legacy/run.sh nodelay coalesce auto quickack
 run_suite coalesce make -s test-coalesce
+run_suite auto make -s test-auto
 run_suite audit make -s test-audit
 run_suite install tests/install/run.sh
 run_suite stress make -s test-stress
@@ -53,6 +54,7 @@ run_suite security make -s test-security
 run_suite sanitize make -s test-sanitize
 run_suite fuzz make -s fuzz
 run_suite musl make -s test-musl
+run_suite difftest make -s difftest
 run_suite external make -s test-external
 run_suite vm make -s test-vm
 

@@ -35,7 +35,8 @@ static const char usage_text[] =
 	"stall of small split writes (Nagle's algorithm meeting delayed ACK).\n"
 	"\n"
 	"  -c, --config FILE  policy file (sets NAGLEFIX_CONF)\n"
-	"  -m, --mode ACTION  default action: pass, nodelay, coalesce or audit\n"
+	"  -m, --mode ACTION  default action: pass, nodelay, coalesce, audit,\n"
+	"                     auto or quickack\n"
 	"                     (sets NAGLEFIX_MODE, which overrides the file's default)\n"
 	"  -l, --log LOG      where messages go: a path (%p = pid), stderr or syslog\n"
 	"  -h, --help         this text\n"
@@ -193,7 +194,7 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			if (nf_policy_parse_action(optarg, &a) < 0) {
-				fprintf(stderr, "naglefix: unknown action '%s' (expected pass, nodelay, coalesce or audit)\n", optarg);
+				fprintf(stderr, "naglefix: unknown action '%s' (expected " NF_ACTION_LIST ")\n", optarg);
 				return EXIT_USAGE;
 			}
 			setenv("NAGLEFIX_MODE", optarg, 1);

@@ -32,6 +32,7 @@ struct group {
 	int accept;
 	char *addr; /* malloc'ed */
 	unsigned long findings, prevented;
+	unsigned long bulk; /* findings of a bulk writer (see is_bulk) */
 	double total;
 	double *stalls;
 	size_t nstalls, capstalls;
@@ -258,6 +259,34 @@ static void add_stalls(struct group *g, double ms, unsigned long count)
  * a larger count is not ours, and would only make the median costly. */
 #define REPEAT_MAX 1000000
 
+/*
+ * A bulk writer's finding: more than 16 writes before the read, or more
+ * bytes than coalesce's default buffer. There auto is the better fix:
+ * nodelay would send every piece as its own segment, and coalesce's
+ * buffer would overflow and flush anyway; auto keeps Nagle's batching and
+ * pushes only the tail at the read.
+ */
+static int is_bulk(const char *line, const char *writes)
+{
+	double more = 0, total = 0;
+	const char *p = writes;
+	char *end;
+
+	if (field_num(line, "more_writes", &more) == 0 && more > 0)
+		return 1;
+	while (*p) {
+		double v = strtod(p, &end);
+
+		if (end == p) {
+			p++;
+			continue;
+		}
+		total += v;
+		p = end;
+	}
+	return total > 16384;
+}
+
 /* One "split_write" or "repeat" line into its group. */
 static void add_line(struct groups *gs, const char *line)
 {
@@ -284,8 +313,11 @@ static void add_line(struct groups *gs, const char *line)
 		g->total += ms;
 		add_stalls(g, ms / count, (unsigned long)count);
 	}
-	if (field_raw_array(line, "writes", writes, sizeof(writes)) == 0)
+	if (field_raw_array(line, "writes", writes, sizeof(writes)) == 0) {
 		tally_add(&g->writes, writes, (unsigned long)count);
+		if (is_bulk(line, writes))
+			g->bulk += (unsigned long)count;
+	}
 	if (field_str(line, "caller", caller, sizeof(caller)) == 0)
 		tally_add(&g->callers, caller, (unsigned long)count);
 }
@@ -340,6 +372,8 @@ static void fix_line(const struct group *g, char *out, size_t outlen)
 {
 	if (g->prevented == g->findings)
 		snprintf(out, outlen, "(fixed by its rule)");
+	else if (g->bulk * 2 > g->findings) /* mostly bulk writes: keep the batching */
+		snprintf(out, outlen, "%s %s auto", g->accept ? "accept" : "connect", g->addr);
 	else if (g->accept)
 		snprintf(out, outlen, "accept %s nodelay", g->addr);
 	else

@@ -1,5 +1,6 @@
 /*
- * fd.c - close, close_range, shutdown, dup, dup2, dup3, fcntl(F_DUPFD*): a descriptor's
+ * fd.c - close, posix_close, close_range, closefrom, shutdown, dup, dup2, dup3,
+ * fcntl(F_DUPFD*), and glibc's exported __close, __dup2, __fcntl: a descriptor's
  * state ends or is copied with it, so a reused number never carries stale
  * state, and coalesced bytes leave before the socket goes.
  */
@@ -7,6 +8,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../nf_hooks.h"
@@ -39,16 +41,33 @@ static void drain(int fd)
 		nf_coalesce_drain_final(c, fd);
 }
 
+void nf_fd_forget(int fd)
+{
+	drain(fd);
+	nf_audit_forget(fd);
+	nf_conn_forget(fd);
+}
+
 /*
  * State is dropped before the real close: after it, another thread may
  * already have the same number back from socket() or accept().
  */
 int nf_close(int fd)
 {
-	drain(fd);
-	nf_audit_forget(fd);
-	nf_conn_forget(fd);
+	nf_fd_forget(fd);
 	return nf_real.close(fd);
+}
+
+/* musl's posix_close closes with its internal close. Without one (glibc
+ * before 2.39), flags 0 is a close. */
+int nf_posix_close(int fd, int flags)
+{
+	if (!nf_real.posix_close && flags != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	nf_fd_forget(fd);
+	return nf_real.posix_close ? nf_real.posix_close(fd, flags) : nf_real.close(fd);
 }
 
 int nf_close_range(unsigned first, unsigned last, int flags)
@@ -63,6 +82,37 @@ int nf_close_range(unsigned first, unsigned last, int flags)
 		nf_conn_forget_range(first, last);
 	}
 	return nf_real.close_range(first, last, flags);
+}
+
+/* The state of every descriptor from first up ends, as close does. */
+static void forget_from(unsigned first)
+{
+	nf_coalesce_drain_range(first, ~0u);
+	nf_audit_forget_range(first, ~0u);
+	nf_conn_forget_range(first, ~0u);
+}
+
+/*
+ * glibc's closefrom closes through its internal close_range, which the
+ * hook above never sees. A libc without it (musl) leaves the call to the
+ * kernel's close_range, if any: closefrom reports nothing.
+ */
+void nf_closefrom(int lowfd)
+{
+	int saved;
+
+	if (lowfd < 0)
+		lowfd = 0;
+	forget_from((unsigned)lowfd);
+	if (nf_real.closefrom) {
+		nf_real.closefrom(lowfd);
+		return;
+	}
+	saved = errno;
+#ifdef SYS_close_range
+	syscall(SYS_close_range, (unsigned)lowfd, ~0u, 0);
+#endif
+	errno = saved;
 }
 
 int nf_shutdown(int fd, int how)
@@ -136,6 +186,25 @@ NF_EXPORT int close(int fd)
 	return nf_close(fd);
 }
 
+NF_EXPORT int posix_close(int fd, int flags)
+{
+	nf_init();
+	return nf_posix_close(fd, flags);
+}
+
+/* glibc's exported internal name of close. */
+NF_EXPORT int __close(int fd)
+{
+	nf_init();
+	return nf_close(fd);
+}
+
+NF_EXPORT void closefrom(int lowfd)
+{
+	nf_init();
+	nf_closefrom(lowfd);
+}
+
 NF_EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
 	nf_init();
@@ -160,6 +229,13 @@ NF_EXPORT int dup2(int oldfd, int newfd)
 	return nf_dup3(oldfd, newfd, 0, 0);
 }
 
+/* glibc's exported internal name of dup2. */
+NF_EXPORT int __dup2(int oldfd, int newfd)
+{
+	nf_init();
+	return nf_dup3(oldfd, newfd, 0, 0);
+}
+
 NF_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	nf_init();
@@ -172,6 +248,19 @@ NF_EXPORT int dup3(int oldfd, int newfd, int flags)
  * fcntl64 is what programs built with _FILE_OFFSET_BITS=64 call.
  */
 NF_EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	nf_init();
+	return nf_fcntl(fd, cmd, arg, 0);
+}
+
+/* glibc's exported internal name of fcntl. */
+NF_EXPORT int __fcntl(int fd, int cmd, ...)
 {
 	va_list ap;
 	void *arg;

@@ -1,23 +1,32 @@
 /*
  * process.c - exec*, posix_spawn*, system, popen, exit, _exit, _Exit,
- * fork, vfork and the destructor: the moments a process's coalesce buffers would be lost
- * or copied, or overtaken by a child's writes on an inherited socket.
+ * quick_exit, pthread_exit, thrd_exit, fork, _Fork, vfork (and glibc's
+ * exported __vfork and _IO_popen) and the destructor: the moments a
+ * process's coalesce buffers would be lost or copied, or overtaken by a
+ * child's writes on an inherited socket.
  *
- * exec and exit drain every buffer first (the memory is about to go).
- * fork flushes first and the child drops its copies: the parent alone
- * sends what is left, so no byte is ever sent twice. At exit, audit
- * writes its per-peer summaries (once, whichever of these comes first).
+ * exec and exit end coalescing (nf_coalesce_end: every buffer drained, no
+ * write buffered from then on, so an atexit handler's bytes go straight
+ * out); an exec that fails resumes it. fork, posix_spawn, system and popen
+ * first put every held byte into the kernel, and a forked child drops its
+ * copies: the parent alone sends what is left, so no byte is ever sent
+ * twice. At exit, audit writes its per-peer summaries (once, whichever of
+ * these comes first).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <threads.h>
 #include <unistd.h>
 
 #include "../nf_hooks.h"
 #include "nf_audit.h"
+#include "nf_auto.h"
 #include "nf_coalesce.h"
 #include "nf_conn.h"
 #include "nf_init.h"
@@ -47,67 +56,97 @@ void nf_process_atfork_child(void)
 	nf_conn_atfork_child();
 	nf_coalesce_atfork_child();
 	nf_timer_atfork_child();
+	nf_auto_atfork_child();
 	nf_audit_atfork_child();
 	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }
 
-/* Runs at unload, after main returned: exit() from libc itself is not
- * seen by the exit hook. */
-__attribute__((destructor)) static void nf_destructor(void)
+/* The process ends: coalescing stops, what is held is sent, audit writes
+ * its summaries. */
+static void before_end(void)
 {
-	nf_coalesce_flush_all(1);
+	nf_coalesce_end();
 	nf_audit_log_exit();
 }
 
+/* Runs at unload, after main returned, and when the last thread ends
+ * after main's pthread_exit: exit() from libc itself is not seen by the
+ * exit hook. */
+__attribute__((destructor)) static void nf_destructor(void)
+{
+	before_end();
+}
+
 /*
- * The image is about to go: what coalesce holds is sent, and audit's
- * pending repeats and summaries are written (a failed exec writes none
- * later).
+ * The image is about to go: as at exit (a failed exec writes no audit
+ * summary later).
  */
 static void before_exec(void)
 {
-	nf_coalesce_flush_all(1);
-	nf_audit_log_exit();
+	before_end();
+}
+
+/* The exec returned, so it failed: the process goes on, and so does
+ * coalescing. Returns rc, errno kept. */
+static int after_exec(int rc)
+{
+	int saved = errno;
+
+	nf_coalesce_resume();
+	errno = saved;
+	return rc;
 }
 
 NF_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	nf_init();
 	before_exec();
-	return nf_real.execve(path, argv, envp);
+	return after_exec(nf_real.execve(path, argv, envp));
 }
 
 NF_EXPORT int execv(const char *path, char *const argv[])
 {
 	nf_init();
 	before_exec();
-	return nf_real.execv(path, argv);
+	return after_exec(nf_real.execv(path, argv));
 }
 
 NF_EXPORT int execvp(const char *file, char *const argv[])
 {
 	nf_init();
 	before_exec();
-	return nf_real.execvp(file, argv);
+	return after_exec(nf_real.execvp(file, argv));
 }
 
 NF_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	nf_init();
 	before_exec();
-	return nf_real.execvpe(file, argv, envp);
+	return after_exec(nf_real.execvpe(file, argv, envp));
 }
 
 NF_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	nf_init();
 	before_exec();
-	return nf_real.fexecve(fd, argv, envp);
+	return after_exec(nf_real.fexecve(fd, argv, envp));
+}
+
+NF_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+		       int flags)
+{
+	nf_init();
+	if (!nf_real.execveat) {
+		errno = ENOSYS;
+		return -1;
+	}
+	before_exec();
+	return after_exec(nf_real.execveat(dirfd, path, argv, envp, flags));
 }
 
 /*
  * A spawned child may write to a socket it inherits: what the parent
- * buffered before the spawn goes first, without blocking (as before fork).
+ * buffered before the spawn goes into the kernel first (as before fork).
  * The child itself (glibc and musl run it in the parent's memory) never
  * reaches these hooks: it execs through libc's internal calls.
  */
@@ -146,6 +185,14 @@ NF_EXPORT FILE *popen(const char *command, const char *type)
 	return nf_real.popen(command, type);
 }
 
+/* glibc 2.0's name of popen, still exported. */
+NF_EXPORT FILE *_IO_popen(const char *command, const char *type)
+{
+	nf_init();
+	nf_coalesce_before_child();
+	return (nf_real._IO_popen ? nf_real._IO_popen : nf_real.popen)(command, type);
+}
+
 /*
  * vfork is made a fork, as POSIX allows. A vfork child runs in the
  * parent's memory and on its stack: a wrapper that called libc's vfork
@@ -165,6 +212,39 @@ NF_EXPORT pid_t vfork(void)
 {
 	nf_init();
 	return fork();
+}
+
+/* glibc exports vfork's internal name too: the same. */
+NF_EXPORT pid_t __vfork(void)
+{
+	nf_init();
+	return fork();
+}
+
+/*
+ * _Fork is fork without the atfork handlers: the child would keep copies
+ * of the parent's buffers and send them again when it exits (the peer got
+ * "req\nreq\n"). The library's own handlers run around it.
+ */
+NF_EXPORT pid_t _Fork(void)
+{
+	pid_t pid;
+	int saved;
+
+	nf_init();
+	if (!nf_real._Fork) {
+		errno = ENOSYS;
+		return -1;
+	}
+	nf_process_atfork_prepare();
+	pid = nf_real._Fork();
+	saved = errno;
+	if (pid == 0)
+		nf_process_atfork_child();
+	else
+		nf_process_atfork_parent();
+	errno = saved;
+	return pid;
 }
 
 /* Counts the arguments of an execl* call after arg0, up to the NULL. */
@@ -226,23 +306,85 @@ NF_EXPORT int execle(const char *path, const char *arg, ...)
 NF_EXPORT void exit(int status)
 {
 	nf_init();
-	nf_coalesce_flush_all(1);
-	nf_audit_log_exit();
+	before_end();
 	nf_real.exit(status);
 }
 
 NF_EXPORT void _exit(int status)
 {
 	nf_init();
-	nf_coalesce_flush_all(1);
-	nf_audit_log_exit();
+	before_end();
 	nf_real._exit(status);
 }
 
 NF_EXPORT void _Exit(int status)
 {
 	nf_init();
-	nf_coalesce_flush_all(1);
-	nf_audit_log_exit();
+	before_end();
 	nf_real._Exit(status);
+}
+
+/* quick_exit runs the at_quick_exit handlers and ends with libc's
+ * internal _exit: no other hook sees it. */
+NF_EXPORT void quick_exit(int status)
+{
+	nf_init();
+	before_end();
+	nf_real.quick_exit(status);
+}
+
+/*
+ * main's pthread_exit leaves the process to its other threads, and it
+ * ends when the last of them does. The library's timer thread must not
+ * be one that keeps it alive: from now on it ends whenever nothing is
+ * held (a later write starts it again). When it is the last thread, libc
+ * ends the process with exit(0) from there, and the destructor drains.
+ */
+static void thread_exits(void)
+{
+	nf_init();
+	if (syscall(SYS_gettid) == getpid())
+		nf_timer_let_go();
+}
+
+NF_EXPORT void pthread_exit(void *retval)
+{
+	thread_exits();
+	nf_real.pthread_exit(retval);
+}
+
+/* C11's thread exit: libc runs pthread_exit's body internally. */
+NF_EXPORT void thrd_exit(int res)
+{
+	thread_exits();
+	nf_real.thrd_exit(res);
+}
+
+/*
+ * abort and a failed assert end the process by SIGABRT, past every exit
+ * hook: what the kernel takes at once goes first, as it would have been
+ * in the kernel without the library (no wait: the program wants to end
+ * now). A crash by a signal of its own cannot be seen (README).
+ */
+NF_EXPORT void abort(void)
+{
+	nf_coalesce_flush_all(0); /* nothing held: no lock, no call (also before init) */
+	nf_real_abort();
+}
+
+NF_EXPORT void __assert_fail(const char *assertion, const char *file, NF_ASSERT_LINE line,
+			     const char *function)
+{
+	nf_init();
+	nf_coalesce_flush_all(0);
+	nf_real.__assert_fail(assertion, file, line, function);
+}
+
+/* daemon forks, then the parent ends with libc's internal _exit: what is
+ * held goes out first, waiting for room as before any child. */
+NF_EXPORT int daemon(int nochdir, int noclose)
+{
+	nf_init();
+	nf_coalesce_before_child();
+	return nf_real.daemon(nochdir, noclose);
 }

@@ -14,8 +14,10 @@
 
 #include "../nf_hooks.h"
 #include "nf_audit.h"
+#include "nf_auto.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"
+#include "nf_quickack.h"
 #include "nf_real.h"
 #include "nf_track.h"
 
@@ -43,20 +45,25 @@ static void note_received(const struct msghdr *msg, ssize_t rc)
 }
 
 /*
- * Around every read: before it, initialisation, the coalesce flush and
- * audit's stall clock; after it, audit's finding (errno kept). Each hook
+ * Around every read: before it, initialisation, the coalesce flush, the
+ * auto push, TCP_QUICKACK and audit's stall clock; after it, TCP_QUICKACK
+ * again and audit's finding (errno kept). Each hook
  * is then: before(fd, &a); return after(&a, <the real call>);
  */
 static void before(int fd, struct nf_audit_read *a)
 {
 	nf_init();
 	nf_before_read(fd);
+	nf_auto_before_read(fd);
+	nf_quickack_before_read(fd);
+	a->fd = fd;
 	if (!nf_audit_read_begin(fd, a))
 		a->c = NULL;
 }
 
 static ssize_t after(const struct nf_audit_read *a, ssize_t rc)
 {
+	nf_quickack_after_read(a->fd, rc);
 	if (a->c)
 		nf_audit_read_end(a, rc);
 	return rc;

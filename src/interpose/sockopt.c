@@ -5,6 +5,7 @@
 #include <netinet/tcp.h>
 
 #include "../nf_hooks.h"
+#include "nf_auto.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"
 #include "nf_real.h"
@@ -27,11 +28,13 @@ static void drain_coalesced(int fd)
  */
 int nf_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
-	int rc;
+	int rc, begun;
 
 	if (level == IPPROTO_TCP && (name == TCP_NODELAY || name == TCP_CORK))
 		drain_coalesced(fd);
+	begun = nf_auto_option_begin(fd, level, name, val, len);
 	rc = nf_real.setsockopt(fd, level, name, val, len);
+	nf_auto_option_end(fd, level, name, val, len, begun, rc);
 
 	if (rc == 0 && level == IPPROTO_TCP && name == TCP_NODELAY)
 		nf_track_nodelay_set(fd);

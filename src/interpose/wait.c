@@ -4,7 +4,8 @@
  * program is about to wait for an answer. Before a thread blocks, every
  * connection holding coalesced bytes is flushed, so an event loop never
  * waits on its own buffered request. A zero timeout does not block and
- * flushes nothing. Audit starts the stall clock of the audited sockets
+ * flushes nothing. What Nagle holds on auto sockets is pushed likewise.
+ * Audit starts the stall clock of the audited sockets
  * the call waits to read (for epoll, whose set it cannot see: all).
  */
 #include <errno.h>
@@ -15,6 +16,7 @@
 
 #include "../nf_hooks.h"
 #include "nf_audit.h"
+#include "nf_auto.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"
 #include "nf_real.h"
@@ -24,6 +26,7 @@ void nf_before_wait(int timeout_nonzero)
 	if (timeout_nonzero &&
 	    atomic_load_explicit(&nf_coalesce_npending, memory_order_relaxed) > 0)
 		nf_coalesce_flush_all(0);
+	nf_auto_before_wait(timeout_nonzero);
 }
 
 static int ts_nonzero(const struct timespec *ts)

@@ -1,6 +1,7 @@
 /*
  * write.c - write, writev, send, sendto, sendmsg, sendmmsg, sendfile,
- * splice: the sending side.
+ * sendfile64, splice, pwritev2, pwritev64v2 and glibc's exported aliases
+ * __write and __send: the sending side.
  *
  * A socket opened before the library loaded (or received from another
  * process) gets its rule on its first send. On a coalesce socket, sends
@@ -13,16 +14,22 @@
  * SYN leaves, as connect() does, and undone if the socket stays
  * unconnected. Nothing can be buffered yet on an unconnected socket.
  *
+ * On an auto socket every send that reached the kernel is noted after it
+ * returned (nf_auto_after_send), for the check at the next read or wait.
+ *
  * On an audited socket each send (but sendfile and splice, file copies)
  * is bracketed by nf_audit_send_begin/_end, with the return address
  * taken here, in the libc-named function: the program's own code.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/sendfile.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "../nf_hooks.h"
 #include "nf_audit.h"
+#include "nf_auto.h"
 #include "nf_coalesce.h"
 #include "nf_copyin.h"
 #include "nf_init.h"
@@ -37,6 +44,13 @@ static struct nf_conn *coalescing(int fd)
 	if (c && atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
 		return c;
 	return NULL;
+}
+
+/* A send not buffered returned rc: auto notes it (see nf_auto.h). */
+static ssize_t sent(int fd, ssize_t rc)
+{
+	nf_auto_after_send(fd, rc);
+	return rc;
 }
 
 static int bufferable(int flags)
@@ -55,7 +69,7 @@ ssize_t nf_write(int fd, const void *buf, size_t n)
 
 	if (c && (r = nf_coalesce_send(c, fd, &v, 1, 0)) != NF_CO_PASS)
 		return r;
-	return nf_real.write(fd, buf, n);
+	return sent(fd, nf_real.write(fd, buf, n));
 }
 
 ssize_t nf_writev(int fd, const struct iovec *iov, int iovcnt)
@@ -65,7 +79,7 @@ ssize_t nf_writev(int fd, const struct iovec *iov, int iovcnt)
 
 	if (c && (r = nf_coalesce_send(c, fd, iov, iovcnt, 0)) != NF_CO_PASS)
 		return r;
-	return nf_real.writev(fd, iov, iovcnt);
+	return sent(fd, nf_real.writev(fd, iov, iovcnt));
 }
 
 ssize_t nf_sendto(int fd, const void *buf, size_t n, int flags,
@@ -88,7 +102,7 @@ ssize_t nf_sendto(int fd, const void *buf, size_t n, int flags,
 			return rc;
 	} else if (c && nf_coalesce_before_send(c, fd, flags) < 0)
 		return -1;
-	return nf_real.sendto(fd, buf, n, flags, sa, salen);
+	return sent(fd, nf_real.sendto(fd, buf, n, flags, sa, salen));
 }
 
 /* The program's msghdr copied to copy, or NULL if the kernel could not
@@ -122,7 +136,7 @@ ssize_t nf_sendmsg(int fd, const struct msghdr *prog_msg, int flags)
 			return rc;
 	} else if (c && nf_coalesce_before_send(c, fd, flags) < 0)
 		return -1;
-	return nf_real.sendmsg(fd, prog_msg, flags);
+	return sent(fd, nf_real.sendmsg(fd, prog_msg, flags));
 }
 
 /*
@@ -147,16 +161,61 @@ int nf_sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 	c = coalescing(fd);
 	if (c && nf_coalesce_before_send(c, fd, flags) < 0)
 		return -1;
-	return nf_real.sendmmsg(fd, vec, vlen, (nf_mmsg_flags)flags);
+	return (int)sent(fd, nf_real.sendmmsg(fd, vec, vlen, (nf_mmsg_flags)flags));
+}
+
+#ifndef RWF_NOWAIT
+#define RWF_NOWAIT 0x00000008
+#endif
+
+/* Before a send that bypasses the buffer of fd (a file copy, pwritev2):
+ * what it holds goes first. 0, or -1 with the errno the call fails with. */
+static int push_before(int fd, int flags)
+{
+	struct nf_conn *c = coalescing(fd);
+
+	return c ? nf_coalesce_before_send(c, fd, flags) : 0;
 }
 
 ssize_t nf_sendfile(int out_fd, int in_fd, off_t *off, size_t n)
 {
-	struct nf_conn *c = coalescing(out_fd);
-
-	if (c && nf_coalesce_before_send(c, out_fd, 0) < 0)
+	if (push_before(out_fd, 0) < 0)
 		return -1;
-	return nf_real.sendfile(out_fd, in_fd, off, n);
+	return sent(out_fd, nf_real.sendfile(out_fd, in_fd, off, n));
+}
+
+/* What programs built with _FILE_OFFSET_BITS=64 call (nginx, CPython,
+ * the JVM, node): glibc's sendfile never sees it. */
+ssize_t nf_sendfile64(int out_fd, int in_fd, off64_t *off, size_t n)
+{
+	if (push_before(out_fd, 0) < 0)
+		return -1;
+	return nf_real.sendfile64(out_fd, in_fd, off, n);
+}
+
+/* pwritev2 with offset -1 writes at the file position: on a socket, a
+ * writev. Never buffered (its flags are not send flags): what the socket
+ * holds goes first. Any other offset fails on a socket (ESPIPE). */
+ssize_t nf_pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t off, int flags)
+{
+	if (!nf_real.pwritev2) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (off == -1 && push_before(fd, (flags & RWF_NOWAIT) ? MSG_DONTWAIT : 0) < 0)
+		return -1;
+	return nf_real.pwritev2(fd, iov, iovcnt, off, flags);
+}
+
+ssize_t nf_pwritev64v2(int fd, const struct iovec *iov, int iovcnt, off64_t off, int flags)
+{
+	if (!nf_real.pwritev64v2) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (off == -1 && push_before(fd, (flags & RWF_NOWAIT) ? MSG_DONTWAIT : 0) < 0)
+		return -1;
+	return nf_real.pwritev64v2(fd, iov, iovcnt, off, flags);
 }
 
 ssize_t nf_splice(int in_fd, loff_t *in_off, int out_fd, loff_t *out_off, size_t n, unsigned flags)
@@ -166,7 +225,7 @@ ssize_t nf_splice(int in_fd, loff_t *in_off, int out_fd, loff_t *out_off, size_t
 	if (c && nf_coalesce_before_send(c, out_fd,
 					 (flags & SPLICE_F_NONBLOCK) ? MSG_DONTWAIT : 0) < 0)
 		return -1;
-	return nf_real.splice(in_fd, in_off, out_fd, out_off, n, flags);
+	return sent(out_fd, nf_real.splice(in_fd, in_off, out_fd, out_off, n, flags));
 }
 
 #define IOV_CHUNK 16
@@ -190,17 +249,30 @@ static int iov_total(const struct iovec *iov, size_t iovcnt, size_t *total)
 	return 0;
 }
 
-NF_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+/* write, from the program's code at caller (for audit). */
+static ssize_t write_from(int fd, const void *buf, size_t n, void *caller)
 {
 	struct nf_audit_send a;
 	ssize_t rc;
 
 	nf_init();
-	if (!nf_audit_send_begin(fd, n, __builtin_return_address(0), &a))
+	if (!nf_audit_send_begin(fd, n, caller, &a))
 		return nf_write(fd, buf, n);
 	rc = nf_write(fd, buf, n);
 	nf_audit_send_end(&a, rc);
 	return rc;
+}
+
+NF_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	return write_from(fd, buf, n, __builtin_return_address(0));
+}
+
+/* glibc exports write's internal name too; a program or library that
+ * links to it would pass write by. */
+NF_EXPORT ssize_t __write(int fd, const void *buf, size_t n)
+{
+	return write_from(fd, buf, n, __builtin_return_address(0));
 }
 
 NF_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
@@ -219,17 +291,29 @@ NF_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 	return rc;
 }
 
-NF_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+/* send, from the program's code at caller (for audit). */
+static ssize_t send_from(int fd, const void *buf, size_t n, int flags, void *caller)
 {
 	struct nf_audit_send a;
 	ssize_t rc;
 
 	nf_init();
-	if (!nf_audit_send_begin(fd, n, __builtin_return_address(0), &a))
+	if (!nf_audit_send_begin(fd, n, caller, &a))
 		return nf_sendto(fd, buf, n, flags, NULL, 0);
 	rc = nf_sendto(fd, buf, n, flags, NULL, 0);
 	nf_audit_send_end(&a, rc);
 	return rc;
+}
+
+NF_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+	return send_from(fd, buf, n, flags, __builtin_return_address(0));
+}
+
+/* glibc's exported internal name of send. */
+NF_EXPORT ssize_t __send(int fd, const void *buf, size_t n, int flags)
+{
+	return send_from(fd, buf, n, flags, __builtin_return_address(0));
 }
 
 NF_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
@@ -304,6 +388,25 @@ NF_EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t *off, size_t n)
 {
 	nf_init();
 	return nf_sendfile(out_fd, in_fd, off, n);
+}
+
+NF_EXPORT ssize_t sendfile64(int out_fd, int in_fd, off64_t *off, size_t n)
+{
+	nf_init();
+	return nf_sendfile64(out_fd, in_fd, off, n);
+}
+
+NF_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t off, int flags)
+{
+	nf_init();
+	return nf_pwritev2(fd, iov, iovcnt, off, flags);
+}
+
+NF_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int iovcnt, off64_t off,
+			      int flags)
+{
+	nf_init();
+	return nf_pwritev64v2(fd, iov, iovcnt, off, flags);
 }
 
 NF_EXPORT ssize_t splice(int in_fd, loff_t *in_off, int out_fd, loff_t *out_off,

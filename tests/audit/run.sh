@@ -162,8 +162,21 @@ ok "report: 100,000 distinct peers twice, one row each with 2 findings, within 5
     test "$rc" = 0 -a "$(grep -c ' connect  *2 ' "$WORK/peers.out")" = 100000
 rm -f "$WORK/peers.log" "$WORK/peers.out"
 
+# --- FIX column: a bulk writer (more than 16 writes, or more than 16 KiB
+# before the read) is better fixed by auto; a two-piece request by coalesce
+printf '%s\n' \
+    '{"event":"split_write","side":"connect","peer":"192.0.2.9:11211","writes":[10,10,10,10,10,10,10,10,10,10,10,10,10,10,10,10],"more_writes":1984,"held":[1],"stall_ms":40.5,"caller":"x+0x1"}' \
+    '{"event":"split_write","side":"connect","peer":"192.0.2.10:80","writes":[8192,8192,1024],"held":[1,2],"stall_ms":41.0,"caller":"x+0x1"}' \
+    '{"event":"split_write","side":"accept","local":"192.0.2.11:8000","writes":[6,7],"held":[1],"stall_ms":40.0,"caller":"x+0x1"}' \
+    >"$WORK/bulk.log"
+"$NAGLEFIX" report "$WORK/bulk.log" >"$WORK/bulk.out" 2>&1
+ok "report: many writes before the read -> auto" grep -q "connect 192.0.2.9:11211 auto" "$WORK/bulk.out"
+ok "report: over 16 KiB before the read -> auto" grep -q "connect 192.0.2.10:80 auto" "$WORK/bulk.out"
+ok "report: a two-piece response on the accept side -> nodelay" \
+    grep -q "accept 192.0.2.11:8000 nodelay" "$WORK/bulk.out"
+
 # --- audit=1 on a fix: what it prevented, with no stall ----------------------
-for fix in nodelay coalesce; do
+for fix in nodelay coalesce auto; do
     printf 'default %s audit=1\n' "$fix" >"$WORK/$fix.conf"
     rm -f "$WORK/$fix-audit.log"
     fast=$(timeout 60 "$NAGLEFIX" -c "$WORK/$fix.conf" -l "$WORK/$fix-audit.log" -- \

@@ -7,8 +7,10 @@
  *   VARIANT:  legacy (the pieces as they are) | nodelay (own TCP_NODELAY) |
  *             cork (own TCP_CORK around the pieces) | single (one write)
  *
- * The peer is this program re-executed without LD_PRELOAD. Prints
- * "median_us=.. p99_us=.. segs=.. cpu_us=.." (per round trip; the first
+ * The peer is this program re-executed without LD_PRELOAD, unless
+ * NF_BENCH_PEER_SHIM=1 (a receiving-end fix, quickack: both ends under it). Prints
+ * "median_us=.. p99_us=.. segs=.. acks=.. cpu_us=.." (per round trip;
+ * acks: segments from the peer without data, its pure ACKs; the first
  * tenth of the rounds is a warm-up and not counted).
  */
 #include <arpa/inet.h>
@@ -101,7 +103,8 @@ static pid_t start_peer(int lfd, size_t reqlen)
 		return pid;
 	snprintf(fdarg, sizeof(fdarg), "%d", lfd);
 	snprintf(lenarg, sizeof(lenarg), "%zu", reqlen);
-	unsetenv("LD_PRELOAD");
+	if (!getenv("NF_BENCH_PEER_SHIM"))
+		unsetenv("LD_PRELOAD");
 	execl("/proc/self/exe", "bench", "--serve", fdarg, lenarg, (char *)NULL);
 	_exit(127);
 }
@@ -158,6 +161,18 @@ static unsigned long long segs_out(int fd)
 	return ti.tcpi_data_segs_out;
 }
 
+/* Segments from the peer that carried no data: its pure ACKs. */
+static unsigned long long acks_in(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
+		die("TCP_INFO");
+	return ti.tcpi_segs_in - ti.tcpi_data_segs_in;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -171,7 +186,7 @@ static int run(const struct workload *w, const char *variant, int rounds)
 	int lfd = listen_any(&sa), fd, warm = rounds / 10, n = rounds - warm, status;
 	pid_t peer = start_peer(lfd, request_len(w));
 	double *t = calloc((size_t)rounds, sizeof(*t)), cpu0 = 0, t0;
-	unsigned long long segs0 = 0;
+	unsigned long long segs0 = 0, acks0 = 0;
 	char whole[64] = "", reply[2];
 
 	for (int i = 0; i < w->npieces; i++)
@@ -185,6 +200,7 @@ static int run(const struct workload *w, const char *variant, int rounds)
 	for (int i = 0; i < rounds; i++) {
 		if (i == warm) {
 			segs0 = segs_out(fd);
+			acks0 = acks_in(fd);
 			cpu0 = cpu_us();
 		}
 		t0 = now_us();
@@ -192,7 +208,8 @@ static int run(const struct workload *w, const char *variant, int rounds)
 		read_exactly(fd, reply, 2);
 		t[i] = now_us() - t0;
 	}
-	printf("segs=%.3f cpu_us=%.2f ", (double)(segs_out(fd) - segs0) / n, (cpu_us() - cpu0) / n);
+	printf("segs=%.3f acks=%.3f cpu_us=%.2f ", (double)(segs_out(fd) - segs0) / n,
+	       (double)(acks_in(fd) - acks0) / n, (cpu_us() - cpu0) / n);
 	qsort(t + warm, (size_t)n, sizeof(*t), cmp_double);
 	printf("median_us=%.2f p99_us=%.2f\n", t[warm + n / 2], t[warm + (n * 99) / 100]);
 	close(fd);

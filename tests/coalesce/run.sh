@@ -37,7 +37,7 @@ note_etc_conf "it applies wherever a test sets no NAGLEFIX_CONF"
 
 # The variants that exec /bin/true (or /bin/sh) with the library still preloaded need it
 # built for that program's libc: a musl build on a glibc system is not.
-EXECS_SYSTEM=" test_process:execv-true test_process:execve-true test_process:execlp-true test_hooks:vfork-exec test_hooks:system test_hooks:popen test_cancel:system test_contract:system-full "
+EXECS_SYSTEM=" test_process:execv-true test_process:execve-true test_process:execlp-true test_process:execveat-true test_hooks:vfork-exec test_hooks:system test_hooks:popen test_hooks:_IO_popen test_cancel:system test_contract:system-full "
 SYS_WHY=$(env LD_PRELOAD="$LIB" /bin/true 2>&1 >/dev/null) ||
     SYS_WHY="the library cannot be preloaded into /bin/true: $(head -n 1 <<<"$SYS_WHY")"
 [[ $SYS_WHY == "the library "* ]] || SYS_WHY=""
@@ -110,7 +110,8 @@ c flush-2ms.conf test_bigtls timer
 
 # 3. fork, exec, exit
 c "$HOLD" test_process fork-_exit fork-exit fork-full execv-self execv-true execve-true \
-    execlp-true _exit exit _Exit return fork-mask
+    execlp-true _exit exit _Exit return fork-mask quick_exit execv-fail pthread_exit \
+    _Fork-exit execveat-true thrd_exit cancel-main abort assert daemon
 
 # 4. an event loop on a non-blocking socket
 c "$HOLD" test_wait epoll-nonblock
@@ -125,8 +126,13 @@ c "$HOLD" test_flusherr ignore nosignal default handler sticky reuse
 c "$HOLD" test_order oob sendto-addr sendmmsg
 
 # 7b. less common calls (fortified build): sendmmsg, vfork, posix_spawn*, MSG_FASTOPEN
-c "$HOLD" test_hooks sendmmsg vfork-stack vfork-close vfork-exec posix_spawn posix_spawnp system popen \
-    fastopen fastopen-msg fastopen-refused close_range sendfile splice fcntl-dupfd
+c "$HOLD" test_hooks sendmmsg vfork-stack vfork-close __vfork-close vfork-exec posix_spawn posix_spawnp system popen \
+    fastopen fastopen-msg fastopen-refused close_range sendfile splice fcntl-dupfd \
+    sendfile64 closefrom __write __send __close pwritev2 __dup2 __fcntl dprintf \
+    _IO_popen posix_close aio_write lio_listio
+
+# 7c. stdio on a socket: its writes (libc's internal ones) never overtake held bytes
+c "$HOLD" test_stdio stdout stdout-inherited fdopen fdopen-early _IO_fdopen fclose dprintf vdprintf
 
 # 8. a two-piece request is one segment
 c - test_segments coalesce
@@ -141,7 +147,7 @@ c "$HOLD" test_handler write sendmmsg big read close exit
 c "$HOLD" test_cancel system read
 
 # every call answered as the kernel would (shutdown, children, connect, bad arguments)
-c "$HOLD" test_contract shut-write shut-inflight fork-full system-full connecting empty iovcnt efault
+c "$HOLD" test_contract shut-write shut-inflight fork-full system-full daemon-full full-nonblock connecting empty iovcnt efault
 
 # a writer blocked on a peer that does not read holds nothing else up
 c "$HOLD" test_blocked shutdown close exit

@@ -12,6 +12,11 @@
  *   fork-full     bytes held while the socket is full, then fork: the
  *                 child's write comes after them, not before
  *   system-full   the same with system(): the shell's printf comes after
+ *   daemon-full   the same in a process that calls daemon() (whose parent
+ *                 side ends inside libc): the daemon's write comes after
+ *   full-nonblock a non-blocking socket the kernel refused: a small write
+ *                 gets EAGAIN (not held), close returns at once, nothing
+ *                 lost (asyncio's sock_sendall, then close, then read)
  *   connecting    a write while a non-blocking connect is in progress gets
  *                 EAGAIN; dup and close of that socket return at once
  *   empty         empty writev/write on a shut-down socket: the kernel's
@@ -95,14 +100,14 @@ static void fill_kernel(int fd, struct ct_sent *s)
 
 #define HELD 16000 /* under buffer=16k; more than the room a full socket finds again */
 
-/* A connection to a stalled peer, full, with HELD bytes 'h' held after. */
-static int full_with_held(struct ct_peer *p, struct ct_sent *s)
+/* A connection to the stalled peer on port, full, with HELD bytes 'h'
+ * held after. */
+static int fill_and_hold(int port, struct ct_sent *s)
 {
 	static const char h[1000] = { [0 ... 999] = 'h' };
 	int fd;
 
-	ct_peer_start(p, "stall");
-	fd = ct_connect(p->port);
+	fd = ct_connect(port);
 	ct_set_int(fd, SOL_SOCKET, SO_SNDBUF, 4096, "SO_SNDBUF");
 	s->seed = 42;
 	s->hash = CT_FNV_INIT;
@@ -113,6 +118,13 @@ static int full_with_held(struct ct_peer *p, struct ct_sent *s)
 	}
 	s->total += HELD;
 	return fd;
+}
+
+/* A stalled peer, and fill_and_hold on a connection to it. */
+static int full_with_held(struct ct_peer *p, struct ct_sent *s)
+{
+	ct_peer_start(p, "stall");
+	return fill_and_hold(p->port, s);
 }
 
 struct big_writer {
@@ -209,6 +221,89 @@ static void child_full(int how)
 	CHECK(r.hash == ct_fnv(s.hash, "C", 1), "the child's byte is not last: it overtook "
 	      "the parent's held bytes");
 	close(fd);
+	ct_peer_stop(&p);
+}
+
+/*
+ * A writer process fills a connection and holds bytes, then calls daemon:
+ * its parent side ends inside libc (no exit hook), the daemon writes "C".
+ * The held bytes must not be lost, nor come after "C".
+ */
+static void daemon_full(int arg)
+{
+	struct ct_sent s = { 0 };
+	struct ct_report r;
+	struct ct_peer p;
+	int sync[2], fd, st;
+	pthread_t g;
+	pid_t pid;
+
+	(void)arg;
+	ct_peer_start(&p, "stall");
+	CHECK(pipe(sync) == 0, "pipe");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		fd = fill_and_hold(p.port, &s);
+		CHECK(write(sync[1], &s, sizeof(s)) == sizeof(s), "sync");
+		CHECK(daemon(1, 1) == 0, "daemon");
+		CHECK(write(fd, "C", 1) == 1, "the daemon's write");
+		_exit(0);
+	}
+	close(sync[1]);
+	CHECK(read(sync[0], &s, sizeof(s)) == sizeof(s), "the writer's count");
+	CHECK(pthread_create(&g, NULL, go_later, &p) == 0, "pthread_create");
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0, "writer");
+	pthread_join(g, NULL);
+	ct_report_expect(p.rep, CT_END, CT_WAIT_MS * 3, &r);
+	CHECK(r.len == s.total + 1, "the peer got %lld bytes, want %lld", r.len, s.total + 1);
+	CHECK(r.hash == ct_fnv(s.hash, "C", 1), "the daemon's byte is not last");
+	ct_peer_stop(&p);
+}
+
+/*
+ * A non-blocking socket that the kernel has just refused (EAGAIN, or a
+ * write cut short): a small write now gets EAGAIN too, as the kernel
+ * gives it, instead of being held; close returns at once and the peer,
+ * reading only after it (asyncio's sock_sendall then close), gets every
+ * byte the program was told were written.
+ */
+static void full_nonblock(int arg)
+{
+	static char piece[CT_BUFFER];
+	struct ct_report r;
+	struct ct_peer p;
+	long long told = 0;
+	ssize_t n;
+	double t0;
+	int fd;
+
+	(void)arg;
+	ct_peer_start(&p, "stall");
+	fd = ct_connect(p.port);
+	ct_set_int(fd, SOL_SOCKET, SO_SNDBUF, 4096, "SO_SNDBUF");
+	ct_set_nonblock(fd);
+	memset(piece, 'p', sizeof(piece));
+	for (;;) { /* until a round 20 ms after the last takes nothing: the window is shut */
+		long long before = told;
+
+		while ((n = write(fd, piece, sizeof(piece))) > 0)
+			told += n;
+		CHECK(errno == EAGAIN, "filling: %s", ct_errname(errno));
+		if (told == before)
+			break;
+		ct_sleep_ms(20);
+	}
+	errno = 0;
+	n = write(fd, piece, 2048);
+	CHECK(n == -1 && errno == EAGAIN, "a small write to the full socket: want -1 EAGAIN "
+	      "as the kernel gives, got %zd (%s)", n, ct_errname(errno));
+	t0 = ct_now_ms();
+	CHECK(close(fd) == 0, "close");
+	CHECK(ct_now_ms() - t0 < 1000, "close took %.0f ms", ct_now_ms() - t0);
+	ct_peer_go(&p);
+	ct_report_expect(p.rep, CT_END, CT_WAIT_MS, &r);
+	CHECK(r.len == told, "the peer got %lld bytes, the program was told %lld", r.len, told);
 	ct_peer_stop(&p);
 }
 
@@ -354,6 +449,8 @@ static const struct ct_case cases[] = {
 	{ "fork-full", child_full, 0 },    { "system-full", child_full, 1 },
 	{ "connecting", connecting, 0 },   { "empty", empty, 0 },
 	{ "iovcnt", iovcnt, 0 },           { "efault", efault, 0 },
+	{ "daemon-full", daemon_full, 0 },
+	{ "full-nonblock", full_nonblock, 0 },
 };
 
 int main(int argc, char **argv)

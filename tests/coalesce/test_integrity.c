@@ -6,7 +6,8 @@
  * writev and sendmsg (in 1-4 pieces, or 64, 65 or 100 around the
  * library's iovec limit), with flags 0, MSG_NOSIGNAL or MSG_DONTWAIT;
  * every 256 KiB the peer acks one byte, which the writer reads (read or
- * recv). The first byte must be held by the library (so it is at work).
+ * recv). The first byte must be held by the library (so it is at work;
+ * not under NAGLEFIX_MODE=auto, which holds nothing).
  * At the end of the stream the peer reports its byte count and FNV-1a 64
  * hash, which must equal the writer's own.
  *   single    one connection, 4 MiB
@@ -100,11 +101,16 @@ static void write_random(struct writer *w, long long bytes)
 	free(buf);
 }
 
-/* A first byte, which the library must hold: proves it is at work. */
+/* A first byte, which the library must hold: proves it is at work. Not
+ * under auto, which holds nothing (tests/auto/run.sh runs this test so,
+ * for its byte-for-byte checks). */
 static void start_held(struct writer *w)
 {
+	const char *mode = getenv("NAGLEFIX_MODE");
+
 	send_fully(w, (const unsigned char *)"P", 1);
-	ct_expect_held(w->fd, 0);
+	if (!mode || strcmp(mode, "auto") != 0)
+		ct_expect_held(w->fd, 0);
 }
 
 /* The peer's report for this writer's connection must match it. */

@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check_opts(const struct nf_opts *o)
 {
-	EXPECT(o->action >= NF_ACT_PASS && o->action <= NF_ACT_AUDIT);
+	EXPECT(o->action >= NF_ACT_PASS && o->action <= NF_ACT_QUICKACK);
 	EXPECT(o->buffer >= NF_BUFFER_MIN && o->buffer <= NF_BUFFER_MAX);
 	EXPECT(o->flush_us >= NF_FLUSH_MIN_US && o->flush_us <= NF_FLUSH_MAX_US);
 	EXPECT(o->audit == 0 || o->audit == 1);

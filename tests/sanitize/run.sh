@@ -11,7 +11,9 @@
 #            unit tests (the fd-table concurrency test among them),
 #            test_integrity single/threads4/shared2 (the timer thread and 2
 #            or 4 writers), test_handler write (a signal handler's send on
-#            a held socket), and the audit test's Python client, 8 threads, 8
+#            a held socket), tests/auto reader-thread, restore-race and
+#            chatty (auto's lock-free list and TCP_NODELAY restore), and
+#            the audit test's Python client, 8 threads, 8
 #            connections, under audit and coalesce, with the TSan runtime
 #            preloaded AFTER the library (first, its poll interceptor would
 #            call the library's poll with TSan's interceptors switched off,
@@ -190,13 +192,19 @@ fi
 
 T=build/tsan
 if build tsan . B=$T CC="$CC" CFLAGS="$TSAN_CFLAGS" all $T/tests/check_naglefix \
-    $T/tests/coalesce/test_integrity $T/tests/coalesce/test_handler; then
+    $T/tests/coalesce/test_integrity $T/tests/coalesce/test_handler $T/tests/auto/test_auto; then
     # shellcheck disable=SC2016 # for the inner shell
     check tsan-unit tsan_env "${NOASLR[@]}" /bin/sh -c \
         'cd tests/unit && exec env CK_DEFAULT_TIMEOUT=120 ../../$0/tests/check_naglefix' "$T"
     for v in single threads4 shared2; do
         check "tsan-integrity-$v" tsan_env "${NOASLR[@]}" LD_PRELOAD="$TOP/$T/libnaglefix.so" \
             NAGLEFIX_MODE=coalesce "$T/tests/coalesce/test_integrity" "$v"
+    done
+    # auto: the lock-free list between senders, readers and the timer, and
+    # the program's TCP_NODELAY set while another thread pushes
+    for v in reader-thread restore-race chatty; do
+        check "tsan-auto-$v" tsan_env "${NOASLR[@]}" LD_PRELOAD="$TOP/$T/libnaglefix.so" \
+            NAGLEFIX_MODE=auto NAGLEFIX_CONF=none "$T/tests/auto/test_auto" "$v"
     done
     # a signal handler's send on a held socket, the library interrupted
     check tsan-handler-write tsan_env "${NOASLR[@]}" LD_PRELOAD="$TOP/$T/libnaglefix.so" \

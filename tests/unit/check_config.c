@@ -109,6 +109,20 @@ START_TEST(test_config_mode_without_file)
 }
 END_TEST
 
+/* NAGLEFIX_MODE (naglefix -m) takes both new actions, with their defaults. */
+START_TEST(test_config_mode_auto_and_quickack)
+{
+	ck_assert_int_eq(nf_config_load(&pol, "fixtures/empty.conf", "auto", 0, err,
+					sizeof(err)), 0);
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_AUTO);
+	ck_assert_uint_eq(pol.dflt.flush_us, NF_AUTO_FLUSH_DEFAULT_US);
+	nf_policy_free(&pol);
+	ck_assert_int_eq(nf_config_load(&pol, "fixtures/empty.conf", "quickack", 0, err,
+					sizeof(err)), 0);
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_QUICKACK);
+}
+END_TEST
+
 START_TEST(test_config_nothing_given_passes_everything)
 {
 	if (!no_default_file())
@@ -123,7 +137,7 @@ START_TEST(test_config_bad_mode_passes_everything)
 {
 	ck_assert_int_eq(nf_config_load(&pol, GOOD_FILE, "fast", 0, err, sizeof(err)), -EINVAL);
 	ck_assert_str_eq(err, "NAGLEFIX_MODE: unknown action 'fast' "
-			 "(expected pass, nodelay, coalesce or audit)");
+			 "(expected pass, nodelay, coalesce, audit, auto or quickack)");
 	assert_passes_everything();
 }
 END_TEST
@@ -396,6 +410,7 @@ static TCase *load_tcase(void)
 	tcase_add_test(tc, test_config_mode_with_empty_file);
 	tcase_add_test(tc, test_config_mode_without_file);
 	tcase_add_test(tc, test_config_default_file_when_no_path);
+	tcase_add_test(tc, test_config_mode_auto_and_quickack);
 	tcase_add_test(tc, test_config_nothing_given_passes_everything);
 	tcase_add_test(tc, test_config_bad_mode_passes_everything);
 	tcase_add_test(tc, test_config_missing_file_passes_everything);

@@ -402,16 +402,69 @@ END_TEST
 
 START_TEST(test_policy_action_names_round_trip)
 {
-	static const char *const names[] = { "pass", "nodelay", "coalesce", "audit" };
+	static const char *const names[] = { "pass", "nodelay", "coalesce", "audit",
+					      "auto", "quickack" };
 	enum nf_action a;
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 6; i++) {
 		ck_assert_int_eq(nf_policy_parse_action(names[i], &a), 0);
 		ck_assert_int_eq(a, i);
 		ck_assert_str_eq(nf_policy_action_name(a), names[i]);
 	}
 	ck_assert_int_eq(nf_policy_parse_action("Nodelay", &a), -EINVAL);
+	ck_assert_int_eq(nf_policy_parse_action("quick", &a), -EINVAL);
 	ck_assert_str_eq(nf_policy_action_name((enum nf_action)42), "?");
+}
+END_TEST
+
+START_TEST(test_policy_auto_option_defaults)
+{
+	const struct nf_rule *r = only_rule("*:80 auto");
+
+	ck_assert_int_eq(r->opts.action, NF_ACT_AUTO);
+	ck_assert_uint_eq(r->opts.flush_us, 1000); /* at most 1 ms, as issue 10 asks */
+	ck_assert_int_eq(r->opts.audit, 0);
+}
+END_TEST
+
+START_TEST(test_policy_auto_takes_flush_and_audit)
+{
+	const struct nf_rule *r = only_rule("connect 10.0.0.0/8 auto flush=200us audit=1");
+
+	ck_assert_int_eq(r->opts.action, NF_ACT_AUTO);
+	ck_assert_uint_eq(r->opts.flush_us, 200);
+	ck_assert_int_eq(r->opts.audit, 1);
+}
+END_TEST
+
+START_TEST(test_policy_quickack_on_accept_side)
+{
+	const struct nf_rule *r = only_rule("accept 127.0.0.1 quickack");
+
+	ck_assert_int_eq(r->side, NF_SIDE_ACCEPT);
+	ck_assert_int_eq(r->opts.action, NF_ACT_QUICKACK);
+	ck_assert_int_eq(pol.has_accept_rules, 1);
+}
+END_TEST
+
+/* Per-side rules: the same address picks a different action on each side. */
+START_TEST(test_policy_match_auto_and_quickack_per_side)
+{
+	given("accept 127.0.0.1 quickack\nconnect 127.0.0.1 auto\ndefault pass\n");
+	ck_assert_int_eq(lookup(NF_SIDE_ACCEPT, "127.0.0.1", 7000)->action, NF_ACT_QUICKACK);
+	ck_assert_int_eq(lookup(NF_SIDE_CONNECT, "127.0.0.1", 7000)->action, NF_ACT_AUTO);
+	ck_assert_int_eq(lookup(NF_SIDE_CONNECT, "192.0.2.1", 7000)->action, NF_ACT_PASS);
+}
+END_TEST
+
+START_TEST(test_policy_default_auto_and_quickack)
+{
+	given("default quickack");
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_QUICKACK);
+	nf_policy_free(&pol);
+	given("default auto flush=2ms");
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_AUTO);
+	ck_assert_uint_eq(pol.dflt.flush_us, 2000);
 }
 END_TEST
 
@@ -444,13 +497,13 @@ static void expect_rejected(const struct bad_line *b)
 	ck_assert_int_eq(pol.has_accept_rules, 0);
 }
 
-#define EXPECTED_ACTIONS "(expected pass, nodelay, coalesce or audit)"
+#define EXPECTED_ACTIONS "(expected pass, nodelay, coalesce, audit, auto or quickack)"
 static const struct bad_line bad_actions[] = {
 	{ "connect *:80 fast", "unknown action 'fast' " EXPECTED_ACTIONS },
 	{ "default NODELAY", "unknown action 'NODELAY' " EXPECTED_ACTIONS },
-	{ "192.0.2.7:80", "missing action (pass, nodelay, coalesce or audit)" },
-	{ "accept *:80 # nodelay", "missing action (pass, nodelay, coalesce or audit)" },
-	{ "default", "missing action (pass, nodelay, coalesce or audit)" },
+	{ "192.0.2.7:80", "missing action (pass, nodelay, coalesce, audit, auto or quickack)" },
+	{ "accept *:80 # nodelay", "missing action (pass, nodelay, coalesce, audit, auto or quickack)" },
+	{ "default", "missing action (pass, nodelay, coalesce, audit, auto or quickack)" },
 };
 
 START_TEST(test_policy_rejects_bad_action)
@@ -465,10 +518,16 @@ static const struct bad_line bad_options[] = {
 	{ "*:80 coalesce =4k", "expected KEY=VALUE, got '=4k'" },
 	{ "*:80 nodelay buffer=4k", "option 'buffer' applies only to coalesce" },
 	{ "default pass buffer=4k", "option 'buffer' applies only to coalesce" },
-	{ "*:80 nodelay flush=2ms", "option 'flush' applies only to coalesce" },
-	{ "*:80 audit flush=2ms", "option 'flush' applies only to coalesce" },
-	{ "*:80 audit audit=1", "option 'audit' applies only to nodelay and coalesce" },
-	{ "*:80 pass audit=1", "option 'audit' applies only to nodelay and coalesce" },
+	{ "*:80 nodelay flush=2ms", "option 'flush' applies only to coalesce and auto" },
+	{ "*:80 audit flush=2ms", "option 'flush' applies only to coalesce and auto" },
+	{ "*:80 quickack flush=2ms", "option 'flush' applies only to coalesce and auto" },
+	{ "*:80 auto buffer=4k", "option 'buffer' applies only to coalesce" },
+	{ "*:80 quickack buffer=4k", "option 'buffer' applies only to coalesce" },
+	{ "*:80 audit audit=1", "option 'audit' applies only to nodelay, coalesce and auto" },
+	{ "*:80 pass audit=1", "option 'audit' applies only to nodelay, coalesce and auto" },
+	{ "accept *:80 quickack audit=1", "option 'audit' applies only to nodelay, coalesce and auto" },
+	{ "*:80 auto flush=1ms flush=2ms", "option 'flush' given twice" },
+	{ "*:80 auto flush=5us", "bad flush time '5us' (expected 10us to 1s, e.g. 500us)" },
 	{ "*:80 nodelay audit=yes", "bad audit value 'yes' (expected 0 or 1)" },
 	{ "*:80 coalesce buffer=4k buffer=8k", "option 'buffer' given twice" },
 	{ "*:80 coalesce flush=1ms flush=2ms", "option 'flush' given twice" },
@@ -911,6 +970,10 @@ static TCase *parse_tcase(void)
 	tcase_add_test(tc, test_policy_audit_zero_is_off);
 	tcase_add_test(tc, test_policy_default_takes_options);
 	tcase_add_test(tc, test_policy_action_names_round_trip);
+	tcase_add_test(tc, test_policy_auto_option_defaults);
+	tcase_add_test(tc, test_policy_auto_takes_flush_and_audit);
+	tcase_add_test(tc, test_policy_quickack_on_accept_side);
+	tcase_add_test(tc, test_policy_default_auto_and_quickack);
 	tcase_add_test(tc, test_policy_free_leaves_policy_reusable);
 	return tc;
 }
@@ -958,6 +1021,7 @@ static TCase *match_tcase(void)
 	tcase_add_test(tc, test_policy_match_accept_rule_only_on_accept_side);
 	tcase_add_test(tc, test_policy_match_ipv4_mapped_as_ipv4);
 	tcase_add_test(tc, test_policy_match_default_when_nothing_matches);
+	tcase_add_test(tc, test_policy_match_auto_and_quickack_per_side);
 	tcase_add_test(tc, test_policy_match_null_address_gives_default);
 	tcase_add_test(tc, test_policy_match_non_ip_address_gives_default);
 	tcase_add_test(tc, test_policy_match_short_sockaddr_gives_default);

@@ -1,0 +1,167 @@
+/*
+ * stdio.c - fdopen, fclose, freopen, freopen64, dprintf, vdprintf, the
+ * fortified __dprintf_chk, __vdprintf_chk, and glibc 2.0's _IO_fdopen and
+ * _IO_fclose (still exported): stdio on a socket.
+ *
+ * stdio reads, writes and closes through libc's internal calls, which no
+ * hook sees. So a socket stdio can write is never buffered: fdopen drains
+ * what its socket holds and turns its rule to nodelay for good, and
+ * descriptors 0-2 never get coalesce at all (src/track.c). dprintf, which
+ * writes through a FILE of its own, first pushes out what its socket
+ * holds. fclose and freopen close the descriptor inside libc: its state
+ * ends first, as close() ends it, so the number reused later (by a file,
+ * say) carries nothing of the socket.
+ *
+ * glibc's fcloseall flushes and unbuffers every stream but closes no
+ * descriptor: nothing to hook (musl has none).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "../nf_hooks.h"
+#include "nf_coalesce.h"
+#include "nf_init.h"
+#include "nf_real.h"
+#include "nf_track.h"
+
+FILE *nf_fdopen(int fd, const char *mode, int use_io)
+{
+	struct nf_conn *c = nf_track_stdio(fd);
+
+	if (c && atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
+		nf_coalesce_retire(c, fd, NF_ACT_NODELAY);
+	if (use_io && nf_real._IO_fdopen)
+		return nf_real._IO_fdopen(fd, mode);
+	return nf_real.fdopen(fd, mode);
+}
+
+/* The descriptor of f, or -1 (a memory or cookie stream). Keeps errno. */
+static int stream_fd(FILE *f)
+{
+	int saved = errno, fd = f ? fileno(f) : -1;
+
+	errno = saved;
+	return fd;
+}
+
+int nf_fclose(FILE *f, int use_io)
+{
+	int fd = stream_fd(f);
+
+	if (fd >= 0)
+		nf_fd_forget(fd);
+	if (use_io && nf_real._IO_fclose)
+		return nf_real._IO_fclose(f);
+	return nf_real.fclose(f);
+}
+
+/* freopen closes f's descriptor and opens path on the same number (or,
+ * with no path, reopens it): either way the socket's state ends. */
+FILE *nf_freopen(const char *path, const char *mode, FILE *f, int use64)
+{
+	int fd = stream_fd(f);
+
+	if (fd >= 0)
+		nf_fd_forget(fd);
+	return use64 ? nf_real.freopen64(path, mode, f) : nf_real.freopen(path, mode, f);
+}
+
+/* The connection of fd if its rule is coalesce, else NULL. */
+static struct nf_conn *coalescing(int fd)
+{
+	struct nf_conn *c = nf_track_decided(fd);
+
+	if (c && atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
+		return c;
+	return NULL;
+}
+
+/*
+ * dprintf formats into a FILE of libc's own and writes it out with the
+ * internal write: what fd holds goes first (or the call fails as its write
+ * would). use_chk: the fortified call, with its flag (musl has none: the
+ * plain one).
+ */
+int nf_vdprintf(int fd, int flag, const char *fmt, va_list ap, int use_chk)
+{
+	struct nf_conn *c = coalescing(fd);
+
+	if (c && nf_coalesce_before_send(c, fd, 0) < 0)
+		return -1;
+	if (use_chk && nf_real.__vdprintf_chk)
+		return nf_real.__vdprintf_chk(fd, flag, fmt, ap);
+	return nf_real.vdprintf(fd, fmt, ap);
+}
+
+NF_EXPORT FILE *fdopen(int fd, const char *mode)
+{
+	nf_init();
+	return nf_fdopen(fd, mode, 0);
+}
+
+NF_EXPORT FILE *_IO_fdopen(int fd, const char *mode)
+{
+	nf_init();
+	return nf_fdopen(fd, mode, 1);
+}
+
+NF_EXPORT int fclose(FILE *f)
+{
+	nf_init();
+	return nf_fclose(f, 0);
+}
+
+NF_EXPORT int _IO_fclose(FILE *f)
+{
+	nf_init();
+	return nf_fclose(f, 1);
+}
+
+NF_EXPORT FILE *freopen(const char *path, const char *mode, FILE *f)
+{
+	nf_init();
+	return nf_freopen(path, mode, f, 0);
+}
+
+NF_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *f)
+{
+	nf_init();
+	return nf_freopen(path, mode, f, 1);
+}
+
+NF_EXPORT int vdprintf(int fd, const char *fmt, va_list ap)
+{
+	nf_init();
+	return nf_vdprintf(fd, 0, fmt, ap, 0);
+}
+
+NF_EXPORT int dprintf(int fd, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	nf_init();
+	va_start(ap, fmt);
+	rc = nf_vdprintf(fd, 0, fmt, ap, 0);
+	va_end(ap);
+	return rc;
+}
+
+NF_EXPORT int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap)
+{
+	nf_init();
+	return nf_vdprintf(fd, flag, fmt, ap, 1);
+}
+
+NF_EXPORT int __dprintf_chk(int fd, int flag, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	nf_init();
+	va_start(ap, fmt);
+	rc = nf_vdprintf(fd, flag, fmt, ap, 1);
+	va_end(ap);
+	return rc;
+}
