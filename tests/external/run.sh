@@ -12,8 +12,8 @@
 #   then bare and under coalesce with `tcp_nopush on` (TCP_CORK), with
 #   `aio threads` (sendfile from a thread pool) and with `sendfile off`.
 #   curl (and tests/external/pipeline.py, pipelined requests on one
-#   connection, read at full speed and by a slow reader) fetch files of 0 B, 1 B, 700 B, 16 KiB+1, 100 KiB and
-#   3 MiB+7: GET and HEAD, HTTP/1.1 keep-alive and `Connection: close`,
+#   connection, read at full speed and by a slow reader) fetch files of 0 B,
+#   1 B, 700 B, 16 KiB+1, 100 KiB and 3 MiB+7: GET and HEAD, HTTP/1.1 keep-alive and `Connection: close`,
 #   HTTP/1.0 with and without keep-alive, HEAD and GET mixed on one
 #   connection, byte ranges, parallel transfers. Every body must equal its
 #   file (cmp), every status and transfer count be right, the connection
