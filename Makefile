@@ -188,3 +188,4 @@ test-vm: all $(B)/tests/vm/vminit $(B)/tests/stress/stress_highfd $(B)/tests/che
 .PHONY: test-vm
 
 include tests/inventory/inventory.mk
+include tests/external/external.mk

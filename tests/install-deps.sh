@@ -8,11 +8,14 @@
 # musl-tools (musl-gcc), for `make test-vm` qemu (without its recommended
 # GUI), cpio, systemd (the machine's PID 1) and Debian's kernel, unpacked
 # into a cache by
-# tests/vm/fetch-kernel.sh. Needs root (or sudo).
+# tests/vm/fetch-kernel.sh; for `make test-external` nginx and curl (nginx
+# installed with its service neither started nor enabled: the test runs its
+# own instance, and the test machine boots this root with systemd) and, for
+# Debian's own python3, its `test` package. Needs root (or sudo).
 set -eu
 pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
 	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux cpio systemd
-	libmemcached-tools memcached)
+	libmemcached-tools memcached nginx curl)
 bare=(qemu-system-x86) # installed without recommends
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
@@ -32,6 +35,12 @@ for p in "${missing[@]}"; do
 	esac
 	filtered+=("$p")
 done
+# CPython's regression tests (tests/external): Debian's python3 has them
+# in a package of their own; another python3 (pyenv) ships them or not.
+if [ "$(python3 -c 'import sys; print(sys.prefix)' 2>/dev/null)" = /usr ] &&
+	! python3 -c 'import test.support, test.test_asyncio' 2>/dev/null; then
+	filtered+=("libpython$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')-testsuite")
+fi
 bare_missing=()
 for p in "${bare[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || bare_missing+=("$p")
@@ -41,8 +50,22 @@ if [ ${#filtered[@]} -gt 0 ] || [ ${#bare_missing[@]} -gt 0 ]; then
 	$sudo apt-get update -qq
 	updated=1
 fi
+# invoke-rc.d asks policy-rc.d (exit 101: no) before it starts a service
+# a package installs; without one, nginx would start on port 80.
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ${#filtered[@]} -gt 0 ] && [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\n# tests/install-deps.sh: start no service while it installs\nexit 101\n' |
+		$sudo tee "$policy" >/dev/null && $sudo chmod 0755 "$policy" && own_policy=1
+fi
 [ ${#filtered[@]} -eq 0 ] ||
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${filtered[@]}"
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${filtered[@]}" ||
+	{ [ "$own_policy" -eq 0 ] || $sudo rm -f "$policy"; exit 1; }
+[ "$own_policy" -eq 0 ] || $sudo rm -f "$policy"
+# Not enabled either (the test machine boots with systemd); quiet if it is not.
+for p in "${filtered[@]}"; do
+	[ "$p" != nginx ] || $sudo systemctl disable --quiet nginx.service 2>/dev/null || true
+done
 [ ${#bare_missing[@]} -eq 0 ] ||
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${bare_missing[@]}"
 # the test machine's kernel (apt's lists must be fresh to find it)

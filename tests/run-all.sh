@@ -55,6 +55,7 @@ run_suite sanitize make -s test-sanitize
 run_suite fuzz make -s fuzz
 run_suite musl make -s test-musl
 run_suite difftest make -s difftest
+run_suite external make -s test-external
 run_suite vm make -s test-vm
 
 echo "$passed passed, $failed failed"

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""regrtest_diff.py: compares two runs of CPython's regrtest (`python3 -m
+test -j N --junit-xml X ...`), bare and under the library.
+
+  regrtest_diff.py new BARE.xml LIB.xml
+      prints the ids of the test cases that failed (failure or error) under
+      the library and not bare, one a line (a --matchfile for a rerun)
+
+  regrtest_diff.py verdict BARE.xml BARE.log LIB.xml LIB.log [RERUN.xml]
+      prints one tab-separated line per test module run bare:
+        PASS <module> <detail>   the library's failures are the bare ones
+        FAIL <module> <detail>   new failures (that failed again in RERUN,
+                                 when given), or the module as a whole
+                                 failed, crashed or timed out only under the
+                                 library
+      and NOTE lines: test cases failing bare (not the library's doing), a
+      new failure that passed on the rerun (flaky), modules that changed
+      their environment.
+A module's state comes from the log's progress lines ("[ 5/29] name
+passed", "failed (6 failures)", "crashed", "skipped"...), its test cases
+from the JUnit file, whose ids ("test.test_asyncio.test_sendfile.Cls.test_x")
+start with "test." and the module's name.
+"""
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+PROGRESS = re.compile(r"\[\s*\d+/\d+(?:/\d+)?\] (\S+) (.*?)(?: -- running.*)?$")
+
+
+def cases(path):
+    """{test id: 'ok' | 'skipped' | 'failed'} from a JUnit file."""
+    out = {}
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return out
+    for c in root.iter("testcase"):
+        name = c.get("name") or ""
+        if c.find("failure") is not None or c.find("error") is not None:
+            out[name] = "failed"
+        elif c.find("skipped") is not None:
+            out[name] = "skipped"
+        else:
+            out[name] = "ok"
+    return out
+
+
+def modules(log):
+    """{module: state} from a regrtest log, in the order they finished."""
+    out = {}
+    with open(log, errors="replace") as f:
+        for line in f:
+            m = PROGRESS.search(line.rstrip("\n"))
+            if m:
+                out[m.group(1)] = m.group(2).strip()
+    return out
+
+
+def module_of(test_id, names):
+    best = ""
+    for n in names:
+        if test_id.startswith("test." + n + ".") and len(n) > len(best):
+            best = n
+    return best or "?"
+
+
+def failed(d):
+    return {k for k, v in d.items() if v == "failed"}
+
+
+def bad_state(state):
+    return not (state.startswith("passed") or state.startswith("skipped"))
+
+
+def verdict(bare_xml, bare_log, lib_xml, lib_log, rerun_xml=None):
+    bare, lib = cases(bare_xml), cases(lib_xml)
+    bmods, lmods = modules(bare_log), modules(lib_log)
+    rerun = cases(rerun_xml) if rerun_xml else None
+    names = list(bmods) or list(lmods)
+    new = failed(lib) - failed(bare)
+    for t in sorted(failed(bare)):
+        print(f"NOTE\t{module_of(t, names)}\tfails bare too (not ours): {t}")
+    for mod in names:
+        bstate, lstate = bmods.get(mod, "not run"), lmods.get(mod, "not run")
+        mine = {t for t in lib if module_of(t, names) == mod}
+        run = sum(1 for t in mine if lib[t] != "skipped")
+        mnew = sorted(t for t in new if module_of(t, names) == mod)
+        flaky = [t for t in mnew if rerun is not None and rerun.get(t) == "ok"]
+        real = [t for t in mnew if t not in flaky]
+        for t in flaky:
+            print(f"NOTE\t{mod}\tfailed under the library, passed on the rerun (flaky?): {t}")
+        if "env changed" in lstate and "env changed" not in bstate:
+            print(f"NOTE\t{mod}\tenv changed under the library only: {lstate}")
+        if real:
+            shown = ", ".join(t.split(".", 2)[-1] for t in real[:8])
+            more = f" and {len(real) - 8} more" if len(real) > 8 else ""
+            print(f"FAIL\t{mod}\t{len(real)} of {run} tests fail only under the library "
+                  f"({lstate}): {shown}{more}")
+        elif bad_state(lstate) and not bad_state(bstate):
+            print(f"FAIL\t{mod}\tmodule {lstate!r} under the library, {bstate!r} bare")
+        else:
+            nb = len([t for t in failed(bare) if module_of(t, names) == mod])
+            print(f"PASS\t{mod}\t{run} tests run, failures as bare ({nb}); {lstate}")
+
+
+def main(argv):
+    if len(argv) == 4 and argv[1] == "new":
+        for t in sorted(failed(cases(argv[3])) - failed(cases(argv[2]))):
+            print(t)
+        return 0
+    if len(argv) in (6, 7) and argv[1] == "verdict":
+        verdict(*argv[2:])
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
