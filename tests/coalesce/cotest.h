@@ -1018,6 +1018,39 @@ static inline int ct_fill_until_error(int fd, struct ct_sent *s, size_t max, lon
 	}
 }
 
+/*
+ * Fills fd's kernel queue to a peer that does not read, around the
+ * library (sendmmsg is never held, and its answer is not the library's to
+ * see): the library still takes small writes after it, as after a send the
+ * kernel took whole that left the socket exactly full. Until a round 20 ms
+ * after the last takes nothing (the peer's window shut too). Counts and
+ * hashes what was taken in s; fd is blocking again after.
+ */
+static inline void ct_fill_kernel(int fd, struct ct_sent *s)
+{
+	static unsigned char buf[4096];
+	struct iovec v = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct mmsghdr m = { .msg_hdr = { .msg_iov = &v, .msg_iovlen = 1 } };
+	int fl = fcntl(fd, F_GETFL);
+	long long before;
+
+	CHECK(fl >= 0 && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0, "O_NONBLOCK");
+	do {
+		before = s->total;
+		for (;;) {
+			ct_fill(&s->seed, buf, sizeof(buf));
+			if (sendmmsg(fd, &m, 1, MSG_DONTWAIT) != 1)
+				break;
+			s->total += m.msg_len;
+			s->hash = ct_fnv(s->hash, buf, m.msg_len);
+			if (m.msg_len < sizeof(buf))
+				break;
+		}
+		ct_sleep_ms(20);
+	} while (s->total > before);
+	CHECK(fcntl(fd, F_SETFL, fl) == 0, "restoring the file flags");
+}
+
 /* Ends the stream; the peer (reading by now) must have got exactly what
  * was taken, byte for byte. */
 static inline void ct_expect_all_taken(const struct ct_peer *p, int fd, const struct ct_sent *s)

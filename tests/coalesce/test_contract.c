@@ -70,34 +70,6 @@ static void shut_write(int arg)
 	ct_peer_stop(&p);
 }
 
-/* Fills fd's kernel queue to a peer that does not read, bypassing the
- * buffer (sendmmsg is never held); the bytes taken are counted and
- * hashed in s. */
-static void fill_kernel(int fd, struct ct_sent *s)
-{
-	static unsigned char buf[4096];
-	struct iovec v = { .iov_base = buf, .iov_len = sizeof(buf) };
-	struct mmsghdr m = { .msg_hdr = { .msg_iov = &v, .msg_iovlen = 1 } };
-
-	long long before;
-
-	ct_set_nonblock(fd);
-	do { /* until the peer's window is shut too: a round 20 ms later takes nothing */
-		before = s->total;
-		for (;;) {
-			ct_fill(&s->seed, buf, sizeof(buf));
-			if (sendmmsg(fd, &m, 1, MSG_DONTWAIT) != 1)
-				break;
-			s->total += m.msg_len;
-			s->hash = ct_fnv(s->hash, buf, m.msg_len);
-			if (m.msg_len < sizeof(buf))
-				break;
-		}
-		ct_sleep_ms(20);
-	} while (s->total > before);
-	CHECK(fcntl(fd, F_SETFL, 0) == 0, "blocking again");
-}
-
 #define HELD 16000 /* under buffer=16k; more than the room a full socket finds again */
 
 /* A connection to the stalled peer on port, full, with HELD bytes 'h'
@@ -111,7 +83,7 @@ static int fill_and_hold(int port, struct ct_sent *s)
 	ct_set_int(fd, SOL_SOCKET, SO_SNDBUF, 4096, "SO_SNDBUF");
 	s->seed = 42;
 	s->hash = CT_FNV_INIT;
-	fill_kernel(fd, s);
+	ct_fill_kernel(fd, s);
 	for (int i = 0; i < HELD / 1000; i++) {
 		CHECK(write(fd, h, sizeof(h)) == sizeof(h), "held write");
 		s->hash = ct_fnv(s->hash, h, sizeof(h));

@@ -9,7 +9,8 @@
  *
  * Under a flush=2ms rule. Before daemonising, the process holds bytes on
  * a connection of its own (so the timer thread runs and the pending set is
- * not empty at fork). The grandchild, whose first socket is fd 0, then:
+ * not empty at fork). The grandchild, whose first socket is fd 3 (after
+ * its own stdin, stdout and stderr), then:
  *   - writes "hello " and "world\n" (held: checked in the kernel), waits
  *     20 ms without any call that flushes: the timer must have sent them;
  *   - writes a 2 MiB stream of random pieces and gets it echoed line by
@@ -55,15 +56,18 @@ static void daemon_work(int port, const char *errpath, struct ct_sent *sent)
 	static char out[65536], back[65536];
 	uint64_t seed = 99;
 	long long left = STREAM;
-	int fd = ct_connect(port), err;
+	int in = open("/dev/null", O_RDONLY), fd, err;
 	char line[64];
 
-	/* stdout and stderr (fds 1 and 2) go to a file the test reads */
+	/* stdin from /dev/null, stdout and stderr (fds 1 and 2) to a file the
+	 * test reads: fds 0-2 are never buffered (stdio writes them), so the
+	 * socket comes after them, as a daemon's does */
 	err = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (err != 1 || dup2(1, 2) != 2)
+	if (in != 0 || err != 1 || dup2(1, 2) != 2)
 		_exit(6);
 	setvbuf(stdout, NULL, _IONBF, 0);
-	CHECK(fd == 0, "the daemon's first socket is fd %d, want 0 (a descriptor was left open)", fd);
+	fd = ct_connect(port);
+	CHECK(fd == 3, "the daemon's first socket is fd %d, want 3 (a descriptor was left open)", fd);
 	ct_send_str(fd, "hello ");
 	ct_send_str(fd, "world\n");
 	ct_expect_held(fd, 0);
