@@ -407,7 +407,9 @@ static void efault(int arg)
 	expect_efault("writev of a bad piece", writev(fd, two, 2));
 	expect_efault("writev of a bad array", writev(fd, (struct iovec *)low, 2));
 	expect_efault("sendmsg of a bad piece", sendmsg(fd, &m, 0));
+#ifdef __GLIBC__ /* musl's sendmsg copies the msghdr itself: SIGSEGV with or without us */
 	expect_efault("sendmsg of a bad msghdr", sendmsg(fd, (struct msghdr *)low, 0));
+#endif
 	expect_efault("write from an unmapped page", write(fd, page, 10));
 	ct_send_str(fd, "B\n");
 	ct_expect_line(p.rep, "AB\n", CT_WAIT_MS);
