@@ -283,10 +283,10 @@ static int append(struct nf_conn *c, const struct iovec *iov, int iovcnt, size_t
 }
 
 /*
- * The program's iovec array (iovcnt <= IOV_STACK) copied to iov, read as
- * the kernel reads it; returns its byte count, or -1 when the kernel
- * alone must answer: an array it cannot read (EFAULT), a negative count or
- * a total past SSIZE_MAX (EINVAL).
+ * The program's iovec array (0 <= iovcnt <= IOV_STACK) copied to iov, read
+ * as the kernel reads it; returns its byte count, or -1 when the kernel
+ * alone must answer: an array it cannot read (EFAULT), a total past
+ * SSIZE_MAX (EINVAL).
  */
 static ssize_t read_iov(struct iovec *iov, const struct iovec *prog, int iovcnt)
 {
@@ -294,7 +294,7 @@ static ssize_t read_iov(struct iovec *iov, const struct iovec *prog, int iovcnt)
 			       .iov_len = (size_t)iovcnt * sizeof(*prog) };
 	size_t n = 0;
 
-	if (iovcnt < 0 || nf_copyin((char *)iov, &whole, 1, whole.iov_len) < 0)
+	if (nf_copyin((char *)iov, &whole, 1, whole.iov_len) < 0)
 		return -1;
 	for (int i = 0; i < iovcnt; i++) {
 		if (iov[i].iov_len > SSIZE_MAX - n)
