@@ -46,17 +46,27 @@ static void count_sigpipe(int sig)
 	atomic_fetch_add(&sigpipes, 1);
 }
 
+/* A lines peer, SIGPIPE counted, and a connection to it on which "AB\n"
+ * (held) went before the program's shutdown(SHUT_WR). */
+static int shut_after_ab(struct ct_peer *p)
+{
+	int fd;
+
+	signal(SIGPIPE, count_sigpipe);
+	ct_peer_start(p, "lines");
+	fd = ct_connect(p->port);
+	ct_send_str(fd, "AB\n");
+	CHECK(shutdown(fd, SHUT_WR) == 0, "shutdown");
+	return fd;
+}
+
 static void shut_write(int arg)
 {
 	struct ct_peer p;
 	int fd;
 
 	(void)arg;
-	signal(SIGPIPE, count_sigpipe);
-	ct_peer_start(&p, "lines");
-	fd = ct_connect(p.port);
-	ct_send_str(fd, "AB\n");
-	CHECK(shutdown(fd, SHUT_WR) == 0, "shutdown");
+	fd = shut_after_ab(&p);
 	errno = 0;
 	CHECK(write(fd, "C", 1) == -1 && errno == EPIPE, "write after shutdown(SHUT_WR): "
 	      "want -1 EPIPE, got errno %s", ct_errname(errno));
@@ -328,11 +338,7 @@ static void empty(int arg)
 	int fd;
 
 	(void)arg;
-	signal(SIGPIPE, count_sigpipe);
-	ct_peer_start(&p, "lines");
-	fd = ct_connect(p.port);
-	ct_send_str(fd, "AB\n");
-	CHECK(shutdown(fd, SHUT_WR) == 0, "shutdown");
+	fd = shut_after_ab(&p);
 	CHECK(writev(fd, NULL, 0) == 0, "empty writev: %s", ct_errname(errno));
 	CHECK(writev(fd, &v, 1) == 0, "writev of one empty piece: %s", ct_errname(errno));
 	CHECK(atomic_load(&sigpipes) == 0, "SIGPIPE from an empty writev");
