@@ -415,11 +415,9 @@ static int ok_or(long ret, int err, int e1, int e2, int e3)
 	return ret >= 0 || err == e1 || err == e2 || err == e3;
 }
 
-/* Whether a difference between the bare (A) and library (B) results of op O
- * is timing: 1 if it is, 0 if it is a real difference. Every rule says why. */
-/* Whether op I is in a thread block where another thread shuts down or
- * closes its connection (the generator makes none; hand-written lists do). */
-static int races_shutdown(const struct dt_list *l, int i)
+/* Whether op I is in a thread block where another thread does an op on the
+ * same connection that SIBLING(kind) accepts. */
+static int races_sibling(const struct dt_list *l, int i, int (*sibling)(int kind))
 {
 	for (int p = i - 1; p >= 0; p--) {
 		if (l->op[p].kind != K_THREADS)
@@ -427,13 +425,22 @@ static int races_shutdown(const struct dt_list *l, int i)
 		if (p + l->op[p].n < i)
 			return 0;
 		for (int j = p + 1; j <= p + l->op[p].n && j < l->nops; j++)
-			if ((l->op[j].kind == K_SHUT || l->op[j].kind == K_CLOSE) && l->op[j].c == l->op[i].c &&
-			    l->op[j].t != l->op[i].t)
+			if (sibling(l->op[j].kind) && l->op[j].c == l->op[i].c && l->op[j].t != l->op[i].t)
 				return 1;
 		return 0;
 	}
 	return 0;
 }
+
+/* Shuts down or closes (the generator makes none in a thread block;
+ * hand-written lists do). */
+static int ends_conn(int kind)
+{
+	return kind == K_SHUT || kind == K_CLOSE;
+}
+
+/* Whether a difference between the bare (A) and library (B) results of op O
+ * is timing: 1 if it is, 0 if it is a real difference. Every rule says why. */
 
 static int classify(const struct dt_list *l, const struct dt_op *o, const struct tline *a,
 		    const struct tline *b, int shut_wr)
@@ -444,8 +451,16 @@ static int classify(const struct dt_list *l, const struct dt_op *o, const struct
 	 * may be blocked: how much it had taken by then (a partial count, or EPIPE
 	 * if nothing) is a race of the program's own threads. The stream check
 	 * still holds it to the count it returned. */
-	if (dt_is_send(k) && races_shutdown(l, (int)(o - l->op)) && ok_or(a->ret, a->err, EPIPE, 0, 0) &&
+	if (dt_is_send(k) && races_sibling(l, (int)(o - l->op), ends_conn) && ok_or(a->ret, a->err, EPIPE, 0, 0) &&
 	    ok_or(b->ret, b->err, EPIPE, 0, 0) && a->acc <= o->n && b->acc <= o->n)
+		return 1;
+	/* A connection's pending error (ECONNRESET after a reset, or after the
+	 * program's shutdown of a connect still in progress) is returned once, to
+	 * the first call that meets it; later sends say EPIPE (and raise SIGPIPE).
+	 * When threads of the program send on that connection at once, which one
+	 * is first is the race of the program's own threads. */
+	if (dt_is_send(k) && races_sibling(l, (int)(o - l->op), dt_is_send) && a->ret < 0 && b->ret < 0 &&
+	    ok_or(-1, a->err, EPIPE, ECONNRESET, 0) && ok_or(-1, b->err, EPIPE, ECONNRESET, 0))
 		return 1;
 
 	/* The program shut down reading: a read returns what was queued or 0, as
