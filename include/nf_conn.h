@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 
 #include "nf_policy.h"
+#include "nf_real.h" /* struct nf_hot: nf_conn_leave */
 
 enum nf_kind {
 	NF_KIND_FRESH = 0, /* not seen as a socket: pass through, no syscall */
@@ -57,8 +58,44 @@ struct nf_conn {
  */
 int nf_conn_init(int mark_open);
 
+/* The table (conn.c): a directory of nf_conn_ndir chunk pointers, each
+ * chunk 1 << NF_CONN_CHUNK_SHIFT entries. Read through nf_conn_peek. */
+#define NF_CONN_CHUNK_SHIFT 8
+extern _Atomic(struct nf_conn *) *nf_conn_dir;
+extern int nf_conn_ndir;
+extern int nf_conn_fresh_is_unknown; /* start-up listing failed */
+
+/* The entry of fd, or NULL if it was never allocated: two loads, no lock,
+ * inlined into the hooks' first test. */
+static inline struct nf_conn *nf_conn_peek(int fd)
+{
+	struct nf_conn *chunk;
+
+	if ((unsigned)fd >> NF_CONN_CHUNK_SHIFT >= (unsigned)nf_conn_ndir)
+		return NULL;
+	chunk = atomic_load_explicit(&nf_conn_dir[(unsigned)fd >> NF_CONN_CHUNK_SHIFT],
+				     memory_order_acquire);
+	return chunk ? &chunk[fd & ((1 << NF_CONN_CHUNK_SHIFT) - 1)] : NULL;
+}
+
 /* The entry of fd, or NULL if it was never allocated. Lock-free. */
 struct nf_conn *nf_conn_get(int fd);
+
+/*
+ * The hooks' first test, one byte per descriptor below NF_CONN_LEAVE_FDS
+ * on one page: 1 when a read or send on fd needs nothing from the library
+ * (fd is not a TCP socket: never seen as one while the start-up listing
+ * is trusted, or classified as another kind; or a TCP socket whose rule
+ * is pass), else 0 (also before initialisation). Every change of an
+ * entry's kind or action republishes it (nf_conn_publish).
+ */
+#define NF_CONN_LEAVE_FDS NF_HOT_LEAVE
+#define nf_conn_leave (nf_hot.leave)
+
+/* Recomputes fd's byte of nf_conn_leave from its entry, until it holds
+ * for the entry as it is after the store (another thread may change the
+ * entry meanwhile; the last one's state wins). */
+void nf_conn_publish(int fd);
 
 /* The entry of fd, allocating its chunk; NULL if fd is out of range or
  * memory runs out. */

@@ -4,16 +4,28 @@
 #ifndef NF_INIT_H
 #define NF_INIT_H
 
+#include <stdatomic.h>
+
 #include "nf_policy.h"
 
 /* The policy of this process; valid after nf_init(). */
 extern struct nf_policy nf_policy;
 
+/* 1 once nf_init has finished (init.c). */
+extern atomic_int nf_ready;
+
+/* nf_init's first call; every later one is the load in nf_init. */
+void nf_init_once(void);
+
 /*
  * Makes sure the real table, the fd table and the policy are ready.
- * Thread-safe and cheap after the first call; reached from the
+ * Thread-safe and one load after the first call; reached from the
  * constructor and from every hook (a JVM calls in before constructors).
  */
-void nf_init(void);
+static inline void nf_init(void)
+{
+	if (!atomic_load_explicit(&nf_ready, memory_order_acquire))
+		nf_init_once();
+}
 
 #endif

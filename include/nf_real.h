@@ -50,7 +50,7 @@ typedef int nf_mmsg_flags;
 typedef unsigned nf_mmsg_flags;
 #endif
 
-struct nf_real {
+struct nf_real_table {
 	int (*socket)(int, int, int);
 	int (*connect)(int, const struct sockaddr *, socklen_t);
 	int (*accept)(int, struct sockaddr *, socklen_t *);
@@ -135,7 +135,21 @@ struct nf_real {
 	int (*daemon)(int, int);
 };
 
-extern struct nf_real nf_real;
+/*
+ * The table shares one 4 KiB page with the hooks' first test (one byte
+ * per low descriptor, nf_conn_leave in nf_conn.h): a call the library
+ * leaves alone reads that page and nothing else of ours. Where every
+ * system call empties the TLB (page-table isolation), each further page
+ * the call touches costs a page walk. Defined in hot.c.
+ */
+#define NF_HOT_LEAVE 3456
+struct nf_hot {
+	struct nf_real_table real;
+	unsigned char leave[NF_HOT_LEAVE];
+};
+_Static_assert(sizeof(struct nf_hot) <= 4096, "nf_hot must fit one page");
+extern struct nf_hot nf_hot;
+#define nf_real (nf_hot.real)
 
 /*
  * Resolves every entry with dlsym(RTLD_NEXT). Aborts with a message if a

@@ -6,6 +6,10 @@
 #ifndef NF_TIMER_H
 #define NF_TIMER_H
 
+/* While deadlines keep coming, the timer looks at least this often, and a
+ * deadline no earlier than its next look needs no wake (see timer.c). */
+#define NF_TIMER_TICK_NS 10000000ull
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 unsigned long long nf_timer_now_ns(void);
 

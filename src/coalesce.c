@@ -36,6 +36,17 @@
 #define IOV_STACK 64
 #define BACKGROUND (MSG_DONTWAIT | MSG_NOSIGNAL)
 
+/*
+ * The timer costs a thread switch each time it looks, which a busy program
+ * pays per message if every hold gets a look at its flush deadline. A
+ * connection whose last TRUST_AFTER holds were all sent by the program's
+ * own read or wait (it writes a request, then waits for the answer) holds
+ * with a deadline NF_TIMER_TICK_NS away (or flush=, if longer): the timer
+ * then looks only once a tick. A hold that deadline catches ends the trust
+ * (streak 0): the next holds have flush= again. README: "The flush timer".
+ */
+#define TRUST_AFTER 64u
+
 struct nf_coalesce {
 	char *buf;
 	size_t len;
@@ -54,6 +65,7 @@ struct nf_coalesce {
 	int proven;      /* the socket was seen connected (this generation) */
 	int full;        /* the kernel refused or cut the last send: nothing is
 			    held until it takes one whole (send_through) */
+	unsigned streak; /* holds in a row the program's own read or wait sent */
 	pthread_cond_t done; /* signalled when inflight ends */
 	int fd;
 	int pidx;        /* index in pending[], or -1 */
@@ -184,6 +196,7 @@ static void start_over(struct nf_conn *c, unsigned gen)
 	co->broken = 0;
 	co->proven = 0;
 	co->full = 0;
+	co->streak = 0;
 	co->gen = gen;
 }
 
@@ -259,6 +272,16 @@ static int conn_failed(int err)
 		 err == ENOMEM || err == EMSGSIZE);
 }
 
+/* How long a new hold may wait for the program's own read or wait. */
+static unsigned long long hold_ns(const struct nf_coalesce *co)
+{
+	unsigned long long flush = (unsigned long long)co->flush_us * 1000;
+
+	if (co->streak >= TRUST_AFTER && flush < NF_TIMER_TICK_NS)
+		return NF_TIMER_TICK_NS;
+	return flush;
+}
+
 /*
  * Copies iov into the buffer; the caller checked it fits. 0, or -1 (the
  * buffer unchanged) when some byte may not be readable: the kernel must
@@ -275,7 +298,7 @@ static int append(struct nf_conn *c, const struct iovec *iov, int iovcnt, size_t
 	co->len += n;
 	if (!was_empty || n == 0)
 		return 0;
-	deadline = nf_timer_now_ns() + (unsigned long long)co->flush_us * 1000;
+	deadline = nf_timer_now_ns() + hold_ns(co);
 	atomic_store(&co->deadline, deadline);
 	if (pending_add(c) == 0)
 		nf_timer_arm(deadline);
@@ -870,6 +893,19 @@ static void flush_locked(struct nf_conn *c, int fd)
 		c->co->full = 1;
 }
 
+/* flush_locked for the program's own read or wait: a hold it sent whole
+ * adds to the connection's streak. */
+static void flush_for_program(struct nf_conn *c, int fd)
+{
+	struct nf_coalesce *co = c->co;
+
+	if (!co || !co->len)
+		return;
+	flush_locked(c, fd);
+	if (!co->len && co->streak < TRUST_AFTER)
+		co->streak++;
+}
+
 void nf_coalesce_flush(struct nf_conn *c, int fd)
 {
 	int saved = errno;
@@ -881,7 +917,7 @@ void nf_coalesce_flush(struct nf_conn *c, int fd)
 		return;
 	}
 	if (pthread_mutex_trylock(&c->lock) == 0) {
-		flush_locked(c, fd);
+		flush_for_program(c, fd);
 		pthread_mutex_unlock(&c->lock);
 	}
 	nf_guard_leave();
@@ -1112,7 +1148,7 @@ static void flush_range(unsigned first, unsigned last, enum drain_mode mode)
 			if ((unsigned)c->co->fd >= first && (unsigned)c->co->fd <= last)
 				drain_locked(c, c->co->fd, mode, give_up);
 		} else if (pthread_mutex_trylock(&c->lock) == 0) {
-			flush_locked(c, c->co->fd);
+			flush_for_program(c, c->co->fd);
 		} else {
 			continue;
 		}
@@ -1166,6 +1202,7 @@ static unsigned long long flush_one_due(struct nf_conn *c, unsigned long long no
 		return 0;
 	}
 	if (co->len && !co->inflight && atomic_load(&co->deadline) <= now) {
+		co->streak = 0; /* the program did not send this hold itself */
 		flush_locked(c, co->fd);
 		if (co->len) { /* the socket is full: back off, up to 100 ms */
 			co->backoff_us = co->backoff_us ? co->backoff_us * 2 : co->flush_us;

@@ -22,15 +22,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define CHUNK_SHIFT 8
+#define CHUNK_SHIFT NF_CONN_CHUNK_SHIFT
 #define CHUNK (1 << CHUNK_SHIFT)
 #define LIMIT_MAX (1 << 30)  /* the most the table covers, whatever the hard limit */
 #define RAISE_MAX (1 << 24)  /* the most it covers beyond the hard limit */
 
-static _Atomic(struct nf_conn *) *dir;
-static int ndir;
+_Atomic(struct nf_conn *) *nf_conn_dir;
+int nf_conn_ndir;
 static atomic_int nchunks; /* 1 + the highest chunk index ever published */
-static int fresh_is_unknown; /* start-up listing failed: trust nothing */
+int nf_conn_fresh_is_unknown; /* start-up listing failed: trust nothing */
 
 /* The hard RLIMIT_NOFILE, at least CHUNK and at most LIMIT_MAX. */
 static int hard_fd_limit(void)
@@ -98,20 +98,51 @@ int nf_conn_init(int mark_open)
 
 	if (ceiling > limit)
 		limit = ceiling;
-	ndir = (limit + CHUNK - 1) >> CHUNK_SHIFT;
-	dir = calloc((size_t)ndir, sizeof(*dir));
-	if (!dir) {
-		ndir = 0;
+	nf_conn_ndir = (limit + CHUNK - 1) >> CHUNK_SHIFT;
+	nf_conn_dir = calloc((size_t)nf_conn_ndir, sizeof(*nf_conn_dir));
+	if (!nf_conn_dir) {
+		nf_conn_ndir = 0;
 		return -ENOMEM;
 	}
-	if (mark_open && mark_open_fds() < 0)
-		fresh_is_unknown = 1;
+	memset(nf_conn_leave, 1, sizeof(nf_conn_leave)); /* every fd FRESH... */
+	if (mark_open && mark_open_fds() < 0) /* ...but those open now */
+		nf_conn_fresh_is_unknown = 1;
+	if (nf_conn_fresh_is_unknown)
+		memset(nf_conn_leave, 0, sizeof(nf_conn_leave));
 	return 0;
+}
+
+/* What fd's byte of nf_conn_leave should say for its entry now. */
+static unsigned char leave_verdict(int fd)
+{
+	struct nf_conn *c = nf_conn_get(fd);
+
+	switch (nf_conn_kind(c)) {
+	case NF_KIND_FRESH:
+	case NF_KIND_OTHER:
+		return 1;
+	case NF_KIND_TCP:
+		return atomic_load(&c->action) == NF_ACT_PASS;
+	default:
+		return 0;
+	}
+}
+
+void nf_conn_publish(int fd)
+{
+	unsigned char v;
+
+	if (fd < 0 || fd >= NF_CONN_LEAVE_FDS || !nf_conn_dir)
+		return;
+	do {
+		v = leave_verdict(fd);
+		__atomic_store_n(&nf_conn_leave[fd], v, __ATOMIC_SEQ_CST);
+	} while (leave_verdict(fd) != v);
 }
 
 int nf_conn_limit(void)
 {
-	return ndir << CHUNK_SHIFT;
+	return nf_conn_ndir << CHUNK_SHIFT;
 }
 
 int nf_conn_used(void)
@@ -121,12 +152,7 @@ int nf_conn_used(void)
 
 struct nf_conn *nf_conn_get(int fd)
 {
-	struct nf_conn *chunk;
-
-	if (fd < 0 || (fd >> CHUNK_SHIFT) >= ndir)
-		return NULL;
-	chunk = atomic_load_explicit(&dir[fd >> CHUNK_SHIFT], memory_order_acquire);
-	return chunk ? &chunk[fd & (CHUNK - 1)] : NULL;
+	return nf_conn_peek(fd);
 }
 
 static struct nf_conn *new_chunk(void)
@@ -155,13 +181,13 @@ struct nf_conn *nf_conn_ensure(int fd)
 {
 	struct nf_conn *c = nf_conn_get(fd), *chunk, *expected = NULL;
 
-	if (c || fd < 0 || (fd >> CHUNK_SHIFT) >= ndir)
+	if (c || fd < 0 || (fd >> CHUNK_SHIFT) >= nf_conn_ndir)
 		return c;
 	chunk = new_chunk();
 	if (!chunk)
 		return NULL;
 	raise_nchunks((fd >> CHUNK_SHIFT) + 1); /* before it can be seen */
-	if (!atomic_compare_exchange_strong_explicit(&dir[fd >> CHUNK_SHIFT], &expected,
+	if (!atomic_compare_exchange_strong_explicit(&nf_conn_dir[fd >> CHUNK_SHIFT], &expected,
 						     chunk, memory_order_acq_rel,
 						     memory_order_acquire)) {
 		free(chunk); /* another thread published first: use theirs */
@@ -175,9 +201,9 @@ enum nf_kind nf_conn_kind(const struct nf_conn *c)
 	int k;
 
 	if (!c)
-		return fresh_is_unknown ? NF_KIND_UNKNOWN : NF_KIND_FRESH;
+		return nf_conn_fresh_is_unknown ? NF_KIND_UNKNOWN : NF_KIND_FRESH;
 	k = atomic_load_explicit(&c->kind, memory_order_acquire);
-	if (k == NF_KIND_FRESH && fresh_is_unknown)
+	if (k == NF_KIND_FRESH && nf_conn_fresh_is_unknown)
 		return NF_KIND_UNKNOWN;
 	return (enum nf_kind)k;
 }
@@ -194,6 +220,7 @@ void nf_conn_reset(int fd, enum nf_kind kind)
 	atomic_store(&c->stdio, 0);
 	atomic_store(&c->prog_cork, 0); /* auto_listed stays: see auto.c */
 	atomic_store_explicit(&c->kind, (int)kind, memory_order_release);
+	nf_conn_publish(fd);
 }
 
 enum nf_kind nf_conn_settle(int fd, enum nf_kind kind)
@@ -206,8 +233,10 @@ enum nf_kind nf_conn_settle(int fd, enum nf_kind kind)
 	seen = atomic_load(&c->kind);
 	if (nf_conn_kind(c) != NF_KIND_UNKNOWN)
 		return (enum nf_kind)seen; /* settled by another thread */
-	if (atomic_compare_exchange_strong(&c->kind, &seen, (int)kind))
+	if (atomic_compare_exchange_strong(&c->kind, &seen, (int)kind)) {
+		nf_conn_publish(fd);
 		return kind;
+	}
 	return (enum nf_kind)seen;
 }
 
@@ -223,6 +252,7 @@ void nf_conn_forget(int fd)
 	atomic_store(&c->stdio, 0);
 	atomic_store(&c->prog_cork, 0); /* auto_listed stays: see auto.c */
 	atomic_store_explicit(&c->kind, NF_KIND_FRESH, memory_order_release);
+	nf_conn_publish(fd);
 }
 
 void nf_conn_forget_range(unsigned first, unsigned last)
@@ -234,7 +264,7 @@ void nf_conn_forget_range(unsigned first, unsigned last)
 	if (last >= limit)
 		last = limit - 1;
 	for (unsigned fd = first; fd <= last && fd < limit; fd++) {
-		if (!atomic_load_explicit(&dir[fd >> CHUNK_SHIFT], memory_order_acquire)) {
+		if (!atomic_load_explicit(&nf_conn_dir[fd >> CHUNK_SHIFT], memory_order_acquire)) {
 			fd |= CHUNK - 1; /* skip the whole unallocated chunk */
 			continue;
 		}
@@ -268,12 +298,13 @@ void nf_conn_copy(int oldfd, int newfd)
 	atomic_store(&to->prog_cork, atomic_load(&from->prog_cork));
 	atomic_store(&to->action, atomic_load(&from->action));
 	atomic_store_explicit(&to->kind, (int)kind, memory_order_release);
+	nf_conn_publish(newfd);
 }
 
 void nf_conn_atfork_child(void)
 {
 	for (int i = 0, n = atomic_load(&nchunks); i < n; i++) {
-		struct nf_conn *chunk = atomic_load(&dir[i]);
+		struct nf_conn *chunk = atomic_load(&nf_conn_dir[i]);
 
 		for (int j = 0; chunk && j < CHUNK; j++)
 			pthread_mutex_init(&chunk[j].lock, NULL);

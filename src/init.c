@@ -22,7 +22,7 @@ struct nf_policy nf_policy;
 __thread int nf_guard_inside __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static atomic_int ready;
+atomic_int nf_ready;
 
 /* An empty variable counts as unset. */
 static const char *env(const char *name)
@@ -53,14 +53,13 @@ static void init_once(void)
 	}
 	nf_audit_setup(&nf_policy);
 	pthread_atfork(nf_process_atfork_prepare, nf_process_atfork_parent, nf_process_atfork_child);
-	atomic_store_explicit(&ready, 1, memory_order_release);
+	atomic_store_explicit(&nf_ready, 1, memory_order_release);
 	errno = saved;
 }
 
-void nf_init(void)
+void nf_init_once(void)
 {
-	if (!atomic_load_explicit(&ready, memory_order_acquire))
-		pthread_once(&once, init_once);
+	pthread_once(&once, init_once);
 }
 
 __attribute__((constructor)) static void nf_constructor(void)

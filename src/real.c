@@ -16,8 +16,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-struct nf_real nf_real;
-
 /*
  * Aborts: without the real function the call cannot be made at all. The
  * message goes out by raw syscall: write() may be our own hook.

@@ -10,12 +10,24 @@
  * It must never be what keeps a process alive: once main has left with
  * pthread_exit (nf_timer_let_go), it ends whenever nothing is due and is
  * started again by the next buffered write.
+ *
+ * Waking it costs two futex calls and a switch of threads, more than a
+ * small message's round trip; so a busy program must not wake it per
+ * message. While deadlines keep coming, the timer looks at least every
+ * NF_TIMER_TICK_NS and publishes when its next look will be (horizon): a
+ * deadline no earlier than that needs no wake, only a note that someone
+ * relied on it (touched). A look that finds no note stops the ticks; the
+ * next arm wakes the timer again. Every look stores the new horizon before
+ * it scans, so a buffer armed against the old one is in its scan.
+ * (coalesce gives such deadlines to connections whose program reads after
+ * it writes: see TRUST_AFTER in coalesce.c.)
  */
 #include "nf_timer.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -31,6 +43,8 @@ static pthread_cond_t tcond;
 static int started; /* 0 not running, 1 running, -1 could not start */
 static unsigned long long wake_at; /* 0: nothing to do */
 static int let_go; /* main has left: end whenever nothing is due */
+static _Atomic unsigned long long horizon; /* next look promised; 0: none */
+static atomic_int touched; /* an arm came since the last look */
 
 unsigned long long nf_timer_now_ns(void)
 {
@@ -71,6 +85,29 @@ static int last_thread_left(void)
 	return last;
 }
 
+/* One look at every pending buffer at time now, flushing what is due:
+ * returns when the next look must be (0: none). Promises the next look a
+ * tick from now if an arm relied on the last promise, else withdraws it;
+ * either before the scan. Called and returns with tlock held. */
+static unsigned long long look(unsigned long long now)
+{
+	unsigned long long next, tick = 0;
+
+	wake_at = 0; /* an arm during the scan sets it */
+	if (atomic_exchange(&touched, 0))
+		tick = now + NF_TIMER_TICK_NS;
+	atomic_store(&horizon, tick);
+	pthread_mutex_unlock(&tlock);
+	next = nf_coalesce_flush_due(now);
+	next = nf_auto_flush_due(now, next);
+	pthread_mutex_lock(&tlock);
+	if (wake_at && (next == 0 || wake_at < next))
+		next = wake_at; /* armed during the scan */
+	if (tick && (next == 0 || tick < next))
+		next = tick;
+	return next;
+}
+
 /* Sleeps until wake_at passes, then flushes what is due; idle, ends when
  * main has left (nf_timer_let_go) or every other thread has ended. */
 static void *timer_main(void *arg)
@@ -79,7 +116,7 @@ static void *timer_main(void *arg)
 	prctl(PR_SET_NAME, "naglefix-timer");
 	pthread_mutex_lock(&tlock);
 	for (;;) {
-		unsigned long long now = nf_timer_now_ns(), next;
+		unsigned long long now = nf_timer_now_ns();
 
 		if (wake_at == 0 && let_go)
 			break;
@@ -97,14 +134,9 @@ static void *timer_main(void *arg)
 			pthread_cond_timedwait(&tcond, &tlock, &ts);
 			continue;
 		}
-		wake_at = 0;
-		pthread_mutex_unlock(&tlock);
-		next = nf_coalesce_flush_due(now);
-		next = nf_auto_flush_due(now, next);
-		pthread_mutex_lock(&tlock);
-		if (next && (wake_at == 0 || next < wake_at))
-			wake_at = next;
+		wake_at = look(now);
 	}
+	atomic_store(&horizon, 0);
 	started = 0; /* the next nf_timer_arm starts a new thread */
 	pthread_mutex_unlock(&tlock);
 	return NULL;
@@ -133,13 +165,29 @@ static void start(void)
 	pthread_attr_destroy(&attr);
 }
 
+/* The timer will look at pending buffers by deadline_ns without a wake. */
+static int looks_by(unsigned long long deadline_ns)
+{
+	unsigned long long h = atomic_load(&horizon);
+
+	if (h == 0 || h > deadline_ns)
+		return 0;
+	if (!atomic_load_explicit(&touched, memory_order_relaxed))
+		atomic_store(&touched, 1);
+	return 1;
+}
+
 void nf_timer_arm(unsigned long long deadline_ns)
 {
-	int saved = errno;
+	int saved;
 
+	if (looks_by(deadline_ns))
+		return;
+	saved = errno;
 	pthread_mutex_lock(&tlock);
 	if (started == 0)
 		start();
+	atomic_store(&touched, 1);
 	if (wake_at == 0 || deadline_ns < wake_at) {
 		wake_at = deadline_ns;
 		pthread_cond_signal(&tcond);
@@ -167,4 +215,6 @@ void nf_timer_atfork_child(void)
 	pthread_mutex_init(&tlock, NULL);
 	started = 0;
 	wake_at = 0;
+	atomic_store(&horizon, 0);
+	atomic_store(&touched, 0);
 }

@@ -91,6 +91,7 @@ static void decide(int fd, struct nf_conn *c, enum nf_side side,
 	else if (c->opts.action == NF_ACT_QUICKACK)
 		nf_quickack_adopt(c, fd);
 	atomic_store_explicit(&c->action, (int)c->opts.action, memory_order_release);
+	nf_conn_publish(fd);
 }
 
 /* The local end of fd matched against accept rules; NULL if none matches. */
@@ -182,6 +183,7 @@ static void undecide(int fd)
 	if (nf_track_forces_nodelay(c))
 		set_nodelay(fd, atomic_load(&c->prog_nodelay));
 	atomic_store(&c->action, NF_ACT_UNDECIDED);
+	nf_conn_publish(fd);
 	errno = saved;
 }
 

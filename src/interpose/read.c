@@ -16,6 +16,7 @@
 #include "nf_audit.h"
 #include "nf_auto.h"
 #include "nf_coalesce.h"
+#include "nf_fast.h"
 #include "nf_init.h"
 #include "nf_quickack.h"
 #include "nf_real.h"
@@ -73,6 +74,8 @@ NF_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	struct nf_audit_read a;
 
+	if (nf_leave_alone(fd))
+		return nf_real.read(fd, buf, n);
 	before(fd, &a);
 	return after(&a, nf_real.read(fd, buf, n));
 }
@@ -81,6 +84,8 @@ NF_EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
 {
 	struct nf_audit_read a;
 
+	if (nf_leave_alone(fd))
+		return nf_real.readv(fd, iov, iovcnt);
 	before(fd, &a);
 	return after(&a, nf_real.readv(fd, iov, iovcnt));
 }
@@ -89,6 +94,8 @@ NF_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	struct nf_audit_read a;
 
+	if (nf_leave_alone(fd))
+		return nf_real.recv(fd, buf, n, flags);
 	before(fd, &a);
 	return after(&a, nf_real.recv(fd, buf, n, flags));
 }
@@ -98,6 +105,8 @@ NF_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 {
 	struct nf_audit_read a;
 
+	if (nf_leave_alone(fd))
+		return nf_real.recvfrom(fd, buf, n, flags, sa, salen);
 	before(fd, &a);
 	return after(&a, nf_real.recvfrom(fd, buf, n, flags, sa, salen));
 }
@@ -107,8 +116,12 @@ NF_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	struct nf_audit_read a;
 	ssize_t rc;
 
-	before(fd, &a);
-	rc = after(&a, nf_real.recvmsg(fd, msg, flags));
+	if (nf_leave_alone(fd)) {
+		rc = nf_real.recvmsg(fd, msg, flags);
+	} else {
+		before(fd, &a);
+		rc = after(&a, nf_real.recvmsg(fd, msg, flags));
+	}
 	note_received(msg, rc);
 	return rc;
 }
@@ -119,8 +132,12 @@ NF_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, nf_mmsg_flags
 	struct nf_audit_read a;
 	int rc;
 
-	before(fd, &a);
-	rc = (int)after(&a, nf_real.recvmmsg(fd, vec, vlen, flags, timeout));
+	if (nf_leave_alone(fd)) {
+		rc = nf_real.recvmmsg(fd, vec, vlen, flags, timeout);
+	} else {
+		before(fd, &a);
+		rc = (int)after(&a, nf_real.recvmmsg(fd, vec, vlen, flags, timeout));
+	}
 	for (int i = 0; i < rc; i++)
 		note_received(&vec[i].msg_hdr, rc);
 	return rc;
@@ -170,6 +187,8 @@ NF_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
 	struct nf_audit_read a;
 
+	if (nf_leave_alone(fd))
+		return real_read_chk(fd, buf, n, buflen);
 	before(fd, &a);
 	return after(&a, real_read_chk(fd, buf, n, buflen));
 }
@@ -178,6 +197,8 @@ NF_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int fla
 {
 	struct nf_audit_read a;
 
+	if (nf_leave_alone(fd))
+		return real_recv_chk(fd, buf, n, buflen, flags);
 	before(fd, &a);
 	return after(&a, real_recv_chk(fd, buf, n, buflen, flags));
 }
@@ -187,6 +208,8 @@ NF_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int
 {
 	struct nf_audit_read a;
 
+	if (nf_leave_alone(fd))
+		return real_recvfrom_chk(fd, buf, n, buflen, flags, sa, salen);
 	before(fd, &a);
 	return after(&a, real_recvfrom_chk(fd, buf, n, buflen, flags, sa, salen));
 }

@@ -32,6 +32,7 @@
 #include "nf_auto.h"
 #include "nf_coalesce.h"
 #include "nf_copyin.h"
+#include "nf_fast.h"
 #include "nf_init.h"
 #include "nf_real.h"
 #include "nf_track.h"
@@ -255,6 +256,8 @@ static ssize_t write_from(int fd, const void *buf, size_t n, void *caller)
 	struct nf_audit_send a;
 	ssize_t rc;
 
+	if (nf_leave_alone(fd))
+		return nf_real.write(fd, buf, n);
 	nf_init();
 	if (!nf_audit_send_begin(fd, n, caller, &a))
 		return nf_write(fd, buf, n);
@@ -282,6 +285,8 @@ NF_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 
 	size_t total;
 
+	if (nf_leave_alone(fd))
+		return nf_real.writev(fd, iov, iovcnt);
 	nf_init();
 	if (!nf_audit_enabled || iovcnt < 0 || iov_total(iov, (size_t)iovcnt, &total) < 0 ||
 	    !nf_audit_send_begin(fd, total, __builtin_return_address(0), &a))
@@ -297,6 +302,8 @@ static ssize_t send_from(int fd, const void *buf, size_t n, int flags, void *cal
 	struct nf_audit_send a;
 	ssize_t rc;
 
+	if (nf_leave_alone(fd))
+		return nf_real.sendto(fd, buf, n, flags, NULL, 0);
 	nf_init();
 	if (!nf_audit_send_begin(fd, n, caller, &a))
 		return nf_sendto(fd, buf, n, flags, NULL, 0);
@@ -322,6 +329,8 @@ NF_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 	struct nf_audit_send a;
 	ssize_t rc;
 
+	if (nf_leave_alone(fd))
+		return nf_real.sendto(fd, buf, n, flags, sa, salen);
 	nf_init();
 	if (!nf_audit_send_begin(fd, n, __builtin_return_address(0), &a))
 		return nf_sendto(fd, buf, n, flags, sa, salen);
@@ -338,6 +347,8 @@ NF_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	struct msghdr copy;
 	size_t total;
 
+	if (nf_leave_alone(fd))
+		return nf_real.sendmsg(fd, msg, flags);
 	nf_init();
 	if (!nf_audit_enabled || !readable_msg(msg, &copy) ||
 	    iov_total(copy.msg_iov, copy.msg_iovlen, &total) < 0 ||
@@ -373,6 +384,8 @@ NF_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, nf_mmsg_flags
 
 	size_t total;
 
+	if (nf_leave_alone(fd))
+		return nf_real.sendmmsg(fd, vec, vlen, flags);
 	nf_init();
 	if (!nf_audit_enabled || mmsg_total(vec, vlen, 0, &total) < 0 ||
 	    !nf_audit_send_begin(fd, total, __builtin_return_address(0), &a))
