@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,6 +59,14 @@ static int temp_log(char *out, size_t outlen)
 	}
 	close(fd);
 	return 0;
+}
+
+/* Is the log at path empty? An audit that found nothing leaves it so. */
+static int log_empty(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
 }
 
 /* Runs argv to its end; returns its exit status the way a shell would. */
@@ -132,7 +141,7 @@ int nf_cli_audit(int argc, char **argv)
 	setenv("NAGLEFIX_MODE", "audit", 1);
 	setenv("NAGLEFIX_LOG", log, 1);
 	status = run_and_wait(argv + cmd);
-	found = nf_report_print(logs, 1, json, stderr);
+	found = nf_report_print(logs, log_empty(log) ? 0 : 1, json, stderr); /* 0: "none found" */
 	if (!arg_log && found == 0)
 		unlink(log);
 	else if (!arg_log)

@@ -195,10 +195,24 @@ ok "report of two logs: one group, all findings" \
 "$NAGLEFIX" report "$WORK/http.log" "$WORK/threads.log" >"$WORK/report2.txt" 2>&1
 ok "report of two logs: the larger total (8 threads) first" \
     bash -c "sed -n 2p '$WORK/report2.txt' | grep -q ' connect '"
-"$NAGLEFIX" report "$WORK/no-such.log" >"$WORK/report3.txt" 2>&1
+
+# --- report of what is no log: one line saying why, exit 1 -------------------
+mkdir -p "$WORK/a-dir"
+: >"$WORK/empty.log"
+printf 'hello\n' >"$WORK/text.log"
+for bad in "no-such.log:No such file or directory" "a-dir:Is a directory" \
+    "empty.log:empty file" "text.log:not an audit log"; do
+    name=${bad%%:*} why=${bad#*:}
+    "$NAGLEFIX" report "$WORK/$name" >"$WORK/report3.txt" 2>&1
+    rc=$?
+    ok "report of $name: exit 1, one line: $why" bash -c "[[ $rc == 1 &&
+        \$(wc -l <'$WORK/report3.txt') == 1 ]] && grep -q 'cannot report $WORK/$name: $why' '$WORK/report3.txt'"
+done
+"$NAGLEFIX" report "$WORK/java-split.log" "$WORK/text.log" >"$WORK/report4.out" 2>"$WORK/report4.err"
 rc=$?
-ok "report of a missing log: exit 1 with a message" \
-    bash -c "[[ $rc == 1 ]] && grep -q 'cannot read log' '$WORK/report3.txt'"
+ok "report of a log and a text file: exit 1, the table of the log, one line on the other" \
+    bash -c "[[ $rc == 1 && \$(wc -l <'$WORK/report4.err') == 1 ]] &&
+        grep -q 'text.log: not an audit log' '$WORK/report4.err' && grep -q '^$H:$PORT ' '$WORK/report4.out'"
 
 # --- bad log paths: one message, output and exit status intact --------------
 mkdir -p "$WORK/a-directory"
