@@ -133,6 +133,13 @@ int nf_config_parse_file(const char *path, struct nf_policy *p,
 	return parse_file(path, p, 0, err, errlen);
 }
 
+const char *nf_config_path(const char *conf_path)
+{
+	if (conf_path && *conf_path)
+		return strcmp(conf_path, "none") == 0 ? NULL : conf_path;
+	return access(NF_CONF_DEFAULT_PATH, F_OK) == 0 ? NF_CONF_DEFAULT_PATH : NULL;
+}
+
 /* A policy that leaves every socket alone. */
 static void pass_everything(struct nf_policy *p)
 {
@@ -150,10 +157,7 @@ int nf_config_load(struct nf_policy *p, const char *conf_path,
 	p->dflt = nf_policy_opts_default(NF_ACT_PASS);
 	if (secure)
 		conf_path = mode = NULL; /* the caller's environment is not ours to trust */
-	if (conf_path && strcmp(conf_path, "none") == 0)
-		conf_path = NULL; /* no file at all, not even the default one */
-	else if (!conf_path && access(NF_CONF_DEFAULT_PATH, F_OK) == 0)
-		conf_path = NF_CONF_DEFAULT_PATH;
+	conf_path = nf_config_path(conf_path);
 	if (conf_path) {
 		rc = parse_file(conf_path, p, secure, err, errlen);
 		if (rc < 0) {

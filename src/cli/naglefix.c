@@ -43,7 +43,8 @@ static const char usage_text[] =
 	"  -V, --version      the version\n"
 	"\n"
 	"check [FILE]         validate FILE (default: $NAGLEFIX_CONF, else\n"
-	"                     " NF_CONF_DEFAULT_PATH "); exit 1 on an error\n"
+	"                     " NF_CONF_DEFAULT_PATH ", if it exists); exit 1 on\n"
+	"                     an error\n"
 	"audit COMMAND        run COMMAND with every socket audited (nothing\n"
 	"                     changed), then print its split-write stalls per\n"
 	"                     peer, with the config line that fixes each, on\n"
@@ -120,9 +121,21 @@ static int prepend_preload(const char *lib)
 	return rc;
 }
 
+/* What the library does with no file: the answer of check, status 0. */
+static int check_no_file(const char *env_conf)
+{
+	if (env_conf && strcmp(env_conf, "none") == 0)
+		printf("NAGLEFIX_CONF=none: no file is read");
+	else
+		printf("%s: no such file", NF_CONF_DEFAULT_PATH);
+	printf(", so no rule: every socket passes\n");
+	return 0;
+}
+
 static int cmd_check(int argc, char **argv)
 {
-	const char *path = argc > 1 ? argv[1] : getenv("NAGLEFIX_CONF");
+	const char *env_conf = getenv("NAGLEFIX_CONF");
+	const char *path = argc > 1 ? argv[1] : nf_config_path(env_conf);
 	struct nf_policy p;
 	char err[512];
 
@@ -132,8 +145,8 @@ static int cmd_check(int argc, char **argv)
 		return usage(stderr, EXIT_USAGE);
 	if (argc > 2)
 		return usage(stderr, EXIT_USAGE);
-	if (!path || !*path)
-		path = NF_CONF_DEFAULT_PATH;
+	if (!path)
+		return check_no_file(env_conf);
 	if (nf_config_parse_file(path, &p, err, sizeof(err)) < 0) {
 		fprintf(stderr, "naglefix: %s\n", err);
 		return 1;

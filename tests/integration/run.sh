@@ -262,6 +262,14 @@ expect_run cli-check-good 0 "$CONF/good.conf: ok, 6 rules, default pass" "" 0 "$
 expect_run cli-check-bad 1 "" "$BAD_RE" 1 "$NAGLEFIX" check "$BAD"
 expect_run cli-check-env 1 "" "$BAD_RE" 1 NAGLEFIX_CONF="$BAD" "$NAGLEFIX" check
 expect_run cli-check-missing 1 "" "^naglefix: $TMP/missing.conf: " 1 "$NAGLEFIX" check "$TMP/missing.conf"
+expect_run cli-check-none 0 "NAGLEFIX_CONF=none: no file is read, so no rule: every socket passes" "" 0 \
+    NAGLEFIX_CONF=none "$NAGLEFIX" check
+if [[ -e /etc/naglefix.conf ]]; then
+    echo "SKIP cli-check-no-default-file: /etc/naglefix.conf exists"
+else
+    expect_run cli-check-no-default-file 0 \
+        "/etc/naglefix.conf: no such file, so no rule: every socket passes" "" 0 "$NAGLEFIX" check
+fi
 
 cli_help() {
     local out rc
