@@ -34,7 +34,7 @@ static const char usage_text[] =
 	"Runs COMMAND with libnaglefix.so preloaded, which removes the ~40 ms\n"
 	"stall of small split writes (Nagle's algorithm meeting delayed ACK).\n"
 	"\n"
-	"  -c, --config FILE  policy file (sets NAGLEFIX_CONF)\n"
+	"  -c, --config FILE  policy file (sets NAGLEFIX_CONF); none: no file\n"
 	"  -m, --mode ACTION  default action: pass, nodelay, coalesce, audit,\n"
 	"                     auto or quickack\n"
 	"                     (sets NAGLEFIX_MODE, which overrides the file's default)\n"
@@ -48,7 +48,8 @@ static const char usage_text[] =
 	"audit COMMAND        run COMMAND with every socket audited (nothing\n"
 	"                     changed), then print its split-write stalls per\n"
 	"                     peer, with the config line that fixes each, on\n"
-	"                     stderr; -l LOG keeps the JSON lines in LOG\n"
+	"                     stderr (--json: a JSON array on stdout); -l LOG\n"
+	"                     keeps the JSON lines in LOG\n"
 	"report LOG...        the same table from saved audit logs\n";
 
 static int usage(FILE *out, int status)
@@ -89,6 +90,21 @@ static int setenv_path(const char *name, const char *path)
 		return setenv(name, path, 1);
 	snprintf(abs, sizeof(abs), "%s/%s", cwd, path);
 	return setenv(name, abs, 1);
+}
+
+/* -c FILE: NAGLEFIX_CONF, made absolute, but "none" (no file) as it is.
+ * -1 after saying why not: an empty FILE (the library would read "./"). */
+static int set_config(const char *arg)
+{
+	if (!*arg) {
+		fputs("naglefix: -c needs a FILE (-c none: no file at all)\n", stderr);
+		return -1;
+	}
+	if (strcmp(arg, "none") == 0)
+		setenv("NAGLEFIX_CONF", "none", 1);
+	else
+		setenv_path("NAGLEFIX_CONF", arg);
+	return 0;
 }
 
 /* Is lib one of the entries (separated by ':' or ' ') of list? */
@@ -203,7 +219,8 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "+c:m:l:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			setenv_path("NAGLEFIX_CONF", optarg);
+			if (set_config(optarg) < 0)
+				return usage(stderr, EXIT_USAGE);
 			break;
 		case 'm':
 			if (nf_policy_parse_action(optarg, &a) < 0) {

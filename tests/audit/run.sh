@@ -61,14 +61,18 @@ else
     fail "java split: audited vs plain median" "no measurement ($audited, $plain)"
 fi
 
-timeout -k 5 "$CLIENT_TIMEOUT" "$NAGLEFIX" audit --json -l "$WORK/java-json.log" -- \
-    "${JAVA[@]}" split >/dev/null 2>"$WORK/java-json.err"
-ok "java split: audit --json prints a JSON array naming the peer" python3 -c '
+# --json is output for a machine: on stdout, after the client's own; stderr
+# keeps only the "log kept" line (no -l: the log is a temporary file)
+TMPDIR="$WORK" timeout -k 5 "$CLIENT_TIMEOUT" "$NAGLEFIX" audit --json -- \
+    "${JAVA[@]}" split >"$WORK/java-json.out" 2>"$WORK/java-json.err"
+ok "java split: audit --json prints on stdout a JSON array naming the peer" python3 -c '
 import json, sys
-text = open(sys.argv[1]).read()
-groups = json.loads(text[text.index("["):text.rindex("]") + 1])
+lines = open(sys.argv[1]).read().split("\n")
+groups = json.loads("\n".join(lines[lines.index("["):]))
 sys.exit(not any(g["peer"] == sys.argv[2] and g["writes"] == [6, 7] for g in groups))
-' "$WORK/java-json.err" "$H:$PORT"
+' "$WORK/java-json.out" "$H:$PORT"
+ok "java split: audit --json: on stderr only the log-kept line" \
+    bash -c "[[ \$(wc -l <'$WORK/java-json.err') == 1 ]] && grep -q '^naglefix: log kept in ' '$WORK/java-json.err'"
 
 # --- nothing to find: one write, or the program's own TCP_NODELAY ------------
 audit_run java-single "$WORK/java-single.log" "${JAVA[@]}" single
@@ -244,6 +248,20 @@ ok "audit: exit status of COMMAND (7)" test $? = 7
 ok "audit: command not found is 127" test $? = 127
 "$NAGLEFIX" audit -l '/tmp/x.%p' -- true 2>/dev/null
 ok "audit: -l with %p is a usage error (125)" test $? = 125
+
+# --- a usage error names what is wrong: status 125, nothing on stdout --------
+for bad in "unknown option '--bogus'|--bogus -- true" "option '-l' needs a LOG|-l" \
+    "no COMMAND|--json --" "LOG is one file|-l stderr true"; do
+    IFS='|' read -r why args <<<"$bad"
+    # shellcheck disable=SC2086 # args are words
+    "$NAGLEFIX" audit $args >"$WORK/usage.out" 2>"$WORK/usage.err"
+    rc=$?
+    ok "audit $args: usage error (125) naming it: $why" bash -c "[[ $rc == 125 && ! -s '$WORK/usage.out' ]] &&
+        head -n 1 '$WORK/usage.err' | grep -qF \"naglefix audit: $why\""
+done
+"$NAGLEFIX" audit --help >"$WORK/usage.out" 2>&1
+rc=$?
+ok "audit --help: the usage on stdout, status 0" bash -c "[[ $rc == 0 ]] && grep -q '^usage: naglefix audit' '$WORK/usage.out'"
 
 # --- syslog: our lines in syslog's format, the program's identity untouched -
 if [ "$(id -u)" -eq 0 ]; then

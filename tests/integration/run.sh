@@ -307,6 +307,7 @@ expect_usage cli-option-without-argument -c
 expect_usage cli-no-command
 expect_usage cli-no-command-after-options -m nodelay --
 expect_usage cli-check-two-files check "$BAD" "$BAD"
+expect_usage cli-empty-config -c '' true
 
 expect_run cli-command-not-found 127 "" "^naglefix: nftest-no-such-command: " 1 \
     "$NAGLEFIX" -- nftest-no-such-command
@@ -314,6 +315,7 @@ expect_run cli-command-not-executable 126 "" "^naglefix: $BAD: " 1 "$NAGLEFIX" -
 sys expect_run cli-exit-status 7 hello "" 0 "$NAGLEFIX" -m nodelay -- "${ECHO7[@]}"
 sys expect_run cli-exit-status-after-bad-config 7 hello "$BAD_RE" 1 "$NAGLEFIX" -c "$BAD" -- "${ECHO7[@]}"
 sys expect_run cli-log-stderr 7 hello "$BAD_RE" 1 "$NAGLEFIX" -l stderr -c "$BAD" -- "${ECHO7[@]}"
+sys expect_run cli-conf-none-silent 7 hello "" 0 "$NAGLEFIX" -c none -- "${ECHO7[@]}"
 t cli-mode-nodelay-fast                    "$NAGLEFIX" -m nodelay -- "$R" fast
 t cli-conf-port-range-fast                 "$NAGLEFIX" -c "$CONF/port-range.conf" "$R" fast
 t cli-conf-other-destination-stalls        "$NAGLEFIX" --config "$CONF/other-destination.conf" "$R" stall
