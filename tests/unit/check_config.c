@@ -297,6 +297,23 @@ START_TEST(test_config_mode_same_action_keeps_options)
 }
 END_TEST
 
+/* The file's bytes reach the parser whole: a NUL byte is found, not the end. */
+START_TEST(test_config_parse_file_rejects_nul_byte)
+{
+	static const char text[] = "default nodelay\n*:80 coal\0esce\n";
+	char path[] = "/tmp/nf-nul.XXXXXX";
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+	close(fd);
+	ck_assert_int_eq(nf_config_parse_file(path, &pol, err, sizeof(err)), -EINVAL);
+	unlink(path);
+	ck_assert_str_eq(strchr(err, ':'), ":2: NUL byte at column 10");
+	assert_passes_everything();
+}
+END_TEST
+
 /* ---- nf_config_read_file --------------------------------------------------- */
 
 /* Writes len bytes of text lines into a new temporary file. */
@@ -436,6 +453,7 @@ static TCase *load_tcase(void)
 	tcase_add_test(tc, test_config_device_is_not_a_regular_file);
 	tcase_add_test(tc, test_config_rule_error_passes_everything);
 	tcase_add_test(tc, test_config_parse_file_error_leaves_pass_policy);
+	tcase_add_test(tc, test_config_parse_file_rejects_nul_byte);
 	return tc;
 }
 
