@@ -25,6 +25,13 @@ int nf_config_parse_file(const char *path, struct nf_policy *p,
 			 char *err, size_t errlen);
 
 /*
+ * The file to read for conf_path (NAGLEFIX_CONF; NULL or "" when unset):
+ * conf_path itself; NULL for "none" (no file at all, not even the
+ * default one); unset, the default file if it exists, else NULL.
+ */
+const char *nf_config_path(const char *conf_path);
+
+/*
  * Builds the process policy: conf_path (or the default file if it exists
  * when conf_path is NULL; no file at all when it is "none"), then mode (an
  * action name, may be NULL) replaces the default action (and its options,

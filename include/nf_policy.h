@@ -84,10 +84,16 @@ int nf_policy_parse_action(const char *name, enum nf_action *out);
 const char *nf_policy_action_name(enum nf_action action);
 
 /*
- * Parses a whole config text into *p (which it initialises). On an error
- * returns -EINVAL, leaves *p empty and writes "NAME:LINE: what is wrong"
- * into err. Returns -ENOMEM if memory runs out. 0 on success.
+ * Parses a whole config text, the len bytes at text, into *p (which it
+ * initialises). On an error returns -EINVAL, leaves *p empty and writes
+ * "NAME:LINE: what is wrong" into err, each byte of the line quoted there
+ * that is not printable ASCII as \xNN (a backslash as \\); a NUL byte in a
+ * line is an error. Returns -ENOMEM if memory runs out. 0 on success.
  */
+int nf_policy_parse_bytes(struct nf_policy *p, const char *text, size_t len,
+			  const char *name, char *err, size_t errlen);
+
+/* nf_policy_parse_bytes of the string text (which can hold no NUL byte). */
 int nf_policy_parse(struct nf_policy *p, const char *text, const char *name,
 		    char *err, size_t errlen);
 

@@ -32,8 +32,8 @@ static void sys_close(int fd)
 	errno = saved;
 }
 
-/* Reads fd to its end into a new string. */
-static int slurp(int fd, char **text)
+/* Reads fd to its end into a new string of *len bytes (NULs included). */
+static int slurp(int fd, char **text, size_t *lenp)
 {
 	size_t len = 0, cap = 4096;
 	char *buf = malloc(cap);
@@ -65,14 +65,15 @@ static int slurp(int fd, char **text)
 	}
 	buf[len] = '\0';
 	*text = buf;
+	*lenp = len;
 	return 0;
 }
 
 /*
- * Reads path; with trusted_only, only a file owned by root and writable by
+ * Reads path into *text, *len bytes; with trusted_only, only a file owned by root and writable by
  * nobody else (-EPERM otherwise): what a setuid program may trust.
  */
-static int read_file(const char *path, char **text, int trusted_only)
+static int read_file(const char *path, char **text, size_t *len, int trusted_only)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK); /* a FIFO must not hang us */
@@ -91,14 +92,16 @@ static int read_file(const char *path, char **text, int trusted_only)
 		sys_close(fd);
 		return -EPERM;
 	}
-	rc = slurp(fd, text);
+	rc = slurp(fd, text, len);
 	sys_close(fd);
 	return rc;
 }
 
 int nf_config_read_file(const char *path, char **text)
 {
-	return read_file(path, text, 0);
+	size_t len;
+
+	return read_file(path, text, &len, 0);
 }
 
 static const char *read_error(int rc)
@@ -114,7 +117,8 @@ static int parse_file(const char *path, struct nf_policy *p, int trusted_only,
 		      char *err, size_t errlen)
 {
 	char *text;
-	int rc = read_file(path, &text, trusted_only);
+	size_t len;
+	int rc = read_file(path, &text, &len, trusted_only);
 
 	if (rc < 0) {
 		memset(p, 0, sizeof(*p));
@@ -122,7 +126,7 @@ static int parse_file(const char *path, struct nf_policy *p, int trusted_only,
 		snprintf(err, errlen, "%s: %s", path, read_error(rc));
 		return rc;
 	}
-	rc = nf_policy_parse(p, text, path, err, errlen);
+	rc = nf_policy_parse_bytes(p, text, len, path, err, errlen); /* a NUL is an error */
 	free(text);
 	return rc;
 }
@@ -131,6 +135,13 @@ int nf_config_parse_file(const char *path, struct nf_policy *p,
 			 char *err, size_t errlen)
 {
 	return parse_file(path, p, 0, err, errlen);
+}
+
+const char *nf_config_path(const char *conf_path)
+{
+	if (conf_path && *conf_path)
+		return strcmp(conf_path, "none") == 0 ? NULL : conf_path;
+	return access(NF_CONF_DEFAULT_PATH, F_OK) == 0 ? NF_CONF_DEFAULT_PATH : NULL;
 }
 
 /* A policy that leaves every socket alone. */
@@ -150,10 +161,7 @@ int nf_config_load(struct nf_policy *p, const char *conf_path,
 	p->dflt = nf_policy_opts_default(NF_ACT_PASS);
 	if (secure)
 		conf_path = mode = NULL; /* the caller's environment is not ours to trust */
-	if (conf_path && strcmp(conf_path, "none") == 0)
-		conf_path = NULL; /* no file at all, not even the default one */
-	else if (!conf_path && access(NF_CONF_DEFAULT_PATH, F_OK) == 0)
-		conf_path = NF_CONF_DEFAULT_PATH;
+	conf_path = nf_config_path(conf_path);
 	if (conf_path) {
 		rc = parse_file(conf_path, p, secure, err, errlen);
 		if (rc < 0) {

@@ -35,14 +35,42 @@ static const char *const action_names[] = {
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * Copies s into out (outlen > 0) with each byte that is not printable
+ * ASCII as \xNN and a backslash as \\, so no byte of a config line reaches
+ * a terminal or a log raw; a cut falls between whole escapes.
+ */
+static void escape(const char *s, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		char esc[5] = { (char)c, '\0' };
+
+		if (c == '\\')
+			strcpy(esc, "\\\\");
+		else if (c < 0x20 || c >= 0x7f)
+			snprintf(esc, sizeof(esc), "\\x%02x", c);
+		if (o + strlen(esc) >= outlen)
+			break;
+		memcpy(out + o, esc, strlen(esc));
+		o += strlen(esc);
+	}
+	out[o] = '\0';
+}
+
+/* Writes the reason, escaped (the messages quote the line's words), into err. */
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
+	char raw[256];
 	va_list ap;
 
 	if (err && errlen) {
 		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
+		vsnprintf(raw, sizeof(raw), fmt, ap);
 		va_end(ap);
+		escape(raw, err, errlen);
 	}
 	return -EINVAL;
 }
@@ -394,7 +422,7 @@ static int parse_tokens(struct nf_policy *p, char **tok, int n, int lineno,
 /* Prefixes err (which holds the reason) with "NAME:LINE: ". */
 static void locate_error(char *err, size_t errlen, const char *name, int lineno)
 {
-	char reason[256];
+	char reason[1024]; /* an escaped reason: up to 4 bytes for one of raw */
 
 	if (!err || !errlen)
 		return;
@@ -402,12 +430,17 @@ static void locate_error(char *err, size_t errlen, const char *name, int lineno)
 	snprintf(err, errlen, "%s:%d: %s", name, lineno, reason);
 }
 
-static int parse_line(struct nf_policy *p, char *line, int lineno,
+/* The len bytes of line (NUL-terminated after them) as one rule or none. */
+static int parse_line(struct nf_policy *p, char *line, size_t len, int lineno,
 		      int *default_line, char *err, size_t errlen)
 {
+	const char *nul = memchr(line, '\0', len);
 	char *tok[MAX_TOKENS];
-	int n = tokenize(line, tok, MAX_TOKENS);
+	int n;
 
+	if (nul) /* C would end the line there, silently */
+		return fail(err, errlen, "NUL byte at column %zu", (size_t)(nul - line) + 1);
+	n = tokenize(line, tok, MAX_TOKENS);
 	if (n < 0)
 		return fail(err, errlen, "too many words (at most %d)", MAX_TOKENS);
 	if (n == 0)
@@ -415,23 +448,27 @@ static int parse_line(struct nf_policy *p, char *line, int lineno,
 	return parse_tokens(p, tok, n, lineno, default_line, err, errlen);
 }
 
-int nf_policy_parse(struct nf_policy *p, const char *text, const char *name,
-		    char *err, size_t errlen)
+int nf_policy_parse_bytes(struct nf_policy *p, const char *text, size_t len,
+			  const char *name, char *err, size_t errlen)
 {
-	char *copy, *line, *next;
+	char *copy, *end, *line, *next;
 	int lineno = 0, default_line = 0, rc = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->dflt = nf_policy_opts_default(NF_ACT_PASS);
-	copy = strdup(text);
+	copy = malloc(len + 1);
 	if (!copy)
 		return -ENOMEM;
+	memcpy(copy, text, len);
+	end = copy + len;
+	*end = '\0';
 	for (line = copy; line && rc == 0; line = next) {
-		next = strchr(line, '\n');
+		next = memchr(line, '\n', (size_t)(end - line));
 		if (next)
 			*next++ = '\0';
 		lineno++;
-		rc = parse_line(p, line, lineno, &default_line, err, errlen);
+		rc = parse_line(p, line, (size_t)((next ? next - 1 : end) - line), lineno,
+				&default_line, err, errlen);
 	}
 	free(copy);
 	if (rc == -EINVAL)
@@ -441,6 +478,12 @@ int nf_policy_parse(struct nf_policy *p, const char *text, const char *name,
 		p->dflt = nf_policy_opts_default(NF_ACT_PASS);
 	}
 	return rc;
+}
+
+int nf_policy_parse(struct nf_policy *p, const char *text, const char *name,
+		    char *err, size_t errlen)
+{
+	return nf_policy_parse_bytes(p, text, strlen(text), name, err, errlen);
 }
 
 /* The address bytes to match: IPv4-mapped IPv6 counts as IPv4. */

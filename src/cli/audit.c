@@ -5,7 +5,8 @@
  * COMMAND and every process it starts write to one log file (O_APPEND,
  * one write per line, so their lines never interleave): LOG, or a fresh
  * $TMPDIR/naglefix-audit.XXXXXX that is removed again when it holds no
- * finding. The table goes to stderr, so COMMAND's stdout stays its own.
+ * finding. The table goes to stderr, so COMMAND's stdout stays its own;
+ * the --json array, output for a machine, to stdout after COMMAND's.
  * A LOG that cannot be written is reported once, and COMMAND then runs
  * without the library: its output and exit status are unchanged.
  */
@@ -13,9 +14,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,6 +63,14 @@ static int temp_log(char *out, size_t outlen)
 	return 0;
 }
 
+/* Is the log at path empty? An audit that found nothing leaves it so. */
+static int log_empty(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
+}
+
 /* Runs argv to its end; returns its exit status the way a shell would. */
 static int run_and_wait(char **argv)
 {
@@ -91,24 +102,57 @@ static int run_and_wait(char **argv)
 	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
-/* Options up to COMMAND: sets *log, *json; returns COMMAND's index or -1. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Says on stderr what is wrong, then the usage; returns -1. */
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("naglefix audit: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fputs(audit_usage, stderr);
+	return -1;
+}
+
+/* Is arg one file that every process can append to, and we read back? */
+static int log_arg_ok(const char *arg)
+{
+	return *arg && !strstr(arg, "%p") && strcmp(arg, "stderr") != 0 &&
+	       strcmp(arg, "syslog") != 0;
+}
+
+/* Options up to COMMAND: sets *log, *json; returns COMMAND's index, 0 for
+ * --help, or -1 after saying what is wrong. */
 static int parse_args(int argc, char **argv, const char **log, int *json)
 {
 	int i = 1;
 
-	for (; i < argc && argv[i][0] == '-'; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			return i + 1 < argc ? i + 1 : -1;
+	for (; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++) {
+		int log_opt = strcmp(argv[i], "-l") == 0 || strcmp(argv[i], "--log") == 0;
+
 		if (strcmp(argv[i], "--json") == 0)
 			*json = 1;
-		else if ((strcmp(argv[i], "-l") == 0 || strcmp(argv[i], "--log") == 0) && i + 1 < argc)
+		else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return 0;
+		else if (log_opt && i + 1 < argc)
 			*log = argv[++i];
 		else if (strncmp(argv[i], "--log=", 6) == 0)
 			*log = argv[i] + 6;
 		else
-			return -1;
+			return usage_error(log_opt ? "option '%s' needs a LOG" : "unknown option '%s'",
+					   argv[i]);
 	}
-	return i < argc ? i : -1;
+	i += i < argc && strcmp(argv[i], "--") == 0;
+	if (i == argc)
+		return usage_error("no COMMAND");
+	if (*log && !log_arg_ok(*log))
+		return usage_error("LOG is one file that all processes append to "
+				   "(not empty, no %%p, stderr or syslog)");
+	return i;
 }
 
 int nf_cli_audit(int argc, char **argv)
@@ -117,13 +161,12 @@ int nf_cli_audit(int argc, char **argv)
 	char log[PATH_MAX + 16], *logs[1] = { log };
 	int json = 0, cmd = parse_args(argc, argv, &arg_log, &json), status, found;
 
-	if (cmd < 0 || (arg_log && (strstr(arg_log, "%p") || strcmp(arg_log, "stderr") == 0 ||
-				    strcmp(arg_log, "syslog") == 0 || !*arg_log))) {
-		fputs(audit_usage, stderr);
-		fputs("  LOG is one file that all processes append to (no %p, stderr or syslog)\n",
-		      stderr);
-		return NF_EXIT_USAGE;
+	if (cmd == 0) {
+		fputs(audit_usage, stdout);
+		return 0;
 	}
+	if (cmd < 0)
+		return NF_EXIT_USAGE;
 	if (arg_log ? open_log(arg_log, log, sizeof(log)) < 0 : temp_log(log, sizeof(log)) < 0)
 		return run_and_wait(argv + cmd);
 	if (nf_cli_preload() < 0)
@@ -132,7 +175,8 @@ int nf_cli_audit(int argc, char **argv)
 	setenv("NAGLEFIX_MODE", "audit", 1);
 	setenv("NAGLEFIX_LOG", log, 1);
 	status = run_and_wait(argv + cmd);
-	found = nf_report_print(logs, 1, json, stderr);
+	/* an empty log makes the table of nothing found; --json is for a machine: stdout */
+	found = nf_report_print(logs, log_empty(log) ? 0 : 1, json, json ? stdout : stderr);
 	if (!arg_log && found == 0)
 		unlink(log);
 	else if (!arg_log)

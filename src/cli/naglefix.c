@@ -34,7 +34,7 @@ static const char usage_text[] =
 	"Runs COMMAND with libnaglefix.so preloaded, which removes the ~40 ms\n"
 	"stall of small split writes (Nagle's algorithm meeting delayed ACK).\n"
 	"\n"
-	"  -c, --config FILE  policy file (sets NAGLEFIX_CONF)\n"
+	"  -c, --config FILE  policy file (sets NAGLEFIX_CONF); none: no file\n"
 	"  -m, --mode ACTION  default action: pass, nodelay, coalesce, audit,\n"
 	"                     auto or quickack\n"
 	"                     (sets NAGLEFIX_MODE, which overrides the file's default)\n"
@@ -43,11 +43,13 @@ static const char usage_text[] =
 	"  -V, --version      the version\n"
 	"\n"
 	"check [FILE]         validate FILE (default: $NAGLEFIX_CONF, else\n"
-	"                     " NF_CONF_DEFAULT_PATH "); exit 1 on an error\n"
+	"                     " NF_CONF_DEFAULT_PATH ", if it exists); exit 1 on\n"
+	"                     an error\n"
 	"audit COMMAND        run COMMAND with every socket audited (nothing\n"
 	"                     changed), then print its split-write stalls per\n"
 	"                     peer, with the config line that fixes each, on\n"
-	"                     stderr; -l LOG keeps the JSON lines in LOG\n"
+	"                     stderr (--json: a JSON array on stdout); -l LOG\n"
+	"                     keeps the JSON lines in LOG\n"
 	"report LOG...        the same table from saved audit logs\n";
 
 static int usage(FILE *out, int status)
@@ -90,6 +92,21 @@ static int setenv_path(const char *name, const char *path)
 	return setenv(name, abs, 1);
 }
 
+/* -c FILE: NAGLEFIX_CONF, made absolute, but "none" (no file) as it is.
+ * -1 after saying why not: an empty FILE (the library would read "./"). */
+static int set_config(const char *arg)
+{
+	if (!*arg) {
+		fputs("naglefix: -c needs a FILE (-c none: no file at all)\n", stderr);
+		return -1;
+	}
+	if (strcmp(arg, "none") == 0)
+		setenv("NAGLEFIX_CONF", "none", 1);
+	else
+		setenv_path("NAGLEFIX_CONF", arg);
+	return 0;
+}
+
 /* Is lib one of the entries (separated by ':' or ' ') of list? */
 static int preload_has(const char *list, const char *lib)
 {
@@ -120,9 +137,21 @@ static int prepend_preload(const char *lib)
 	return rc;
 }
 
+/* What the library does with no file: the answer of check, status 0. */
+static int check_no_file(const char *env_conf)
+{
+	if (env_conf && strcmp(env_conf, "none") == 0)
+		printf("NAGLEFIX_CONF=none: no file is read");
+	else
+		printf("%s: no such file", NF_CONF_DEFAULT_PATH);
+	printf(", so no rule: every socket passes\n");
+	return 0;
+}
+
 static int cmd_check(int argc, char **argv)
 {
-	const char *path = argc > 1 ? argv[1] : getenv("NAGLEFIX_CONF");
+	const char *env_conf = getenv("NAGLEFIX_CONF");
+	const char *path = argc > 1 ? argv[1] : nf_config_path(env_conf);
 	struct nf_policy p;
 	char err[512];
 
@@ -132,8 +161,8 @@ static int cmd_check(int argc, char **argv)
 		return usage(stderr, EXIT_USAGE);
 	if (argc > 2)
 		return usage(stderr, EXIT_USAGE);
-	if (!path || !*path)
-		path = NF_CONF_DEFAULT_PATH;
+	if (!path)
+		return check_no_file(env_conf);
 	if (nf_config_parse_file(path, &p, err, sizeof(err)) < 0) {
 		fprintf(stderr, "naglefix: %s\n", err);
 		return 1;
@@ -190,7 +219,8 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "+c:m:l:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			setenv_path("NAGLEFIX_CONF", optarg);
+			if (set_config(optarg) < 0)
+				return usage(stderr, EXIT_USAGE);
 			break;
 		case 'm':
 			if (nf_policy_parse_action(optarg, &a) < 0) {

@@ -17,13 +17,16 @@ int nf_cli_preload(void);
 int nf_cli_audit(int argc, char **argv);
 
 /* naglefix report [--json] LOG...: argv[0] is "report". Returns 0, 1 if
- * a log could not be read, NF_EXIT_USAGE on a usage error. */
+ * a log could not be read or is not an audit log, NF_EXIT_USAGE on a
+ * usage error. */
 int nf_cli_report(int argc, char **argv);
 
 /*
  * Reads the audit logs paths[0..n-1] and prints the table of offending
- * peers (or, json, a JSON array) to out. Returns the number of peers
- * found, or -1 if a log could not be read (after saying so on stderr).
+ * peers (or, json, a JSON array) to out: the empty table when n is 0,
+ * none when no log could be read. Returns the number of peers found, or
+ * -1 if a log could not be read, was empty or held no audit line (after
+ * saying so on stderr).
  */
 int nf_report_print(char *const paths[], int n, int json, FILE *out);
 

@@ -322,20 +322,42 @@ static void add_line(struct groups *gs, const char *line)
 		tally_add(&g->callers, caller, (unsigned long)count);
 }
 
+/* Says on stderr why path is not a log to report; returns -1. */
+static int bad_log(const char *path, const char *why)
+{
+	fprintf(stderr, "naglefix: cannot report %s: %s\n", path, why);
+	return -1;
+}
+
+/*
+ * Adds the findings of the log at path to gs. Returns 0, or -1 after
+ * saying why it is not a log: it cannot be read (a directory cannot), it
+ * is empty, or none of its lines is one of the library's JSON objects
+ * (found anywhere in the line, so lines from syslog still count).
+ */
 static int read_log(struct groups *gs, const char *path)
 {
 	FILE *f = fopen(path, "r");
+	unsigned long lines = 0, ours = 0;
 	char *line = NULL;
 	size_t cap = 0;
+	int err;
 
-	if (!f) {
-		fprintf(stderr, "naglefix: cannot read log %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	while (getline(&line, &cap, f) > 0)
+	if (!f)
+		return bad_log(path, strerror(errno));
+	for (; getline(&line, &cap, f) > 0; lines++) {
+		ours += strstr(line, "{\"event\":\"") != NULL;
 		add_line(gs, line);
+	}
+	err = ferror(f) ? errno : 0;
 	free(line);
 	fclose(f);
+	if (err)
+		return bad_log(path, strerror(err));
+	if (lines == 0)
+		return bad_log(path, "empty file");
+	if (ours == 0)
+		return bad_log(path, "not an audit log (no line of naglefix's JSON)");
 	return 0;
 }
 
@@ -463,23 +485,28 @@ static void print_table(struct groups *gs, FILE *out)
 	      " (what a rule matches).\n", out);
 }
 
+static void print_groups(struct groups *gs, int json, FILE *out)
+{
+	qsort(gs->g, gs->n, sizeof(*gs->g), cmp_total); /* the index is stale from here */
+	if (json)
+		print_json(gs, out);
+	else if (gs->n == 0)
+		fputs("naglefix: no split-write stall found\n", out);
+	else
+		print_table(gs, out);
+}
+
 int nf_report_print(char *const paths[], int n, int json, FILE *out)
 {
 	struct groups gs = { 0 };
-	int rc = 0;
+	int bad = 0;
 
 	for (int i = 0; i < n; i++)
-		if (read_log(&gs, paths[i]) < 0)
-			rc = -1;
-	qsort(gs.g, gs.n, sizeof(*gs.g), cmp_total); /* the index is stale from here */
-	if (json)
-		print_json(&gs, out);
-	else if (gs.n == 0)
-		fputs("naglefix: no split-write stall found\n", out);
-	else
-		print_table(&gs, out);
+		bad += read_log(&gs, paths[i]) < 0;
+	if (bad < n || n == 0) /* with no log read, "no stall found" would be a second, false message */
+		print_groups(&gs, json, out);
 	groups_free(&gs);
-	return rc < 0 ? -1 : (int)gs.n;
+	return bad ? -1 : (int)gs.n;
 }
 
 /* Sorts argv into LOG names and --json (options anywhere, until "--").

@@ -61,14 +61,18 @@ else
     fail "java split: audited vs plain median" "no measurement ($audited, $plain)"
 fi
 
-timeout -k 5 "$CLIENT_TIMEOUT" "$NAGLEFIX" audit --json -l "$WORK/java-json.log" -- \
-    "${JAVA[@]}" split >/dev/null 2>"$WORK/java-json.err"
-ok "java split: audit --json prints a JSON array naming the peer" python3 -c '
+# --json is output for a machine: on stdout, after the client's own; stderr
+# keeps only the "log kept" line (no -l: the log is a temporary file)
+TMPDIR="$WORK" timeout -k 5 "$CLIENT_TIMEOUT" "$NAGLEFIX" audit --json -- \
+    "${JAVA[@]}" split >"$WORK/java-json.out" 2>"$WORK/java-json.err"
+ok "java split: audit --json prints on stdout a JSON array naming the peer" python3 -c '
 import json, sys
-text = open(sys.argv[1]).read()
-groups = json.loads(text[text.index("["):text.rindex("]") + 1])
+lines = open(sys.argv[1]).read().split("\n")
+groups = json.loads("\n".join(lines[lines.index("["):]))
 sys.exit(not any(g["peer"] == sys.argv[2] and g["writes"] == [6, 7] for g in groups))
-' "$WORK/java-json.err" "$H:$PORT"
+' "$WORK/java-json.out" "$H:$PORT"
+ok "java split: audit --json: on stderr only the log-kept line" \
+    bash -c "[[ \$(wc -l <'$WORK/java-json.err') == 1 ]] && grep -q '^naglefix: log kept in ' '$WORK/java-json.err'"
 
 # --- nothing to find: one write, or the program's own TCP_NODELAY ------------
 audit_run java-single "$WORK/java-single.log" "${JAVA[@]}" single
@@ -195,10 +199,24 @@ ok "report of two logs: one group, all findings" \
 "$NAGLEFIX" report "$WORK/http.log" "$WORK/threads.log" >"$WORK/report2.txt" 2>&1
 ok "report of two logs: the larger total (8 threads) first" \
     bash -c "sed -n 2p '$WORK/report2.txt' | grep -q ' connect '"
-"$NAGLEFIX" report "$WORK/no-such.log" >"$WORK/report3.txt" 2>&1
+
+# --- report of what is no log: one line saying why, exit 1 -------------------
+mkdir -p "$WORK/a-dir"
+: >"$WORK/empty.log"
+printf 'hello\n' >"$WORK/text.log"
+for bad in "no-such.log:No such file or directory" "a-dir:Is a directory" \
+    "empty.log:empty file" "text.log:not an audit log"; do
+    name=${bad%%:*} why=${bad#*:}
+    "$NAGLEFIX" report "$WORK/$name" >"$WORK/report3.txt" 2>&1
+    rc=$?
+    ok "report of $name: exit 1, one line: $why" bash -c "[[ $rc == 1 &&
+        \$(wc -l <'$WORK/report3.txt') == 1 ]] && grep -q 'cannot report $WORK/$name: $why' '$WORK/report3.txt'"
+done
+"$NAGLEFIX" report "$WORK/java-split.log" "$WORK/text.log" >"$WORK/report4.out" 2>"$WORK/report4.err"
 rc=$?
-ok "report of a missing log: exit 1 with a message" \
-    bash -c "[[ $rc == 1 ]] && grep -q 'cannot read log' '$WORK/report3.txt'"
+ok "report of a log and a text file: exit 1, the table of the log, one line on the other" \
+    bash -c "[[ $rc == 1 && \$(wc -l <'$WORK/report4.err') == 1 ]] &&
+        grep -q 'text.log: not an audit log' '$WORK/report4.err' && grep -q '^$H:$PORT ' '$WORK/report4.out'"
 
 # --- bad log paths: one message, output and exit status intact --------------
 mkdir -p "$WORK/a-directory"
@@ -230,6 +248,20 @@ ok "audit: exit status of COMMAND (7)" test $? = 7
 ok "audit: command not found is 127" test $? = 127
 "$NAGLEFIX" audit -l '/tmp/x.%p' -- true 2>/dev/null
 ok "audit: -l with %p is a usage error (125)" test $? = 125
+
+# --- a usage error names what is wrong: status 125, nothing on stdout --------
+for bad in "unknown option '--bogus'|--bogus -- true" "option '-l' needs a LOG|-l" \
+    "no COMMAND|--json --" "LOG is one file|-l stderr true"; do
+    IFS='|' read -r why args <<<"$bad"
+    # shellcheck disable=SC2086 # args are words
+    "$NAGLEFIX" audit $args >"$WORK/usage.out" 2>"$WORK/usage.err"
+    rc=$?
+    ok "audit $args: usage error (125) naming it: $why" bash -c "[[ $rc == 125 && ! -s '$WORK/usage.out' ]] &&
+        head -n 1 '$WORK/usage.err' | grep -qF \"naglefix audit: $why\""
+done
+"$NAGLEFIX" audit --help >"$WORK/usage.out" 2>&1
+rc=$?
+ok "audit --help: the usage on stdout, status 0" bash -c "[[ $rc == 0 ]] && grep -q '^usage: naglefix audit' '$WORK/usage.out'"
 
 # --- syslog: our lines in syslog's format, the program's identity untouched -
 if [ "$(id -u)" -eq 0 ]; then

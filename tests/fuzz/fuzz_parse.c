@@ -1,13 +1,15 @@
 /*
- * fuzz_parse.c - libFuzzer target for the config parser, nf_policy_parse
- * (src/policy.c): the input is a config text (cut at its first NUL byte).
+ * fuzz_parse.c - libFuzzer target for the config parser,
+ * nf_policy_parse_bytes (src/policy.c): the input is a config text, all
+ * its bytes, NULs included.
  *
  * Besides what the sanitizers catch, it aborts when the parser breaks its
  * contract: on success every rule must be one the grammar allows (action,
  * options within their bounds, address family and prefix length, host bits
  * cleared, port range in order); on failure the policy must be empty, the
- * default pass, and the message "fuzz.conf:LINE: reason" or "-ENOMEM". It
- * parses once more with a 9-byte message buffer (truncation) and with none.
+ * default pass, and the message "fuzz.conf:LINE: reason" in printable
+ * ASCII only, or "-ENOMEM". It parses once more with a 9-byte message
+ * buffer (truncation) and with none.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -76,14 +78,23 @@ static void check_policy(const struct nf_policy *p)
 	EXPECT(p->has_accept_rules == accept);
 }
 
-static void parse(const char *text, char *err, size_t errlen)
+/* Is every byte of the string s printable ASCII? */
+static int printable(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			return 0;
+	return 1;
+}
+
+static void parse(const char *text, size_t len, char *err, size_t errlen)
 {
 	struct nf_policy p;
 	int rc;
 
 	if (err && errlen)
 		memset(err, 'X', errlen);
-	rc = nf_policy_parse(&p, text, "fuzz.conf", err, errlen);
+	rc = nf_policy_parse_bytes(&p, text, len, "fuzz.conf", err, errlen);
 	EXPECT(rc == 0 || rc == -EINVAL || rc == -ENOMEM);
 	if (rc == 0) {
 		check_policy(&p);
@@ -92,6 +103,7 @@ static void parse(const char *text, char *err, size_t errlen)
 		EXPECT(p.dflt.action == NF_ACT_PASS);
 		if (err && errlen) {
 			EXPECT(memchr(err, '\0', errlen) != NULL);
+			EXPECT(printable(err));
 			if (rc == -EINVAL && errlen > 10)
 				EXPECT(strncmp(err, "fuzz.conf:", 10) == 0);
 		}
@@ -101,16 +113,15 @@ static void parse(const char *text, char *err, size_t errlen)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = malloc(size + 1);
+	char *text = malloc(size ? size : 1); /* exactly the input: ASan sees a read past it */
 	char err[512], tiny[9];
 
 	if (!text)
 		return 0;
 	memcpy(text, data, size);
-	text[size] = '\0';
-	parse(text, err, sizeof(err));
-	parse(text, tiny, sizeof(tiny));
-	parse(text, NULL, 0);
+	parse(text, size, err, sizeof(err));
+	parse(text, size, tiny, sizeof(tiny));
+	parse(text, size, NULL, 0);
 	free(text);
 	return 0;
 }

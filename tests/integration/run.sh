@@ -229,6 +229,16 @@ sys expect_run config-bad-mode 7 hello "^naglefix: NAGLEFIX_MODE: unknown action
     "$P" NAGLEFIX_MODE=fastest "${ECHO7[@]}"
 sys expect_run config-good-file-silent 7 hello "" 0 "$P" NAGLEFIX_CONF="$CONF/good.conf" "${ECHO7[@]}"
 sys expect_run config-empty-log-var-silent 7 hello "" 0 "$P" NAGLEFIX_LOG= NAGLEFIX_MODE=nodelay "${ECHO7[@]}"
+# A NUL byte ends no line silently: one message naming it, the program unchanged.
+printf 'default nodelay\0garbage\n' >"$TMP/nul.conf"
+NUL_RE="^naglefix: $TMP/nul.conf:1: NUL byte at column 16$"
+sys expect_run config-nul-byte-one-line 7 hello "$NUL_RE" 1 "$P" NAGLEFIX_CONF="$TMP/nul.conf" "${ECHO7[@]}"
+t config-nul-byte-stalls                   "$P" NAGLEFIX_CONF="$TMP/nul.conf" "$R" stall
+# A bad line's bytes reach the message escaped: no escape sequence on a terminal.
+printf '*:80 \033]0;x\007fast\n' >"$TMP/escape.conf"
+sys expect_run config-error-escapes-bytes 7 hello \
+    "^naglefix: $TMP/escape.conf:1: unknown action '\\\\x1b]0;x\\\\x07fast'" 1 \
+    "$P" NAGLEFIX_CONF="$TMP/escape.conf" "${ECHO7[@]}"
 # A bad file or mode leaves every socket alone, whatever else is configured.
 t config-bad-file-stalls                   "$P" NAGLEFIX_CONF="$BAD" NAGLEFIX_MODE=nodelay "$R" stall
 t config-bad-mode-stalls                   "$P" NAGLEFIX_CONF="$CONF/port-range.conf" NAGLEFIX_MODE=fastest "$R" stall
@@ -262,6 +272,15 @@ expect_run cli-check-good 0 "$CONF/good.conf: ok, 6 rules, default pass" "" 0 "$
 expect_run cli-check-bad 1 "" "$BAD_RE" 1 "$NAGLEFIX" check "$BAD"
 expect_run cli-check-env 1 "" "$BAD_RE" 1 NAGLEFIX_CONF="$BAD" "$NAGLEFIX" check
 expect_run cli-check-missing 1 "" "^naglefix: $TMP/missing.conf: " 1 "$NAGLEFIX" check "$TMP/missing.conf"
+expect_run cli-check-nul-byte 1 "" "$NUL_RE" 1 "$NAGLEFIX" check "$TMP/nul.conf"
+expect_run cli-check-none 0 "NAGLEFIX_CONF=none: no file is read, so no rule: every socket passes" "" 0 \
+    NAGLEFIX_CONF=none "$NAGLEFIX" check
+if [[ -e /etc/naglefix.conf ]]; then
+    echo "SKIP cli-check-no-default-file: /etc/naglefix.conf exists"
+else
+    expect_run cli-check-no-default-file 0 \
+        "/etc/naglefix.conf: no such file, so no rule: every socket passes" "" 0 "$NAGLEFIX" check
+fi
 
 cli_help() {
     local out rc
@@ -299,6 +318,7 @@ expect_usage cli-option-without-argument -c
 expect_usage cli-no-command
 expect_usage cli-no-command-after-options -m nodelay --
 expect_usage cli-check-two-files check "$BAD" "$BAD"
+expect_usage cli-empty-config -c '' true
 
 expect_run cli-command-not-found 127 "" "^naglefix: nftest-no-such-command: " 1 \
     "$NAGLEFIX" -- nftest-no-such-command
@@ -306,6 +326,7 @@ expect_run cli-command-not-executable 126 "" "^naglefix: $BAD: " 1 "$NAGLEFIX" -
 sys expect_run cli-exit-status 7 hello "" 0 "$NAGLEFIX" -m nodelay -- "${ECHO7[@]}"
 sys expect_run cli-exit-status-after-bad-config 7 hello "$BAD_RE" 1 "$NAGLEFIX" -c "$BAD" -- "${ECHO7[@]}"
 sys expect_run cli-log-stderr 7 hello "$BAD_RE" 1 "$NAGLEFIX" -l stderr -c "$BAD" -- "${ECHO7[@]}"
+sys expect_run cli-conf-none-silent 7 hello "" 0 "$NAGLEFIX" -c none -- "${ECHO7[@]}"
 t cli-mode-nodelay-fast                    "$NAGLEFIX" -m nodelay -- "$R" fast
 t cli-conf-port-range-fast                 "$NAGLEFIX" -c "$CONF/port-range.conf" "$R" fast
 t cli-conf-other-destination-stalls        "$NAGLEFIX" --config "$CONF/other-destination.conf" "$R" stall

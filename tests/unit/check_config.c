@@ -265,6 +265,24 @@ START_TEST(test_config_none_reads_no_file)
 }
 END_TEST
 
+/* The file NAGLEFIX_CONF names: "none" is none; unset, the default file if it exists. */
+START_TEST(test_config_path_of_none_unset_and_named)
+{
+	ck_assert_ptr_null(nf_config_path("none"));
+	ck_assert_str_eq(nf_config_path("x.conf"), "x.conf");
+	if (!private_etc()) {
+		fprintf(stderr, "check_config: SKIPPED config path test: no private /etc\n");
+		return;
+	}
+	ck_assert_ptr_null(nf_config_path(NULL));
+	ck_assert_ptr_null(nf_config_path(""));
+	write_file(NF_CONF_DEFAULT_PATH, "default nodelay\n");
+	ck_assert_str_eq(nf_config_path(NULL), NF_CONF_DEFAULT_PATH);
+	ck_assert_str_eq(nf_config_path(""), NF_CONF_DEFAULT_PATH);
+	ck_assert_ptr_null(nf_config_path("none"));
+}
+END_TEST
+
 START_TEST(test_config_mode_same_action_keeps_options)
 {
 	write_file("/tmp/nf-same-action.conf", "default coalesce buffer=4k flush=2ms\n");
@@ -276,6 +294,23 @@ START_TEST(test_config_mode_same_action_keeps_options)
 				       sizeof(err)), 0);
 	ck_assert_int_eq(pol.dflt.action, NF_ACT_NODELAY);
 	unlink("/tmp/nf-same-action.conf");
+}
+END_TEST
+
+/* The file's bytes reach the parser whole: a NUL byte is found, not the end. */
+START_TEST(test_config_parse_file_rejects_nul_byte)
+{
+	static const char text[] = "default nodelay\n*:80 coal\0esce\n";
+	char path[] = "/tmp/nf-nul.XXXXXX";
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+	close(fd);
+	ck_assert_int_eq(nf_config_parse_file(path, &pol, err, sizeof(err)), -EINVAL);
+	unlink(path);
+	ck_assert_str_eq(strchr(err, ':'), ":2: NUL byte at column 10");
+	assert_passes_everything();
 }
 END_TEST
 
@@ -418,6 +453,7 @@ static TCase *load_tcase(void)
 	tcase_add_test(tc, test_config_device_is_not_a_regular_file);
 	tcase_add_test(tc, test_config_rule_error_passes_everything);
 	tcase_add_test(tc, test_config_parse_file_error_leaves_pass_policy);
+	tcase_add_test(tc, test_config_parse_file_rejects_nul_byte);
 	return tc;
 }
 
@@ -432,6 +468,7 @@ static TCase *read_tcase(void)
 	tcase_add_test(tc, test_config_read_fifo_does_not_block);
 	tcase_add_test(tc, test_config_secure_ignores_environment);
 	tcase_add_test(tc, test_config_none_reads_no_file);
+	tcase_add_test(tc, test_config_path_of_none_unset_and_named);
 	tcase_add_test(tc, test_config_mode_same_action_keeps_options);
 	tcase_add_test(tc, test_config_secure_rejects_untrusted_file);
 	return tc;

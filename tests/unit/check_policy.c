@@ -660,6 +660,42 @@ START_TEST(test_policy_rejects_too_many_words)
 }
 END_TEST
 
+/* A byte of the line that is not printable ASCII reaches the message as
+ * \xNN, a backslash as \\: no escape sequence reaches a terminal. */
+static const struct bad_line bad_bytes[] = {
+	{ "*:80 \x1b[31mfast", "unknown action '\\x1b[31mfast' " EXPECTED_ACTIONS },
+	{ "*:80 caf\xc3\xa9", "unknown action 'caf\\xc3\\xa9' " EXPECTED_ACTIONS },
+	{ "*:80 a\\b\x7f", "unknown action 'a\\\\b\\x7f' " EXPECTED_ACTIONS },
+	{ "10.0.0.\x01", "'10.0.0.\\x01' is not an IP address (host names are not supported)" },
+	{ "*:80 coalesce buffer=\x08\x08", "bad buffer size '\\x08\\x08' " EXPECTED_SIZE },
+};
+
+START_TEST(test_policy_error_escapes_bytes)
+{
+	expect_rejected(&bad_bytes[_i]);
+}
+END_TEST
+
+/* A NUL byte in a line, even in a comment, is an error naming its place:
+ * a C string of the text would silently end there. */
+START_TEST(test_policy_rejects_nul_byte)
+{
+	static const char rule[] = "default nodelay\n*:80 coal\0esce\n";
+	static const char comment[] = "# a\0b\ndefault nodelay\n";
+
+	ck_assert_int_eq(nf_policy_parse_bytes(&pol, rule, sizeof(rule) - 1, "t.conf", err,
+					       sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "t.conf:2: NUL byte at column 10");
+	ck_assert_uint_eq(pol.nrules, 0);
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_PASS);
+	ck_assert_int_eq(nf_policy_parse_bytes(&pol, comment, sizeof(comment) - 1, "t.conf", err,
+					       sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "t.conf:1: NUL byte at column 4");
+	ck_assert_int_eq(nf_policy_parse_bytes(&pol, rule, 16, "t.conf", err, sizeof(err)), 0);
+	ck_assert_int_eq(pol.dflt.action, NF_ACT_NODELAY); /* the bytes before it */
+}
+END_TEST
+
 START_TEST(test_policy_rejects_second_default)
 {
 	ck_assert_int_eq(nf_config_parse_file("fixtures/bad-second-default.conf", &pol, err,
@@ -993,6 +1029,8 @@ static TCase *errors_tcase(void)
 	tcase_add_loop_test(tc, test_policy_rejects_bad_brackets, 0, N(bad_brackets));
 	tcase_add_loop_test(tc, test_policy_rejects_missing_endpoint, 0, N(missing_endpoints));
 	tcase_add_loop_test(tc, test_policy_rejects_too_many_words, 0, N(word_counts));
+	tcase_add_loop_test(tc, test_policy_error_escapes_bytes, 0, N(bad_bytes));
+	tcase_add_test(tc, test_policy_rejects_nul_byte);
 	tcase_add_test(tc, test_policy_rejects_second_default);
 	tcase_add_test(tc, test_policy_error_names_file_and_line);
 	tcase_add_test(tc, test_policy_error_leaves_policy_empty);
