@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh - the auto tests: build/tests/auto/test_auto, one run per variant
 # under libnaglefix.so with NAGLEFIX_MODE=auto (no config file), its peer
-# re-executed without the library (tests/coalesce/cotest.h). Each variant
+# re-executed without the library (tests/common/peer.h). Each variant
 # fails under NAGLEFIX_MODE=pass (its rounds stall ~40 ms), except cork,
 # which checks that auto leaves a corked socket alone. Then (with no
 # VARIANT named) tests/coalesce/test_integrity under auto: every byte, once,
