@@ -98,8 +98,11 @@ test-auto: all $(B)/tests/auto/test_auto $(B)/tests/coalesce/test_integrity
 test-exports: $(B)/libnaglefix.so
 	tests/check-exports.sh $(B)/libnaglefix.so src/naglefix.map
 
+# make test-unit [T=pattern] [SUITE=conn] [CASE=startup]: T picks tests by
+# name, SUITE and CASE are Check's CK_RUN_SUITE and CK_RUN_CASE.
 test-unit: $(B)/tests/check_naglefix
-	cd tests/unit && CK_DEFAULT_TIMEOUT=30 ../../$(B)/tests/check_naglefix
+	cd tests/unit && CK_DEFAULT_TIMEOUT=30 $(if $(SUITE),CK_RUN_SUITE='$(SUITE)') \
+		$(if $(CASE),CK_RUN_CASE='$(CASE)') ../../$(B)/tests/check_naglefix
 
 test-integration: all $(ITESTS)
 	tests/integration/run.sh
