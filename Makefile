@@ -1,10 +1,23 @@
 # naglefix - see README.md.   make | make test | make demo | make bench
+#
+# CPPFLAGS, CFLAGS and LDFLAGS reach every compile and link line (a
+# distribution's hardening flags: make CPPFLAGS=-D_FORTIFY_SOURCE=2
+# LDFLAGS=-Wl,-z,relro). Warnings are errors unless WERROR= (empty).
+# Each object and program records the headers it includes in a .d file
+# beside it (-MMD -MP), so a header change rebuilds what uses it.
 
 CC       ?= cc
 CFLAGS   ?= -O2 -g
-WFLAGS   := -std=gnu11 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes
-XCFLAGS  := $(WFLAGS) -fPIC -fvisibility=hidden -D_GNU_SOURCE -Iinclude
+CPPFLAGS ?=
+LDFLAGS  ?=
+WERROR   ?= -Werror
+WFLAGS   := -std=gnu11 -Wall -Wextra $(WERROR) -Wshadow -Wmissing-prototypes
+DEPFLAGS := -MMD -MP
+XCPPFLAGS := -D_GNU_SOURCE -Iinclude
+XCFLAGS  := $(WFLAGS) -fPIC -fvisibility=hidden
 LDLIBS   := -ldl -lpthread
+# A test program: one source, compiled and linked in one step.
+TEST_CC   = $(CC) $(XCPPFLAGS) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) $(DEPFLAGS) $(LDFLAGS)
 B        := build
 PREFIX   ?= /usr/local
 
@@ -22,6 +35,7 @@ LIB_OBJS  := $(CORE_OBJS) \
 CLI_OBJS  := $(B)/obj/cli/naglefix.o $(B)/obj/cli/audit.o $(B)/obj/cli/report.o
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_OBJS := $(patsubst tests/unit/%.c,$(B)/tests/unit/%.o,$(UNIT_SRCS))
 ITEST_SRCS := $(wildcard tests/integration/test_*.c)
 ITESTS    := $(patsubst tests/integration/%.c,$(B)/tests/%,$(ITEST_SRCS))
 CTEST_SRCS := $(wildcard tests/coalesce/test_*.c)
@@ -32,48 +46,51 @@ all: $(B)/libnaglefix.so $(B)/naglefix
 
 include tests/difftest/difftest.mk
 
-$(B)/obj/%.o: src/%.c $(wildcard include/*.h src/*.h src/cli/*.h)
+$(B)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) -c -o $@ $<
+	$(CC) $(XCPPFLAGS) $(CPPFLAGS) $(CFLAGS) $(XCFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(B)/libnfcore.a: $(CORE_OBJS)
 	$(AR) rcs $@ $^
 
 $(B)/libnaglefix.so: $(LIB_OBJS) src/naglefix.map
-	$(CC) $(CFLAGS) -shared -Wl,--version-script=src/naglefix.map -Wl,-z,now \
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,--version-script=src/naglefix.map -Wl,-z,now \
 		-o $@ $(LIB_OBJS) $(LDLIBS)
 
 $(B)/naglefix: $(CLI_OBJS) $(B)/libnfcore.a
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJS) $(B)/libnfcore.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/libnfcore.a
 
 # ---- tests ---------------------------------------------------------------
 
-$(B)/tests/check_naglefix: $(UNIT_SRCS) $(B)/libnfcore.a $(wildcard tests/unit/*.h)
+$(B)/tests/unit/%.o: tests/unit/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -Iinclude -o $@ $(UNIT_SRCS) \
-		$(B)/libnfcore.a $(CHECK_LIBS) -lpthread
+	$(CC) $(XCPPFLAGS) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(B)/tests/%: tests/integration/%.c tests/integration/nftest.h
+$(B)/tests/check_naglefix: $(UNIT_OBJS) $(B)/libnfcore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread -lm
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(B)/libnfcore.a $(CHECK_LIBS) -lpthread
+
+$(B)/tests/%: tests/integration/%.c
+	@mkdir -p $(dir $@)
+	$(TEST_CC) -o $@ $< -lpthread -lm
 
 $(B)/tests/bench: tests/bench/bench.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -o $@ $<
+	$(TEST_CC) -o $@ $<
 
 bench: all $(B)/tests/bench
 	tests/bench/run.sh
 
-$(B)/tests/coalesce/%: tests/coalesce/%.c $(wildcard tests/coalesce/*.h)
+$(B)/tests/coalesce/%: tests/coalesce/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread -lm
+	$(TEST_CC) -o $@ $< -lpthread -lm
 
 test-coalesce: all $(CTESTS)
 	tests/coalesce/run.sh
 
-$(B)/tests/auto/%: tests/auto/%.c tests/coalesce/cotest.h
+$(B)/tests/auto/%: tests/auto/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread -lm
+	$(TEST_CC) -o $@ $< -lpthread -lm
 
 test-auto: all $(B)/tests/auto/test_auto $(B)/tests/coalesce/test_integrity
 	tests/auto/run.sh
@@ -81,8 +98,11 @@ test-auto: all $(B)/tests/auto/test_auto $(B)/tests/coalesce/test_integrity
 test-exports: $(B)/libnaglefix.so
 	tests/check-exports.sh $(B)/libnaglefix.so src/naglefix.map
 
+# make test-unit [T=pattern] [SUITE=conn] [CASE=startup]: T picks tests by
+# name, SUITE and CASE are Check's CK_RUN_SUITE and CK_RUN_CASE.
 test-unit: $(B)/tests/check_naglefix
-	cd tests/unit && CK_DEFAULT_TIMEOUT=30 ../../$(B)/tests/check_naglefix
+	cd tests/unit && CK_DEFAULT_TIMEOUT=30 $(if $(SUITE),CK_RUN_SUITE='$(SUITE)') \
+		$(if $(CASE),CK_RUN_CASE='$(CASE)') ../../$(B)/tests/check_naglefix
 
 test-integration: all $(ITESTS)
 	tests/integration/run.sh
@@ -145,13 +165,13 @@ fuzz:
 STEST_SRCS := $(wildcard tests/stress/stress_*.c)
 STESTS     := $(patsubst tests/stress/%.c,$(B)/tests/stress/%,$(STEST_SRCS))
 
-$(B)/tests/stress/%: tests/stress/%.c tests/stress/stress.h tests/coalesce/cotest.h
+$(B)/tests/stress/%: tests/stress/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread -lm
+	$(TEST_CC) -o $@ $< -lpthread -lm
 
 $(B)/tests/security/sec_probe: tests/security/sec_probe.c $(B)/libnaglefix.so
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -o $@ $< \
+	$(TEST_CC) -o $@ $< \
 		-Wl,--no-as-needed -L$(abspath $(B)) -lnaglefix -Wl,-rpath,$(abspath $(B))
 
 test-stress: all $(STESTS)
@@ -166,9 +186,9 @@ test-security: all $(B)/tests/security/sec_probe
 # coalesce programs built with musl-gcc into build/musl, both suites and
 # tests/musl's own programs run against them.
 
-$(B)/tests/musl/%: tests/musl/%.c tests/coalesce/cotest.h
+$(B)/tests/musl/%: tests/musl/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread -ldl
+	$(TEST_CC) -o $@ $< -lpthread -ldl
 
 test-musl:
 	tests/musl/run.sh
@@ -180,7 +200,7 @@ test-musl:
 
 $(B)/tests/vm/vminit: tests/vm/vminit.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE -static -o $@ $<
+	$(TEST_CC) -static -o $@ $<
 
 test-vm: all $(B)/tests/vm/vminit $(B)/tests/stress/stress_highfd $(B)/tests/check_naglefix
 	tests/vm/run.sh
@@ -189,3 +209,7 @@ test-vm: all $(B)/tests/vm/vminit $(B)/tests/stress/stress_highfd $(B)/tests/che
 
 include tests/inventory/inventory.mk
 include tests/external/external.mk
+
+# What each object and program includes, as the compiler found it (none
+# before the first build, when everything is built anyway).
+-include $(wildcard $(B)/obj/*.d $(B)/obj/*/*.d $(B)/tests/*.d $(B)/tests/*/*.d)

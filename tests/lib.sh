@@ -1,8 +1,17 @@
-# lib.sh: what the test runners share: the counts, the PASS/FAIL/SKIP lines
-# and the closing "N passed, M failed" that tests/run-all.sh reads.
-# Source it from a runner (bash, set -u). Sourcing sets PASSED=0, FAILED=0
-# and FAIL_TAIL=20, and defines the functions below; it sets no trap, makes
-# no directory and leaves the environment alone. Provides:
+# lib.sh: what the test runners share: the counts, the PASS/FAIL/SKIP lines,
+# the closing "N passed, M failed" that tests/run-all.sh reads, and the name
+# filter T.
+# Source it from a runner (bash, set -u). Sourcing sets PASSED=0, FAILED=0,
+# SELECTED=0 and FAIL_TAIL=20, and T to "" if unset, and defines the
+# functions below; it sets no trap, makes no directory and leaves the
+# environment alone. Provides:
+#   selected NAME              true if the name filter T selects the check
+#                              NAME: T unset or empty, or T (a shell pattern)
+#                              matches somewhere in NAME (T=test_reuse:
+#                              "test_reuse closed-mid-send"; T='rtt-*-fast').
+#                              A runner asks before it runs a check.
+#   any_selected NAME...       true if T selects any of the NAMEs (for a
+#                              set-up several checks share), counting none
 #   pass NAME                  prints "PASS NAME"; counts a pass
 #   fail NAME [WHY [LOG]]      prints "FAIL NAME: WHY" ("FAIL NAME" with no WHY),
 #                              then the last FAIL_TAIL lines of LOG, indented,
@@ -16,7 +25,8 @@
 #                              (with HINT) or a signal fails, as does any
 #                              other status (with DETAIL)
 #   finish                     prints "N passed, M failed"; status 0 iff M == 0,
-#                              so it is a runner's last command
+#                              so it is a runner's last command. Before it,
+#                              "SKIP T: ..." if T selected no check here
 #   elapsed START              seconds since START (an $EPOCHREALTIME), as
 #                              "%.2f"; needs LC_ALL=C (a dot in the clock)
 #   scratch_dir PREFIX         makes the directory $TMP, removed on exit (INT
@@ -35,7 +45,15 @@
 
 PASSED=0
 FAILED=0
+SELECTED=0
 FAIL_TAIL=20
+T=${T:-}
+
+selected() {
+    # shellcheck disable=SC2053 # T is a pattern
+    [[ -z ${T:-} || $1 == *${T:-}* ]] || return 1
+    SELECTED=$((SELECTED + 1))
+}
 
 pass() {
     echo "PASS $1"
@@ -67,7 +85,19 @@ judge() {
     fi
 }
 
+any_selected() {
+    local name
+    for name in "$@"; do
+        # shellcheck disable=SC2053 # T is a pattern
+        [[ -z ${T:-} || $name == *${T:-}* ]] && return 0
+    done
+    return 1
+}
+
 finish() {
+    if [[ -n ${T:-} ]] && ((SELECTED == 0)); then
+        skip T "'$T' names no check of this suite"
+    fi
     echo "$PASSED passed, $FAILED failed"
     ((FAILED == 0))
 }

@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """check_log.py: assertions on audit logs and `naglefix report --json` output,
 for tests/audit/run.sh. Each command prints why on failure and exits 1.
+None passes on an empty (or missing) log or report: each needs the findings
+it checks, and a check that something is absent needs a control that has it.
 
-  valid LOG                      every line is one JSON object with an "event"
+  valid LOG                      LOG has lines, each one JSON object with an "event"
   count LOG EVENT                prints how many lines have that event
-  stalls LOG MIN_MS              every measured split_write has stall_ms >= MIN_MS
-  prevented LOG                  every split_write has stall_ms null and prevented
-  summary LOG                    summary findings = split_write + repeat counts
+  stalls LOG MIN_MS              LOG has measured split_writes, each with stall_ms >= MIN_MS
+  prevented LOG                  LOG has split_writes, each with stall_ms null and prevented
+  summary LOG                    summary findings = split_write + repeat counts > 0
+  nofinding LOG CONTROL          LOG (absent: empty) has no finding, CONTROL has some
   group REPORT SIDE PEER WRITES MIN_FINDINGS MIN_MEDIAN|null
                                  REPORT (naglefix report --json) has that group
-  nogroup REPORT SIDE            REPORT has no group on that side
+  nogroup REPORT SIDE            REPORT has groups, none on that side
 """
+import os
 import json
 import sys
 
@@ -18,6 +22,10 @@ import sys
 def lines(path):
     with open(path) as f:
         return [json.loads(l) for l in f if l.strip()]
+
+
+def findings(path):
+    return [o for o in lines(path) if o["event"] in ("split_write", "repeat")]
 
 
 def die(msg):
@@ -38,12 +46,17 @@ def main():
                 if not isinstance(o, dict) or "event" not in o:
                     die("line %d has no event: %r" % (i, l[:200]))
                 n += 1
+        if n == 0:
+            die("empty log: no line to check")
         print(n)
     elif cmd == "count":
         print(sum(1 for o in lines(args[0]) if o["event"] == args[1]))
     elif cmd == "stalls":
-        for o in lines(args[0]):
-            if o["event"] == "split_write" and (o["stall_ms"] is None or o["stall_ms"] < float(args[1])):
+        objs = [o for o in lines(args[0]) if o["event"] == "split_write"]
+        if not objs:
+            die("no split_write line")
+        for o in objs:
+            if o["stall_ms"] is None or o["stall_ms"] < float(args[1]):
                 die("stall below %s ms: %r" % (args[1], o))
     elif cmd == "prevented":
         objs = [o for o in lines(args[0]) if o["event"] == "split_write"]
@@ -59,10 +72,18 @@ def main():
         summed = sum(o["findings"] for o in objs if o["event"] == "summary")
         if found != summed or found == 0:
             die("summaries say %d findings, lines say %d" % (summed, found))
+    elif cmd == "nofinding":
+        found = findings(args[0]) if os.path.exists(args[0]) else []
+        if found:
+            die("%d finding(s), want none: %r" % (len(found), found[0]))
+        if not findings(args[1]):
+            die("the control %s has no finding: the check would prove nothing" % args[1])
     elif cmd in ("group", "nogroup"):
         with open(args[0]) as f:
             groups = json.load(f)
         if cmd == "nogroup":
+            if not groups:
+                die("empty report: nothing to tell a missing %s group from" % args[1])
             bad = [g for g in groups if g["side"] == args[1]]
             if bad:
                 die("unexpected %s group: %r" % (args[1], bad))

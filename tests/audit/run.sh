@@ -3,7 +3,9 @@
 # Unmodified programs only: the Java client of tests/legacy against its echo
 # server, Python's http.server answering http.client, a Python client with
 # 8 threads. Ends with "N passed, M failed"; exit status 0 iff M == 0.
-# Env: ROUNDS (default 13), SERVER_LIFETIME.
+# Env: ROUNDS (default 13), SERVER_LIFETIME. T=pattern reports only the
+# checks whose name it matches (tests/lib.sh); the audited programs run
+# anyway. No check of a log passes on an empty one (check_log.py).
 set -u
 # shellcheck source-path=SCRIPTDIR source=../legacy/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../legacy/common.sh"
@@ -20,6 +22,7 @@ mkdir -p "$WORK"
 ok() {
     local name=$1 out
     shift
+    selected "$name" || return 0
     if out=$("$@" 2>&1); then pass "$name${out:+ ($out)}"; else fail "$name" "$out"; fi
 }
 
@@ -76,12 +79,12 @@ ok "java split: audit --json: on stderr only the log-kept line" \
 
 # --- nothing to find: one write, or the program's own TCP_NODELAY ------------
 audit_run java-single "$WORK/java-single.log" "${JAVA[@]}" single
-ok "java single: no finding" test ! -s "$WORK/java-single.log"
+ok "java single: no finding (java split has)" \
+    "${CHECK[@]}" nofinding "$WORK/java-single.log" "$WORK/java-split.log"
 ok "java single: table says so" grep -q "no split-write stall found" "$WORK/java-single.err"
 audit_run py-nodelay "$WORK/py-nodelay.log" \
     python3 "$AUDIT_DIR/split_client.py" "$H" "$PORT" "$ROUNDS" 1 nodelay
 ok "python split with its own TCP_NODELAY: exit 0" test "$(cat "$WORK/py-nodelay.rc")" = 0
-ok "python split with its own TCP_NODELAY: no finding" test ! -s "$WORK/py-nodelay.log"
 
 # --- audit sets nothing: no TCP_NODELAY=1 reaches the kernel ------------------
 if command -v strace >/dev/null; then
@@ -107,9 +110,13 @@ ok "8 threads: every line is valid JSON" "${CHECK[@]}" valid "$WORK/threads.log"
 "$NAGLEFIX" report --json "$WORK/threads.log" >"$WORK/threads.json"
 ok "8 threads: findings of all 8 connections (8 x 39 rounds, >= 8 x 30)" \
     "${CHECK[@]}" group "$WORK/threads.json" connect "$H:$PORT" "[6,6]" 240 30
-ok "8 threads: one pattern, 3 lines in full, the rest counted" \
-    test "$("${CHECK[@]}" count "$WORK/threads.log" split_write)" -le 3
+full=$("${CHECK[@]}" count "$WORK/threads.log" split_write)
+ok "8 threads: one pattern, 1 to 3 lines in full ($full), the rest counted" \
+    test "$full" -ge 1 -a "$full" -le 3
 ok "8 threads: summaries add up" "${CHECK[@]}" summary "$WORK/threads.log"
+# (the same client as py-nodelay above, without its TCP_NODELAY: the control)
+ok "python split with its own TCP_NODELAY: no finding (without it: findings)" \
+    "${CHECK[@]}" nofinding "$WORK/py-nodelay.log" "$WORK/threads.log"
 
 # --- naglefix audit audits every socket, whatever a config file says -------
 printf 'connect %s nodelay\n' "$H" >"$WORK/rule.conf"
@@ -129,8 +136,9 @@ audit_run fork "$WORK/fork.log" python3 "$AUDIT_DIR/fork_client.py" "$H" "$PORT"
 read -r parent child < <(sed -n 's/^parent=\([0-9]*\) child=\([0-9]*\)$/\1 \2/p' "$WORK/fork.out")
 ok "fork: the parent's own reads are findings" \
     test "$(grep -c "\"event\":\"split_write\".*\"pid\":${parent:-x}[,}]" "$WORK/fork.log")" -ge 1
-ok "fork: the child reports none of the parent's writes" \
-    test "$(grep -c "\"event\":\"split_write\".*\"pid\":${child:-x}[,}]" "$WORK/fork.log")" = 0
+ok "fork: the child reports none of the parent's writes (the parent's are there)" \
+    test "$(grep -c "\"event\":\"split_write\".*\"pid\":${parent:-x}[,}]" "$WORK/fork.log")" -ge 1 -a \
+    "$(grep -c "\"event\":\"split_write\".*\"pid\":${child:-x}[,}]" "$WORK/fork.log")" = 0
 
 # --- report reads hostile logs safely: no crash, valid JSON, no escapes ----
 cat >"$WORK/hostile.log" <<'LOG'
@@ -269,7 +277,7 @@ if [ "$(id -u)" -eq 0 ]; then
         "$NAGLEFIX" -m audit -- python3 "$AUDIT_DIR/syslog_client.py" "$H" "$PORT" 5
     rc=$?
     if [ "$rc" -eq 77 ]; then
-        echo "SKIP syslog lines: no mount namespace or overlayfs"
+        skip "syslog lines" "no mount namespace or overlayfs"
     else
         ok "syslog: audit lines arrive as <14>... naglefix[pid]: {split_write}" \
             grep -q '^<14>.* naglefix\[[0-9]*\]: {"event":"split_write"' "$WORK/devlog.out"

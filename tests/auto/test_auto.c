@@ -23,7 +23,7 @@
  *
  * Run under LD_PRELOAD=libnaglefix.so NAGLEFIX_MODE=auto by tests/auto/run.sh;
  * under NAGLEFIX_MODE=pass chatty, bulk, reader-thread and restore fail
- * (each round stalls about 40 ms). The peer echoes lines (cotest.h).
+ * (each round stalls about 40 ms). The peer echoes lines (tests/common/peer.h).
  */
 #include <linux/sockios.h>
 #include <poll.h>
@@ -33,7 +33,7 @@
 #include <stdatomic.h>
 #include <sys/ioctl.h>
 
-#include "../coalesce/cotest.h"
+#include "../common/peer.h"
 
 #define WARMUP 3          /* a new connection's first ACKs come at once */
 #define SEG_ROUNDS 50

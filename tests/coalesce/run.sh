@@ -11,6 +11,8 @@
 # counted neither way), and ends with "N passed, M failed". Exit status is
 # 0 iff nothing failed. Logs: build/tests/coalesce/logs/. Works from any cwd.
 #
+# T=pattern runs only the tests whose "test variant" name it matches
+# (`make test-coalesce T=test_reuse`; tests/lib.sh).
 # NAGLEFIX_LIB=path runs the tests against another build of the library
 # (say one with a feature taken out, to see the tests that notice).
 # NAGLEFIX_BUILD=dir (relative to the top, or absolute) runs another build,
@@ -48,13 +50,14 @@ one() {
     local conf=$1 test=$2 variant=$3 name="$2 $3" log="$LOGS/$2-$3.log" rc start
     local -a vars=("LD_PRELOAD=$LIB" NAGLEFIX_MODE=coalesce)
 
+    selected "$name" || return 0
     [[ $conf != - ]] && vars+=("NAGLEFIX_CONF=$CONF/$conf")
     if [[ ! -x $B/$test ]]; then
         fail "$name" "$B/$test is not built: run 'make test-coalesce'"
         return
     fi
     if [[ -n $SYS_WHY && $EXECS_SYSTEM == *" $test:$variant "* ]]; then
-        echo "SKIP $name: $SYS_WHY"
+        skip "$name" "$SYS_WHY"
         return
     fi
     start=$EPOCHREALTIME
@@ -75,6 +78,7 @@ c() {
 # test_fortify only tests the fortified entry points if its calls reach them.
 fortify_symbols() {
     local name="test_fortify symbols" sym missing=""
+    selected "$name" || return 0
     for sym in __read_chk __recv_chk __recvfrom_chk __poll_chk __ppoll_chk; do
         nm -u "$B/test_fortify" 2>/dev/null | grep -qw -- "$sym" || missing+=" $sym"
     done
@@ -94,7 +98,7 @@ c - test_integrity single threads4 shared2
 # 2. each flush trigger, with the timer a second away
 c "$HOLD" test_read read readv recv recvfrom recvmsg recvmmsg
 if readelf -l "$B/test_fortify" 2>/dev/null | grep -q 'interpreter: .*/ld-musl'; then
-    echo "SKIP test_fortify: musl has no fortified __*_chk functions (its _FORTIFY_SOURCE, if any, is inline and calls read itself)"
+    selected test_fortify && skip test_fortify "musl has no fortified __*_chk functions (its _FORTIFY_SOURCE, if any, is inline and calls read itself)"
 else
     fortify_symbols
     c "$HOLD" test_fortify read recv recvfrom poll ppoll

@@ -10,7 +10,7 @@
  *
  *   test_bigtls timer
  */
-#include "cotest.h"
+#include "../common/peer.h"
 
 #define ARRIVE_MS 200
 

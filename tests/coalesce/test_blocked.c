@@ -18,7 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "cotest.h"
+#include "../common/peer.h"
 
 #define BIG (1 << 20)
 #define DEADLINE_MS 1000.0

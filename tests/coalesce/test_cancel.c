@@ -13,7 +13,7 @@
  */
 #include <pthread.h>
 
-#include "cotest.h"
+#include "../common/peer.h"
 
 static int fd, how;
 

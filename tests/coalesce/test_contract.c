@@ -32,7 +32,7 @@
 #include <stdatomic.h>
 #include <sys/mman.h>
 
-#include "cotest.h"
+#include "../common/peer.h"
 
 #ifndef TCP_SYN_SENT
 #define TCP_SYN_SENT 2 /* linux/tcp.h has no state names */

@@ -29,7 +29,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "cotest.h"
+#include "../common/peer.h"
 
 #define LIMIT (64LL << 20)
 #define MORE (256 * 1024)

@@ -20,7 +20,7 @@
  */
 #include <sys/sendfile.h>
 
-#include "cotest.h"
+#include "../common/peer.h"
 
 struct fdop {
 	const char *name;

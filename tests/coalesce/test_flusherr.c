@@ -20,7 +20,7 @@
  */
 #include <stdatomic.h>
 
-#include "cotest.h"
+#include "../common/peer.h"
 
 #define TRIES 6
 

@@ -17,7 +17,7 @@
 #undef _FORTIFY_SOURCE
 #define _FORTIFY_SOURCE 2
 
-#include "cotest.h"
+#include "../common/peer.h"
 
 /* A length the optimiser cannot fold into a constant. */
 static volatile size_t opaque_one = 1;

@@ -23,7 +23,7 @@
 #include <pthread.h>
 #include <sys/time.h>
 
-#include "cotest.h"
+#include "../common/peer.h"
 
 #define BIG (32u << 20)
 #define LONG 20000 /* more than the rule's buffer=16k */

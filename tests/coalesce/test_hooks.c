@@ -62,7 +62,7 @@
 #include <spawn.h>
 #include <sys/sendfile.h>
 
-#include "cotest.h"
+#include "../common/peer.h"
 
 extern char **environ;
 

@@ -18,7 +18,7 @@
  */
 #include <pthread.h>
 
-#include "cotest.h"
+#include "../common/peer.h"
 
 #define MIB (1024LL * 1024)
 

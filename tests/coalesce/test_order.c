@@ -11,7 +11,7 @@
  *                peer reads "abcd\n"
  *   sendmmsg     sendmmsg of "cd\n" after "ab": the peer reads "abcd\n"
  */
-#include "cotest.h"
+#include "../common/peer.h"
 
 /* A connection to p with s written and held. */
 static int held_conn(const struct ct_peer *p, const char *s)

@@ -50,7 +50,7 @@
 #include <assert.h>
 #include <sys/resource.h>
 
-#include "cotest.h"
+#include "../common/peer.h"
 
 extern char **environ;
 

@@ -8,7 +8,7 @@
  *
  *   test_read read|readv|recv|recvfrom|recvmsg|recvmmsg
  */
-#include "cotest.h"
+#include "../common/peer.h"
 
 static void reply_read(int fd, char *buf, size_t cap)
 {

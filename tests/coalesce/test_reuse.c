@@ -24,15 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
-			fprintf(stderr, __VA_ARGS__);                           \
-			fputc('\n', stderr);                                    \
-			exit(1);                                                \
-		}                                                               \
-	} while (0)
+#include "../common/harness.h"
 
 static int listener(struct sockaddr_in *sa, int rcvbuf)
 {
@@ -194,15 +186,16 @@ static void close_range_other(void)
 	CHECK(write(fd, "x", 1) == 1, "the live connection's next write failed: %s", strerror(errno));
 	close(peer); /* so exit need not wait for a peer that never reads */
 #else
-	printf("SKIP test_reuse close-range-other: no close_range() in this libc "
-	       "(musl has none) for the library to interpose\n");
-	exit(77);
+	ct_skip("musl has no close_range(): a program can only make the system call, "
+		"which no preload library sees");
 #endif
 }
 
 int main(int argc, char **argv)
 {
-	alarm(30);
+	ct_set_prog(argv[0]);
+	ct_variant = argc == 2 ? argv[1] : "";
+	ct_arm_timeout();
 	if (argc == 2 && strcmp(argv[1], "closed-mid-send") == 0)
 		closed_mid_send();
 	else if (argc == 2 && strcmp(argv[1], "close-while-sending") == 0)

@@ -9,7 +9,7 @@
  *
  *   test_segments coalesce
  */
-#include "cotest.h"
+#include "../common/peer.h"
 
 #define ROUNDS 50
 #define MAX_PER_ROUND 1.05

@@ -19,7 +19,7 @@
  *   dprintf         "A" held, dprintf "B", "C\n": the peer reads "ABC\n"
  *   vdprintf        the same with vdprintf
  */
-#include "cotest.h"
+#include "../common/peer.h"
 
 #ifdef __GLIBC__
 FILE *_IO_fdopen(int fd, const char *mode); /* exported, not declared */

@@ -18,7 +18,7 @@
  * The program only writes and sleeps; it learns what the peer saw from
  * the report channel, which the library does not touch.
  */
-#include "cotest.h"
+#include "../common/peer.h"
 
 #define FAST_LIMIT_MS 50.0
 #define CHILD_LIMIT_MS 200

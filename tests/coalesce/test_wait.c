@@ -14,7 +14,7 @@
 #include <sys/epoll.h>
 #include <sys/select.h>
 
-#include "cotest.h"
+#include "../common/peer.h"
 
 #define WAIT_MS 2000
 

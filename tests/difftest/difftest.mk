@@ -5,16 +5,18 @@
 # Ends with "N passed, M failed" (one count per seed x action).
 
 DT_DIR  := tests/difftest
-DT_HDRS := $(wildcard $(DT_DIR)/*.h)
-DT_CFLAGS := $(CFLAGS) $(WFLAGS) -D_GNU_SOURCE
 
-$(B)/tests/difftest/dt_prog: $(DT_DIR)/dt_prog.c $(DT_HDRS)
+$(B)/tests/difftest/dt_prog: $(DT_DIR)/dt_prog.c
 	@mkdir -p $(dir $@)
-	$(CC) $(DT_CFLAGS) -o $@ $< -lpthread
+	$(TEST_CC) -o $@ $< -lpthread
 
-$(B)/tests/difftest/dt_run: $(DT_DIR)/dt_run.c $(DT_DIR)/dt_peer.c $(DT_HDRS)
+# dt_run is two sources: an object each, so each has its .d file.
+$(B)/tests/difftest/%.o: $(DT_DIR)/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(DT_CFLAGS) -o $@ $(DT_DIR)/dt_run.c $(DT_DIR)/dt_peer.c
+	$(CC) $(XCPPFLAGS) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+$(B)/tests/difftest/dt_run: $(B)/tests/difftest/dt_run.o $(B)/tests/difftest/dt_peer.o
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^
 
 difftest: all $(B)/tests/difftest/dt_prog $(B)/tests/difftest/dt_run
 	$(DT_DIR)/run.sh $(if $(SEEDS),-n $(SEEDS)) $(if $(FIRST),-s $(FIRST)) $(if $(ACTIONS),-a "$(ACTIONS)")

@@ -8,44 +8,42 @@
 # 0 iff nothing failed. Logs: build/tests/logs/NAME.log. Works from any cwd.
 # A check that cannot apply here prints "SKIP name: why" and counts as
 # neither (a test program says so with exit status 77).
+# T=pattern runs only the checks whose name it matches (tests/lib.sh).
 #
 # NAGLEFIX_BUILD=dir (relative to the top, or absolute) runs another build
 # (`make B=dir`), e.g. build/asan; NFTEST_PRELOAD=libs goes before the
 # library in every LD_PRELOAD the checks set ("$P"), e.g. the ASan runtime.
 set -u
+export LC_ALL=C # EPOCHREALTIME with a dot, and the C library's messages
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd -P) # physical, as naglefix finds its library
 BUILD=$(cd "$TOP" && cd "${NAGLEFIX_BUILD:-build}" && pwd -P) || exit 2
-T="$BUILD/tests"
+BT="$BUILD/tests"
 LIB="$BUILD/libnaglefix.so"
 NAGLEFIX="$BUILD/naglefix"
 CONF="$HERE/conf"
-LOGS="$T/logs"
+LOGS="$BT/logs"
 LIMIT=${NFTEST_TIMEOUT:-30} # seconds any one check may take
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$HERE/../lib.sh"
 
 scratch_dir nftest
 clean_env
-need_built "make test-integration" "$LIB" "$NAGLEFIX" "$T/test_rtt"
+need_built "make test-integration" "$LIB" "$NAGLEFIX" "$BT/test_rtt"
 fresh_logs "$LOGS" log out
 note_etc_conf "it applies wherever a check sets no NAGLEFIX_CONF"
 
 # t NAME [VAR=VALUE...] PROGRAM [ARG...]: runs a test program in a clean
-# environment plus the given variables, under timeout; passes iff it exits 0.
+# environment plus the given variables, under timeout; judge() says how it
+# went (exit status 0 passes, 77 skips).
 t() {
-    local name=$1 log="$LOGS/$1.log" rc
+    local name=$1 log="$LOGS/$1.log" start
     shift
+    selected "$name" || return 0
+    start=$EPOCHREALTIME
     timeout -k 5 "$LIMIT" env "$@" >"$log" 2>&1
-    rc=$?
-    if ((rc == 0)); then
-        pass "$name"
-    elif ((rc == 77)); then
-        echo "SKIP $name: $(sed -n 's/^SKIP: //p' "$log" | head -n 1)"
-    else
-        fail "$name" "exit status $rc" "$log"
-    fi
+    judge "$name" $? "$start" "$log"
 }
 
 # "$P" among t's variables preloads the library.
@@ -58,12 +56,13 @@ SYS_WHY=$(env "$P" /bin/sh -c : 2>&1 >/dev/null) ||
     SYS_WHY="the library cannot be preloaded into /bin/sh: $(head -n 1 <<<"$SYS_WHY")"
 [[ $SYS_WHY == "the library "* ]] || SYS_WHY=""
 sys() {
-    if [[ -z $SYS_WHY ]]; then "$@"; else echo "SKIP $2: $SYS_WHY"; fi
+    selected "$2" || return 0
+    if [[ -z $SYS_WHY ]]; then "$@"; else skip "$2" "$SYS_WHY"; fi
 }
 
 # ---- the write-write-read round trip of a client -----------------------------
 
-R="$T/test_rtt"
+R="$BT/test_rtt"
 t rtt-no-shim-stalls                       "$R" stall
 t rtt-no-shim-stalls-ipv6                  "$R" stall ::1
 t rtt-mode-nodelay-fast                    "$P" NAGLEFIX_MODE=nodelay "$R" fast
@@ -93,14 +92,14 @@ done
 
 # ---- setsockopt --------------------------------------------------------------
 
-S="$T/test_setsockopt"
+S="$BT/test_setsockopt"
 t setsockopt-no-shim                       "$S" plain
 t setsockopt-mode-pass                     "$P" NAGLEFIX_MODE=pass "$S" plain
 t setsockopt-mode-nodelay-forced           "$P" NAGLEFIX_MODE=nodelay "$S" forced
 
 # ---- accept and accept4 ------------------------------------------------------
 
-A="$T/test_accept"
+A="$BT/test_accept"
 for call in accept accept4; do
     t "$call-no-shim-off"                  "$A" off "$call"
     t "$call-rule-port-on"                 "$P" NAGLEFIX_CONF="$CONF/accept-port.conf" "$A" on "$call"
@@ -117,7 +116,7 @@ t rtt-accept-pass-default-nodelay-fast     "$P" NAGLEFIX_CONF="$CONF/accept-pass
 
 # ---- non-blocking connect ----------------------------------------------------
 
-N="$T/test_nonblock"
+N="$BT/test_nonblock"
 for way in sock_nonblock fcntl; do
     t "nonblock-$way-no-shim-off"          "$N" off "$way"
     t "nonblock-$way-mode-nodelay-on"      "$P" NAGLEFIX_MODE=nodelay "$N" on "$way"
@@ -127,7 +126,7 @@ t nonblock-rule-port-range-miss-off        "$P" NAGLEFIX_CONF="$CONF/port-range-
 
 # ---- sockets opened before the library loaded ---------------------------------
 
-I="$T/test_inherited"
+I="$BT/test_inherited"
 t inherited-no-shim-off                    "$I" off connect write ""
 for call in write send sendto sendmsg writev; do
     t "inherited-$call-mode-nodelay-on"    NAGLEFIX_MODE=nodelay "$I" on connect "$call" "$LIB"
@@ -148,14 +147,14 @@ t inherited-listener-connect-rule-off      NAGLEFIX_CONF="$CONF/prefix.conf" "$I
 # ---- descriptors: dup, close, fork ---------------------------------------------
 
 for part in dups unix reuse unseen cloexec fork reconnect copies; do
-    t "fd-$part-no-shim"                   "$T/test_fd" off "$part"
-    t "fd-$part-rule-nodelay"              "$P" NAGLEFIX_CONF="$CONF/fd.conf" "$T/test_fd" on "$part"
-    t "fd-$part-rule-coalesce"             "$P" NAGLEFIX_CONF="$CONF/fd-coalesce.conf" "$T/test_fd" on "$part"
+    t "fd-$part-no-shim"                   "$BT/test_fd" off "$part"
+    t "fd-$part-rule-nodelay"              "$P" NAGLEFIX_CONF="$CONF/fd.conf" "$BT/test_fd" on "$part"
+    t "fd-$part-rule-coalesce"             "$P" NAGLEFIX_CONF="$CONF/fd-coalesce.conf" "$BT/test_fd" on "$part"
 done
 
 # ---- what is not TCP is left alone -----------------------------------------------
 
-U="$T/test_untouched"
+U="$BT/test_untouched"
 t untouched-no-shim                        "$U"
 t untouched-mode-nodelay                   "$P" NAGLEFIX_MODE=nodelay "$U"
 t untouched-inherited-file                 "$U" 3 3>"$TMP/inherited-file"
@@ -175,7 +174,9 @@ strace_calls() {
         -e trace=setsockopt,getsockopt,getsockname,getpeername -o "$out.raw" "$U" &&
         sed -E 's/^[0-9]+ +//; s/0x[0-9a-f]+/ADDR/g' "$out.raw" >"$out"
 }
-if command -v strace >/dev/null 2>&1; then
+if ! selected untouched-no-extra-syscalls; then
+    :
+elif command -v strace >/dev/null 2>&1; then
     if ! strace_calls "$TMP/strace-plain"; then
         fail untouched-no-extra-syscalls "strace without the shim failed" "$TMP/strace-plain.raw"
     elif ! strace_calls "$TMP/strace-shim" "$P" NAGLEFIX_MODE=nodelay; then
@@ -187,7 +188,7 @@ if command -v strace >/dev/null 2>&1; then
             "$LOGS/untouched-no-extra-syscalls.log"
     fi
 else
-    echo "SKIP untouched-no-extra-syscalls: strace is not installed"
+    skip untouched-no-extra-syscalls "strace is not installed"
 fi
 
 # ---- configuration errors: one line, and the program runs unchanged ------------
@@ -199,6 +200,7 @@ fi
 expect_run() {
     local name=$1 want_rc=$2 want_out=$3 re=$4 want_lines=$5 rc out err lines
     shift 5
+    selected "$name" || return 0
     out="$LOGS/$name.out"
     err="$LOGS/$name.log"
     timeout -k 5 "$LIMIT" env "$@" >"$out" 2>"$err"
@@ -284,9 +286,12 @@ fi
 
 cli_help() {
     local out rc
-    out=$(timeout "$LIMIT" "$NAGLEFIX" --help 2>&1)
-    rc=$?
-    if ((rc != 0)) || [[ $out != usage:* ]]; then fail cli-help "status $rc: '$out'"; else pass cli-help; fi
+    if selected cli-help; then
+        out=$(timeout "$LIMIT" "$NAGLEFIX" --help 2>&1)
+        rc=$?
+        if ((rc != 0)) || [[ $out != usage:* ]]; then fail cli-help "status $rc: '$out'"; else pass cli-help; fi
+    fi
+    selected cli-version || return 0
     out=$(timeout "$LIMIT" "$NAGLEFIX" --version 2>&1)
     rc=$?
     if ((rc != 0)) || [[ ! $out =~ ^naglefix\ [0-9]+\.[0-9]+ ]]; then
@@ -302,6 +307,7 @@ cli_help
 expect_usage() {
     local name=$1 rc
     shift
+    selected "$name" || return 0
     timeout -k 5 "$LIMIT" "$NAGLEFIX" "$@" >"$LOGS/$name.out" 2>"$LOGS/$name.log"
     rc=$?
     if ((rc != 125)); then
@@ -367,7 +373,8 @@ done
 # shellcheck disable=SC2016 # the command's LD_PRELOAD, not ours
 SHOW_PRELOAD=(/bin/sh -c 'printf "%s\n" "$LD_PRELOAD"')
 if [[ -z $LIBM ]]; then
-    echo "SKIP cli-keeps-preload: no libm.so.6 found that this build's programs can preload"
+    selected cli-keeps-preload &&
+        skip cli-keeps-preload "no libm.so.6 found that this build's programs can preload"
 else
     ALIKE="$TMP$LIB.orig"
     mkdir -p "$(dirname "$ALIKE")" && cp "$LIBM" "$ALIKE"

@@ -9,7 +9,7 @@
  * says, and the server-side write-write-read round trip fast or stalled
  * accordingly. accept4 is called with SOCK_CLOEXEC, which must still hold.
  */
-#include "nftest.h"
+#include "../common/echo.h"
 
 int main(int argc, char **argv)
 {
@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 	CHECK(ss.ss_family == (strchr(addr, ':') ? AF_INET6 : AF_INET), "peer address family %d",
 	      ss.ss_family);
 	CHECK(((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0) == use4, "FD_CLOEXEC is wrong");
-	nft_say("accepted on %s port %d with %s, TCP_NODELAY %d", addr, port, argv[2], nft_nodelay(fd));
+	ct_say("accepted on %s port %d with %s, TCP_NODELAY %d", addr, port, argv[2], nft_nodelay(fd));
 	nft_expect_nodelay(fd, want, "on the accepted socket");
 	nft_expect_nodelay(lfd, 0, "on the listening socket");
 	nft_expect_rtt(fd, NFT_WRITE, want ? "fast" : "stall");

@@ -19,7 +19,7 @@
  */
 #include <sys/syscall.h>
 
-#include "nftest.h"
+#include "../common/echo.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC 4
@@ -208,7 +208,7 @@ static void reuse(int port_a, int port_b)
 	expect_forced(s, 0, "a socket to B after close_range");
 	close(s);
 #else
-	nft_say("close_range step skipped: not in this libc");
+	ct_say("close_range step skipped: not in this libc");
 #endif
 }
 
@@ -232,7 +232,7 @@ static void reuse_unseen(int port_a, int port_b)
 	expect_forced(s, 0, "an unseen socket on a number close_range closed");
 	close(s);
 #else
-	nft_say("close_range step skipped: not in this libc");
+	ct_say("close_range step skipped: not in this libc");
 #endif
 
 	a = connect_a(port_a);
@@ -255,7 +255,7 @@ static void cloexec_range(int port_a, int port_b __attribute__((unused)))
 	close(a);
 #else
 	(void)port_a;
-	nft_skip("musl has no close_range(): a program can only make the system call, "
+	ct_skip("musl has no close_range(): a program can only make the system call, "
 		 "which no preload library sees");
 #endif
 }

@@ -16,7 +16,7 @@
  * The rest of the configuration (NAGLEFIX_MODE, NAGLEFIX_CONF) comes from
  * the environment.
  */
-#include "nftest.h"
+#include "../common/echo.h"
 
 /* The re-executed image: argv is --inherited on|off CALL FD [PORT]; with
  * PORT, FD is a listening socket to accept the peer's connection on. */

@@ -9,7 +9,7 @@
  * writable, SO_ERROR is 0, connect again says 0 then EISCONN, TCP_NODELAY is
  * unchanged and the round trip (still non-blocking) is fast or stalls.
  */
-#include "nftest.h"
+#include "../common/echo.h"
 
 int main(int argc, char **argv)
 {
@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 	CHECK(poll(&p, 1, 5000) == 1 && (p.revents & POLLOUT), "not writable within 5 s");
 	elen = sizeof(err);
 	CHECK(getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) == 0 && err == 0,
-	      "SO_ERROR %s", nft_errname(err));
+	      "SO_ERROR %s", ct_errname(err));
 	/* Linux reports the completed connect once with 0, then EISCONN. */
 	CHECK_OK(connect(fd, (struct sockaddr *)&ss, len));
 	CHECK_ERRNO(connect(fd, (struct sockaddr *)&ss, len), EISCONN);

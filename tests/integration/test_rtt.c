@@ -4,13 +4,13 @@
  *   test_rtt stall|fast [ADDR [LO-HI [write|send|sendto|sendmsg|writev]]]
  *
  * Connects to an echo peer on ADDR (default 127.0.0.1) listening on a free
- * port in LO-HI (default 23400-23499), then times NFT_ROUNDS rounds of
+ * port in LO-HI (default 23400-23499), then times CT_ROUNDS rounds of
  * "hello " + "world\r\n" sent in two calls and the echoed line read back.
  * ADDR ::ffff:a.b.c.d connects an AF_INET6 socket to the IPv4-mapped
  * address of a peer listening on a.b.c.d. The median must be a stall
  * (>= 30 ms) or fast (< 5 ms) as the first argument says.
  */
-#include "nftest.h"
+#include "../common/echo.h"
 
 int main(int argc, char **argv)
 {
@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 
 	peer = nft_peer_listen(listen_addr, lo, hi, &port);
 	fd = nft_connect(addr, port);
-	nft_say("connected to %s port %d, TCP_NODELAY %d", addr, port, nft_nodelay(fd));
+	ct_say("connected to %s port %d, TCP_NODELAY %d", addr, port, nft_nodelay(fd));
 	nft_expect_rtt(fd, how, expect);
 	CHECK(nft_nodelay(fd) == (expect[0] == 'f'), "TCP_NODELAY %d does not match '%s'",
 	      nft_nodelay(fd), expect);

@@ -13,7 +13,7 @@
  * errno, a success leaves errno alone, and a connect that fails leaves the
  * socket's TCP_NODELAY as the program had set it.
  */
-#include "nftest.h"
+#include "../common/echo.h"
 
 #define LO 23400
 #define HI 23499

@@ -20,7 +20,7 @@
  */
 #include <sys/un.h>
 
-#include "nftest.h"
+#include "../common/echo.h"
 
 /* Each call family once on fd, 5 bytes each (writev: 2 + 3). */
 static void send_each_way(int fd, ssize_t want, int want_errno)
@@ -34,7 +34,7 @@ static void send_each_way(int fd, ssize_t want, int want_errno)
 		n = nft_send(fd, "abcde", 5, (enum nft_how)how);
 		CHECK(n == want && errno == (want_errno ? want_errno : EDOM),
 		      "%s on fd %d returned %zd errno %s, want %zd %s", names[how], fd, n,
-		      nft_errname(errno), want, want_errno ? nft_errname(want_errno) : "unchanged");
+		      ct_errname(errno), want, want_errno ? ct_errname(want_errno) : "unchanged");
 	}
 	{
 		struct iovec iov[2] = { { (void *)"ab", 2 }, { (void *)"cde", 3 } };
@@ -43,7 +43,7 @@ static void send_each_way(int fd, ssize_t want, int want_errno)
 		errno = EDOM;
 		n = writev(fd, iov, 2);
 		CHECK(n == want && errno == (want_errno ? want_errno : EDOM),
-		      "writev of 2 buffers returned %zd errno %s", n, nft_errname(errno));
+		      "writev of 2 buffers returned %zd errno %s", n, ct_errname(errno));
 	}
 }
 

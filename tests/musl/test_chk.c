@@ -13,7 +13,7 @@
  */
 #include <dlfcn.h>
 
-#include "../coalesce/cotest.h"
+#include "../common/peer.h"
 
 typedef ssize_t (*read_chk_fn)(int, void *, size_t, size_t);
 typedef ssize_t (*recv_chk_fn)(int, void *, size_t, size_t, int);

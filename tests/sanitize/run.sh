@@ -62,7 +62,7 @@ ECHO_PID=""
 trap '[[ -n $ECHO_PID ]] && kill "$ECHO_PID" 2>/dev/null' EXIT
 trap 'exit 130' INT TERM
 
-clean_env ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS LSAN_OPTIONS NAGLEFIX_BUILD NFTEST_PRELOAD
+clean_env ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS LSAN_OPTIONS NAGLEFIX_BUILD NFTEST_PRELOAD T
 
 rm -rf "$LOGS" "$REPORTS"
 mkdir -p "$LOGS" "$REPORTS"
@@ -190,25 +190,25 @@ fi
 
 # ---- ThreadSanitizer --------------------------------------------------------
 
-T=build/tsan
-if build tsan . B=$T CC="$CC" CFLAGS="$TSAN_CFLAGS" all $T/tests/check_naglefix \
-    $T/tests/coalesce/test_integrity $T/tests/coalesce/test_handler $T/tests/auto/test_auto; then
+TS=build/tsan
+if build tsan . B=$TS CC="$CC" CFLAGS="$TSAN_CFLAGS" all $TS/tests/check_naglefix \
+    $TS/tests/coalesce/test_integrity $TS/tests/coalesce/test_handler $TS/tests/auto/test_auto; then
     # shellcheck disable=SC2016 # for the inner shell
     check tsan-unit tsan_env "${NOASLR[@]}" /bin/sh -c \
-        'cd tests/unit && exec env CK_DEFAULT_TIMEOUT=120 ../../$0/tests/check_naglefix' "$T"
+        'cd tests/unit && exec env CK_DEFAULT_TIMEOUT=120 ../../$0/tests/check_naglefix' "$TS"
     for v in single threads4 shared2; do
-        check "tsan-integrity-$v" tsan_env "${NOASLR[@]}" LD_PRELOAD="$TOP/$T/libnaglefix.so" \
-            NAGLEFIX_MODE=coalesce "$T/tests/coalesce/test_integrity" "$v"
+        check "tsan-integrity-$v" tsan_env "${NOASLR[@]}" LD_PRELOAD="$TOP/$TS/libnaglefix.so" \
+            NAGLEFIX_MODE=coalesce "$TS/tests/coalesce/test_integrity" "$v"
     done
     # auto: the lock-free list between senders, readers and the timer, and
     # the program's TCP_NODELAY set while another thread pushes
     for v in reader-thread restore-race chatty; do
-        check "tsan-auto-$v" tsan_env "${NOASLR[@]}" LD_PRELOAD="$TOP/$T/libnaglefix.so" \
-            NAGLEFIX_MODE=auto NAGLEFIX_CONF=none "$T/tests/auto/test_auto" "$v"
+        check "tsan-auto-$v" tsan_env "${NOASLR[@]}" LD_PRELOAD="$TOP/$TS/libnaglefix.so" \
+            NAGLEFIX_MODE=auto NAGLEFIX_CONF=none "$TS/tests/auto/test_auto" "$v"
     done
     # a signal handler's send on a held socket, the library interrupted
-    check tsan-handler-write tsan_env "${NOASLR[@]}" LD_PRELOAD="$TOP/$T/libnaglefix.so" \
-        NAGLEFIX_CONF="$TOP/tests/coalesce/conf/flush-1s.conf" "$T/tests/coalesce/test_handler" write
+    check tsan-handler-write tsan_env "${NOASLR[@]}" LD_PRELOAD="$TOP/$TS/libnaglefix.so" \
+        NAGLEFIX_CONF="$TOP/tests/coalesce/conf/flush-1s.conf" "$TS/tests/coalesce/test_handler" write
 : >"$LOGS/echo_server.out"
     python3 "$HERE/echo_server.py" 600 >"$LOGS/echo_server.out" 2>&1 &
     ECHO_PID=$!
@@ -223,7 +223,7 @@ if build tsan . B=$T CC="$CC" CFLAGS="$TSAN_CFLAGS" all $T/tests/check_naglefix 
     else
         for mode in audit coalesce; do
             check "tsan-$mode-threads" tsan_env "${NOASLR[@]}" \
-                LD_PRELOAD="$TOP/$T/libnaglefix.so:$TSAN_RT" NAGLEFIX_MODE=$mode \
+                LD_PRELOAD="$TOP/$TS/libnaglefix.so:$TSAN_RT" NAGLEFIX_MODE=$mode \
                 NAGLEFIX_LOG="$WORK/$mode-threads.log" \
                 python3 tests/audit/split_client.py 127.0.0.1 "$PORT" 40 8
         done
@@ -318,7 +318,7 @@ inject() {
 
 make_canary_copy() {
     rm -rf "$C" && mkdir -p "$C/tests" &&
-        cp -r Makefile include src "$C/" && cp -r tests/unit tests/integration tests/coalesce "$C/tests/" &&
+        cp -r Makefile include src "$C/" && cp -r tests/common tests/unit tests/integration tests/coalesce "$C/tests/" &&
         for mk in tests/*/*.mk; do mkdir -p "$C/${mk%/*}" && cp "$mk" "$C/$mk" || return 1; done &&
         inject src/policy.c nf_policy_match NF_CANARY_ASAN \
             '{ char *volatile nf_canary = malloc(8); nf_canary[8] = 1; free(nf_canary); }' &&

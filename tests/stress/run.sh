@@ -9,6 +9,7 @@
 # or "SKIP name: why" (the program exited 77). Ends with "N passed,
 # M failed".
 # Every run is under `timeout`. Logs: build/tests/stress/logs/.
+# T=pattern runs only the tests whose name it matches (tests/lib.sh).
 set -u
 export LC_ALL=C
 
@@ -34,6 +35,7 @@ t() {
     local name=$1 log="$LOGS/$1.log" rc start prog
     shift
     local -a vars=()
+    selected "$name" || return 0
     while [[ $1 == *=* ]]; do vars+=("$1"); shift; done
     prog=$1
     shift

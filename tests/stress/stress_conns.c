@@ -14,7 +14,7 @@
  */
 #include <pthread.h>
 
-#include "stress.h"
+#include "../common/sink.h"
 
 struct wconn {
 	int fd;

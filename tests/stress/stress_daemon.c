@@ -23,7 +23,7 @@
 #include <inttypes.h>
 #include <sys/resource.h>
 
-#include "stress.h"
+#include "../common/sink.h"
 
 #define STREAM (2 << 20)
 

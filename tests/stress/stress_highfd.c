@@ -18,7 +18,7 @@
  */
 #include <sys/resource.h>
 
-#include "stress.h"
+#include "../common/sink.h"
 
 /* Fills every free descriptor below top with /dev/null; returns how many. */
 static int fill_below(int top)

@@ -36,7 +36,7 @@
 #include <pthread.h>
 #include <sys/time.h>
 
-#include "stress.h"
+#include "../common/sink.h"
 
 enum { OTHER, SAME, QUIET };
 

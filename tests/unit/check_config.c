@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,14 +58,36 @@ static int private_etc(void)
 	       mount("none", "/etc", "tmpfs", 0, "size=64k") == 0;
 }
 
-/* 1 if the default file is absent (made so if we can), else says why not. */
+/* 1 if the default file is absent (made so if we can). */
 static int no_default_file(void)
 {
-	if (private_etc() || access(NF_CONF_DEFAULT_PATH, F_OK) != 0)
-		return 1;
-	fprintf(stderr, "check_config: SKIPPED: %s exists and no private /etc\n",
-		NF_CONF_DEFAULT_PATH);
-	return 0;
+	return private_etc() || access(NF_CONF_DEFAULT_PATH, F_OK) != 0;
+}
+
+/* Why private_etc() fails here (tried in a child, whose mounts go with
+ * it), or NULL if it works. */
+static const char *private_etc_why(void)
+{
+	static char why[128];
+	pid_t pid = fork();
+	int status = -1;
+
+	if (pid == 0)
+		_exit(private_etc() ? 0 : errno);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) == 0)
+		return NULL; /* the test itself says */
+	snprintf(why, sizeof(why), "no private /etc (unshare or mount: %s; needs CAP_SYS_ADMIN)",
+		 strerror(WEXITSTATUS(status)));
+	return why;
+}
+
+/* Why the default file cannot be made absent here, or NULL. */
+static const char *default_file_why(void)
+{
+	if (private_etc_why() == NULL || access(NF_CONF_DEFAULT_PATH, F_OK) != 0)
+		return NULL;
+	return NF_CONF_DEFAULT_PATH " exists and no private /etc";
 }
 
 /* ---- nf_config_load -------------------------------------------------------- */
@@ -101,8 +124,7 @@ END_TEST
 
 START_TEST(test_config_mode_without_file)
 {
-	if (!no_default_file())
-		return;
+	ck_assert_msg(no_default_file(), "%s exists and no private /etc", NF_CONF_DEFAULT_PATH);
 	ck_assert_int_eq(nf_config_load(&pol, NULL, "audit", 0, err, sizeof(err)), 0);
 	ck_assert_uint_eq(pol.nrules, 0);
 	ck_assert_int_eq(pol.dflt.action, NF_ACT_AUDIT);
@@ -125,8 +147,7 @@ END_TEST
 
 START_TEST(test_config_nothing_given_passes_everything)
 {
-	if (!no_default_file())
-		return;
+	ck_assert_msg(no_default_file(), "%s exists and no private /etc", NF_CONF_DEFAULT_PATH);
 	pol.dflt.action = NF_ACT_NODELAY; /* load must initialise it */
 	ck_assert_int_eq(nf_config_load(&pol, NULL, NULL, 0, err, sizeof(err)), 0);
 	assert_passes_everything();
@@ -200,11 +221,7 @@ static void write_file(const char *path, const char *text)
 
 START_TEST(test_config_default_file_when_no_path)
 {
-	if (!private_etc()) {
-		fprintf(stderr, "check_config: SKIPPED default file test: no private /etc "
-			"(%s)\n", strerror(errno));
-		return;
-	}
+	ck_assert_msg(private_etc(), "no private /etc: %s", strerror(errno));
 	write_file(NF_CONF_DEFAULT_PATH, "default coalesce\naccept *:80 nodelay\n");
 	ck_assert_int_eq(nf_config_load(&pol, NULL, NULL, 0, err, sizeof(err)), 0);
 	ck_assert_int_eq(pol.dflt.action, NF_ACT_COALESCE);
@@ -219,10 +236,7 @@ END_TEST
  * the default file counts only if root owns it and only root may write it. */
 START_TEST(test_config_secure_ignores_environment)
 {
-	if (!private_etc()) {
-		fprintf(stderr, "check_config: SKIPPED secure test: no private /etc\n");
-		return;
-	}
+	ck_assert_msg(private_etc(), "no private /etc: %s", strerror(errno));
 	ck_assert_int_eq(nf_config_load(&pol, GOOD_FILE, "coalesce", 1, err, sizeof(err)), 0);
 	assert_passes_everything();
 	write_file(NF_CONF_DEFAULT_PATH, "default nodelay\n");
@@ -234,10 +248,7 @@ END_TEST
 
 START_TEST(test_config_secure_rejects_untrusted_file)
 {
-	if (!private_etc()) {
-		fprintf(stderr, "check_config: SKIPPED secure test: no private /etc\n");
-		return;
-	}
+	ck_assert_msg(private_etc(), "no private /etc: %s", strerror(errno));
 	write_file(NF_CONF_DEFAULT_PATH, "default nodelay\n");
 	ck_assert_int_eq(chmod(NF_CONF_DEFAULT_PATH, 0666), 0);
 	ck_assert_int_eq(nf_config_load(&pol, NULL, NULL, 1, err, sizeof(err)), -EPERM);
@@ -254,10 +265,7 @@ END_TEST
 
 START_TEST(test_config_none_reads_no_file)
 {
-	if (!private_etc()) {
-		fprintf(stderr, "check_config: SKIPPED 'none' test: no private /etc\n");
-		return;
-	}
+	ck_assert_msg(private_etc(), "no private /etc: %s", strerror(errno));
 	write_file(NF_CONF_DEFAULT_PATH, "default nodelay\n");
 	ck_assert_int_eq(nf_config_load(&pol, "none", "audit", 0, err, sizeof(err)), 0);
 	ck_assert_uint_eq(pol.nrules, 0);
@@ -440,20 +448,20 @@ static TCase *load_tcase(void)
 	TCase *tc = tcase_create("load");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_config_load_file);
-	tcase_add_test(tc, test_config_mode_overrides_default);
-	tcase_add_test(tc, test_config_mode_with_empty_file);
-	tcase_add_test(tc, test_config_mode_without_file);
-	tcase_add_test(tc, test_config_default_file_when_no_path);
-	tcase_add_test(tc, test_config_mode_auto_and_quickack);
-	tcase_add_test(tc, test_config_nothing_given_passes_everything);
-	tcase_add_test(tc, test_config_bad_mode_passes_everything);
-	tcase_add_test(tc, test_config_missing_file_passes_everything);
-	tcase_add_test(tc, test_config_directory_is_an_error);
-	tcase_add_test(tc, test_config_device_is_not_a_regular_file);
-	tcase_add_test(tc, test_config_rule_error_passes_everything);
-	tcase_add_test(tc, test_config_parse_file_error_leaves_pass_policy);
-	tcase_add_test(tc, test_config_parse_file_rejects_nul_byte);
+	unit_add(tc, test_config_load_file);
+	unit_add(tc, test_config_mode_overrides_default);
+	unit_add(tc, test_config_mode_with_empty_file);
+	unit_add_unless(tc, test_config_mode_without_file, default_file_why());
+	unit_add_unless(tc, test_config_default_file_when_no_path, private_etc_why());
+	unit_add(tc, test_config_mode_auto_and_quickack);
+	unit_add_unless(tc, test_config_nothing_given_passes_everything, default_file_why());
+	unit_add(tc, test_config_bad_mode_passes_everything);
+	unit_add(tc, test_config_missing_file_passes_everything);
+	unit_add(tc, test_config_directory_is_an_error);
+	unit_add(tc, test_config_device_is_not_a_regular_file);
+	unit_add(tc, test_config_rule_error_passes_everything);
+	unit_add(tc, test_config_parse_file_error_leaves_pass_policy);
+	unit_add(tc, test_config_parse_file_rejects_nul_byte);
 	return tc;
 }
 
@@ -461,16 +469,16 @@ static TCase *read_tcase(void)
 {
 	TCase *tc = tcase_create("read");
 
-	tcase_add_test(tc, test_config_read_empty_file);
-	tcase_add_test(tc, test_config_read_file_whole_content);
-	tcase_add_test(tc, test_config_read_too_large_file);
-	tcase_add_test(tc, test_config_read_missing_file);
-	tcase_add_test(tc, test_config_read_fifo_does_not_block);
-	tcase_add_test(tc, test_config_secure_ignores_environment);
-	tcase_add_test(tc, test_config_none_reads_no_file);
-	tcase_add_test(tc, test_config_path_of_none_unset_and_named);
-	tcase_add_test(tc, test_config_mode_same_action_keeps_options);
-	tcase_add_test(tc, test_config_secure_rejects_untrusted_file);
+	unit_add(tc, test_config_read_empty_file);
+	unit_add(tc, test_config_read_file_whole_content);
+	unit_add(tc, test_config_read_too_large_file);
+	unit_add(tc, test_config_read_missing_file);
+	unit_add(tc, test_config_read_fifo_does_not_block);
+	unit_add_unless(tc, test_config_secure_ignores_environment, private_etc_why());
+	unit_add_unless(tc, test_config_none_reads_no_file, private_etc_why());
+	unit_add(tc, test_config_mode_same_action_keeps_options);
+	unit_add_unless(tc, test_config_secure_rejects_untrusted_file, private_etc_why());
+	unit_add(tc, test_config_path_of_none_unset_and_named);
 	return tc;
 }
 

@@ -1,26 +1,26 @@
 /*
- * stress.h - helpers shared by the stress tests (tests/stress/).
+ * sink.h - the stress tests' peer (tests/common/, on peer.h).
  *
- * They build on the coalesce tests' helpers (cotest.h: CHECK, the seeded
- * generator, FNV-1a, the echo peer) and add a "sink": a peer for many
- * connections at once, this same executable re-executed as
- * "PROG --sink FD N" with LD_PRELOAD unset, so it never runs with the
- * library. It serves every connection from one epoll loop. Each
- * connection starts with a 4-byte id (0..N-1, host order); everything
- * after it is counted and hashed (FNV-1a, and a plain byte sum that does
- * not depend on order). When N connections have ended, the sink sends one
- * struct st_result per id over the control channel (an AF_UNIX
- * SOCK_SEQPACKET pair, which the library leaves alone) and exits.
+ * It builds on peer.h (and harness.h: CHECK, the seeded generator,
+ * FNV-1a) and adds a "sink": a peer for many connections at once, this
+ * same executable re-executed as "PROG --sink FD N" with LD_PRELOAD
+ * unset, so it never runs with the library. It serves every connection
+ * from one epoll loop. Each connection starts with a 4-byte id (0..N-1,
+ * host order); everything after it is counted and hashed (FNV-1a, and a
+ * plain byte sum that does not depend on order). When N connections have
+ * ended, the sink sends one struct st_result per id over the control
+ * channel (an AF_UNIX SOCK_SEQPACKET pair, which the library leaves alone)
+ * and exits.
  *
  * Everything is static inline: each test uses some of it.
  */
-#ifndef STRESS_H
-#define STRESS_H
+#ifndef NF_TEST_SINK_H
+#define NF_TEST_SINK_H
 
 #include <sys/epoll.h>
 #include <sys/resource.h>
 
-#include "../coalesce/cotest.h"
+#include "peer.h"
 
 #define ST_MAX_CONNS 4096
 #define ST_CHUNK 256 /* results per control message */

@@ -1,5 +1,6 @@
 /*
- * nftest.h - helpers shared by the integration tests (tests/integration/).
+ * echo.h - an echo peer and the write-write-read round trip (tests/common/,
+ * on harness.h): the integration tests (tests/integration/).
  *
  * Each test is one program run twice or more by run.sh: without the shim,
  * and with LD_PRELOAD=build/libnaglefix.so and some configuration. It takes
@@ -7,130 +8,30 @@
  * the same binary checks both sides of every feature.
  *
  * The other end of each connection is a "peer": this same executable,
- * re-executed with "--peer" after unsetenv("LD_PRELOAD"), so it never runs
- * with the library loaded and only the test's own side is under test.
+ * re-executed with "--peer" without LD_PRELOAD (ct_exec_self), so it never
+ * runs with the library loaded and only the test's own side is under test.
+ * Unlike peer.h's, it listens on any address (IPv6, mapped, a port range)
+ * or connects to the test (for accept), and echoes lines.
  * nft_init() must be the first call of main(): it turns a peer invocation
  * into the peer and arms the timeout.
  *
  * Everything here is static inline: each test includes it and uses some.
  */
-#ifndef NFTEST_H
-#define NFTEST_H
+#ifndef NF_TEST_ECHO_H
+#define NF_TEST_ECHO_H
 
 #include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-#define NFT_ROUNDS 11          /* write-write-read rounds per measurement */
-#define NFT_STALL_MS 30.0      /* "stall": median at least this (Nagle + delayed ACK ~40 ms) */
-#define NFT_FAST_MS 5.0        /* "fast": median below this */
-#define NFT_TIMEOUT_S 30       /* no test process lives longer */
-#define NFT_PEER_LIFETIME_S 60 /* nor any peer */
+#include "harness.h"
 
-static const char *nft_prog = "test";
-
-/* Prints "FAIL file:line: message" on stderr and exits 1. */
-#define CHECK(cond, ...) CHECK_AT(__FILE__, __LINE__, cond, __VA_ARGS__)
-
-/* CHECK, blaming the given place (a helper's caller). */
-#define CHECK_AT(file, line, cond, ...)                                         \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			int e_ = errno;                                         \
-			fprintf(stderr, "FAIL %s:%d: %s: ", (file), (line),     \
-				nft_prog);                                      \
-			fprintf(stderr, __VA_ARGS__);                           \
-			fprintf(stderr, " [%s; errno %s]\n", #cond,             \
-				nft_errname(e_));                               \
-			exit(1);                                                \
-		}                                                               \
-	} while (0)
-
-/* expr must fail with -1 and exactly errno err. */
-#define CHECK_ERRNO(expr, err)                                                  \
-	do {                                                                    \
-		long r_;                                                        \
-		errno = 0;                                                      \
-		r_ = (long)(expr);                                              \
-		CHECK(r_ == -1 && errno == (err), "%s returned %ld, want -1 %s", \
-		      #expr, r_, nft_errname(err));                             \
-	} while (0)
-
-/* expr must succeed (not -1) and leave errno as it was (EDOM here). */
-#define CHECK_OK(expr)                                                          \
-	({                                                                      \
-		long r_;                                                        \
-		errno = EDOM;                                                   \
-		r_ = (long)(expr);                                              \
-		CHECK(r_ != -1, "%s failed", #expr);                            \
-		CHECK(errno == EDOM, "%s succeeded but changed errno", #expr);  \
-		r_;                                                             \
-	})
-
-static inline const char *nft_errname(int e)
-{
-#ifdef __GLIBC__
-	const char *n = e ? strerrorname_np(e) : "0";
-#else
-	const char *n = e ? strerror(e) : "0"; /* no strerrorname_np in musl */
-#endif
-
-	return n ? n : "?";
-}
-
-static inline void nft_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static inline void nft_say(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: ", nft_prog);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
-
-/* Prints "SKIP: why" and exits 77 (run.sh: skipped): what the check
- * tests does not exist with this libc (musl: close_range). */
-static inline void nft_skip(const char *why) __attribute__((noreturn));
-static inline void nft_skip(const char *why)
-{
-	printf("SKIP: %s\n", why);
-	fflush(stdout);
-	_exit(77);
-}
-
-static inline void nft_on_alarm(int sig)
-{
-	static const char msg[] = "FAIL timeout: test took too long\n";
-
-	(void)sig;
-	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-	_exit(1);
-}
-
-static inline double nft_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+#define NFT_STALL_MS 30.0 /* "stall": median at least this (Nagle + delayed ACK ~40 ms) */
 
 /* ---- addresses ------------------------------------------------------------ */
 
@@ -235,7 +136,7 @@ static inline void nft_expect_nodelay_at(const char *file, int line, int fd, int
 static inline void nft_die_with_parent(void)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	alarm(NFT_PEER_LIFETIME_S);
+	alarm(CT_PEER_LIFETIME_S);
 }
 
 /* Echoes every complete line back in one write, until EOF. A partial line
@@ -303,7 +204,7 @@ static inline int nft_peer_connect_main(char **argv)
 
 static inline int nft_peer_main(int argc, char **argv)
 {
-	nft_prog = "peer";
+	ct_prog = "peer";
 	nft_die_with_parent();
 	signal(SIGPIPE, SIG_IGN);
 	CHECK(getenv("LD_PRELOAD") == NULL, "the peer must run without the shim");
@@ -322,12 +223,8 @@ static inline pid_t nft_peer_spawn(char *const *args, int keep_fd)
 
 	CHECK(pid >= 0, "fork");
 	if (pid == 0) {
-		if (keep_fd >= 0)
-			fcntl(keep_fd, F_SETFD, 0);
-		unsetenv("LD_PRELOAD");
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execv("/proc/self/exe", args);
-		_exit(127);
+		ct_exec_self(args, keep_fd);
 	}
 	return pid;
 }
@@ -345,7 +242,7 @@ static inline pid_t nft_peer_listen(const char *addr, int lo, int hi, int *port)
 	snprintf(range, sizeof(range), "%d-%d", lo, hi);
 	snprintf(wfd, sizeof(wfd), "%d", p[1]);
 	{
-		char *args[] = { (char *)nft_prog, "--peer", "listen", (char *)addr, range, wfd, NULL };
+		char *args[] = { (char *)ct_prog, "--peer", "listen", (char *)addr, range, wfd, NULL };
 
 		pid = nft_peer_spawn(args, p[1]);
 	}
@@ -361,7 +258,7 @@ static inline pid_t nft_peer_listen(const char *addr, int lo, int hi, int *port)
 static inline pid_t nft_peer_connect(const char *addr, int port)
 {
 	char ports[16];
-	char *args[] = { (char *)nft_prog, "--peer", "connect", (char *)addr, ports, NULL };
+	char *args[] = { (char *)ct_prog, "--peer", "connect", (char *)addr, ports, NULL };
 
 	snprintf(ports, sizeof(ports), "%d", port);
 	return nft_peer_spawn(args, -1);
@@ -377,14 +274,10 @@ static inline void nft_peer_stop(pid_t pid)
  * arms the timeout. Returns only in the test itself. */
 static inline void nft_init(int argc, char **argv)
 {
-	const char *slash = strrchr(argv[0], '/');
-
-	nft_prog = slash ? slash + 1 : argv[0];
+	ct_set_prog(argv[0]);
 	if (argc > 1 && strcmp(argv[1], "--peer") == 0)
 		exit(nft_peer_main(argc - 1, argv + 1));
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGALRM, nft_on_alarm);
-	alarm(NFT_TIMEOUT_S);
+	ct_arm_timeout();
 }
 
 /* ---- sending the way a program would, and the round trip ----------------- */
@@ -463,13 +356,6 @@ static inline void nft_read_line(int fd, char *buf, size_t cap)
 	buf[have] = '\0';
 }
 
-static inline int nft_cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * The median in ms of rounds write("hello ") write("world\r\n") then read
  * the echoed line: a request sent in two small writes, the classic
@@ -482,16 +368,15 @@ static inline double nft_rtt_median(int fd, enum nft_how how, int rounds)
 
 	CHECK(rounds > 0 && rounds <= 64, "rounds");
 	for (int i = 0; i < rounds; i++) {
-		double t0 = nft_now_ms();
+		double t0 = ct_now_ms();
 
 		nft_send_all(fd, "hello ", how);
 		nft_send_all(fd, "world\r\n", how);
 		nft_read_line(fd, line, sizeof(line));
-		t[i] = nft_now_ms() - t0;
+		t[i] = ct_now_ms() - t0;
 		CHECK(strcmp(line, "hello world\r\n") == 0, "bad echo '%s'", line);
 	}
-	qsort(t, (size_t)rounds, sizeof(t[0]), nft_cmp_double);
-	return t[rounds / 2];
+	return ct_median(t, rounds);
 }
 
 /* The median round trip on fd must be "stall" (>= 30 ms) or "fast" (< 5 ms). */
@@ -503,14 +388,14 @@ static inline void nft_expect_rtt_at(const char *file, int line, int fd, enum nf
 
 	CHECK_AT(file, line, strcmp(expect, "stall") == 0 || strcmp(expect, "fast") == 0,
 		 "expected stall or fast, got '%s'", expect);
-	ms = nft_rtt_median(fd, how, NFT_ROUNDS);
-	nft_say("median round trip %.2f ms over %d rounds (want %s)", ms, NFT_ROUNDS, expect);
+	ms = nft_rtt_median(fd, how, CT_ROUNDS);
+	ct_say("median round trip %.2f ms over %d rounds (want %s)", ms, CT_ROUNDS, expect);
 	if (expect[0] == 's')
 		CHECK_AT(file, line, ms >= NFT_STALL_MS, "median %.2f ms, want a stall (>= %.0f ms)",
 			 ms, NFT_STALL_MS);
 	else
-		CHECK_AT(file, line, ms < NFT_FAST_MS, "median %.2f ms, want fast (< %.0f ms)", ms,
-			 NFT_FAST_MS);
+		CHECK_AT(file, line, ms < CT_FAST_MS, "median %.2f ms, want fast (< %.0f ms)", ms,
+			 CT_FAST_MS);
 }
 
 #endif

@@ -1,15 +1,17 @@
 /*
- * cotest.h - helpers shared by the coalesce tests (tests/coalesce/).
+ * peer.h - a peer that says what it received (tests/common/, on harness.h):
+ * the coalesce, auto and musl tests, and the stress tests through sink.h.
  *
- * Each test is one program run by run.sh under LD_PRELOAD=libnaglefix.so
- * with the coalesce action; argv[1] names the variant to run. The other
- * end of every connection is a peer: this same executable re-executed as
- * "PROG --peer ROLE FD" after unsetenv("LD_PRELOAD"), so only the test's
- * own side runs with the library. The peer listens on 127.0.0.1 (an
- * ephemeral port), serves each connection in a child according to ROLE,
- * and tells the test what it saw through a report channel: an AF_UNIX
- * SOCK_SEQPACKET pair, one struct ct_report a message. The library leaves
- * AF_UNIX alone, so waiting on that channel flushes nothing.
+ * Each test is one program run by its suite's run.sh under
+ * LD_PRELOAD=libnaglefix.so; argv[1] names the variant to run (ct_main).
+ * The other end of every connection is a peer: this same executable
+ * re-executed as "PROG --peer ROLE FD" after unsetenv("LD_PRELOAD"), so
+ * only the test's own side runs with the library. The peer listens on
+ * 127.0.0.1 (an ephemeral port), serves each connection in a child
+ * according to ROLE, and tells the test what it saw through a report
+ * channel: an AF_UNIX SOCK_SEQPACKET pair, one struct ct_report a message.
+ * The library leaves AF_UNIX alone, so waiting on that channel flushes
+ * nothing.
  *
  * Whether bytes are being held is read from the kernel (TCP_INFO): bytes
  * the library buffers are bytes the kernel has not been handed. That is
@@ -19,12 +21,10 @@
  * main() hands its cases to ct_main(), which also turns a peer invocation
  * into the peer. Everything is static inline: each test uses some of it.
  */
-#ifndef COTEST_H
-#define COTEST_H
+#ifndef NF_TEST_PEER_H
+#define NF_TEST_PEER_H
 
 #include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
 #ifdef __GLIBC__
 #include <linux/tcp.h> /* glibc's netinet/tcp.h lacks tcpi_notsent_bytes... */
 #else
@@ -32,26 +32,14 @@
 #endif
 #include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-#define CT_TIMEOUT_S 30        /* no test process lives longer */
-#define CT_PEER_LIFETIME_S 60  /* nor any peer */
-#define CT_ROUNDS 11           /* timed rounds per measurement */
-#define CT_FAST_MS 5.0         /* a flushed round trip: median below this */
+#include "harness.h"
+
 #define CT_HOLD_MS 50          /* the untimed first round waits this long first */
 #define CT_SLOW_MS 200.0       /* ... and must still be faster than this: fail early */
 #define CT_WAIT_MS 3000        /* longest wait for a report that must come */
@@ -60,156 +48,7 @@
 #define CT_REC_MAX 65536       /* largest record payload (records role) */
 #define CT_TEXT 240
 
-static const char *ct_prog = "test";
-static const char *ct_variant = "";
 static int ct_is_peer; /* this process is the peer */
-
-static inline const char *ct_errname(int e)
-{
-#ifdef __GLIBC__
-	const char *n = e ? strerrorname_np(e) : "0";
-#else
-	const char *n = e ? strerror(e) : "0"; /* no strerrorname_np in musl */
-#endif
-
-	return n ? n : "?";
-}
-
-static inline void ct_fail(const char *file, int line, const char *cond,
-			   const char *fmt, ...) __attribute__((format(printf, 4, 5), noreturn));
-static inline void ct_fail(const char *file, int line, const char *cond,
-			   const char *fmt, ...)
-{
-	int e = errno;
-	va_list ap;
-
-	fprintf(stderr, "FAIL %s %s (%s:%d): ", ct_prog, ct_variant, file, line);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " [%s; errno %s]\n", cond, ct_errname(e));
-	fflush(stdout);
-	syscall(SYS_exit_group, 1); /* not exit(): the library would drain first, for seconds */
-	abort();
-}
-
-/* Prints "SKIP prog variant: why" and exits 77 (run.sh: skipped): what
- * the variant checks does not exist with this libc (musl: close_range). */
-static inline void ct_skip(const char *why) __attribute__((noreturn));
-static inline void ct_skip(const char *why)
-{
-	printf("SKIP %s %s: %s\n", ct_prog, ct_variant, why);
-	fflush(stdout);
-	syscall(SYS_exit_group, 77);
-	abort();
-}
-
-/* Prints "FAIL prog variant (file:line): message" on stderr and exits 1. */
-#define CHECK(cond, ...)                                                        \
-	do {                                                                    \
-		if (!(cond))                                                    \
-			ct_fail(__FILE__, __LINE__, #cond, __VA_ARGS__);        \
-	} while (0)
-
-static inline void ct_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static inline void ct_say(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %s: ", ct_prog, ct_variant);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-}
-
-/* ---- time ----------------------------------------------------------------- */
-
-static inline double ct_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* Sleeps without any call the library intercepts. */
-static inline void ct_sleep_ms(double ms)
-{
-	long long ns = (long long)(ms * 1e6);
-	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000), .tv_nsec = (long)(ns % 1000000000) };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-static inline int ct_cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static inline double ct_median(double *t, int n)
-{
-	qsort(t, (size_t)n, sizeof(t[0]), ct_cmp_double);
-	return t[n / 2];
-}
-
-/* Reports the median of n rounds and checks it is under limit_ms. */
-static inline void ct_expect_median(double *t, int n, double limit_ms, const char *what)
-{
-	double m = ct_median(t, n);
-
-	ct_say("%s: median %.3f ms over %d rounds (max %.3f; want < %.1f)",
-	       what, m, n, t[n - 1], limit_ms);
-	CHECK(m < limit_ms, "%s: median %.3f ms, want < %.1f ms", what, m, limit_ms);
-}
-
-/* ---- data: a seeded generator and a hash ------------------------------------ */
-
-/* splitmix64: a small, good, seedable generator. */
-static inline uint64_t ct_rand(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* A size in 1..max, log-uniform: as many 1-8 byte writes as 8-64 KiB ones. */
-static inline size_t ct_rand_size(uint64_t *s, size_t max)
-{
-	unsigned bits = 0;
-	size_t v;
-
-	while (((size_t)1 << (bits + 1)) <= max)
-		bits++;
-	v = 1 + (size_t)(ct_rand(s) % ((size_t)1 << (ct_rand(s) % (bits + 1))));
-	return v < max ? v : max;
-}
-
-static inline void ct_fill(uint64_t *s, void *buf, size_t n)
-{
-	unsigned char *p = buf;
-
-	for (size_t i = 0; i < n; i++)
-		p[i] = (unsigned char)ct_rand(s);
-}
-
-#define CT_FNV_INIT 0xcbf29ce484222325ull
-
-/* FNV-1a 64 of p[0..n), continued from h. */
-static inline uint64_t ct_fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
 
 /* ---- records: what the shared2 writers send and the records peer checks ---- */
 
@@ -869,17 +708,6 @@ struct ct_peer {
 	int rep; /* the test's end of the report channel */
 };
 
-/* In a child: this program again, without the library, with keep_fd left
- * open across the exec (a helper's end of a channel). Never returns. */
-static inline void ct_exec_self(char **args, int keep_fd) __attribute__((noreturn));
-static inline void ct_exec_self(char **args, int keep_fd)
-{
-	fcntl(keep_fd, F_SETFD, 0);
-	unsetenv("LD_PRELOAD");
-	execv("/proc/self/exe", args);
-	_exit(127);
-}
-
 /* Starts a peer with role: its pid, port and report channel in *p. */
 static inline void ct_peer_start(struct ct_peer *p, const char *role)
 {
@@ -1065,16 +893,8 @@ static inline void ct_expect_all_taken(const struct ct_peer *p, int fd, const st
 	      (unsigned long long)r.hash, (unsigned long long)s->hash);
 }
 
+
 /* ---- the test's main ---------------------------------------------------------------- */
-
-static inline void ct_on_alarm(int sig)
-{
-	static const char msg[] = "FAIL timeout: the test took too long\n";
-
-	(void)sig;
-	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-	syscall(SYS_exit_group, 1); /* not _exit(): the library could block it */
-}
 
 struct ct_case {
 	const char *name;
@@ -1088,14 +908,10 @@ struct ct_case {
  */
 static inline int ct_main(int argc, char **argv, const struct ct_case *cases, size_t n)
 {
-	const char *slash = strrchr(argv[0], '/');
-
-	ct_prog = slash ? slash + 1 : argv[0];
+	ct_set_prog(argv[0]);
 	if (argc == 4 && strcmp(argv[1], "--peer") == 0)
 		ct_peer_main(argv[2], atoi(argv[3]));
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGALRM, ct_on_alarm);
-	alarm(CT_TIMEOUT_S);
+	ct_arm_timeout();
 	CHECK(argc >= 2, "usage: %s VARIANT", ct_prog);
 	ct_variant = argv[1];
 	for (size_t i = 0; i < n; i++) {
