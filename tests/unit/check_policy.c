@@ -1033,6 +1033,7 @@ static TCase *errors_tcase(void)
 	unit_add(tc, test_policy_error_names_file_and_line);
 	unit_add(tc, test_policy_error_leaves_policy_empty);
 	unit_add(tc, test_policy_rejects_nul_byte);
+	unit_add_loop(tc, test_policy_error_escapes_bytes, 0, N(bad_bytes));
 	return tc;
 }
 
