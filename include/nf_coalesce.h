@@ -46,6 +46,9 @@ extern atomic_int nf_coalesce_npending;
 ssize_t nf_coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 			 int iovcnt, int flags);
 
+/* nf_coalesce_send of one buffer (write, send, sendto without an address). */
+ssize_t nf_coalesce_send_buf(struct nf_conn *c, int fd, const void *buf, size_t n, int flags);
+
 /*
  * Before a send that bypasses the buffer: pushes out what is buffered,
  * with the program's flags. Returns 0 when the buffer is empty, else -1

@@ -37,6 +37,8 @@ struct nf_audit {
 	unsigned mss;                /* last tcpi_snd_mss seen, 0 before */
 	unsigned long long wait_ns;  /* stall clock start, 0 when not running */
 	int settled;                 /* held bytes seen gone (or logged): no finding */
+	unsigned clear_firsts;       /* first writes after a read not held, in a row */
+	unsigned skipped_firsts;     /* of the first writes since, not asked about */
 	int aidx;                    /* index in active[], or -1 */
 };
 
@@ -185,11 +187,40 @@ static int held_now(struct nf_conn *c, int fd, size_t len, int kind, unsigned *m
 	return ti.tcpi_unacked > 0 || (kind == 2 && earlier);
 }
 
+/*
+ * The first write after a read is held only if bytes the program sent
+ * before that read are still unacknowledged: a program that pipelines.
+ * One that waits for each answer (the peer's answer acknowledges the
+ * request) never is, and asking TCP_INFO on every message would cost it a
+ * system call per message. So after FIRST_TRUST first writes in a row
+ * found not held, only one in FIRST_TRUST is asked about; a held one
+ * starts the count again. (Split writes are caught by the second write,
+ * always asked.)
+ */
+#define FIRST_TRUST 16u
+
+/* Whether this first write after a read goes unasked. Caller holds alock. */
+static int skip_first(struct nf_audit *au)
+{
+	if (au->clear_firsts < FIRST_TRUST)
+		return 0;
+	return ++au->skipped_firsts % FIRST_TRUST != 0;
+}
+
+/* A first write after a read was asked about: held or not. Caller holds alock. */
+static void note_first(struct nf_audit *au, int held)
+{
+	if (held)
+		au->clear_firsts = 0;
+	else if (au->clear_firsts < FIRST_TRUST)
+		au->clear_firsts++;
+}
+
 static int audit_send_begin(int fd, size_t len, void *caller, struct nf_audit_send *s)
 {
 	struct nf_conn *c;
 	unsigned mss = 0, known;
-	int kind, earlier = 0, held = 0, saved;
+	int kind, earlier = 0, held = 0, skip = 0, saved;
 
 	if (!nf_audit_enabled)
 		return 0;
@@ -204,17 +235,21 @@ static int audit_send_begin(int fd, size_t len, void *caller, struct nf_audit_se
 		mss = c->au->mss;
 		earlier = c->au->nwrites > 0;
 		held = c->au->nheld > 0;
+		skip = !earlier && skip_first(c->au);
 	}
 	pthread_mutex_unlock(&alock);
 	known = mss;
 	s->c = c;
 	s->fd = fd;
 	s->caller = caller;
-	s->held = held_now(c, fd, len, kind, &mss, earlier, held);
-	if (mss != known) {
+	s->held = skip ? 0 : held_now(c, fd, len, kind, &mss, earlier, held);
+	if (mss != known || (!earlier && !skip)) {
 		pthread_mutex_lock(&alock);
-		if (state_of(c))
+		if (state_of(c)) {
 			c->au->mss = mss;
+			if (!earlier)
+				note_first(c->au, s->held);
+		}
 		pthread_mutex_unlock(&alock);
 	}
 	errno = saved;

@@ -232,7 +232,8 @@ static struct nf_coalesce *get_co(struct nf_conn *c, int fd)
 	}
 	co->cap = c->opts.buffer;
 	co->fd = fd;
-	co->flush_us = c->opts.flush_us;
+	if (atomic_load_explicit(&co->flush_us, memory_order_relaxed) != c->opts.flush_us)
+		atomic_store(&co->flush_us, c->opts.flush_us);
 	return co;
 }
 
@@ -805,11 +806,25 @@ static ssize_t handler_send(struct nf_conn *c, int fd, const struct iovec *iov, 
 	return NF_CO_PASS;
 }
 
+/* nf_coalesce_send of iov, our own copy of the program's n > 0 bytes. */
+static ssize_t send_iov(struct nf_conn *c, int fd, const struct iovec *iov, int iovcnt,
+			ssize_t n, int flags)
+{
+	ssize_t r;
+
+	if (!nf_guard_enter()) /* re-entered from a signal handler */
+		return handler_send(c, fd, iov, iovcnt, n);
+	r = coalesce_send(c, fd, iov, iovcnt, n, flags);
+	nf_guard_leave();
+	pay_sigpipe();
+	return r;
+}
+
 ssize_t nf_coalesce_send(struct nf_conn *c, int fd, const struct iovec *prog_iov,
 			 int iovcnt, int flags)
 {
 	struct iovec iov[IOV_STACK];
-	ssize_t n, r;
+	ssize_t n;
 
 	if (iovcnt < 0 || iovcnt > IOV_MAX) /* the kernel's EINVAL: nothing sent */
 		return NF_CO_PASS;
@@ -818,12 +833,18 @@ ssize_t nf_coalesce_send(struct nf_conn *c, int fd, const struct iovec *prog_iov
 		return nf_coalesce_before_send(c, fd, flags) < 0 ? -1 : NF_CO_PASS;
 	if (n == 0) /* nothing to reorder: the kernel's own answer (0, or EPIPE) */
 		return NF_CO_PASS;
-	if (!nf_guard_enter()) /* re-entered from a signal handler */
-		return handler_send(c, fd, iov, iovcnt, n);
-	r = coalesce_send(c, fd, iov, iovcnt, n, flags);
-	nf_guard_leave();
-	pay_sigpipe();
-	return r;
+	return send_iov(c, fd, iov, iovcnt, n, flags);
+}
+
+ssize_t nf_coalesce_send_buf(struct nf_conn *c, int fd, const void *buf, size_t n, int flags)
+{
+	struct iovec v = { .iov_base = (void *)buf, .iov_len = n };
+
+	if (n > SSIZE_MAX) /* as nf_coalesce_send: the kernel alone answers */
+		return nf_coalesce_before_send(c, fd, flags) < 0 ? -1 : NF_CO_PASS;
+	if (n == 0) /* nothing to reorder: the kernel's own answer (0, or EPIPE) */
+		return NF_CO_PASS;
+	return send_iov(c, fd, &v, 1, (ssize_t)n, flags);
 }
 
 /* Everything buffered out, with the program's flags: 0, or the errno its

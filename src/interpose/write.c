@@ -65,10 +65,9 @@ static int bufferable(int flags)
 ssize_t nf_write(int fd, const void *buf, size_t n)
 {
 	struct nf_conn *c = coalescing(fd);
-	struct iovec v = { .iov_base = (void *)buf, .iov_len = n };
 	ssize_t r;
 
-	if (c && (r = nf_coalesce_send(c, fd, &v, 1, 0)) != NF_CO_PASS)
+	if (c && (r = nf_coalesce_send_buf(c, fd, buf, n, 0)) != NF_CO_PASS)
 		return r;
 	return sent(fd, nf_real.write(fd, buf, n));
 }
@@ -86,7 +85,6 @@ ssize_t nf_writev(int fd, const struct iovec *iov, int iovcnt)
 ssize_t nf_sendto(int fd, const void *buf, size_t n, int flags,
 		  const struct sockaddr *sa, socklen_t salen)
 {
-	struct iovec v = { .iov_base = (void *)buf, .iov_len = n };
 	struct nf_conn *c;
 	int decided;
 	ssize_t rc;
@@ -99,7 +97,7 @@ ssize_t nf_sendto(int fd, const void *buf, size_t n, int flags,
 	}
 	c = coalescing(fd);
 	if (c && !sa && bufferable(flags)) {
-		if ((rc = nf_coalesce_send(c, fd, &v, 1, flags)) != NF_CO_PASS)
+		if ((rc = nf_coalesce_send_buf(c, fd, buf, n, flags)) != NF_CO_PASS)
 			return rc;
 	} else if (c && nf_coalesce_before_send(c, fd, flags) < 0)
 		return -1;
@@ -259,7 +257,7 @@ static ssize_t write_from(int fd, const void *buf, size_t n, void *caller)
 	if (nf_leave_alone(fd))
 		return nf_real.write(fd, buf, n);
 	nf_init();
-	if (!nf_audit_send_begin(fd, n, caller, &a))
+	if (!nf_audit_enabled || !nf_audit_send_begin(fd, n, caller, &a))
 		return nf_write(fd, buf, n);
 	rc = nf_write(fd, buf, n);
 	nf_audit_send_end(&a, rc);
@@ -305,7 +303,7 @@ static ssize_t send_from(int fd, const void *buf, size_t n, int flags, void *cal
 	if (nf_leave_alone(fd))
 		return nf_real.sendto(fd, buf, n, flags, NULL, 0);
 	nf_init();
-	if (!nf_audit_send_begin(fd, n, caller, &a))
+	if (!nf_audit_enabled || !nf_audit_send_begin(fd, n, caller, &a))
 		return nf_sendto(fd, buf, n, flags, NULL, 0);
 	rc = nf_sendto(fd, buf, n, flags, NULL, 0);
 	nf_audit_send_end(&a, rc);
