@@ -78,7 +78,11 @@ $(B)/tests/bench: tests/bench/bench.c
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -o $@ $<
 
-bench: all $(B)/tests/bench
+$(B)/tests/devnull: tests/bench/devnull.c
+	@mkdir -p $(dir $@)
+	$(TEST_CC) -o $@ $< -ldl
+
+bench: all $(B)/tests/bench $(B)/tests/devnull
 	tests/bench/run.sh
 
 $(B)/tests/coalesce/%: tests/coalesce/%.c

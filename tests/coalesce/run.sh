@@ -110,6 +110,7 @@ c flush-2ms.conf test_timer fast
 c "$HOLD" test_timer slow
 c flush-5ms.conf test_timer trickle
 c flush-2ms.conf test_timer child
+c flush-500us.conf test_timer trust
 c flush-2ms.conf test_bigtls timer
 
 # 3. fork, exec, exit
@@ -139,7 +140,7 @@ c "$HOLD" test_hooks sendmmsg vfork-stack vfork-close __vfork-close vfork-exec p
 c "$HOLD" test_stdio stdout stdout-inherited fdopen fdopen-early _IO_fdopen fclose dprintf vdprintf
 
 # 8. a two-piece request is one segment
-c - test_segments coalesce
+c - test_segments coalesce after-file
 
 # bytes of a closed socket never reach the next one with its number
 c - test_reuse closed-mid-send close-while-sending close-range-other

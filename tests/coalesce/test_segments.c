@@ -8,6 +8,8 @@
  * Without the library it is about 2 (and each round stalls on Nagle).
  *
  *   test_segments coalesce
+ *   test_segments after-file   the same on a socket that took the number
+ *                              of a file just written and closed
  */
 #include "../common/peer.h"
 
@@ -31,16 +33,12 @@ static void request_reply(int fd)
 	CHECK(strcmp(buf, "hello world\r\n") == 0, "bad echo");
 }
 
-static void run(int unused)
+/* ROUNDS requests on fd, each at most MAX_PER_ROUND segments. */
+static void expect_one_segment(int fd)
 {
-	struct ct_peer p;
 	unsigned before;
 	double per;
-	int fd;
 
-	(void)unused;
-	ct_peer_start(&p, "echo");
-	fd = ct_connect(p.port);
 	request_reply(fd); /* warm up */
 	before = segs_out(fd);
 	for (int i = 0; i < ROUNDS; i++)
@@ -50,12 +48,44 @@ static void run(int unused)
 	       MAX_PER_ROUND);
 	CHECK(per <= MAX_PER_ROUND, "%.2f segments per two-piece request, want <= %.2f", per,
 	      MAX_PER_ROUND);
+}
+
+static void run(int unused)
+{
+	struct ct_peer p;
+	int fd;
+
+	(void)unused;
+	ct_peer_start(&p, "echo");
+	fd = ct_connect(p.port);
+	expect_one_segment(fd);
+	close(fd);
+	ct_peer_stop(&p);
+}
+
+/* The socket takes the number of a file that was just written and
+ * closed: the hooks' first test had that number down as "leave alone",
+ * and must not any more. */
+static void run_after_file(int unused)
+{
+	struct ct_peer p;
+	int f, fd;
+
+	(void)unused;
+	ct_peer_start(&p, "echo");
+	f = open("/dev/null", O_WRONLY);
+	CHECK(f >= 0 && write(f, "x", 1) == 1, "write /dev/null");
+	close(f);
+	fd = ct_connect(p.port);
+	CHECK(fd == f, "the socket is fd %d, not the file's %d", fd, f);
+	expect_one_segment(fd);
 	close(fd);
 	ct_peer_stop(&p);
 }
 
 static const struct ct_case cases[] = {
 	{ "coalesce", run, 0 },
+	{ "after-file", run_after_file, 0 },
 };
 
 int main(int argc, char **argv)

@@ -14,10 +14,20 @@
  *   child    (conf/flush-2ms.conf) after the parent's timer has run, a
  *            forked child's held line reaches the peer within 200 ms: the
  *            child starts a timer of its own
+ *   trust    (conf/flush-500us.conf) a program that reads the answer to
+ *            each request: after its first holds, 2,000 more messages
+ *            switch to the timer thread at most 3 times per 10 ms they
+ *            take, plus 20 (it looks once a tick, 10 ms, not at each
+ *            flush deadline: that would be 20 looks per 10 ms); a write
+ *            no read follows still reaches the peer within 40 ms (at the
+ *            tick, not at flush=), and after that the timer is back to
+ *            flush= (median under 7 ms over 9 such writes)
  *
  * The program only writes and sleeps; it learns what the peer saw from
  * the report channel, which the library does not touch.
  */
+#include <dirent.h>
+
 #include "../common/peer.h"
 
 #define FAST_LIMIT_MS 50.0
@@ -173,11 +183,134 @@ static void run_child(int unused)
 	ct_peer_stop(&p);
 }
 
+/* The timer thread's context switches so far; -1 if it has none. */
+static long timer_switches(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	long found = -1;
+	struct dirent *e;
+
+	CHECK(d, "opendir /proc/self/task");
+	while (found < 0 && (e = readdir(d)) != NULL) {
+		char path[300], line[128];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(line, sizeof(line), f) && strcmp(line, "naglefix-timer\n") == 0)
+			found = 0;
+		fclose(f);
+		if (found < 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		f = fopen(path, "r");
+		CHECK(f, "open %s", path);
+		while (fgets(line, sizeof(line), f)) {
+			long n;
+
+			if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1 ||
+			    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &n) == 1)
+				found += n;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Sends "ping\n" and reads its echo with read(): the program's own read
+ * sends the held request. */
+static void ping(int fd)
+{
+	char buf[8];
+	size_t have = 0;
+
+	ct_send_str(fd, "ping\n");
+	while (have < 5) {
+		ssize_t n = read(fd, buf + have, 5 - have);
+
+		CHECK(n > 0, "read returned %zd", n);
+		have += (size_t)n;
+	}
+	CHECK(memcmp(buf, "ping\n", 5) == 0, "echo '%.5s', want ping", buf);
+}
+
+/* Writes s and waits for its echo by system calls the library does not
+ * see (so nothing but the timer sends it): ms until it is back. */
+static double echo_unseen(int fd, const char *s)
+{
+	double t0 = ct_now_ms();
+	size_t want = strlen(s), have = 0;
+	char buf[64];
+
+	ct_send_str(fd, s);
+	while (have < want) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct timespec ts = { .tv_sec = CT_WAIT_MS / 1000 };
+		ssize_t n;
+
+		CHECK(syscall(SYS_ppoll, &p, 1, &ts, NULL, 0) == 1, "no echo of '%s' within %d ms", s,
+		      CT_WAIT_MS);
+		n = syscall(SYS_read, fd, buf + have, sizeof(buf) - 1 - have);
+		CHECK(n > 0, "read returned %zd", n);
+		have += (size_t)n;
+	}
+	buf[have] = '\0';
+	CHECK(strcmp(buf, s) == 0, "echo '%s', want '%s'", buf, s);
+	return ct_now_ms() - t0;
+}
+
+#define TRUST_LEARN 200
+#define TRUST_ROUNDS 2000
+#define TRUST_SWITCHES_PER_TICK 3
+#define TRUST_SWITCHES_SLACK 20
+#define TRUST_TICK_LIMIT_MS 40.0
+#define TRUST_AFTER_LIMIT_MS 7.0
+
+static void run_trust(int unused)
+{
+	double late, t[9], t0, ms;
+	struct ct_peer p;
+	long before, after, allowed;
+	int fd;
+
+	(void)unused;
+	expect_conf("flush-500us.conf");
+	ct_peer_start(&p, "echo");
+	fd = ct_connect(p.port);
+	for (int i = 0; i < TRUST_LEARN; i++)
+		ping(fd);
+	before = timer_switches();
+	CHECK(before >= 0, "no naglefix-timer thread after %d held writes", TRUST_LEARN);
+	t0 = ct_now_ms();
+	for (int i = 0; i < TRUST_ROUNDS; i++)
+		ping(fd);
+	ms = ct_now_ms() - t0;
+	after = timer_switches();
+	allowed = (long)(ms / 10) * TRUST_SWITCHES_PER_TICK + TRUST_SWITCHES_SLACK;
+	ct_say("%d messages in %.1f ms: the timer thread switched %ld times (at most %ld)",
+	       TRUST_ROUNDS, ms, after - before, allowed);
+	CHECK(after - before <= allowed, "%d messages in %.1f ms switched to the timer %ld times: "
+	      "it looks at each deadline, not once a tick", TRUST_ROUNDS, ms, after - before);
+	late = echo_unseen(fd, "late\n");
+	ct_say("a write no read followed came back after %.1f ms", late);
+	CHECK(late < TRUST_TICK_LIMIT_MS, "a held write waited %.1f ms for the timer", late);
+	CHECK(late >= 4, "back after %.1f ms: not held until the tick (the trusted deadline)", late);
+	for (int i = 0; i < 9; i++)
+		t[i] = echo_unseen(fd, "again\n");
+	ct_expect_median(t, 9, TRUST_AFTER_LIMIT_MS, "flush=500us again after the tick's flush");
+	close(fd);
+	ct_peer_stop(&p);
+}
+
 static const struct ct_case cases[] = {
 	{ "fast", run_fast, 0 },
 	{ "slow", run_slow, 0 },
 	{ "trickle", run_trickle, 0 },
 	{ "child", run_child, 0 },
+	{ "trust", run_trust, 0 },
 };
 
 int main(int argc, char **argv)
