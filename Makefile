@@ -114,7 +114,7 @@ test-integration: all $(ITESTS)
 test-legacy: all
 	tests/legacy/run.sh nodelay
 
-test-audit: all
+test-audit: all $(B)/tests/bench
 	tests/audit/run.sh
 
 test: all

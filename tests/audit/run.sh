@@ -94,6 +94,18 @@ if command -v strace >/dev/null; then
         bash -c "! grep -q 'TCP_NODELAY, \[1\]' '$WORK/strace.txt'"
 fi
 
+# --- a program that writes each message once costs no TCP_INFO per message ---
+# (the first send after a read is asked about 1 time in 16 once 16 in a row
+# were not held: README "Cost"). 320 messages: at most 16 + 320/16 + 4 = 40
+# (the client's own 4) queries; one per message would be 320.
+if command -v strace >/dev/null && [ -x "$TOP/build/tests/bench" ]; then
+    timeout 60 strace -f -qq -e trace=getsockopt -o "$WORK/strace-one.txt" \
+        "$NAGLEFIX" audit -l "$WORK/one.log" -- "$TOP/build/tests/bench" split single 320 >/dev/null 2>&1
+    n=$(grep -c 'TCP_INFO' "$WORK/strace-one.txt")
+    ok "one write a message under audit: at most 60 TCP_INFO queries for 320 messages" \
+        bash -c "echo $n queries; test $n -le 60"
+fi
+
 # --- Python http.server answering http.client: the server side is found ------
 audit_run http "$WORK/http.log" python3 "$AUDIT_DIR/http_pair.py" "$ROUNDS"
 ok "http.server: exit 0" test "$(cat "$WORK/http.rc")" = 0
