@@ -151,8 +151,13 @@ run() {
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) printf "%.0f\n", a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "-"; else printf "%.3f", a / b }'; }
-# the runs' max - min, in percent of their median
-spread() { sort -g | awk '{a[NR]=$1} END {if (NR) printf "%.0f", 100 * (a[NR] - a[1]) / a[int((NR+1)/2)]}'; }
+# the runs' max - min in percent of their median, from 5 runs on without
+# the highest and the lowest (one run another program slowed is no news)
+spread() {
+	sort -g | awk '{a[NR]=$1} END {
+		lo = 1; hi = NR; if (NR >= 5) { lo = 2; hi = NR - 1 }
+		if (NR) printf "%.0f", 100 * (a[hi] - a[lo]) / a[int((NR+1)/2)] }'
+}
 
 # ---- main -----------------------------------------------------------------
 
@@ -226,11 +231,11 @@ for b in "${benches[@]}"; do
 	memaslap) how+=" memaslap: memcached $(memcached -V | awk '{print $2}'), 9:1 get:set, 100-byte values, $MC_OPS operations a run" ;;
 	esac
 	sp=$(grep . <<<"${res[$b,bare]}" | spread)
-	how+=" (bare's runs spread ${sp:-?}% of their median)."
-	[ "${sp:-0}" -le 25 ] || busy+=" $b"
+	how+=" (bare's runs spread ${sp:-?}% of their median$( ((REPS < 5)) || echo ", the highest and lowest left out"))."
+	[ "${sp:-0}" -le 15 ] || busy+=" $b"
 done
 echo "$how"
-[ -z "$busy" ] || echo "bench-real: bare's runs of$busy spread more than 25%: something else" \
+[ -z "$busy" ] || echo "bench-real: bare's runs of$busy spread more than 15%: something else" \
 	"was using CPU $cpu; compare the ratios with care, or run again" >&2
 for b in "${benches[@]}"; do
 	for a in "${actions[@]}"; do
