@@ -1,4 +1,4 @@
-# naglefix - see README.md.   make | make test | make demo | make bench
+# naglefix - see README.md.   make | make test | make demo | make bench | make bench-real
 #
 # CPPFLAGS, CFLAGS and LDFLAGS reach every compile and link line (a
 # distribution's hardening flags: make CPPFLAGS=-D_FORTIFY_SOURCE=2
@@ -85,6 +85,11 @@ $(B)/tests/devnull: tests/bench/devnull.c
 bench: all $(B)/tests/bench $(B)/tests/devnull
 	tests/bench/run.sh
 
+# pgbench and memaslap against PostgreSQL and memcached, the client under each
+# action (tests/bench/real.sh; about 3 minutes; not part of make test)
+bench-real: all
+	tests/bench/real.sh
+
 $(B)/tests/coalesce/%: tests/coalesce/%.c
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -o $@ $< -lpthread -lm
@@ -147,7 +152,7 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: install uninstall bench all test test-auto test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean
+.PHONY: install uninstall bench bench-real all test test-auto test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean
 
 # ---- sanitizers, leak check and fuzzing (tests/sanitize, tests/fuzz) -------
 # Each builds its own variants (build/asan, build/tsan, build/valgrind,

@@ -11,11 +11,14 @@
 # tests/vm/fetch-kernel.sh; for `make test-external` nginx and curl (nginx
 # installed with its service neither started nor enabled: the test runs its
 # own instance, and the test machine boots this root with systemd) and, for
-# Debian's own python3, its `test` package. Needs root (or sudo).
+# Debian's own python3, its `test` package; for `make bench-real` (not part
+# of `make test`) PostgreSQL's server and pgbench (its service, like nginx's,
+# neither started nor enabled: the benchmark runs its own server) and the
+# memcached and libmemcached-tools (memaslap) above. Needs root (or sudo).
 set -eu
 pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
 	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux cpio systemd
-	libmemcached-tools memcached nginx curl)
+	libmemcached-tools memcached nginx curl postgresql)
 bare=(qemu-system-x86) # installed without recommends
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
@@ -64,7 +67,9 @@ fi
 [ "$own_policy" -eq 0 ] || $sudo rm -f "$policy"
 # Not enabled either (the test machine boots with systemd); quiet if it is not.
 for p in "${filtered[@]}"; do
-	[ "$p" != nginx ] || $sudo systemctl disable --quiet nginx.service 2>/dev/null || true
+	case $p in
+	nginx | postgresql) $sudo systemctl disable --quiet "$p.service" 2>/dev/null || true ;;
+	esac
 done
 [ ${#bare_missing[@]} -eq 0 ] ||
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${bare_missing[@]}"
