@@ -6,7 +6,8 @@
  * a partial count), never a SIGSEGV in the library. So the first copy
  * from a range of pages goes through the kernel (process_vm_readv on the
  * process itself), which checks every byte; the pages it read are
- * remembered by the thread, and later copies from them are a memcpy.
+ * remembered (1,024 of them, process-wide, direct-mapped), and later
+ * copies from them are a memcpy.
  *
  * What is not caught: a page the program unmapped (or made unreadable)
  * after writing from it, then writes from again. Where the kernel refuses

@@ -11,46 +11,47 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define NKNOWN 8
+#define PAGE_SHIFT 12
 #define PAGE_MASK ((uintptr_t)4095)
 /* Nothing can be mapped below this (the kernel's default mmap_min_addr)
  * or at or above the top of the x86-64/arm64 user half: always EFAULT. */
 #define LOWEST_MAPPABLE ((uintptr_t)65536)
 #define USER_TOP ((uintptr_t)1 << 47)
 
-/* Page ranges [lo, hi) this thread's copies found readable. */
-struct known {
-	uintptr_t lo, hi;
-};
-
-static __thread struct known known[NKNOWN] __attribute__((tls_model("initial-exec")));
-static __thread unsigned next_slot __attribute__((tls_model("initial-exec")));
+/*
+ * Pages the kernel found readable, process-wide (a copy of the address
+ * space is readable in a forked child too): a direct-mapped table of page
+ * numbers, one word a slot, so that a writer whose buffers move around a
+ * heap (a client building each request anew) pays the kernel's check once
+ * per page, not once per write. 0 is an empty slot (page 0 is never
+ * mapped). A slot is one word, stored whole: a signal handler or another
+ * thread reads the old page or the new one, both found readable.
+ */
+#define NSLOTS 1024
+static uintptr_t known[NSLOTS];
 
 /* 0 once the kernel refused process_vm_readv itself: memcpy only. */
 static atomic_int kernel_checks = 1;
 
-static int is_known(uintptr_t lo, uintptr_t hi)
+static uintptr_t *slot_of(uintptr_t page)
 {
-	for (int i = 0; i < NKNOWN; i++)
-		if (known[i].lo <= lo && hi <= known[i].hi)
-			return 1;
-	return 0;
+	return &known[(page ^ (page >> 10)) & (NSLOTS - 1)];
 }
 
-/*
- * Remembers the pages of [lo, hi). Each writer takes its own slot with
- * one atomic add, and a slot reads as empty (hi 0) while it is filled, so
- * a signal handler that copies in the middle sees no torn range.
- */
+/* Whether every page of [lo, hi) (hi > lo) was found readable. */
+static int is_known(uintptr_t lo, uintptr_t hi)
+{
+	for (uintptr_t p = lo >> PAGE_SHIFT; p <= (hi - 1) >> PAGE_SHIFT; p++)
+		if (__atomic_load_n(slot_of(p), __ATOMIC_RELAXED) != p)
+			return 0;
+	return 1;
+}
+
+/* Remembers the pages of [lo, hi), each in its slot. */
 static void remember(uintptr_t lo, uintptr_t hi)
 {
-	struct known *k = &known[__atomic_fetch_add(&next_slot, 1, __ATOMIC_RELAXED) % NKNOWN];
-
-	__atomic_store_n(&k->hi, 0, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&k->lo, lo & ~PAGE_MASK, __ATOMIC_RELAXED);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	__atomic_store_n(&k->hi, (hi + PAGE_MASK) & ~PAGE_MASK, __ATOMIC_RELAXED);
+	for (uintptr_t p = lo >> PAGE_SHIFT; p <= (hi - 1) >> PAGE_SHIFT; p++)
+		__atomic_store_n(slot_of(p), p, __ATOMIC_RELAXED);
 }
 
 /*
