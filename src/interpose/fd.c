@@ -22,8 +22,13 @@
 #define CLOSE_RANGE_CLOEXEC 4
 #endif
 
-/* The entry of fd if its rule is coalesce. */
-static struct nf_conn *coalescing(int fd)
+/*
+ * The entry of fd if it is a TCP socket already known to coalesce, else
+ * NULL. Unlike nf_track_coalescing it never classifies the descriptor or
+ * decides its rule: a socket the library has not seen holds nothing, and
+ * close, shutdown and dup need not ask the kernel about it.
+ */
+static struct nf_conn *known_coalescing(int fd)
 {
 	struct nf_conn *c = nf_conn_get(fd);
 
@@ -35,7 +40,7 @@ static struct nf_conn *coalescing(int fd)
 
 static void drain(int fd)
 {
-	struct nf_conn *c = coalescing(fd);
+	struct nf_conn *c = known_coalescing(fd);
 
 	if (c)
 		nf_coalesce_drain_final(c, fd);
@@ -117,7 +122,7 @@ void nf_closefrom(int lowfd)
 
 int nf_shutdown(int fd, int how)
 {
-	struct nf_conn *c = coalescing(fd);
+	struct nf_conn *c = known_coalescing(fd);
 
 	if (c && (how == SHUT_WR || how == SHUT_RDWR))
 		nf_coalesce_drain_abort(c, fd);
@@ -131,7 +136,7 @@ int nf_shutdown(int fd, int how)
  */
 static void copy_state(int oldfd, int newfd)
 {
-	struct nf_conn *c = coalescing(oldfd), *nc;
+	struct nf_conn *c = known_coalescing(oldfd), *nc;
 
 	if (c)
 		nf_coalesce_retire(c, oldfd, NF_ACT_NODELAY);

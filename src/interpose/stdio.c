@@ -67,16 +67,6 @@ FILE *nf_freopen(const char *path, const char *mode, FILE *f, int use64)
 	return use64 ? nf_real.freopen64(path, mode, f) : nf_real.freopen(path, mode, f);
 }
 
-/* The connection of fd if its rule is coalesce, else NULL. */
-static struct nf_conn *coalescing(int fd)
-{
-	struct nf_conn *c = nf_track_decided(fd);
-
-	if (c && atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
-		return c;
-	return NULL;
-}
-
 /*
  * dprintf formats into a FILE of libc's own and writes it out with the
  * internal write: what fd holds goes first (or the call fails as its write
@@ -85,7 +75,7 @@ static struct nf_conn *coalescing(int fd)
  */
 int nf_vdprintf(int fd, int flag, const char *fmt, va_list ap, int use_chk)
 {
-	struct nf_conn *c = coalescing(fd);
+	struct nf_conn *c = nf_track_coalescing(fd);
 
 	if (c && nf_coalesce_before_send(c, fd, 0) < 0)
 		return -1;
