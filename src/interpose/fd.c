@@ -205,7 +205,7 @@ int nf_fcntl(int fd, int cmd, void *arg)
 	return fcntl_done(fd, cmd, nf_real.fcntl(fd, cmd, arg));
 }
 
-/* libc without fcntl64 (musl keeps only the symbol) gets fcntl. */
+/* A libc without fcntl64 (musl) gets fcntl. */
 int nf_fcntl64(int fd, int cmd, void *arg)
 {
 	if (!nf_real.fcntl64)
