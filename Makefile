@@ -22,7 +22,8 @@ B        := build
 PREFIX   ?= /usr/local
 
 # Modules with no interposed name: the static archive the unit tests link.
-CORE_OBJS := $(B)/obj/policy.o $(B)/obj/config.o $(B)/obj/conn.o $(B)/obj/hot.o
+CORE_OBJS := $(B)/obj/policy.o $(B)/obj/config.o $(B)/obj/conn.o $(B)/obj/hot.o \
+	$(B)/obj/json.o
 LIB_OBJS  := $(CORE_OBJS) \
 	$(B)/obj/real.o $(B)/obj/init.o $(B)/obj/log.o $(B)/obj/track.o \
 	$(B)/obj/coalesce.o $(B)/obj/copyin.o $(B)/obj/timer.o $(B)/obj/auto.o $(B)/obj/quickack.o \
@@ -104,8 +105,11 @@ $(B)/tests/auto/%: tests/auto/%.c
 test-auto: all $(B)/tests/auto/test_auto $(B)/tests/coalesce/test_integrity
 	tests/auto/run.sh
 
+# The hooks' one list (include/nf_hook_list.h) against the version script,
+# the script against the library's exports, the objects against the list.
 test-exports: $(B)/libnaglefix.so
-	tests/check-exports.sh $(B)/libnaglefix.so src/naglefix.map
+	CC='$(CC)' tests/check-exports.sh $(B)/libnaglefix.so src/naglefix.map \
+		include/nf_hook_list.h $(LIB_OBJS)
 
 # make test-unit [T=pattern] [SUITE=conn] [CASE=startup]: T picks tests by
 # name, SUITE and CASE are Check's CK_RUN_SUITE and CK_RUN_CASE.

@@ -30,6 +30,20 @@ struct nf_conn *nf_track_lookup(int fd);
 struct nf_conn *nf_track_decided(int fd);
 
 /*
+ * The entry of fd if its rule is coalesce, else NULL: nf_track_decided's
+ * entry (a socket not seen before has its rule decided now), so the one
+ * test of the hooks that may buffer or must push out what is buffered.
+ */
+static inline struct nf_conn *nf_track_coalescing(int fd)
+{
+	struct nf_conn *c = nf_track_decided(fd);
+
+	if (c && atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
+		return c;
+	return NULL;
+}
+
+/*
  * A FILE was opened on fd (fdopen): from now on its rule is never
  * coalesce (a rule decided now becomes nodelay). Returns its entry as
  * nf_track_decided does; a socket already buffering is the caller's to

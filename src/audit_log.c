@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nf_fnv.h"
+#include "nf_json.h"
 #include "nf_log.h"
 #include "nf_timer.h"
 
@@ -101,15 +103,11 @@ static void put(struct line *l, const char *fmt, ...)
 /* Appends s as a JSON string, escaped. */
 static void put_str(struct line *l, const char *s)
 {
+	char esc[NF_JSON_CHAR_MAX];
+
 	put(l, "\"");
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			put(l, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			put(l, "\\u%04x", *p);
-		else
-			put(l, "%c", *p);
-	}
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		put(l, "%s", nf_json_char(*p, esc));
 	put(l, "\"");
 }
 
@@ -286,15 +284,12 @@ static void log_repeat(const struct entry *e, unsigned long count, double total,
 /* FNV-1a over what makes two findings identical (see top). */
 static unsigned long long signature(const struct entry *e)
 {
-	unsigned long long h = 1469598103934665603ull;
+	unsigned long long h = NF_FNV_INIT;
 	const struct nf_audit_finding *f = &e->f;
 	unsigned n = f->nwrites < NF_AUDIT_MAXW ? f->nwrites : NF_AUDIT_MAXW;
 	const char *addr = rule_addr(e);
-	const unsigned char *parts[] = {
-		(const unsigned char *)&f->side, (const unsigned char *)addr,
-		(const unsigned char *)&f->nwrites, (const unsigned char *)f->writes,
-		(const unsigned char *)&f->held, (const unsigned char *)&f->caller,
-		(const unsigned char *)&f->prevented,
+	const void *parts[] = {
+		&f->side, addr, &f->nwrites, f->writes, &f->held, &f->caller, &f->prevented,
 	};
 	const size_t lens[] = {
 		sizeof(f->side), strlen(addr), sizeof(f->nwrites), n * sizeof(f->writes[0]),
@@ -302,8 +297,7 @@ static unsigned long long signature(const struct entry *e)
 	};
 
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
-		for (size_t j = 0; j < lens[i]; j++)
-			h = (h ^ parts[i][j]) * 1099511628211ull;
+		h = nf_fnv(h, parts[i], lens[i]);
 	return h;
 }
 

@@ -27,7 +27,8 @@
 
 int nf_socket(int domain, int type, int protocol);
 int nf_connect(int fd, const struct sockaddr *sa, socklen_t len);
-int nf_accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags, int use_accept4);
+int nf_accept(int fd, struct sockaddr *sa, socklen_t *len);
+int nf_accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags);
 int nf_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
 ssize_t nf_write(int fd, const void *buf, size_t n);
 ssize_t nf_writev(int fd, const struct iovec *iov, int iovcnt);
@@ -48,10 +49,14 @@ int nf_close(int fd);
  * what coalesce holds for it is drained and its state forgotten. Keeps
  * errno. */
 void nf_fd_forget(int fd);
-FILE *nf_fdopen(int fd, const char *mode, int use_io);
-int nf_fclose(FILE *f, int use_io);
-FILE *nf_freopen(const char *path, const char *mode, FILE *f, int use64);
-int nf_vdprintf(int fd, int flag, const char *fmt, va_list ap, int use_chk);
+FILE *nf_fdopen(int fd, const char *mode);
+FILE *nf_io_fdopen(int fd, const char *mode);  /* _IO_fdopen */
+int nf_fclose(FILE *f);
+int nf_io_fclose(FILE *f);                     /* _IO_fclose */
+FILE *nf_freopen(const char *path, const char *mode, FILE *f);
+FILE *nf_freopen64(const char *path, const char *mode, FILE *f);
+int nf_vdprintf(int fd, const char *fmt, va_list ap);
+int nf_vdprintf_chk(int fd, int flag, const char *fmt, va_list ap); /* __vdprintf_chk */
 void nf_process_atfork_prepare(void);
 void nf_process_atfork_parent(void);
 void nf_process_atfork_child(void);
@@ -62,8 +67,10 @@ int nf_aio_write(struct aiocb *cb, struct aiocb64 *cb64);
 int nf_lio_listio(int mode, nf_lio_list list, struct aiocb64 *const list64[], int nent,
 		  struct sigevent *sev);
 int nf_dup(int fd);
-int nf_fcntl(int fd, int cmd, void *arg, int use_fcntl64);
-int nf_dup3(int oldfd, int newfd, int flags, int use_dup3);
+int nf_fcntl(int fd, int cmd, void *arg);
+int nf_fcntl64(int fd, int cmd, void *arg);
+int nf_dup2(int oldfd, int newfd);
+int nf_dup3(int oldfd, int newfd, int flags);
 
 /* assert.h's failure entry (its line is unsigned in glibc, int in musl). */
 #include "nf_real.h" /* NF_ASSERT_LINE */

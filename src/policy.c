@@ -265,11 +265,12 @@ static void mask_host_bits(struct nf_endpoint *ep)
 	}
 }
 
+/* The first 12 bytes of an IPv4-mapped IPv6 address, ::ffff:a.b.c.d. */
+static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
 /* A rule on ::ffff:a.b.c.d/96+ is an IPv4 rule: mapped peers match as IPv4. */
 static void unmap_v4(struct nf_endpoint *ep)
 {
-	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
 	if (ep->family != AF_INET6 || ep->prefix < 96 || memcmp(ep->addr, v4mapped, 12) != 0)
 		return;
 	memmove(ep->addr, ep->addr + 12, 4);
@@ -490,8 +491,6 @@ int nf_policy_parse(struct nf_policy *p, const char *text, const char *name,
 static int address_of(const struct sockaddr *sa, socklen_t salen,
 		      const uint8_t **bytes, uint16_t *port)
 {
-	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
 	if (salen < (socklen_t)sizeof(sa_family_t)) /* no family to read */
 		return 0;
 	if (sa->sa_family == AF_INET && salen >= (socklen_t)sizeof(struct sockaddr_in)) {

@@ -55,86 +55,12 @@ static void *resolve(const char *name, void *ours, int required)
 	return fn;
 }
 
-#define RESOLVE(field, required)                                                  \
-	(*(void **)&nf_real.field = resolve(#field, (void *)(field), (required)))
+/* One statement per row of NF_HOOKS_REAL (nf_hook_list.h):
+ * nf_real.write = resolve("write", write, NF_REQUIRED); ... */
+#define RESOLVE(name, ret, params, need, attr)                                    \
+	*(void **)&nf_real.name = resolve(#name, (void *)(name), (need));
 
 void nf_real_init(void)
 {
-	RESOLVE(socket, 1);
-	RESOLVE(connect, 1);
-	RESOLVE(accept, 1);
-	RESOLVE(accept4, 1);
-	RESOLVE(setsockopt, 1);
-	RESOLVE(write, 1);
-	RESOLVE(writev, 1);
-	RESOLVE(send, 1);
-	RESOLVE(sendto, 1);
-	RESOLVE(sendmsg, 1);
-	RESOLVE(sendmmsg, 1);
-	RESOLVE(recvmsg, 1);
-	RESOLVE(close, 1);
-	RESOLVE(close_range, 0);
-	RESOLVE(closefrom, 0);    /* glibc 2.34 */
-	RESOLVE(posix_close, 0);  /* musl, glibc 2.39 */
-	RESOLVE(dup, 1);
-	RESOLVE(dup2, 1);
-	RESOLVE(dup3, 1);
-	RESOLVE(fcntl, 1);
-	RESOLVE(fcntl64, 0);
-	RESOLVE(shutdown, 1);
-	RESOLVE(read, 1);
-	RESOLVE(readv, 1);
-	RESOLVE(recv, 1);
-	RESOLVE(recvfrom, 1);
-	RESOLVE(recvmmsg, 1);
-	RESOLVE(__read_chk, 0); /* glibc only */
-	RESOLVE(__recv_chk, 0); /* glibc only */
-	RESOLVE(__recvfrom_chk, 0); /* glibc only */
-	RESOLVE(poll, 1);
-	RESOLVE(ppoll, 1);
-	RESOLVE(select, 1);
-	RESOLVE(pselect, 1);
-	RESOLVE(epoll_wait, 1);
-	RESOLVE(epoll_pwait, 1);
-	RESOLVE(epoll_pwait2, 0); /* glibc 2.35 */
-	RESOLVE(__poll_chk, 0);   /* glibc only */
-	RESOLVE(__ppoll_chk, 0);  /* glibc only */
-	RESOLVE(sendfile, 1);
-	RESOLVE(sendfile64, 1);
-	RESOLVE(pwritev2, 0);     /* glibc only */
-	RESOLVE(pwritev64v2, 0);  /* glibc only */
-	RESOLVE(aio_write, 1);
-	RESOLVE(aio_write64, 1);
-	RESOLVE(lio_listio, 1);
-	RESOLVE(lio_listio64, 1);
-	RESOLVE(splice, 1);
-	RESOLVE(execve, 1);
-	RESOLVE(execv, 1);
-	RESOLVE(execvp, 1);
-	RESOLVE(execvpe, 1);
-	RESOLVE(fexecve, 1);
-	RESOLVE(execveat, 0);     /* glibc 2.34 */
-	RESOLVE(_Fork, 0);        /* glibc 2.34, musl 1.2.2 */
-	RESOLVE(posix_spawn, 1);
-	RESOLVE(posix_spawnp, 1);
-	RESOLVE(system, 1);
-	RESOLVE(popen, 1);
-	RESOLVE(_IO_popen, 0);    /* glibc only */
-	RESOLVE(fdopen, 1);
-	RESOLVE(_IO_fdopen, 0);   /* glibc only */
-	RESOLVE(fclose, 1);
-	RESOLVE(_IO_fclose, 0);   /* glibc only */
-	RESOLVE(freopen, 1);
-	RESOLVE(freopen64, 1);
-	RESOLVE(vdprintf, 1);
-	RESOLVE(__vdprintf_chk, 0); /* glibc only */
-	RESOLVE(exit, 1);
-	RESOLVE(_exit, 1);
-	RESOLVE(_Exit, 1);
-	RESOLVE(quick_exit, 1);
-	RESOLVE(pthread_exit, 1);
-	RESOLVE(thrd_exit, 1);
-	RESOLVE(abort, 1);
-	RESOLVE(__assert_fail, 1);
-	RESOLVE(daemon, 1);
+	NF_HOOKS_REAL(RESOLVE)
 }

@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "nf_cli.h"
+#include "nf_fnv.h"
+#include "nf_json.h"
 
 #define FIELD_LEN 512
 #define NTOP 8 /* distinct patterns or callers counted per group */
@@ -160,11 +162,7 @@ static void tally_free(struct tally *t)
 /* FNV-1a of the side and the address. */
 static size_t group_hash(int accept, const char *addr)
 {
-	size_t h = (size_t)14695981039346656037ULL ^ (size_t)accept;
-
-	for (const unsigned char *p = (const unsigned char *)addr; *p; p++)
-		h = (h ^ *p) * (size_t)1099511628211ULL;
-	return h;
+	return (size_t)nf_fnv(NF_FNV_INIT ^ (uint64_t)accept, addr, strlen(addr));
 }
 
 /* The slot of (accept, addr): its group's, or the empty one to fill. */
@@ -404,15 +402,11 @@ static void fix_line(const struct group *g, char *out, size_t outlen)
 
 static void json_str(FILE *out, const char *s)
 {
+	char esc[NF_JSON_CHAR_MAX];
+
 	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(out, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(out, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, out);
-	}
+	for (; *s; s++)
+		fputs(nf_json_char((unsigned char)*s, esc), out);
 	fputc('"', out);
 }
 

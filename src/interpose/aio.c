@@ -21,11 +21,9 @@
 /* What fd holds goes first: 0, or -1 with errno. */
 static int push_before(int fd)
 {
-	struct nf_conn *c = nf_track_decided(fd);
+	struct nf_conn *c = nf_track_coalescing(fd);
 
-	if (!c || atomic_load_explicit(&c->action, memory_order_acquire) != NF_ACT_COALESCE)
-		return 0;
-	return nf_coalesce_before_send(c, fd, 0);
+	return c ? nf_coalesce_before_send(c, fd, 0) : 0;
 }
 
 int nf_aio_write(struct aiocb *cb, struct aiocb64 *cb64)

@@ -53,14 +53,22 @@ int nf_connect(int fd, const struct sockaddr *sa, socklen_t len)
 	return rc;
 }
 
-int nf_accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags, int use_accept4)
+/* accept or accept4 on listening socket fd returned nfd: tracked. */
+static int accepted(int fd, int nfd)
 {
-	int nfd = use_accept4 ? nf_real.accept4(fd, sa, len, flags)
-			      : nf_real.accept(fd, sa, len);
-
 	if (nfd >= 0)
 		nf_track_accepted(fd, nfd);
 	return nfd;
+}
+
+int nf_accept(int fd, struct sockaddr *sa, socklen_t *len)
+{
+	return accepted(fd, nf_real.accept(fd, sa, len));
+}
+
+int nf_accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags)
+{
+	return accepted(fd, nf_real.accept4(fd, sa, len, flags));
 }
 
 NF_EXPORT int socket(int domain, int type, int protocol)
@@ -78,11 +86,11 @@ NF_EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len)
 NF_EXPORT int accept(int fd, struct sockaddr *sa, socklen_t *len)
 {
 	nf_init();
-	return nf_accept4(fd, sa, len, 0, 0);
+	return nf_accept(fd, sa, len);
 }
 
 NF_EXPORT int accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags)
 {
 	nf_init();
-	return nf_accept4(fd, sa, len, flags, 1);
+	return nf_accept4(fd, sa, len, flags);
 }

@@ -22,8 +22,13 @@
 #define CLOSE_RANGE_CLOEXEC 4
 #endif
 
-/* The entry of fd if its rule is coalesce. */
-static struct nf_conn *coalescing(int fd)
+/*
+ * The entry of fd if it is a TCP socket already known to coalesce, else
+ * NULL. Unlike nf_track_coalescing it never classifies the descriptor or
+ * decides its rule: a socket the library has not seen holds nothing, and
+ * close, shutdown and dup need not ask the kernel about it.
+ */
+static struct nf_conn *known_coalescing(int fd)
 {
 	struct nf_conn *c = nf_conn_get(fd);
 
@@ -35,7 +40,7 @@ static struct nf_conn *coalescing(int fd)
 
 static void drain(int fd)
 {
-	struct nf_conn *c = coalescing(fd);
+	struct nf_conn *c = known_coalescing(fd);
 
 	if (c)
 		nf_coalesce_drain_final(c, fd);
@@ -117,7 +122,7 @@ void nf_closefrom(int lowfd)
 
 int nf_shutdown(int fd, int how)
 {
-	struct nf_conn *c = coalescing(fd);
+	struct nf_conn *c = known_coalescing(fd);
 
 	if (c && (how == SHUT_WR || how == SHUT_RDWR))
 		nf_coalesce_drain_abort(c, fd);
@@ -131,7 +136,7 @@ int nf_shutdown(int fd, int how)
  */
 static void copy_state(int oldfd, int newfd)
 {
-	struct nf_conn *c = coalescing(oldfd), *nc;
+	struct nf_conn *c = known_coalescing(oldfd), *nc;
 
 	if (c)
 		nf_coalesce_retire(c, oldfd, NF_ACT_NODELAY);
@@ -152,32 +157,60 @@ int nf_dup(int fd)
 	return nfd;
 }
 
-int nf_dup3(int oldfd, int newfd, int flags, int use_dup3)
+/* dup2 or dup3 is about to close newfd (unless it is oldfd): its state ends. */
+static void before_dup_onto(int oldfd, int newfd)
 {
-	int rc, saved;
-
 	if (oldfd != newfd) {
 		drain(newfd);
 		nf_audit_forget(newfd);
 	}
-	rc = use_dup3 ? nf_real.dup3(oldfd, newfd, flags) : nf_real.dup2(oldfd, newfd);
-	saved = errno;
+}
+
+/* dup2 or dup3 of oldfd onto newfd returned rc: the state follows. */
+static int duped_onto(int oldfd, int newfd, int rc)
+{
+	int saved = errno;
+
 	if (rc >= 0 && oldfd != newfd)
 		copy_state(oldfd, newfd);
 	errno = saved;
 	return rc;
 }
 
-int nf_fcntl(int fd, int cmd, void *arg, int use_fcntl64)
+int nf_dup2(int oldfd, int newfd)
 {
-	int rc = use_fcntl64 && nf_real.fcntl64 ? nf_real.fcntl64(fd, cmd, arg)
-					       : nf_real.fcntl(fd, cmd, arg);
+	before_dup_onto(oldfd, newfd);
+	return duped_onto(oldfd, newfd, nf_real.dup2(oldfd, newfd));
+}
+
+int nf_dup3(int oldfd, int newfd, int flags)
+{
+	before_dup_onto(oldfd, newfd);
+	return duped_onto(oldfd, newfd, nf_real.dup3(oldfd, newfd, flags));
+}
+
+/* fcntl or fcntl64 (fd, cmd) returned rc: a duplicate gets the state. */
+static int fcntl_done(int fd, int cmd, int rc)
+{
 	int saved = errno;
 
 	if (rc >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
 		copy_state(fd, rc);
 	errno = saved;
 	return rc;
+}
+
+int nf_fcntl(int fd, int cmd, void *arg)
+{
+	return fcntl_done(fd, cmd, nf_real.fcntl(fd, cmd, arg));
+}
+
+/* A libc without fcntl64 (musl) gets fcntl. */
+int nf_fcntl64(int fd, int cmd, void *arg)
+{
+	if (!nf_real.fcntl64)
+		return nf_fcntl(fd, cmd, arg);
+	return fcntl_done(fd, cmd, nf_real.fcntl64(fd, cmd, arg));
 }
 
 NF_EXPORT int close(int fd)
@@ -226,20 +259,20 @@ NF_EXPORT int dup(int fd)
 NF_EXPORT int dup2(int oldfd, int newfd)
 {
 	nf_init();
-	return nf_dup3(oldfd, newfd, 0, 0);
+	return nf_dup2(oldfd, newfd);
 }
 
 /* glibc's exported internal name of dup2. */
 NF_EXPORT int __dup2(int oldfd, int newfd)
 {
 	nf_init();
-	return nf_dup3(oldfd, newfd, 0, 0);
+	return nf_dup2(oldfd, newfd);
 }
 
 NF_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	nf_init();
-	return nf_dup3(oldfd, newfd, flags, 1);
+	return nf_dup3(oldfd, newfd, flags);
 }
 
 /*
@@ -256,7 +289,7 @@ NF_EXPORT int fcntl(int fd, int cmd, ...)
 	arg = va_arg(ap, void *);
 	va_end(ap);
 	nf_init();
-	return nf_fcntl(fd, cmd, arg, 0);
+	return nf_fcntl(fd, cmd, arg);
 }
 
 /* glibc's exported internal name of fcntl. */
@@ -269,7 +302,7 @@ NF_EXPORT int __fcntl(int fd, int cmd, ...)
 	arg = va_arg(ap, void *);
 	va_end(ap);
 	nf_init();
-	return nf_fcntl(fd, cmd, arg, 0);
+	return nf_fcntl(fd, cmd, arg);
 }
 
 NF_EXPORT int fcntl64(int fd, int cmd, ...)
@@ -281,5 +314,5 @@ NF_EXPORT int fcntl64(int fd, int cmd, ...)
 	arg = va_arg(ap, void *);
 	va_end(ap);
 	nf_init();
-	return nf_fcntl(fd, cmd, arg, 1);
+	return nf_fcntl64(fd, cmd, arg);
 }

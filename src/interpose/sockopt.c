@@ -15,9 +15,9 @@
  * the kernel cannot take now keeps its place ahead of later writes). */
 static void drain_coalesced(int fd)
 {
-	struct nf_conn *c = nf_track_decided(fd);
+	struct nf_conn *c = nf_track_coalescing(fd);
 
-	if (c && atomic_load(&c->action) == NF_ACT_COALESCE)
+	if (c)
 		nf_coalesce_push(c, fd);
 }
 

@@ -25,13 +25,25 @@
 #include "nf_real.h"
 #include "nf_track.h"
 
-FILE *nf_fdopen(int fd, const char *mode, int use_io)
+/* A FILE is about to be opened on fd: never coalesce it again. */
+static void before_fdopen(int fd)
 {
 	struct nf_conn *c = nf_track_stdio(fd);
 
 	if (c && atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
 		nf_coalesce_retire(c, fd, NF_ACT_NODELAY);
-	if (use_io && nf_real._IO_fdopen)
+}
+
+FILE *nf_fdopen(int fd, const char *mode)
+{
+	before_fdopen(fd);
+	return nf_real.fdopen(fd, mode);
+}
+
+FILE *nf_io_fdopen(int fd, const char *mode)
+{
+	before_fdopen(fd);
+	if (nf_real._IO_fdopen)
 		return nf_real._IO_fdopen(fd, mode);
 	return nf_real.fdopen(fd, mode);
 }
@@ -45,51 +57,68 @@ static int stream_fd(FILE *f)
 	return fd;
 }
 
-int nf_fclose(FILE *f, int use_io)
+/* f's descriptor is about to be closed inside libc: its state ends. */
+static void forget_stream_fd(FILE *f)
 {
 	int fd = stream_fd(f);
 
 	if (fd >= 0)
 		nf_fd_forget(fd);
-	if (use_io && nf_real._IO_fclose)
+}
+
+int nf_fclose(FILE *f)
+{
+	forget_stream_fd(f);
+	return nf_real.fclose(f);
+}
+
+int nf_io_fclose(FILE *f)
+{
+	forget_stream_fd(f);
+	if (nf_real._IO_fclose)
 		return nf_real._IO_fclose(f);
 	return nf_real.fclose(f);
 }
 
 /* freopen closes f's descriptor and opens path on the same number (or,
  * with no path, reopens it): either way the socket's state ends. */
-FILE *nf_freopen(const char *path, const char *mode, FILE *f, int use64)
+FILE *nf_freopen(const char *path, const char *mode, FILE *f)
 {
-	int fd = stream_fd(f);
-
-	if (fd >= 0)
-		nf_fd_forget(fd);
-	return use64 ? nf_real.freopen64(path, mode, f) : nf_real.freopen(path, mode, f);
+	forget_stream_fd(f);
+	return nf_real.freopen(path, mode, f);
 }
 
-/* The connection of fd if its rule is coalesce, else NULL. */
-static struct nf_conn *coalescing(int fd)
+FILE *nf_freopen64(const char *path, const char *mode, FILE *f)
 {
-	struct nf_conn *c = nf_track_decided(fd);
-
-	if (c && atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
-		return c;
-	return NULL;
+	forget_stream_fd(f);
+	return nf_real.freopen64(path, mode, f);
 }
 
 /*
  * dprintf formats into a FILE of libc's own and writes it out with the
- * internal write: what fd holds goes first (or the call fails as its write
- * would). use_chk: the fortified call, with its flag (musl has none: the
- * plain one).
+ * internal write: what fd holds goes first. 0, or -1 with errno: the call
+ * fails as its write would.
  */
-int nf_vdprintf(int fd, int flag, const char *fmt, va_list ap, int use_chk)
+static int before_dprintf(int fd)
 {
-	struct nf_conn *c = coalescing(fd);
+	struct nf_conn *c = nf_track_coalescing(fd);
 
-	if (c && nf_coalesce_before_send(c, fd, 0) < 0)
+	return c ? nf_coalesce_before_send(c, fd, 0) : 0;
+}
+
+int nf_vdprintf(int fd, const char *fmt, va_list ap)
+{
+	if (before_dprintf(fd) < 0)
 		return -1;
-	if (use_chk && nf_real.__vdprintf_chk)
+	return nf_real.vdprintf(fd, fmt, ap);
+}
+
+/* The fortified call, with its flag (musl has none: the plain one). */
+int nf_vdprintf_chk(int fd, int flag, const char *fmt, va_list ap)
+{
+	if (before_dprintf(fd) < 0)
+		return -1;
+	if (nf_real.__vdprintf_chk)
 		return nf_real.__vdprintf_chk(fd, flag, fmt, ap);
 	return nf_real.vdprintf(fd, fmt, ap);
 }
@@ -97,43 +126,43 @@ int nf_vdprintf(int fd, int flag, const char *fmt, va_list ap, int use_chk)
 NF_EXPORT FILE *fdopen(int fd, const char *mode)
 {
 	nf_init();
-	return nf_fdopen(fd, mode, 0);
+	return nf_fdopen(fd, mode);
 }
 
 NF_EXPORT FILE *_IO_fdopen(int fd, const char *mode)
 {
 	nf_init();
-	return nf_fdopen(fd, mode, 1);
+	return nf_io_fdopen(fd, mode);
 }
 
 NF_EXPORT int fclose(FILE *f)
 {
 	nf_init();
-	return nf_fclose(f, 0);
+	return nf_fclose(f);
 }
 
 NF_EXPORT int _IO_fclose(FILE *f)
 {
 	nf_init();
-	return nf_fclose(f, 1);
+	return nf_io_fclose(f);
 }
 
 NF_EXPORT FILE *freopen(const char *path, const char *mode, FILE *f)
 {
 	nf_init();
-	return nf_freopen(path, mode, f, 0);
+	return nf_freopen(path, mode, f);
 }
 
 NF_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *f)
 {
 	nf_init();
-	return nf_freopen(path, mode, f, 1);
+	return nf_freopen64(path, mode, f);
 }
 
 NF_EXPORT int vdprintf(int fd, const char *fmt, va_list ap)
 {
 	nf_init();
-	return nf_vdprintf(fd, 0, fmt, ap, 0);
+	return nf_vdprintf(fd, fmt, ap);
 }
 
 NF_EXPORT int dprintf(int fd, const char *fmt, ...)
@@ -143,7 +172,7 @@ NF_EXPORT int dprintf(int fd, const char *fmt, ...)
 
 	nf_init();
 	va_start(ap, fmt);
-	rc = nf_vdprintf(fd, 0, fmt, ap, 0);
+	rc = nf_vdprintf(fd, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -151,7 +180,7 @@ NF_EXPORT int dprintf(int fd, const char *fmt, ...)
 NF_EXPORT int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap)
 {
 	nf_init();
-	return nf_vdprintf(fd, flag, fmt, ap, 1);
+	return nf_vdprintf_chk(fd, flag, fmt, ap);
 }
 
 NF_EXPORT int __dprintf_chk(int fd, int flag, const char *fmt, ...)
@@ -161,7 +190,7 @@ NF_EXPORT int __dprintf_chk(int fd, int flag, const char *fmt, ...)
 
 	nf_init();
 	va_start(ap, fmt);
-	rc = nf_vdprintf(fd, flag, fmt, ap, 1);
+	rc = nf_vdprintf_chk(fd, flag, fmt, ap);
 	va_end(ap);
 	return rc;
 }

@@ -37,16 +37,6 @@
 #include "nf_real.h"
 #include "nf_track.h"
 
-/* The connection of fd if its rule is coalesce, else NULL. */
-static struct nf_conn *coalescing(int fd)
-{
-	struct nf_conn *c = nf_track_decided(fd);
-
-	if (c && atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
-		return c;
-	return NULL;
-}
-
 /* A send not buffered returned rc: auto notes it (see nf_auto.h). */
 static ssize_t sent(int fd, ssize_t rc)
 {
@@ -64,7 +54,7 @@ static int bufferable(int flags)
 
 ssize_t nf_write(int fd, const void *buf, size_t n)
 {
-	struct nf_conn *c = coalescing(fd);
+	struct nf_conn *c = nf_track_coalescing(fd);
 	ssize_t r;
 
 	if (c && (r = nf_coalesce_send_buf(c, fd, buf, n, 0)) != NF_CO_PASS)
@@ -74,7 +64,7 @@ ssize_t nf_write(int fd, const void *buf, size_t n)
 
 ssize_t nf_writev(int fd, const struct iovec *iov, int iovcnt)
 {
-	struct nf_conn *c = coalescing(fd);
+	struct nf_conn *c = nf_track_coalescing(fd);
 	ssize_t r;
 
 	if (c && (r = nf_coalesce_send(c, fd, iov, iovcnt, 0)) != NF_CO_PASS)
@@ -95,7 +85,7 @@ ssize_t nf_sendto(int fd, const void *buf, size_t n, int flags,
 		nf_track_connect_done(fd, decided, rc);
 		return rc;
 	}
-	c = coalescing(fd);
+	c = nf_track_coalescing(fd);
 	if (c && !sa && bufferable(flags)) {
 		if ((rc = nf_coalesce_send_buf(c, fd, buf, n, flags)) != NF_CO_PASS)
 			return rc;
@@ -127,7 +117,7 @@ ssize_t nf_sendmsg(int fd, const struct msghdr *prog_msg, int flags)
 		nf_track_connect_done(fd, decided, rc);
 		return rc;
 	}
-	c = coalescing(fd);
+	c = nf_track_coalescing(fd);
 	if (c && !msg->msg_name && msg->msg_controllen == 0 && bufferable(flags) &&
 	    (size_t)msg->msg_iovlen <= (size_t)INT32_MAX) { /* int in musl */
 		rc = nf_coalesce_send(c, fd, msg->msg_iov, (int)msg->msg_iovlen, flags);
@@ -157,7 +147,7 @@ int nf_sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 		nf_track_connect_done(fd, decided, rc);
 		return rc;
 	}
-	c = coalescing(fd);
+	c = nf_track_coalescing(fd);
 	if (c && nf_coalesce_before_send(c, fd, flags) < 0)
 		return -1;
 	return (int)sent(fd, nf_real.sendmmsg(fd, vec, vlen, (nf_mmsg_flags)flags));
@@ -171,7 +161,7 @@ int nf_sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
  * what it holds goes first. 0, or -1 with the errno the call fails with. */
 static int push_before(int fd, int flags)
 {
-	struct nf_conn *c = coalescing(fd);
+	struct nf_conn *c = nf_track_coalescing(fd);
 
 	return c ? nf_coalesce_before_send(c, fd, flags) : 0;
 }
@@ -219,7 +209,7 @@ ssize_t nf_pwritev64v2(int fd, const struct iovec *iov, int iovcnt, off64_t off,
 
 ssize_t nf_splice(int in_fd, loff_t *in_off, int out_fd, loff_t *out_off, size_t n, unsigned flags)
 {
-	struct nf_conn *c = coalescing(out_fd);
+	struct nf_conn *c = nf_track_coalescing(out_fd);
 
 	if (c && nf_coalesce_before_send(c, out_fd,
 					 (flags & SPLICE_F_NONBLOCK) ? MSG_DONTWAIT : 0) < 0)

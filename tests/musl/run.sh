@@ -97,11 +97,12 @@ else
 fi
 
 if [[ -e $MB/libnaglefix.so ]]; then
-    if tests/check-exports.sh "$MB/libnaglefix.so" src/naglefix.map; then
+    if CC=musl-gcc tests/check-exports.sh "$MB/libnaglefix.so" src/naglefix.map \
+        include/nf_hook_list.h "$MB"/obj/*.o "$MB"/obj/interpose/*.o; then
         echo "PASS musl exports"
         passed=$((passed + 1))
     else
-        echo "FAIL musl exports: the musl library exports other names than src/naglefix.map"
+        echo "FAIL musl exports: the musl library's exports, src/naglefix.map and include/nf_hook_list.h differ"
         failed=$((failed + 1))
     fi
     suite integration env NAGLEFIX_BUILD="$MB" tests/integration/run.sh
