@@ -56,11 +56,15 @@ struct nf_real_table {
 	int (*accept)(int, struct sockaddr *, socklen_t *);
 	int (*accept4)(int, struct sockaddr *, socklen_t *, int);
 	int (*setsockopt)(int, int, int, const void *, socklen_t);
+	int (*getsockopt)(int, int, int, void *, socklen_t *); /* not hooked: libc's */
 	ssize_t (*write)(int, const void *, size_t);
 	ssize_t (*writev)(int, const struct iovec *, int);
 	ssize_t (*send)(int, const void *, size_t, int);
 	ssize_t (*sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
 	ssize_t (*sendmsg)(int, const struct msghdr *, int);
+	/* Not libc's: send as the raw system call, which is no cancellation
+	 * point, for a send made with a lock held (coalesce.c). */
+	ssize_t (*send_nocancel)(int, const void *, size_t, int);
 	int (*sendmmsg)(int, struct mmsghdr *, unsigned, nf_mmsg_flags);
 	ssize_t (*recvmsg)(int, struct msghdr *, int);
 	int (*close)(int);

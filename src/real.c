@@ -55,6 +55,13 @@ static void *resolve(const char *name, void *ours, int required)
 	return fn;
 }
 
+/* sendto by system call: libc's is a cancellation point, and a thread
+ * cancelled in it with a lock held would leave the lock held for good. */
+static ssize_t send_nocancel(int fd, const void *buf, size_t len, int flags)
+{
+	return syscall(SYS_sendto, fd, buf, len, flags, NULL, 0);
+}
+
 #define RESOLVE(field, required)                                                  \
 	(*(void **)&nf_real.field = resolve(#field, (void *)(field), (required)))
 
@@ -65,11 +72,13 @@ void nf_real_init(void)
 	RESOLVE(accept, 1);
 	RESOLVE(accept4, 1);
 	RESOLVE(setsockopt, 1);
+	nf_real.getsockopt = getsockopt; /* no hook of ours: nothing to resolve */
 	RESOLVE(write, 1);
 	RESOLVE(writev, 1);
 	RESOLVE(send, 1);
 	RESOLVE(sendto, 1);
 	RESOLVE(sendmsg, 1);
+	nf_real.send_nocancel = send_nocancel;
 	RESOLVE(sendmmsg, 1);
 	RESOLVE(recvmsg, 1);
 	RESOLVE(close, 1);
