@@ -24,10 +24,20 @@ PREFIX   ?= /usr/local
 # Modules with no interposed name: the static archive the unit tests link.
 CORE_OBJS := $(B)/obj/policy.o $(B)/obj/config.o $(B)/obj/conn.o $(B)/obj/hot.o \
 	$(B)/obj/json.o
+# The coalesce action and the audit action: a file split off one of them
+# is added here, and both the library and the unit tests link it.
+COALESCE_OBJS := $(B)/obj/coalesce.o
+AUDIT_OBJS := $(B)/obj/audit.o $(B)/obj/audit_log.o
+# What the unit tests of coalesce and audit link beside the core: those
+# modules and what they call, with nf_real filled by the tests' fakes.
+# Not timer.c (tests/unit/fake_timer.c stands in: no thread, a clock the
+# test moves) and nothing that interposes (real.c, init.c, interpose/).
+SEAM_OBJS := $(COALESCE_OBJS) $(AUDIT_OBJS) $(B)/obj/copyin.o $(B)/obj/log.o \
+	$(B)/obj/track.o $(B)/obj/auto.o $(B)/obj/quickack.o
 LIB_OBJS  := $(CORE_OBJS) \
 	$(B)/obj/real.o $(B)/obj/init.o $(B)/obj/log.o $(B)/obj/track.o \
-	$(B)/obj/coalesce.o $(B)/obj/copyin.o $(B)/obj/timer.o $(B)/obj/auto.o $(B)/obj/quickack.o \
-	$(B)/obj/audit.o $(B)/obj/audit_log.o \
+	$(COALESCE_OBJS) $(B)/obj/copyin.o $(B)/obj/timer.o $(B)/obj/auto.o $(B)/obj/quickack.o \
+	$(AUDIT_OBJS) \
 	$(B)/obj/interpose/connect.o $(B)/obj/interpose/sockopt.o \
 	$(B)/obj/interpose/write.o $(B)/obj/interpose/read.o \
 	$(B)/obj/interpose/fd.o $(B)/obj/interpose/wait.o \
@@ -67,9 +77,10 @@ $(B)/tests/unit/%.o: tests/unit/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(XCPPFLAGS) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(B)/tests/check_naglefix: $(UNIT_OBJS) $(B)/libnfcore.a
+$(B)/tests/check_naglefix: $(UNIT_OBJS) $(SEAM_OBJS) $(B)/libnfcore.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(B)/libnfcore.a $(CHECK_LIBS) -lpthread
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(SEAM_OBJS) $(B)/libnfcore.a \
+		$(CHECK_LIBS) -lpthread
 
 $(B)/tests/%: tests/integration/%.c
 	@mkdir -p $(dir $@)

@@ -57,6 +57,12 @@ typedef unsigned nf_mmsg_flags;
 #define NF_REAL_FIELD(name, ret, params, need, attr) ret(*name) params attr;
 struct nf_real_table {
 	NF_HOOKS_REAL(NF_REAL_FIELD)
+	/* Not hooks, filled by nf_real_init too so that unit tests can fake
+	 * them: libc's getsockopt (no hook of ours), and send as the raw system
+	 * call, which is no cancellation point, for a send made with a lock
+	 * held (coalesce.c). */
+	int (*getsockopt)(int, int, int, void *, socklen_t *);
+	ssize_t (*send_nocancel)(int, const void *, size_t, int);
 };
 #undef NF_REAL_FIELD
 

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nf_real.h"
 #include "nf_timer.h"
 #include "nf_track.h"
 
@@ -90,7 +91,7 @@ static int tcp_info_of(int fd, struct tcp_info *ti)
 	socklen_t len = sizeof(*ti);
 
 	memset(ti, 0, sizeof(*ti));
-	return getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, &len);
+	return nf_real.getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, &len);
 }
 
 /* Adds fd to active[]. Caller holds alock. 0 or -ENOMEM. */

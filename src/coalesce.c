@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -330,13 +329,13 @@ static ssize_t read_iov(struct iovec *iov, const struct iovec *prog, int iovcnt)
 
 /*
  * A send of the library's own, made with c->lock held and never blocking
- * (flags has MSG_DONTWAIT): the raw system call, as libc's send is a
- * cancellation point, and a thread cancelled there would leave the lock
- * held for good (a system() or a read can bring a pending cancel here).
+ * (flags has MSG_DONTWAIT): not libc's send, a cancellation point, where a
+ * thread cancelled would leave the lock held for good (a system() or a
+ * read can bring a pending cancel here).
  */
 static ssize_t own_send(int fd, const void *buf, size_t len, int flags)
 {
-	return syscall(SYS_sendto, fd, buf, len, flags, NULL, 0);
+	return nf_real.send_nocancel(fd, buf, len, flags);
 }
 
 /* One send of the buffer (flags with MSG_DONTWAIT); what send returned. */
@@ -668,7 +667,7 @@ static int established(struct nf_coalesce *co, int fd)
 	socklen_t len = sizeof(ti);
 	int saved = errno;
 
-	if (!co->proven && getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
+	if (!co->proven && nf_real.getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0 &&
 	    (ti.tcpi_state == TCP_ESTABLISHED || ti.tcpi_state == TCP_CLOSE_WAIT))
 		co->proven = 1;
 	errno = saved;

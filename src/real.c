@@ -55,6 +55,13 @@ static void *resolve(const char *name, void *ours, int required)
 	return fn;
 }
 
+/* sendto by system call: libc's is a cancellation point, and a thread
+ * cancelled in it with a lock held would leave the lock held for good. */
+static ssize_t send_nocancel(int fd, const void *buf, size_t len, int flags)
+{
+	return syscall(SYS_sendto, fd, buf, len, flags, NULL, 0);
+}
+
 /* One statement per row of NF_HOOKS_REAL (nf_hook_list.h):
  * nf_real.write = resolve("write", write, NF_REQUIRED); ... */
 #define RESOLVE(name, ret, params, need, attr)                                    \
@@ -63,4 +70,6 @@ static void *resolve(const char *name, void *ours, int required)
 void nf_real_init(void)
 {
 	NF_HOOKS_REAL(RESOLVE)
+	nf_real.getsockopt = getsockopt; /* no hook of ours: nothing to resolve */
+	nf_real.send_nocancel = send_nocancel;
 }

@@ -15,6 +15,12 @@ Suite *conn_suite(void);
 /* Environment and file to policy (src/config.c). */
 Suite *config_suite(void);
 
+/* The coalesce buffer (src/coalesce.c) against the fakes of fake.h. */
+Suite *coalesce_suite(void);
+
+/* Audit's detection (src/audit.c) against the fakes of fake.h. */
+Suite *audit_suite(void);
+
 /* tcase_add_test, for the tests the name filter T selects (the
  * environment's: a shell pattern matched anywhere in the test's name,
  * `make test-unit T=test_conn_fd`). Check's own CK_RUN_SUITE and
