@@ -102,6 +102,11 @@ test-auto: all $(B)/tests/auto/test_auto $(B)/tests/coalesce/test_integrity
 test-exports: $(B)/libnaglefix.so
 	tests/check-exports.sh $(B)/libnaglefix.so src/naglefix.map
 
+# The include graph of src/ and include/: no cycle, no core module that
+# includes an interpose/ header (tests/check-layers.sh says how it is read).
+test-layers:
+	tests/check-layers.sh
+
 # make test-unit [T=pattern] [SUITE=conn] [CASE=startup]: T picks tests by
 # name, SUITE and CASE are Check's CK_RUN_SUITE and CK_RUN_CASE.
 test-unit: $(B)/tests/check_naglefix
@@ -147,7 +152,7 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: install uninstall bench all test test-auto test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean
+.PHONY: install uninstall bench all test test-auto test-coalesce test-exports test-layers test-unit test-integration test-legacy test-audit demo clean
 
 # ---- sanitizers, leak check and fuzzing (tests/sanitize, tests/fuzz) -------
 # Each builds its own variants (build/asan, build/tsan, build/valgrind,
