@@ -10,9 +10,6 @@
  * deadline no earlier than its next look needs no wake (see timer.c). */
 #define NF_TIMER_TICK_NS 10000000ull
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-unsigned long long nf_timer_now_ns(void);
-
 /* A buffer got a new deadline: start the thread if needed and wake it if
  * the deadline is earlier than the one it sleeps towards. */
 void nf_timer_arm(unsigned long long deadline_ns);

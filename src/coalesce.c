@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nf_clock.h"
 #include "nf_copyin.h"
 #include "nf_guard.h"
 #include "nf_log.h"
@@ -299,7 +300,7 @@ static int append(struct nf_conn *c, const struct iovec *iov, int iovcnt, size_t
 	co->len += n;
 	if (!was_empty || n == 0)
 		return 0;
-	deadline = nf_timer_now_ns() + hold_ns(co);
+	deadline = nf_clock_now_ns() + hold_ns(co);
 	atomic_store(&co->deadline, deadline);
 	if (pending_add(c) == 0)
 		nf_timer_arm(deadline);
@@ -449,7 +450,7 @@ static void take_out(struct nf_conn *c, struct taken *t)
 static void rearm(struct nf_conn *c)
 {
 	struct nf_coalesce *co = c->co;
-	unsigned long long now = nf_timer_now_ns();
+	unsigned long long now = nf_clock_now_ns();
 
 	atomic_store(&co->deadline, now);
 	if (pending_add(c) == 0) /* already there: a no-op (pidx is plock's) */
@@ -1011,7 +1012,7 @@ static void drain_locked(struct nf_conn *c, int fd, enum drain_mode mode,
 			fail_buffer(c, errno);
 			return;
 		}
-		if (mode != DRAIN_LIVE && nf_timer_now_ns() >= give_up) {
+		if (mode != DRAIN_LIVE && nf_clock_now_ns() >= give_up) {
 			give_up_on(c, fd, mode);
 			return;
 		}
@@ -1023,7 +1024,7 @@ static void drain_locked(struct nf_conn *c, int fd, enum drain_mode mode,
 
 static unsigned long long drain_deadline(void)
 {
-	return nf_timer_now_ns() + NF_DRAIN_MS * 1000000ull;
+	return nf_clock_now_ns() + NF_DRAIN_MS * 1000000ull;
 }
 
 /* drain_locked under the lock; then, if action >= 0, the rule becomes
@@ -1134,7 +1135,7 @@ static void handler_flush_range(unsigned first, unsigned last, int wait,
 			handler_push_locked(c, (int)fd);
 			left = c->co->len;
 			pthread_mutex_unlock(&c->lock);
-			if (!left || !wait || nf_timer_now_ns() >= give_up)
+			if (!left || !wait || nf_clock_now_ns() >= give_up)
 				break;
 			nf_real.poll(&p, 1, 100);
 		}

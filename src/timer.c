@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "nf_auto.h"
+#include "nf_clock.h"
 #include "nf_coalesce.h"
 #include "nf_log.h"
 
@@ -45,14 +46,6 @@ static unsigned long long wake_at; /* 0: nothing to do */
 static int let_go; /* main has left: end whenever nothing is due */
 static _Atomic unsigned long long horizon; /* next look promised; 0: none */
 static atomic_int touched; /* an arm came since the last look */
-
-unsigned long long nf_timer_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
 
 static struct timespec to_timespec(unsigned long long ns)
 {
@@ -116,7 +109,7 @@ static void *timer_main(void *arg)
 	prctl(PR_SET_NAME, "naglefix-timer");
 	pthread_mutex_lock(&tlock);
 	for (;;) {
-		unsigned long long now = nf_timer_now_ns();
+		unsigned long long now = nf_clock_now_ns();
 
 		if (wake_at == 0 && let_go)
 			break;
@@ -203,7 +196,7 @@ void nf_timer_let_go(void)
 	pthread_mutex_lock(&tlock);
 	let_go = 1;
 	if (wake_at) /* look now: what main's hook flushed is no longer due */
-		wake_at = nf_timer_now_ns();
+		wake_at = nf_clock_now_ns();
 	if (started == 1)
 		pthread_cond_signal(&tcond);
 	pthread_mutex_unlock(&tlock);
