@@ -89,8 +89,9 @@ void nf_coalesce_drain_range(unsigned first, unsigned last);
  * NF_DRAIN_MS in all, however many peers are stalled). */
 void nf_coalesce_flush_all(int wait);
 
-/* Called by the timer: flushes the connections whose oldest byte is due.
- * Returns the next deadline in ns (CLOCK_MONOTONIC), or 0 if none. */
+/* Called by the timer (an nf_timer_due_fn, registered by init): flushes
+ * the connections whose oldest byte is due. Returns the next deadline in
+ * ns (nf_clock_now_ns), or 0 if none. */
 unsigned long long nf_coalesce_flush_due(unsigned long long now_ns);
 
 /* Before fork, posix_spawn, system and popen: every held byte goes into

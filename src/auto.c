@@ -200,16 +200,11 @@ void nf_auto_before_wait(int timeout_nonzero)
 		consume(0);
 }
 
-unsigned long long nf_auto_flush_due(unsigned long long now, unsigned long long next)
+unsigned long long nf_auto_flush_due(unsigned long long now)
 {
-	unsigned long long left;
-
 	if (atomic_load_explicit(&head, memory_order_relaxed) < 0)
-		return next;
-	left = consume(now);
-	if (left && (next == 0 || left < next))
-		return left;
-	return next;
+		return 0;
+	return consume(now);
 }
 
 int nf_auto_option_begin(int fd, int level, int name, const void *val, socklen_t len)
