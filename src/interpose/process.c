@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "../nf_hooks.h"
+#include "nf_atfork.h"
 #include "nf_audit.h"
 #include "nf_auto.h"
 #include "nf_coalesce.h"
@@ -32,34 +33,6 @@
 #include "nf_init.h"
 #include "nf_real.h"
 #include "nf_timer.h"
-
-/* The forking thread's signal mask, from prepare to parent or child: no
- * handler may run in the child while its locks and buffers are made new. */
-static __thread sigset_t fork_mask __attribute__((tls_model("initial-exec")));
-
-void nf_process_atfork_prepare(void)
-{
-	sigset_t all;
-
-	nf_coalesce_before_child();
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &fork_mask);
-}
-
-void nf_process_atfork_parent(void)
-{
-	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
-}
-
-void nf_process_atfork_child(void)
-{
-	nf_conn_atfork_child();
-	nf_coalesce_atfork_child();
-	nf_timer_atfork_child();
-	nf_auto_atfork_child();
-	nf_audit_atfork_child();
-	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
-}
 
 /* The process ends: coalescing stops, what is held is sent, audit writes
  * its summaries. */
@@ -236,13 +209,13 @@ NF_EXPORT pid_t _Fork(void)
 		errno = ENOSYS;
 		return -1;
 	}
-	nf_process_atfork_prepare();
+	nf_atfork_prepare();
 	pid = nf_real._Fork();
 	saved = errno;
 	if (pid == 0)
-		nf_process_atfork_child();
+		nf_atfork_child();
 	else
-		nf_process_atfork_parent();
+		nf_atfork_parent();
 	errno = saved;
 	return pid;
 }
