@@ -25,7 +25,8 @@ PREFIX   ?= /usr/local
 CORE_OBJS := $(B)/obj/policy.o $(B)/obj/config.o $(B)/obj/conn.o $(B)/obj/hot.o
 LIB_OBJS  := $(CORE_OBJS) \
 	$(B)/obj/real.o $(B)/obj/init.o $(B)/obj/atfork.o $(B)/obj/log.o $(B)/obj/track.o \
-	$(B)/obj/coalesce.o $(B)/obj/copyin.o $(B)/obj/timer.o $(B)/obj/auto.o $(B)/obj/quickack.o \
+	$(B)/obj/coalesce.o $(B)/obj/coalesce_buf.o $(B)/obj/coalesce_pending.o \
+	$(B)/obj/coalesce_handler.o $(B)/obj/copyin.o $(B)/obj/timer.o $(B)/obj/auto.o $(B)/obj/quickack.o \
 	$(B)/obj/audit.o $(B)/obj/audit_log.o \
 	$(B)/obj/interpose/connect.o $(B)/obj/interpose/sockopt.o \
 	$(B)/obj/interpose/write.o $(B)/obj/interpose/read.o \

@@ -317,7 +317,7 @@ static void thread_exits(void)
 {
 	nf_init();
 	if (syscall(SYS_gettid) == getpid()) {
-		nf_coalesce_flush_all(0); /* main's bytes need not wait for the timer */
+		nf_coalesce_flush_all(NF_FLUSH_NOW); /* main's bytes need not wait for the timer */
 		nf_timer_let_go();
 	}
 }
@@ -343,7 +343,7 @@ NF_EXPORT void thrd_exit(int res)
  */
 NF_EXPORT void abort(void)
 {
-	nf_coalesce_flush_all(0); /* nothing held: no lock, no call (also before init) */
+	nf_coalesce_flush_all(NF_FLUSH_NOW); /* nothing held: no lock, no call (also before init) */
 	nf_real_abort();
 }
 
@@ -351,7 +351,7 @@ NF_EXPORT void __assert_fail(const char *assertion, const char *file, NF_ASSERT_
 			     const char *function)
 {
 	nf_init();
-	nf_coalesce_flush_all(0);
+	nf_coalesce_flush_all(NF_FLUSH_NOW);
 	nf_real.__assert_fail(assertion, file, line, function);
 }
 
