@@ -22,7 +22,7 @@
  * next arm wakes the timer again. Every look stores the new horizon before
  * it scans, so a buffer armed against the old one is in its scan.
  * (coalesce gives such deadlines to connections whose program reads after
- * it writes: see TRUST_AFTER in coalesce.c.)
+ * it writes: see TRUST_AFTER in coalesce_int.h.)
  */
 #include "nf_timer.h"
 
