@@ -26,7 +26,8 @@ CORE_OBJS := $(B)/obj/policy.o $(B)/obj/config.o $(B)/obj/conn.o $(B)/obj/hot.o 
 	$(B)/obj/json.o
 # The coalesce action and the audit action: a file split off one of them
 # is added here, and both the library and the unit tests link it.
-COALESCE_OBJS := $(B)/obj/coalesce.o
+COALESCE_OBJS := $(B)/obj/coalesce.o $(B)/obj/coalesce_buf.o $(B)/obj/coalesce_pending.o \
+	$(B)/obj/coalesce_handler.o
 AUDIT_OBJS := $(B)/obj/audit.o $(B)/obj/audit_log.o
 # What the unit tests of coalesce and audit link beside the core: those
 # modules and what they call, with nf_real filled by the tests' fakes.
@@ -35,7 +36,7 @@ AUDIT_OBJS := $(B)/obj/audit.o $(B)/obj/audit_log.o
 SEAM_OBJS := $(COALESCE_OBJS) $(AUDIT_OBJS) $(B)/obj/copyin.o $(B)/obj/log.o \
 	$(B)/obj/track.o $(B)/obj/auto.o $(B)/obj/quickack.o
 LIB_OBJS  := $(CORE_OBJS) \
-	$(B)/obj/real.o $(B)/obj/init.o $(B)/obj/log.o $(B)/obj/track.o \
+	$(B)/obj/real.o $(B)/obj/init.o $(B)/obj/atfork.o $(B)/obj/clock.o $(B)/obj/log.o $(B)/obj/track.o \
 	$(COALESCE_OBJS) $(B)/obj/copyin.o $(B)/obj/timer.o $(B)/obj/auto.o $(B)/obj/quickack.o \
 	$(AUDIT_OBJS) \
 	$(B)/obj/interpose/connect.o $(B)/obj/interpose/sockopt.o \
@@ -121,6 +122,11 @@ test-auto: all $(B)/tests/auto/test_auto $(B)/tests/coalesce/test_integrity
 test-exports: $(B)/libnaglefix.so
 	CC='$(CC)' tests/check-exports.sh $(B)/libnaglefix.so src/naglefix.map \
 		include/nf_hook_list.h $(LIB_OBJS)
+
+# The include graph of src/ and include/: no cycle, no core module that
+# includes an interpose/ header (tests/check-layers.sh says how it is read).
+test-layers:
+	tests/check-layers.sh
 
 # make test-unit [T=pattern] [SUITE=conn] [CASE=startup]: T picks tests by
 # name, SUITE and CASE are Check's CK_RUN_SUITE and CK_RUN_CASE.

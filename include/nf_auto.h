@@ -50,11 +50,11 @@ void nf_auto_option_end(int fd, int level, int name, const void *val, socklen_t 
 			int begun, int rc);
 
 /*
- * From the timer thread: pushes every listed socket whose deadline is
- * not after now. Returns the earlier of next and the next auto deadline
- * (0 for none), so the timer sleeps until the sooner of both.
+ * From the timer thread (an nf_timer_due_fn, registered by init): pushes
+ * every listed socket whose deadline is not after now. Returns the next
+ * auto deadline, or 0 for none.
  */
-unsigned long long nf_auto_flush_due(unsigned long long now, unsigned long long next);
+unsigned long long nf_auto_flush_due(unsigned long long now);
 
 /* In a forked child, whose timer thread is gone: checks every listed
  * socket now (they are the parent's too, and pushing is harmless). */

@@ -84,13 +84,19 @@ void nf_coalesce_drain_abort(struct nf_conn *c, int fd);
 /* close_range: nf_coalesce_drain_final for the fds in [first, last]. */
 void nf_coalesce_drain_range(unsigned first, unsigned last);
 
-/* Flushes every connection holding bytes: without blocking (wait 0, before
- * poll/select/epoll and fork) or draining (wait 1, before exec and exit;
- * NF_DRAIN_MS in all, however many peers are stalled). */
-void nf_coalesce_flush_all(int wait);
+/* How nf_coalesce_flush_all waits for a full socket. */
+enum nf_flush_how {
+	NF_FLUSH_NOW,   /* not at all: what the kernel takes now (before a wait) */
+	NF_FLUSH_DRAIN, /* NF_DRAIN_MS in all, however many peers are stalled;
+			   then the bytes are dropped */
+};
 
-/* Called by the timer: flushes the connections whose oldest byte is due.
- * Returns the next deadline in ns (CLOCK_MONOTONIC), or 0 if none. */
+/* Flushes every connection holding bytes, as how says. */
+void nf_coalesce_flush_all(enum nf_flush_how how);
+
+/* Called by the timer (an nf_timer_due_fn, registered by init): flushes
+ * the connections whose oldest byte is due. Returns the next deadline in
+ * ns (nf_clock_now_ns), or 0 if none. */
 unsigned long long nf_coalesce_flush_due(unsigned long long now_ns);
 
 /* Before fork, posix_spawn, system and popen: every held byte goes into

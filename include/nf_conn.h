@@ -44,8 +44,10 @@ struct nf_conn {
 				    last check (ns), or 0 */
 	int auto_next;           /* auto: the next listed fd, or -1 */
 	_Atomic unsigned gen;    /* bumped when the fd stops being this socket */
-	pthread_mutex_t lock;    /* guards co (audit state has its own lock) */
-	struct nf_coalesce *co;  /* coalesce buffer, lazily allocated */
+	pthread_mutex_t lock;    /* guards *co (audit state has its own lock) */
+	struct nf_coalesce *co;  /* coalesce buffer, made once under lock and
+				    published (release store), never freed:
+				    read without lock by an acquire load */
 	struct nf_audit *au;     /* audit state, lazily allocated */
 };
 

@@ -1,15 +1,11 @@
 /*
- * nf_init.h - the process-wide state and its one-time initialisation.
+ * nf_init.h - the process's one-time initialisation (the policy it loads
+ * is nf_policy, nf_track.h).
  */
 #ifndef NF_INIT_H
 #define NF_INIT_H
 
 #include <stdatomic.h>
-
-#include "nf_policy.h"
-
-/* The policy of this process; valid after nf_init(). */
-extern struct nf_policy nf_policy;
 
 /* 1 once nf_init has finished (init.c). */
 extern atomic_int nf_ready;

@@ -20,23 +20,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "nf_libc.h" /* before the list: musl's macros undone */
 #include "nf_hook_list.h"
-
-/* The type of __assert_fail's line: unsigned in glibc, int in musl. */
-#ifdef __GLIBC__
-#define NF_ASSERT_LINE unsigned
-#else
-#define NF_ASSERT_LINE int
-#endif
-
-#ifndef __GLIBC__
-/* musl's headers make these names macros for the plain ones (its library
- * keeps the symbols for old binaries): here they are names of their own. */
-#undef sendfile64
-#undef freopen64
-#undef aio_write64
-#undef lio_listio64
-#endif
 
 /* lio_listio's list: musl restrict-qualifies the pointers in it. */
 #ifdef __GLIBC__

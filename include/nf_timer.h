@@ -10,8 +10,19 @@
  * deadline no earlier than its next look needs no wake (see timer.c). */
 #define NF_TIMER_TICK_NS 10000000ull
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-unsigned long long nf_timer_now_ns(void);
+/* What the timer calls at each look, at time now_ns: flushes what is due
+ * and returns the next deadline of its own (0: none). Runs on the timer
+ * thread, every signal blocked, with no lock of the timer's held. */
+typedef unsigned long long (*nf_timer_due_fn)(unsigned long long now_ns);
+
+/* The most nf_timer_due_fns the timer serves. */
+#define NF_TIMER_CLIENTS 4
+
+/* Adds fn to what every look calls (once, however often registered), so
+ * that the timer knows nothing of the modules it serves. Returns 0, or
+ * -ENOSPC past NF_TIMER_CLIENTS. Made during initialisation, before any
+ * nf_timer_arm of fn's deadlines. */
+int nf_timer_register(nf_timer_due_fn fn);
 
 /* A buffer got a new deadline: start the thread if needed and wake it if
  * the deadline is earlier than the one it sleeps towards. */

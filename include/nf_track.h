@@ -12,6 +12,10 @@
 
 #include "nf_conn.h"
 
+/* The policy of this process, which the functions here apply: loaded by
+ * initialisation (init.c), read-only after nf_init(). */
+extern struct nf_policy nf_policy;
+
 /* socket() returned fd for (domain, type, protocol). */
 void nf_track_created(int fd, int domain, int type, int protocol);
 

@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nf_clock.h"
 #include "nf_real.h"
-#include "nf_timer.h"
 #include "nf_track.h"
 
 struct nf_audit {
@@ -326,7 +326,7 @@ static int start_waiting(struct nf_conn *c, int fd, struct nf_audit_finding *f)
 		return 1;
 	}
 	if (tcp_info_of(fd, &ti) == 0 && ti.tcpi_notsent_bytes > 0) {
-		au->wait_ns = nf_timer_now_ns();
+		au->wait_ns = nf_clock_now_ns();
 		au->settled = 0;
 	}
 	return 0;
@@ -388,7 +388,7 @@ static void audit_read_end(const struct nf_audit_read *r, ssize_t rc)
 	pthread_mutex_lock(&alock);
 	au = c->au;
 	if (au && au->nwrites > 0) {
-		double ms = au->wait_ns ? (double)(nf_timer_now_ns() - au->wait_ns) / 1e6 : 0;
+		double ms = au->wait_ns ? (double)(nf_clock_now_ns() - au->wait_ns) / 1e6 : 0;
 
 		if (ms >= NF_AUDIT_MIN_STALL_MS) {
 			fill_finding(au, r->fd, c, 0, ms, &f);

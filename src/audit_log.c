@@ -31,10 +31,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nf_clock.h"
 #include "nf_fnv.h"
 #include "nf_json.h"
 #include "nf_log.h"
-#include "nf_timer.h"
 
 #define REPEAT_FULL  3
 #define REPEAT_EVERY 100
@@ -396,7 +396,7 @@ void nf_audit_log_finding(const struct nf_audit_finding *f)
 {
 	struct entry e = { .f = *f };
 	struct rep r, evicted;
-	unsigned long long now = nf_timer_now_ns();
+	unsigned long long now = nf_clock_now_ns();
 	int what, saved = errno;
 
 	evicted.pending = 0;

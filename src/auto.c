@@ -23,6 +23,7 @@
 #include <netinet/tcp.h>
 #include <sys/ioctl.h>
 
+#include "nf_clock.h"
 #include "nf_guard.h"
 #include "nf_real.h"
 #include "nf_timer.h"
@@ -131,7 +132,7 @@ void nf_auto_after_send(int fd, ssize_t rc)
 	if (!c || !nagle_on(c))
 		return;
 	saved = errno;
-	now = nf_timer_now_ns();
+	now = nf_clock_now_ns();
 	atomic_compare_exchange_strong(&c->auto_since, &zero, now);
 	if (atomic_compare_exchange_strong(&c->auto_listed, &no, 1)) {
 		list_push(c, fd);
@@ -199,16 +200,11 @@ void nf_auto_before_wait(int timeout_nonzero)
 		consume(0);
 }
 
-unsigned long long nf_auto_flush_due(unsigned long long now, unsigned long long next)
+unsigned long long nf_auto_flush_due(unsigned long long now)
 {
-	unsigned long long left;
-
 	if (atomic_load_explicit(&head, memory_order_relaxed) < 0)
-		return next;
-	left = consume(now);
-	if (left && (next == 0 || left < next))
-		return left;
-	return next;
+		return 0;
+	return consume(now);
 }
 
 int nf_auto_option_begin(int fd, int level, int name, const void *val, socklen_t len)

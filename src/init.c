@@ -10,15 +10,18 @@
 #include <stdlib.h>
 #include <sys/auxv.h>
 
+#include "nf_atfork.h"
 #include "nf_audit.h"
+#include "nf_auto.h"
+#include "nf_coalesce.h"
 #include "nf_config.h"
 #include "nf_guard.h"
 #include "nf_conn.h"
 #include "nf_log.h"
 #include "nf_real.h"
-#include "nf_hooks.h"
+#include "nf_timer.h"
+#include "nf_track.h"
 
-struct nf_policy nf_policy;
 __thread int nf_guard_inside __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -52,7 +55,10 @@ static void init_once(void)
 		nf_log_msg("%s", err);
 	}
 	nf_audit_setup(&nf_policy);
-	pthread_atfork(nf_process_atfork_prepare, nf_process_atfork_parent, nf_process_atfork_child);
+	/* the timer calls these back; it knows nothing of either module */
+	nf_timer_register(nf_coalesce_flush_due);
+	nf_timer_register(nf_auto_flush_due);
+	pthread_atfork(nf_atfork_prepare, nf_atfork_parent, nf_atfork_child);
 	atomic_store_explicit(&nf_ready, 1, memory_order_release);
 	errno = saved;
 }

@@ -21,7 +21,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "nf_real.h" /* undoes musl's sendfile64 and freopen64 macros */
+#include "nf_libc.h" /* undoes musl's sendfile64 and freopen64 macros */
+#include "nf_real.h"
 
 #define NF_EXPORT __attribute__((visibility("default")))
 
@@ -57,9 +58,6 @@ FILE *nf_freopen(const char *path, const char *mode, FILE *f);
 FILE *nf_freopen64(const char *path, const char *mode, FILE *f);
 int nf_vdprintf(int fd, const char *fmt, va_list ap);
 int nf_vdprintf_chk(int fd, int flag, const char *fmt, va_list ap); /* __vdprintf_chk */
-void nf_process_atfork_prepare(void);
-void nf_process_atfork_parent(void);
-void nf_process_atfork_child(void);
 int nf_close_range(unsigned first, unsigned last, int flags);
 void nf_closefrom(int lowfd);
 int nf_posix_close(int fd, int flags);
@@ -71,55 +69,5 @@ int nf_fcntl(int fd, int cmd, void *arg);
 int nf_fcntl64(int fd, int cmd, void *arg);
 int nf_dup2(int oldfd, int newfd);
 int nf_dup3(int oldfd, int newfd, int flags);
-
-/* assert.h's failure entry (its line is unsigned in glibc, int in musl). */
-#include "nf_real.h" /* NF_ASSERT_LINE */
-void __assert_fail(const char *assertion, const char *file, NF_ASSERT_LINE line,
-		   const char *function) __attribute__((noreturn));
-
-/* glibc's fortified entry points: not declared unless _FORTIFY_SOURCE. */
-int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen);
-int __ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timespec *ts,
-		const sigset_t *mask, size_t fdslen);
-int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *ts,
-		 const sigset_t *mask);
-ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
-ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
-ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
-		       struct sockaddr *sa, socklen_t *salen);
-
-/* glibc's fortified dprintf: not declared unless _FORTIFY_SOURCE. */
-int __dprintf_chk(int fd, int flag, const char *fmt, ...);
-int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap);
-
-/* glibc's exported aliases of write, send and close: in no header. */
-ssize_t __write(int fd, const void *buf, size_t n);
-ssize_t __send(int fd, const void *buf, size_t n, int flags);
-int __close(int fd);
-/* glibc 2.0's names of fdopen, fclose and popen, still exported. */
-FILE *_IO_fdopen(int fd, const char *mode);
-int _IO_fclose(FILE *f);
-FILE *_IO_popen(const char *command, const char *mode);
-int __dup2(int oldfd, int newfd);
-int __fcntl(int fd, int cmd, ...);
-pid_t __vfork(void);
-
-#ifndef __GLIBC__
-/* Hooked, but not in every libc (musl has none of these, or only the
- * symbol): declared here. */
-int close_range(unsigned first, unsigned last, int flags);
-int fcntl64(int fd, int cmd, ...);
-void closefrom(int lowfd);
-int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags);
-ssize_t sendfile64(int out_fd, int in_fd, off64_t *off, size_t n);
-FILE *freopen64(const char *path, const char *mode, FILE *f);
-ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t off, int flags);
-ssize_t pwritev64v2(int fd, const struct iovec *iov, int iovcnt, off64_t off, int flags);
-int aio_write64(struct aiocb64 *cb);
-int lio_listio64(int mode, struct aiocb64 *const list[], int nent, struct sigevent *sev);
-#else
-/* In glibc 2.39, not 2.36. */
-int posix_close(int fd, int flags);
-#endif
 
 #endif

@@ -2,7 +2,6 @@
  * real.c - the one place the real libc functions are resolved.
  */
 #include "nf_real.h"
-#include "nf_hooks.h"
 
 #include <fcntl.h>
 

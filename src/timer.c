@@ -1,5 +1,7 @@
 /*
- * timer.c - the background flusher of coalesce buffers.
+ * timer.c - the background thread that flushes what is due: coalesce
+ * buffers and auto's pushes, through the nf_timer_due_fn each registered
+ * (nf_timer_register), so that the timer includes neither module.
  *
  * One thread for the process, started on the first buffered write (and
  * again in a forked child, where it did not survive). It sleeps on a
@@ -20,7 +22,7 @@
  * next arm wakes the timer again. Every look stores the new horizon before
  * it scans, so a buffer armed against the old one is in its scan.
  * (coalesce gives such deadlines to connections whose program reads after
- * it writes: see TRUST_AFTER in coalesce.c.)
+ * it writes: see TRUST_AFTER in coalesce_int.h.)
  */
 #include "nf_timer.h"
 
@@ -34,8 +36,7 @@
 #include <unistd.h>
 #include <time.h>
 
-#include "nf_auto.h"
-#include "nf_coalesce.h"
+#include "nf_clock.h"
 #include "nf_log.h"
 
 static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
@@ -45,14 +46,8 @@ static unsigned long long wake_at; /* 0: nothing to do */
 static int let_go; /* main has left: end whenever nothing is due */
 static _Atomic unsigned long long horizon; /* next look promised; 0: none */
 static atomic_int touched; /* an arm came since the last look */
-
-unsigned long long nf_timer_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
+static _Atomic nf_timer_due_fn clients[NF_TIMER_CLIENTS]; /* what each look calls */
+static atomic_int nclients;
 
 static struct timespec to_timespec(unsigned long long ns)
 {
@@ -85,6 +80,48 @@ static int last_thread_left(void)
 	return last;
 }
 
+/* Is fn among the first n clients? */
+static int registered(nf_timer_due_fn fn, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (atomic_load(&clients[i]) == fn)
+			return 1;
+	return 0;
+}
+
+int nf_timer_register(nf_timer_due_fn fn)
+{
+	int rc = 0, n;
+
+	pthread_mutex_lock(&tlock);
+	n = atomic_load(&nclients);
+	if (registered(fn, n)) {
+		rc = 0;
+	} else if (n == NF_TIMER_CLIENTS) {
+		rc = -ENOSPC;
+	} else {
+		atomic_store(&clients[n], fn);
+		atomic_store(&nclients, n + 1); /* after the pointer: a look sees it whole */
+	}
+	pthread_mutex_unlock(&tlock);
+	return rc;
+}
+
+/* What each registered client flushes at time now: returns the earliest
+ * of their next deadlines (0: none). */
+static unsigned long long call_clients(unsigned long long now)
+{
+	unsigned long long next = 0;
+
+	for (int i = 0, n = atomic_load(&nclients); i < n; i++) {
+		unsigned long long d = atomic_load(&clients[i])(now);
+
+		if (d && (next == 0 || d < next))
+			next = d;
+	}
+	return next;
+}
+
 /* One look at every pending buffer at time now, flushing what is due:
  * returns when the next look must be (0: none). Promises the next look a
  * tick from now if an arm relied on the last promise, else withdraws it;
@@ -98,8 +135,7 @@ static unsigned long long look(unsigned long long now)
 		tick = now + NF_TIMER_TICK_NS;
 	atomic_store(&horizon, tick);
 	pthread_mutex_unlock(&tlock);
-	next = nf_coalesce_flush_due(now);
-	next = nf_auto_flush_due(now, next);
+	next = call_clients(now);
 	pthread_mutex_lock(&tlock);
 	if (wake_at && (next == 0 || wake_at < next))
 		next = wake_at; /* armed during the scan */
@@ -116,7 +152,7 @@ static void *timer_main(void *arg)
 	prctl(PR_SET_NAME, "naglefix-timer");
 	pthread_mutex_lock(&tlock);
 	for (;;) {
-		unsigned long long now = nf_timer_now_ns();
+		unsigned long long now = nf_clock_now_ns();
 
 		if (wake_at == 0 && let_go)
 			break;
@@ -203,7 +239,7 @@ void nf_timer_let_go(void)
 	pthread_mutex_lock(&tlock);
 	let_go = 1;
 	if (wake_at) /* look now: what main's hook flushed is no longer due */
-		wake_at = nf_timer_now_ns();
+		wake_at = nf_clock_now_ns();
 	if (started == 1)
 		pthread_cond_signal(&tcond);
 	pthread_mutex_unlock(&tlock);

@@ -10,9 +10,10 @@
 #include <unistd.h>
 
 #include "nf_auto.h"
-#include "nf_init.h"
 #include "nf_quickack.h"
 #include "nf_real.h"
+
+struct nf_policy nf_policy;
 
 static int is_tcp(int domain, int type, int protocol)
 {

@@ -42,6 +42,7 @@ run_suite() {
 }
 
 run_suite exports make -s test-exports
+run_suite layers make -s test-layers
 run_suite inventory make -s test-inventory
 run_suite unit make -s test-unit
 run_suite integration make -s test-integration

@@ -25,41 +25,12 @@
 #include <unistd.h>
 
 #include "../nf_hooks.h"
+#include "nf_atfork.h"
 #include "nf_audit.h"
-#include "nf_auto.h"
 #include "nf_coalesce.h"
-#include "nf_conn.h"
 #include "nf_init.h"
 #include "nf_real.h"
 #include "nf_timer.h"
-
-/* The forking thread's signal mask, from prepare to parent or child: no
- * handler may run in the child while its locks and buffers are made new. */
-static __thread sigset_t fork_mask __attribute__((tls_model("initial-exec")));
-
-void nf_process_atfork_prepare(void)
-{
-	sigset_t all;
-
-	nf_coalesce_before_child();
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &fork_mask);
-}
-
-void nf_process_atfork_parent(void)
-{
-	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
-}
-
-void nf_process_atfork_child(void)
-{
-	nf_conn_atfork_child();
-	nf_coalesce_atfork_child();
-	nf_timer_atfork_child();
-	nf_auto_atfork_child();
-	nf_audit_atfork_child();
-	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
-}
 
 /* The process ends: coalescing stops, what is held is sent, audit writes
  * its summaries. */
@@ -236,13 +207,13 @@ NF_EXPORT pid_t _Fork(void)
 		errno = ENOSYS;
 		return -1;
 	}
-	nf_process_atfork_prepare();
+	nf_atfork_prepare();
 	pid = nf_real._Fork();
 	saved = errno;
 	if (pid == 0)
-		nf_process_atfork_child();
+		nf_atfork_child();
 	else
-		nf_process_atfork_parent();
+		nf_atfork_parent();
 	errno = saved;
 	return pid;
 }
@@ -344,7 +315,7 @@ static void thread_exits(void)
 {
 	nf_init();
 	if (syscall(SYS_gettid) == getpid()) {
-		nf_coalesce_flush_all(0); /* main's bytes need not wait for the timer */
+		nf_coalesce_flush_all(NF_FLUSH_NOW); /* main's bytes need not wait for the timer */
 		nf_timer_let_go();
 	}
 }
@@ -370,7 +341,7 @@ NF_EXPORT void thrd_exit(int res)
  */
 NF_EXPORT void abort(void)
 {
-	nf_coalesce_flush_all(0); /* nothing held: no lock, no call (also before init) */
+	nf_coalesce_flush_all(NF_FLUSH_NOW); /* nothing held: no lock, no call (also before init) */
 	nf_real_abort();
 }
 
@@ -378,7 +349,7 @@ NF_EXPORT void __assert_fail(const char *assertion, const char *file, NF_ASSERT_
 			     const char *function)
 {
 	nf_init();
-	nf_coalesce_flush_all(0);
+	nf_coalesce_flush_all(NF_FLUSH_NOW);
 	nf_real.__assert_fail(assertion, file, line, function);
 }
 

@@ -25,7 +25,7 @@ void nf_before_wait(int timeout_nonzero)
 {
 	if (timeout_nonzero &&
 	    atomic_load_explicit(&nf_coalesce_npending, memory_order_relaxed) > 0)
-		nf_coalesce_flush_all(0);
+		nf_coalesce_flush_all(NF_FLUSH_NOW);
 	nf_auto_before_wait(timeout_nonzero);
 }
 

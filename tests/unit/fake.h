@@ -75,7 +75,7 @@ const char *fake_wire(void);
 
 /* --- fake_timer.c: nf_timer_* and the clock --- */
 
-extern unsigned long long fake_now;       /* nf_timer_now_ns's answer */
+extern unsigned long long fake_now;       /* nf_clock_now_ns's answer */
 extern int fake_narms;                    /* nf_timer_arm calls */
 extern unsigned long long fake_armed_at;  /* the last one's deadline */
 

@@ -17,8 +17,8 @@
 #include "fake.h"
 
 /* What init.c defines for the library: the unit binary does not link
- * init.c, which would bring real.c and every hook with it. */
-struct nf_policy nf_policy;
+ * init.c, which would bring real.c and every hook with it. (nf_policy is
+ * track.c's, which the binary links.) */
 __thread int nf_guard_inside __attribute__((tls_model("initial-exec")));
 
 struct fake_kernel fake;

@@ -4,6 +4,7 @@
  * timer's flush calls nf_coalesce_flush_due itself), and a clock that
  * stands still until the test moves fake_now.
  */
+#include "nf_clock.h"
 #include "nf_timer.h"
 
 #include "fake.h"
@@ -12,7 +13,7 @@ unsigned long long fake_now = 1000000000ull;
 int fake_narms;
 unsigned long long fake_armed_at;
 
-unsigned long long nf_timer_now_ns(void)
+unsigned long long nf_clock_now_ns(void)
 {
 	return fake_now;
 }
