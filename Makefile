@@ -58,7 +58,15 @@ all: $(B)/libnaglefix.so $(B)/naglefix
 
 include tests/difftest/difftest.mk
 
-$(B)/obj/%.o: src/%.c
+# Objects built before .d files were recorded know none of their headers,
+# and a header change would leave them as they are: this stamp, made once
+# per build directory, is newer than all of them, so each is rebuilt once.
+DEPS_STAMP := $(B)/.deps-recorded
+$(DEPS_STAMP):
+	@mkdir -p $(dir $@)
+	@touch $@
+
+$(B)/obj/%.o: src/%.c $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(XCPPFLAGS) $(CPPFLAGS) $(CFLAGS) $(XCFLAGS) $(DEPFLAGS) -c -o $@ $<
 
@@ -74,7 +82,7 @@ $(B)/naglefix: $(CLI_OBJS) $(B)/libnfcore.a
 
 # ---- tests ---------------------------------------------------------------
 
-$(B)/tests/unit/%.o: tests/unit/%.c
+$(B)/tests/unit/%.o: tests/unit/%.c $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(XCPPFLAGS) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) $(DEPFLAGS) -c -o $@ $<
 
@@ -83,7 +91,7 @@ $(B)/tests/check_naglefix: $(UNIT_OBJS) $(SEAM_OBJS) $(B)/libnfcore.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(SEAM_OBJS) $(B)/libnfcore.a \
 		$(CHECK_LIBS) -lpthread
 
-$(B)/tests/%: tests/integration/%.c
+$(B)/tests/%: tests/integration/%.c $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -o $@ $< -lpthread -lm
 
@@ -103,14 +111,14 @@ bench: all $(B)/tests/bench $(B)/tests/devnull
 bench-real: all
 	tests/bench/real.sh
 
-$(B)/tests/coalesce/%: tests/coalesce/%.c
+$(B)/tests/coalesce/%: tests/coalesce/%.c $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -o $@ $< -lpthread -lm
 
 test-coalesce: all $(CTESTS)
 	tests/coalesce/run.sh
 
-$(B)/tests/auto/%: tests/auto/%.c
+$(B)/tests/auto/%: tests/auto/%.c $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -o $@ $< -lpthread -lm
 
@@ -195,7 +203,7 @@ fuzz:
 STEST_SRCS := $(wildcard tests/stress/stress_*.c)
 STESTS     := $(patsubst tests/stress/%.c,$(B)/tests/stress/%,$(STEST_SRCS))
 
-$(B)/tests/stress/%: tests/stress/%.c
+$(B)/tests/stress/%: tests/stress/%.c $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -o $@ $< -lpthread -lm
 
@@ -216,7 +224,7 @@ test-security: all $(B)/tests/security/sec_probe
 # coalesce programs built with musl-gcc into build/musl, both suites and
 # tests/musl's own programs run against them.
 
-$(B)/tests/musl/%: tests/musl/%.c
+$(B)/tests/musl/%: tests/musl/%.c $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -o $@ $< -lpthread -ldl
 

@@ -61,9 +61,10 @@ int nf_vdprintf_chk(int fd, int flag, const char *fmt, va_list ap); /* __vdprint
 int nf_close_range(unsigned first, unsigned last, int flags);
 void nf_closefrom(int lowfd);
 int nf_posix_close(int fd, int flags);
-int nf_aio_write(struct aiocb *cb, struct aiocb64 *cb64);
-int nf_lio_listio(int mode, nf_lio_list list, struct aiocb64 *const list64[], int nent,
-		  struct sigevent *sev);
+int nf_aio_write(struct aiocb *cb);
+int nf_aio_write64(struct aiocb64 *cb);
+int nf_lio_listio(int mode, nf_lio_list list, int nent, struct sigevent *sev);
+int nf_lio_listio64(int mode, struct aiocb64 *const list[], int nent, struct sigevent *sev);
 int nf_dup(int fd);
 int nf_fcntl(int fd, int cmd, void *arg);
 int nf_fcntl64(int fd, int cmd, void *arg);

@@ -26,60 +26,79 @@ static int push_before(int fd)
 	return c ? nf_coalesce_before_send(c, fd, 0) : 0;
 }
 
-int nf_aio_write(struct aiocb *cb, struct aiocb64 *cb64)
+int nf_aio_write(struct aiocb *cb)
 {
-	if (cb64)
-		return push_before(cb64->aio_fildes) < 0 ? -1 : nf_real.aio_write64(cb64);
 	if (cb && push_before(cb->aio_fildes) < 0)
 		return -1;
 	return nf_real.aio_write(cb);
 }
 
-/* The socket of every LIO_WRITE in the list (one of the two given). */
-static int push_list(nf_lio_list list, struct aiocb64 *const list64[], int nent)
+int nf_aio_write64(struct aiocb64 *cb)
 {
-	for (int i = 0; i < nent; i++) {
-		int op = list64 ? (list64[i] ? list64[i]->aio_lio_opcode : LIO_NOP)
-				: (list[i] ? list[i]->aio_lio_opcode : LIO_NOP);
-		int fd = op != LIO_WRITE ? -1 : list64 ? list64[i]->aio_fildes : list[i]->aio_fildes;
+	if (cb && push_before(cb->aio_fildes) < 0)
+		return -1;
+	return nf_real.aio_write64(cb);
+}
 
-		if (fd >= 0 && push_before(fd) < 0)
+/* A request of a list: if it writes, what its socket holds goes first. */
+static int push_request(const void *entry, int op, int fd)
+{
+	return entry && op == LIO_WRITE ? push_before(fd) : 0;
+}
+
+static int push_list(nf_lio_list list, int nent)
+{
+	for (int i = 0; list && i < nent; i++)
+		if (push_request(list[i], list[i] ? list[i]->aio_lio_opcode : LIO_NOP,
+				 list[i] ? list[i]->aio_fildes : -1) < 0)
 			return -1;
-	}
 	return 0;
 }
 
-int nf_lio_listio(int mode, nf_lio_list list, struct aiocb64 *const list64[], int nent,
-		  struct sigevent *sev)
+static int push_list64(struct aiocb64 *const list[], int nent)
 {
-	if ((list || list64) && push_list(list, list64, nent) < 0)
+	for (int i = 0; list && i < nent; i++)
+		if (push_request(list[i], list[i] ? list[i]->aio_lio_opcode : LIO_NOP,
+				 list[i] ? list[i]->aio_fildes : -1) < 0)
+			return -1;
+	return 0;
+}
+
+int nf_lio_listio(int mode, nf_lio_list list, int nent, struct sigevent *sev)
+{
+	if (push_list(list, nent) < 0)
 		return -1;
-	if (list64)
-		return nf_real.lio_listio64(mode, list64, nent, sev);
 	return nf_real.lio_listio(mode, list, nent, sev);
+}
+
+int nf_lio_listio64(int mode, struct aiocb64 *const list[], int nent, struct sigevent *sev)
+{
+	if (push_list64(list, nent) < 0)
+		return -1;
+	return nf_real.lio_listio64(mode, list, nent, sev);
 }
 
 NF_EXPORT int aio_write(struct aiocb *cb)
 {
 	nf_init();
-	return nf_aio_write(cb, NULL);
+	return nf_aio_write(cb);
 }
 
 NF_EXPORT int aio_write64(struct aiocb64 *cb)
 {
 	nf_init();
-	return nf_aio_write(NULL, cb);
+	return nf_aio_write64(cb);
 }
 
 NF_EXPORT int lio_listio(int mode, nf_lio_list list, int nent, struct sigevent *sev)
 {
 	nf_init();
-	return nf_lio_listio(mode, list, NULL, nent, sev);
+	return nf_lio_listio(mode, list, nent, sev);
 }
 
 NF_EXPORT int lio_listio64(int mode, struct aiocb64 *const list[], int nent,
 			   struct sigevent *sev)
 {
 	nf_init();
-	return nf_lio_listio(mode, NULL, list, nent, sev);
+	return nf_lio_listio64(mode, list, nent, sev);
 }
