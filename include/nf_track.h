@@ -40,7 +40,16 @@ struct nf_conn *nf_track_decided(int fd);
  */
 static inline struct nf_conn *nf_track_coalescing(int fd)
 {
-	struct nf_conn *c = nf_track_decided(fd);
+	struct nf_conn *c = nf_conn_peek(fd);
+
+	/* a decided TCP socket (every write after its first): no call */
+	if (c && atomic_load_explicit(&c->kind, memory_order_acquire) == NF_KIND_TCP) {
+		int a = atomic_load_explicit(&c->action, memory_order_acquire);
+
+		if (a != NF_ACT_UNDECIDED)
+			return a == NF_ACT_COALESCE ? c : NULL;
+	}
+	c = nf_track_decided(fd);
 
 	if (c && atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
 		return c;

@@ -48,12 +48,13 @@ static __thread int owed_sigpipe __attribute__((tls_model("initial-exec")));
 
 static void pay_sigpipe(void)
 {
-	int saved = errno;
+	int saved;
 
-	if (owed_sigpipe) {
-		owed_sigpipe = 0;
-		raise(SIGPIPE);
-	}
+	if (!owed_sigpipe)
+		return;
+	saved = errno;
+	owed_sigpipe = 0;
+	raise(SIGPIPE);
 	errno = saved;
 }
 

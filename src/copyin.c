@@ -64,11 +64,14 @@ static int kernel_copy(char *dst, const char *src, size_t len)
 {
 	struct iovec local = { .iov_base = dst, .iov_len = len };
 	struct iovec remote = { .iov_base = (void *)src, .iov_len = len };
+	int saved = errno;
 	long n = syscall(SYS_process_vm_readv, syscall(SYS_gettid), &local, 1L, &remote, 1L, 0L);
+	int err = errno;
 
+	errno = saved; /* nf_copyin keeps errno: only this call can change it */
 	if (n == (long)len)
 		return 0;
-	if (n >= 0 || errno == EFAULT) /* a byte it could not read */
+	if (n >= 0 || err == EFAULT) /* a byte it could not read */
 		return -1;
 	atomic_store(&kernel_checks, 0); /* refused (seccomp, ptrace rules): not a bad address */
 	memcpy(dst, src, len);
@@ -93,7 +96,7 @@ static int copy_one(char *dst, const char *src, size_t len)
 
 int nf_copyin(char *dst, const struct iovec *iov, int iovcnt, size_t n)
 {
-	int saved = errno, rc = 0;
+	int rc = 0;
 	size_t off = 0;
 
 	for (int i = 0; i < iovcnt && rc == 0; i++) {
@@ -107,7 +110,6 @@ int nf_copyin(char *dst, const struct iovec *iov, int iovcnt, size_t n)
 			rc = copy_one(dst + off, iov[i].iov_base, len);
 		off += len;
 	}
-	errno = saved;
 	return rc;
 }
 
