@@ -64,16 +64,22 @@ void nf_audit_setup(const struct nf_policy *p)
 	nf_audit_enabled = on;
 }
 
-/* Audit action (1), a fix with audit=1 (2), or neither (0). */
-static int audit_kind(struct nf_conn *c)
+/* How a socket is audited. */
+enum audit_kind {
+	NOT_AUDITED = 0,
+	AUDIT_ONLY,  /* the audit action: the library changes nothing */
+	AUDIT_A_FIX, /* a fixing action with audit=1: findings are prevented ones */
+};
+
+static enum audit_kind audit_kind(struct nf_conn *c)
 {
 	int a = atomic_load_explicit(&c->action, memory_order_acquire);
 
 	if (a == NF_ACT_AUDIT)
-		return 1;
+		return AUDIT_ONLY;
 	if ((a == NF_ACT_NODELAY || a == NF_ACT_COALESCE || a == NF_ACT_AUTO) && c->opts.audit)
-		return 2;
-	return 0;
+		return AUDIT_A_FIX;
+	return NOT_AUDITED;
 }
 
 /* The connection of fd if it is a decided, audited TCP socket. */
@@ -81,7 +87,7 @@ static struct nf_conn *audited(int fd)
 {
 	struct nf_conn *c = nf_conn_get(fd);
 
-	if (!c || nf_conn_kind(c) != NF_KIND_TCP || !audit_kind(c))
+	if (!c || nf_conn_kind(c) != NF_KIND_TCP || audit_kind(c) == NOT_AUDITED)
 		return NULL;
 	return c;
 }
@@ -169,14 +175,14 @@ static struct nf_audit *state_of(struct nf_conn *c)
  * stays so until the peer answers, which it has no reason to do before
  * the program reads).
  */
-static int held_now(struct nf_conn *c, int fd, size_t len, int kind, unsigned *mss,
+static int held_now(struct nf_conn *c, int fd, size_t len, enum audit_kind kind, unsigned *mss,
 		    int earlier, int held)
 {
 	struct tcp_info ti;
 
 	if (*mss && len >= *mss)
 		return 0;
-	if (kind == 1 && atomic_load(&c->prog_nodelay))
+	if (kind == AUDIT_ONLY && atomic_load(&c->prog_nodelay))
 		return 0;
 	if (*mss && held)
 		return 1;
@@ -185,7 +191,7 @@ static int held_now(struct nf_conn *c, int fd, size_t len, int kind, unsigned *m
 	*mss = ti.tcpi_snd_mss;
 	if (len >= ti.tcpi_snd_mss)
 		return 0;
-	return ti.tcpi_unacked > 0 || (kind == 2 && earlier);
+	return ti.tcpi_unacked > 0 || (kind == AUDIT_A_FIX && earlier);
 }
 
 /*
@@ -221,13 +227,14 @@ static int audit_send_begin(int fd, size_t len, void *caller, struct nf_audit_se
 {
 	struct nf_conn *c;
 	unsigned mss = 0, known;
-	int kind, earlier = 0, held = 0, skip = 0, saved;
+	enum audit_kind kind;
+	int earlier = 0, held = 0, skip = 0, saved;
 
 	if (!nf_audit_enabled)
 		return 0;
 	saved = errno;
 	c = nf_track_decided(fd); /* an inherited socket is decided on its first send */
-	if (!c || !(kind = audit_kind(c))) {
+	if (!c || (kind = audit_kind(c)) == NOT_AUDITED) {
 		errno = saved;
 		return 0;
 	}
@@ -321,7 +328,7 @@ static int start_waiting(struct nf_conn *c, int fd, struct nf_audit_finding *f)
 	if (!au || au->nheld == 0 || au->wait_ns || au->settled)
 		return 0;
 	au->settled = 1;
-	if (audit_kind(c) == 2) {
+	if (audit_kind(c) == AUDIT_A_FIX) {
 		fill_finding(au, fd, c, 1, 0, f);
 		return 1;
 	}

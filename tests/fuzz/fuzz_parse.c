@@ -36,11 +36,12 @@ static void check_opts(const struct nf_opts *o)
 	EXPECT(o->buffer >= NF_BUFFER_MIN && o->buffer <= NF_BUFFER_MAX);
 	EXPECT(o->flush_us >= NF_FLUSH_MIN_US && o->flush_us <= NF_FLUSH_MAX_US);
 	EXPECT(o->audit == 0 || o->audit == 1);
-	EXPECT(!o->audit || o->action == NF_ACT_NODELAY || o->action == NF_ACT_COALESCE);
-	if (o->action != NF_ACT_COALESCE) {
+	EXPECT(!o->audit || o->action == NF_ACT_NODELAY || o->action == NF_ACT_COALESCE ||
+	       o->action == NF_ACT_AUTO);
+	if (o->action != NF_ACT_COALESCE) /* buffer= is coalesce's alone */
 		EXPECT(o->buffer == NF_BUFFER_DEFAULT);
+	if (o->action != NF_ACT_COALESCE && o->action != NF_ACT_AUTO) /* flush= too, and auto's */
 		EXPECT(o->flush_us == NF_FLUSH_DEFAULT_US);
-	}
 }
 
 static void check_endpoint(const struct nf_endpoint *ep)
