@@ -89,31 +89,18 @@ comm -13 "$tmp/hooks.u" "$tmp/listed" >"$tmp/unlisted"
 comm -13 "$tmp/hooks.u" "$tmp/objexports" >"$tmp/hidden"
 
 status=0
-if [ -s "$tmp/unmapped" ]; then
-	echo "hooks in $list but not in $map:"
-	sed 's/^/  - /' "$tmp/unmapped"
+# complain FILE MARK WHAT: lists FILE's names under WHAT if it has any.
+complain() {
+	[ -s "$1" ] || return 0
+	echo "$3:"
+	sed "s/^/  $2 /" "$1"
 	status=1
-fi
-if [ -s "$tmp/unlisted" ]; then
-	echo "listed in $map but not a hook in $list:"
-	sed 's/^/  + /' "$tmp/unlisted"
-	status=1
-fi
-if [ -s "$tmp/hidden" ]; then
-	echo "exported (NF_EXPORT) by an object but not a hook in $list:"
-	sed 's/^/  + /' "$tmp/hidden"
-	status=1
-fi
-if [ -s "$tmp/extra" ]; then
-	echo "exported by $lib but not listed in $map:"
-	sed 's/^/  + /' "$tmp/extra"
-	status=1
-fi
-if [ -s "$tmp/missing" ]; then
-	echo "listed in $map but not exported by $lib:"
-	sed 's/^/  - /' "$tmp/missing"
-	status=1
-fi
+}
+complain "$tmp/unmapped" - "hooks in $list but not in $map"
+complain "$tmp/unlisted" + "listed in $map but not a hook in $list"
+complain "$tmp/hidden" + "exported (NF_EXPORT) by an object but not a hook in $list"
+complain "$tmp/extra" + "exported by $lib but not listed in $map"
+complain "$tmp/missing" - "listed in $map but not exported by $lib"
 [ "$status" -eq 0 ] && echo "exports ok: $(wc -l <"$tmp/exported" | tr -d ' ') symbols"
 if [ "$status" -eq 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
 exit "$status"

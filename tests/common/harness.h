@@ -37,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nf_fnv.h"
+
 #define CT_TIMEOUT_S 30        /* no test process lives longer */
 #define CT_PEER_LIFETIME_S 60  /* nor any peer */
 #define CT_ROUNDS 11           /* timed rounds per measurement */
@@ -258,16 +260,8 @@ static inline void ct_fill(uint64_t *s, void *buf, size_t n)
 		p[i] = (unsigned char)ct_rand(s);
 }
 
-#define CT_FNV_INIT 0xcbf29ce484222325ull
-
-/* FNV-1a 64 of p[0..n), continued from h. */
-static inline uint64_t ct_fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
+/* FNV-1a 64 of p[0..n), continued from h: the project's one (nf_fnv.h). */
+#define CT_FNV_INIT NF_FNV_INIT
+#define ct_fnv nf_fnv
 
 #endif
