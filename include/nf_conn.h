@@ -94,6 +94,10 @@ struct nf_conn *nf_conn_get(int fd);
 #define NF_CONN_LEAVE_FDS NF_HOT_LEAVE
 #define nf_conn_leave (nf_hot.leave)
 
+/* What fd's byte of nf_conn_leave says for its entry now (computed, for
+ * any fd): 1 or 0. */
+int nf_conn_leaves_alone(int fd);
+
 /* Recomputes fd's byte of nf_conn_leave from its entry, until it holds
  * for the entry as it is after the store (another thread may change the
  * entry meanwhile; the last one's state wins). */

@@ -11,28 +11,6 @@
 #include "nf_conn.h"
 #include "nf_init.h"
 
-/* nf_leave_alone for a descriptor past the byte map: its entry. */
-static inline int nf_leave_alone_far(int fd)
-{
-	struct nf_conn *c;
-	int kind;
-
-	if (!atomic_load_explicit(&nf_ready, memory_order_acquire))
-		return 0;
-	c = nf_conn_peek(fd);
-	kind = c ? atomic_load_explicit(&c->kind, memory_order_acquire) : NF_KIND_FRESH;
-	switch (kind) {
-	case NF_KIND_FRESH:
-		return !nf_conn_fresh_is_unknown;
-	case NF_KIND_OTHER:
-		return 1;
-	case NF_KIND_TCP:
-		return atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_PASS;
-	default:
-		return 0;
-	}
-}
-
 /*
  * 1 if a read or send on fd needs nothing from the library (see
  * nf_conn_leave): one byte load for the descriptors most programs have.
@@ -42,7 +20,8 @@ static inline int nf_leave_alone(int fd)
 {
 	if ((unsigned)fd < NF_CONN_LEAVE_FDS)
 		return __atomic_load_n(&nf_conn_leave[fd], __ATOMIC_ACQUIRE);
-	return nf_leave_alone_far(fd);
+	/* past the map: computed from the entry (a call), once initialised */
+	return atomic_load_explicit(&nf_ready, memory_order_acquire) && nf_conn_leaves_alone(fd);
 }
 
 #endif

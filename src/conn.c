@@ -112,8 +112,7 @@ int nf_conn_init(int mark_open)
 	return 0;
 }
 
-/* What fd's byte of nf_conn_leave should say for its entry now. */
-static unsigned char leave_verdict(int fd)
+int nf_conn_leaves_alone(int fd)
 {
 	struct nf_conn *c = nf_conn_get(fd);
 
@@ -135,9 +134,9 @@ void nf_conn_publish(int fd)
 	if (fd < 0 || fd >= NF_CONN_LEAVE_FDS || !nf_conn_dir)
 		return;
 	do {
-		v = leave_verdict(fd);
+		v = (unsigned char)nf_conn_leaves_alone(fd);
 		__atomic_store_n(&nf_conn_leave[fd], v, __ATOMIC_SEQ_CST);
-	} while (leave_verdict(fd) != v);
+	} while (nf_conn_leaves_alone(fd) != v);
 }
 
 int nf_conn_limit(void)
