@@ -2,15 +2,17 @@
  * devnull.c - what the library adds to a call on a descriptor that is not
  * a socket: 1-byte writes to /dev/null through the program's write (the
  * library's, when preloaded) and through libc's own write (looked up in
- * libc itself: RTLD_NEXT would find the preloaded one), in alternating batches in one process, so both see the same
- * machine.
+ * libc itself: RTLD_NEXT would find the preloaded one), in alternating
+ * batches in one process, so both see the same machine.
  *
  *   devnull CALLS
  *
  * Prints "hook_ns=.. libc_ns=.. ratio=..": medians per call over the
  * batches, and the median of the per-pair ratios.
  */
+#ifndef _GNU_SOURCE /* the Makefile's CPPFLAGS define it */
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <gnu/lib-names.h>
