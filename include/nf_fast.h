@@ -24,4 +24,18 @@ static inline int nf_leave_alone(int fd)
 	return atomic_load_explicit(&nf_ready, memory_order_acquire) && nf_conn_leaves_alone(fd);
 }
 
+/*
+ * nf_leave_alone for the descriptors of the map only (0 past it): the
+ * whole test of an exported hook, which then needs no stack frame (the
+ * compiler sets one up before the first test when any path through it
+ * calls a function); its slow path (NF_SLOW) asks nf_leave_alone again.
+ */
+static inline int nf_leave_alone_near(int fd)
+{
+	return (unsigned)fd < NF_CONN_LEAVE_FDS && __atomic_load_n(&nf_conn_leave[fd], __ATOMIC_ACQUIRE);
+}
+
+/* The part of a hook past nf_leave_alone_near: out of line, and cold. */
+#define NF_SLOW __attribute__((noinline))
+
 #endif

@@ -239,7 +239,7 @@ static int iov_total(const struct iovec *iov, size_t iovcnt, size_t *total)
 }
 
 /* write, from the program's code at caller (for audit). */
-static ssize_t write_from(int fd, const void *buf, size_t n, void *caller)
+static NF_SLOW ssize_t write_from(int fd, const void *buf, size_t n, void *caller)
 {
 	struct nf_audit_send a;
 	ssize_t rc;
@@ -256,6 +256,8 @@ static ssize_t write_from(int fd, const void *buf, size_t n, void *caller)
 
 NF_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
+	if (nf_leave_alone_near(fd))
+		return nf_real.write(fd, buf, n);
 	return write_from(fd, buf, n, __builtin_return_address(0));
 }
 
@@ -263,6 +265,8 @@ NF_EXPORT ssize_t write(int fd, const void *buf, size_t n)
  * links to it would pass write by. */
 NF_EXPORT ssize_t __write(int fd, const void *buf, size_t n)
 {
+	if (nf_leave_alone_near(fd))
+		return nf_real.write(fd, buf, n);
 	return write_from(fd, buf, n, __builtin_return_address(0));
 }
 
