@@ -47,7 +47,7 @@ static void start_over(struct nf_conn *c, unsigned gen)
 	struct nf_coalesce *co = c->co;
 
 	co->len = 0;
-	atomic_store(&co->deadline, 0);
+	nf_co_set_deadline(co, 0);
 	nf_co_pending_del(c);
 	co->err = 0;
 	co->broken = 0;
@@ -107,13 +107,12 @@ static void consume(struct nf_conn *c, size_t n)
 {
 	struct nf_coalesce *co = c->co;
 
-	memmove(co->buf, co->buf + n, co->len - n);
+	if (n < co->len)
+		memmove(co->buf, co->buf + n, co->len - n);
 	co->len -= n;
-	if (co->len == 0) {
+	if (co->len == 0) { /* stays in the pending set: the timer's next look drops it */
 		co->backoff_us = 0;
-		atomic_store(&co->deadline, 0);
-		if (!co->inflight) /* else put_back takes it out of the set */
-			nf_co_pending_del(c);
+		nf_co_set_deadline(co, 0);
 	}
 }
 
@@ -138,14 +137,17 @@ static int conn_failed(int err)
 		 err == ENOMEM || err == EMSGSIZE);
 }
 
-/* How long a new hold may wait for the program's own read or wait. */
-static unsigned long long hold_ns(const struct nf_coalesce *co)
+/* Until when a new hold may wait for the program's own read or wait: a
+ * trusted connection's tick is measured on the coarse clock (the hold then
+ * lasts a tick less up to one step of that clock, 1-4 ms; the call costs a
+ * quarter of the exact one, once a message). */
+static unsigned long long hold_until(const struct nf_coalesce *co)
 {
 	unsigned long long flush = (unsigned long long)co->flush_us * 1000;
 
 	if (co->streak >= TRUST_AFTER && flush < NF_TIMER_TICK_NS)
-		return NF_TIMER_TICK_NS;
-	return flush;
+		return nf_clock_coarse_ns() + NF_TIMER_TICK_NS;
+	return nf_clock_now_ns() + flush;
 }
 
 /*
@@ -164,8 +166,8 @@ int nf_co_append(struct nf_conn *c, const struct iovec *iov, int iovcnt, size_t 
 	co->len += n;
 	if (!was_empty || n == 0)
 		return 0;
-	deadline = nf_clock_now_ns() + hold_ns(co);
-	atomic_store(&co->deadline, deadline);
+	deadline = hold_until(co);
+	nf_co_set_deadline(co, deadline);
 	if (nf_co_pending_add(c) == 0)
 		nf_timer_arm(deadline);
 	return 0;
@@ -255,7 +257,7 @@ static void take_out(struct nf_conn *c, struct taken *t)
 	co->spare = NULL;
 	co->spare_alloc = 0;
 	co->len = 0;
-	atomic_store(&co->deadline, 0);
+	nf_co_set_deadline(co, 0);
 	co->inflight = 1; /* stays in the pending set: exit and fork wait for it */
 	co->inflight_held = t->len;
 }
@@ -266,8 +268,8 @@ static void rearm(struct nf_conn *c)
 	struct nf_coalesce *co = c->co;
 	unsigned long long now = nf_clock_now_ns();
 
-	atomic_store(&co->deadline, now);
-	if (nf_co_pending_add(c) == 0) /* already there: a no-op (pidx is plock's) */
+	nf_co_set_deadline(co, now);
+	if (nf_co_pending_add(c) == 0) /* already there: a no-op */
 		nf_timer_arm(now);
 }
 
@@ -302,7 +304,7 @@ static int put_back(struct nf_conn *c, struct taken *t, int failed)
 	if (co->len > 0) /* put back, or appended meanwhile (perhaps for a new socket) */
 		rearm(c);
 	else
-		nf_co_pending_del(c); /* pidx is plock's: looked at there */
+		nf_co_pending_del(c);
 	if (!co->spare) {
 		co->spare = t->bytes;
 		co->spare_alloc = t->alloc;
@@ -599,18 +601,18 @@ unsigned long long nf_co_flush_one_due(struct nf_conn *c, unsigned long long now
 		pthread_mutex_unlock(&c->lock);
 		return 0;
 	}
-	if (co->len && !co->inflight && atomic_load(&co->deadline) <= now) {
+	if (co->len && !co->inflight && nf_co_deadline(co) <= now) {
 		co->streak = 0; /* the program did not send this hold itself */
 		nf_co_flush_locked(c, co->fd);
 		if (co->len) { /* the socket is full: back off, up to 100 ms */
 			co->backoff_us = co->backoff_us ? co->backoff_us * 2 : co->flush_us;
 			if (co->backoff_us > 100000)
 				co->backoff_us = 100000;
-			atomic_store(&co->deadline, now + (unsigned long long)co->backoff_us * 1000);
+			nf_co_set_deadline(co, now + (unsigned long long)co->backoff_us * 1000);
 		}
 	}
 	if (co->len && !co->inflight)
-		next = atomic_load(&co->deadline);
+		next = nf_co_deadline(co);
 	pthread_mutex_unlock(&c->lock);
 	return next;
 }
@@ -619,7 +621,8 @@ void nf_co_buf_atfork_child(struct nf_coalesce *co)
 {
 	co->len = 0;
 	co->pidx = -1;
+	co->listed = 0;
 	co->inflight = 0;
-	atomic_store(&co->deadline, 0);
+	nf_co_set_deadline(co, 0);
 	init_done(&co->done);
 }

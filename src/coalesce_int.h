@@ -67,8 +67,27 @@ struct nf_coalesce {
 	unsigned streak; /* holds in a row the program's own read or wait sent */
 	pthread_cond_t done; /* signalled when inflight ends */
 	int fd;
-	int pidx;        /* index in pending[], or -1 */
+	int pidx;        /* index in pending[], or -1: plock's (another
+			    buffer's removal moves it) */
+	int listed;      /* in the pending set: changed under c->lock and
+			    plock both, so either one reads it */
 };
+
+/*
+ * Sets when the oldest held byte must leave (0: nothing held). Caller
+ * holds c->lock, and so does every reader (the timer's look included): the
+ * lock orders it, no fence is needed.
+ */
+static inline void nf_co_set_deadline(struct nf_coalesce *co, unsigned long long ns)
+{
+	atomic_store_explicit(&co->deadline, ns, memory_order_relaxed);
+}
+
+/* When the oldest held byte must leave. Caller holds c->lock. */
+static inline unsigned long long nf_co_deadline(const struct nf_coalesce *co)
+{
+	return atomic_load_explicit(&co->deadline, memory_order_relaxed);
+}
 
 /* c's buffer, or NULL if it has none yet: for a look without c->lock
  * (under it, c->co is the same). */

@@ -3,7 +3,10 @@
  * timer, poll, fork, exec and exit look at, so none of them walks every
  * descriptor. An array under plock, each buffer knowing its index (pidx),
  * so adding and removing take no search; its length is published in
- * nf_coalesce_npending for the hooks' lock-free test. Room for every
+ * nf_coalesce_npending for the hooks' lock-free test. A buffer that the
+ * program's own read emptied stays in the set until the timer's next look
+ * drops it (nf_co_flush_one_due): a program that writes and reads a
+ * message at a time adds it once, not once a message. Room for every
  * buffer made is reserved when it is made: adding needs no memory.
  */
 #include "coalesce_int.h"
@@ -58,11 +61,9 @@ int nf_co_pending_add(struct nf_conn *c)
 	struct nf_coalesce *co = c->co;
 	int n;
 
-	pthread_mutex_lock(&plock);
-	if (co->pidx >= 0) { /* still there: a signal handler emptied it (handler_push_locked) */
-		pthread_mutex_unlock(&plock);
+	if (co->listed) /* still there: emptied since, and not yet dropped by the timer */
 		return 0;
-	}
+	pthread_mutex_lock(&plock);
 	n = atomic_load(&nf_coalesce_npending);
 	if (n == pending_cap) {
 		int ncap = pending_cap ? pending_cap * 2 : 16;
@@ -77,6 +78,7 @@ int nf_co_pending_add(struct nf_conn *c)
 	}
 	pending[n] = c;
 	co->pidx = n;
+	co->listed = 1;
 	atomic_store(&nf_coalesce_npending, n + 1);
 	pthread_mutex_unlock(&plock);
 	return 0;
@@ -87,6 +89,8 @@ void nf_co_pending_del(struct nf_conn *c)
 	struct nf_coalesce *co = c->co;
 	int last;
 
+	if (!co->listed)
+		return;
 	pthread_mutex_lock(&plock);
 	last = atomic_load(&nf_coalesce_npending) - 1;
 	if (co->pidx >= 0 && co->pidx <= last) {
@@ -95,6 +99,7 @@ void nf_co_pending_del(struct nf_conn *c)
 		atomic_store(&nf_coalesce_npending, last);
 	}
 	co->pidx = -1;
+	co->listed = 0;
 	pthread_mutex_unlock(&plock);
 }
 
