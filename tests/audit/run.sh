@@ -199,6 +199,31 @@ ok "report: over 16 KiB before the read -> auto" grep -q "connect 192.0.2.10:80 
 ok "report: a two-piece response on the accept side -> nodelay" \
     grep -q "accept 192.0.2.11:8000 nodelay" "$WORK/bulk.out"
 
+# --- FIX column: the peer's split writes met by our delayed ACK (recv_split)
+# -> quickack on this side, in a group of their own beside the same
+# address's split_write group; a repeat says what it counts ("of"), one
+# without "of" (an older library's) counts split writes
+printf '%s\n' \
+    '{"event":"recv_split","side":"accept","local":"192.0.2.12:8000","peer":"192.0.2.99:5000","pieces":[6,7],"caller":"x+0x1","stall_ms":43.9,"ato_ms":40.000}' \
+    '{"event":"repeat","of":"recv_split","side":"accept","local":"192.0.2.12:8000","pieces":[6,7],"caller":"x+0x1","count":4,"total_stall_ms":176.0,"worst_stall_ms":44.1}' \
+    '{"event":"recv_split","side":"connect","local":"192.0.2.99:5001","peer":"192.0.2.13:80","pieces":[186,12],"caller":"x+0x1","stall_ms":43.7,"ato_ms":40.000}' \
+    '{"event":"split_write","side":"accept","local":"192.0.2.12:8000","writes":[6,7],"held":[1],"stall_ms":40.0,"caller":"x+0x1"}' \
+    '{"event":"repeat","side":"accept","local":"192.0.2.12:8000","writes":[6,7],"held":[1],"caller":"x+0x1","count":2,"total_stall_ms":80.0,"worst_stall_ms":40.0}' \
+    >"$WORK/recv.log"
+"$NAGLEFIX" report --json "$WORK/recv.log" >"$WORK/recv.json"
+"$NAGLEFIX" report "$WORK/recv.log" >"$WORK/recv.out" 2>&1
+ok "report: recv_split on the accept side -> accept ADDR quickack, its repeat counted" \
+    "${CHECK[@]}" fix "$WORK/recv.json" accept 192.0.2.12:8000 "accept 192.0.2.12:8000 quickack" 5 43
+ok "report: recv_split on the connect side -> connect ADDR quickack" \
+    "${CHECK[@]}" fix "$WORK/recv.json" connect 192.0.2.13:80 "connect 192.0.2.13:80 quickack" 1 43
+ok "report: the same address's split writes stay a group of their own (nodelay)" \
+    "${CHECK[@]}" group "$WORK/recv.json" accept 192.0.2.12:8000 "[6,7]" 3 40
+ok "report: table rows with quickack, and the legend saying when" bash -c "
+    grep -q '^192.0.2.12:8000 .*accept .*\[6,7\].*accept 192.0.2.12:8000 quickack' '$WORK/recv.out' &&
+    grep -q '^192.0.2.13:80 .*connect .*\[186,12\].*connect 192.0.2.13:80 quickack' '$WORK/recv.out' &&
+    grep -q '^quickack: the peer wrote in pieces' '$WORK/recv.out'"
+ok "report: no quickack legend without a recv_split row" bash -c "! grep -q '^quickack:' '$WORK/bulk.out'"
+
 # --- audit=1 on a fix: what it prevented, with no stall ----------------------
 for fix in nodelay coalesce auto; do
     printf 'default %s audit=1\n' "$fix" >"$WORK/$fix.conf"
