@@ -112,8 +112,10 @@ ok "http.server: exit 0" test "$(cat "$WORK/http.rc")" = 0
 "$NAGLEFIX" report --json "$WORK/http.log" >"$WORK/http.json"
 ok "http.server: accept-side finding, stall >= 30 ms" \
     "${CHECK[@]}" group "$WORK/http.json" accept "*" "*" $((ROUNDS / 2)) 30
-ok "http.client (one write per request): no connect-side finding" \
-    "${CHECK[@]}" nogroup "$WORK/http.json" connect
+ok "http.client (one write per request): no connect-side split_write group" \
+    "${CHECK[@]}" nogroup "$WORK/http.json" connect split_write
+ok "http.client waits for the split response: connect-side recv_split -> connect ... quickack" \
+    "${CHECK[@]}" fix "$WORK/http.json" connect "*" "connect * quickack" $((ROUNDS / 2)) 30
 
 # --- 8 threads on 8 connections: every line stays whole ----------------------
 audit_run threads "$WORK/threads.log" python3 "$AUDIT_DIR/split_client.py" "$H" "$PORT" 40 8
