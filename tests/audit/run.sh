@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run.sh: tests of the audit action, `naglefix audit` and `naglefix report`.
 # Unmodified programs only: the Java client of tests/legacy against its echo
-# server, Python's http.server answering http.client, a Python client with
-# 8 threads. Ends with "N passed, M failed"; exit status 0 iff M == 0.
+# server (the client audited, then the server), Python's http.server
+# answering http.client, a Python client with 8 threads. Ends with "N passed, M failed"; exit status 0 iff M == 0.
 # Env: ROUNDS (default 13), SERVER_LIFETIME. T=pattern reports only the
 # checks whose name it matches (tests/lib.sh); the audited programs run
 # anyway. No check of a log passes on an empty one (check_log.py).
@@ -76,6 +76,41 @@ sys.exit(not any(g["peer"] == sys.argv[2] and g["writes"] == [6, 7] for g in gro
 ' "$WORK/java-json.out" "$H:$PORT"
 ok "java split: audit --json: on stderr only the log-kept line" \
     bash -c "[[ \$(wc -l <'$WORK/java-json.err') == 1 ]] && grep -q '^naglefix: log kept in ' '$WORK/java-json.err'"
+
+# --- the receiving side: the echo server audited, the Java split client bare --
+# The client's Nagle holds "world\r\n" until the server's delayed ACK of
+# "hello ": the audited server reads 6 bytes, then 7 one delayed ACK later
+# (recv_split), fixed by quickack on its accept side. Before the client, on
+# the same server, a sender pausing 100 ms between pieces that waits for no
+# answer: gaps of its own, which the tcpi_ato check must not take for pieces
+# held until a delayed ACK.
+if start_server echo-audited "$NAGLEFIX" audit -l "$WORK/server.log" -- \
+    java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME"; then
+    SPORT=$SERVER_PORT
+    timeout -k 5 "$CLIENT_TIMEOUT" python3 "$AUDIT_DIR/oneway_client.py" "$H" "$SPORT" 12 100 \
+        >"$WORK/oneway.out" 2>&1
+    ok "one-way sender to the audited server: 12 pieces 100 ms apart, echoed" \
+        grep -q '^pieces=12 period_ms=100$' "$WORK/oneway.out"
+    cp "$WORK/server.log" "$WORK/oneway.log" # what the server logged for it
+    served=$(run_client none java -cp "$LEGACY_BUILD" LegacyClient "$H" "$SPORT" "$ROUNDS" split)
+    assert_ms_ge "java split client, bare, to the audited server still stalls" "$served" 30
+    stop_server echo-audited
+    ok "audited server: exits at the end of its stdin" test $? = 0
+    ok "audited server: log is JSON lines" "${CHECK[@]}" valid "$WORK/server.log"
+    ok "audited server: summaries add up" "${CHECK[@]}" summary "$WORK/server.log"
+    "$NAGLEFIX" report --json "$WORK/server.log" >"$WORK/server.json"
+    ok "audited server, bare java split client: report proposes accept $H:$SPORT quickack, median >= 30 ms" \
+        "${CHECK[@]}" fix "$WORK/server.json" accept "$H:$SPORT" "accept $H:$SPORT quickack" \
+        $((ROUNDS / 2)) 30
+    ok "audited server: naglefix audit's table at its exit shows [6,7] and the quickack line" \
+        grep -q "^$H:$SPORT .*accept .*\[6,7\].*accept $H:$SPORT quickack" "$LEGACY_BUILD/echo-audited.err"
+    ok "one-way sender, 100 ms pauses: no recv_split (the split client's, same server, has)" \
+        "${CHECK[@]}" norecv "$WORK/oneway.log" "$WORK/server.log"
+    ok "java split (client audited): no recv_split, so no quickack (the audited server's log has)" \
+        "${CHECK[@]}" norecv "$WORK/java-split.log" "$WORK/server.log"
+else
+    fail "audited echo server" "did not start (see $LEGACY_BUILD/echo-audited.err)"
+fi
 
 # --- nothing to find: one write, or the program's own TCP_NODELAY ------------
 audit_run java-single "$WORK/java-single.log" "${JAVA[@]}" single
