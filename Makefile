@@ -28,7 +28,7 @@ CORE_OBJS := $(B)/obj/policy.o $(B)/obj/config.o $(B)/obj/conn.o $(B)/obj/hot.o 
 # is added here, and both the library and the unit tests link it.
 COALESCE_OBJS := $(B)/obj/coalesce.o $(B)/obj/coalesce_buf.o $(B)/obj/coalesce_pending.o \
 	$(B)/obj/coalesce_handler.o
-AUDIT_OBJS := $(B)/obj/audit.o $(B)/obj/audit_log.o
+AUDIT_OBJS := $(B)/obj/audit.o $(B)/obj/audit_recv.o $(B)/obj/audit_log.o
 # What the unit tests of coalesce and audit link beside the core: those
 # modules and what they call, with nf_real filled by the tests' fakes.
 # Not timer.c (tests/unit/fake_timer.c stands in: no thread, a clock the

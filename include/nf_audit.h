@@ -18,8 +18,16 @@
  * standing for "unacknowledged", since coalesce sends nothing yet) finds
  * what the fix prevented; those findings have no stall ("stall_ms":null).
  *
+ * The receive side (audit action only): the peer's split write, stalled
+ * by our own delayed ACK. A read returns a small piece, and the next read
+ * that returns data, with no send of the program on the socket between
+ * them, comes as long after it as the kernel's delayed ACK takes: the
+ * peer's Nagle held its second piece until our ACK of the first came
+ * (audit_recv.c has the rule). That is one "recv_split" finding, whose
+ * fix is quickack on this side, for the peer cannot be changed from here.
+ *
  * Cost: a process with no audit in its policy pays one load of a global
- * per send and one atomic load per read or wait.
+ * per send or read and one atomic load per wait.
  */
 #ifndef NF_AUDIT_H
 #define NF_AUDIT_H
@@ -44,16 +52,25 @@ extern int nf_audit_enabled;
 /* Connections whose write list is not empty; read lock-free by the hooks. */
 extern atomic_int nf_audit_nactive;
 
+/* What a finding is. */
+enum nf_audit_event {
+	NF_AUDIT_SPLIT_WRITE = 0, /* the program's own writes, held by its Nagle */
+	NF_AUDIT_RECV_SPLIT,      /* the peer's, held until our delayed ACK */
+};
+
 /* One finding, as audit.c hands it to audit_log.c. */
 struct nf_audit_finding {
+	enum nf_audit_event event;
 	int fd;
 	enum nf_side side;
 	int prevented;          /* audit=1 on a fix: no stall was measured */
 	double stall_ms;
-	unsigned nwrites;       /* all writes of the list */
-	size_t writes[NF_AUDIT_MAXW];
-	uint32_t held;          /* bit i: writes[i] was held */
-	void *caller;           /* return address of the first held write */
+	unsigned nwrites;       /* all writes of the list; recv_split: 2 pieces */
+	size_t writes[NF_AUDIT_MAXW]; /* recv_split: the sizes the two reads returned */
+	uint32_t held;          /* bit i: writes[i] was held (recv_split: 0) */
+	void *caller;           /* return address of the first held write, or
+				   of the read that waited (recv_split) */
+	double ato_ms;          /* recv_split: the kernel's tcpi_ato, in ms */
 };
 
 /* What a send hook keeps between nf_audit_send_begin and _end. */
@@ -68,6 +85,7 @@ struct nf_audit_send {
 struct nf_audit_read {
 	struct nf_conn *c;
 	int fd;
+	void *caller;           /* the return address in the libc-named function */
 };
 
 /* Called once from initialisation: is audit anywhere in policy p? */
@@ -84,14 +102,20 @@ int nf_audit_send_begin(int fd, size_t len, void *caller, struct nf_audit_send *
 void nf_audit_send_end(const struct nf_audit_send *s, ssize_t rc);
 
 /*
- * Before a read on fd. Returns 1 and fills *r if fd has a write list (the
- * hook must then call nf_audit_read_end), else 0. Starts the stall clock
- * when held bytes are still unsent. Keeps errno.
+ * Before a read on fd from caller (the return address in the libc-named
+ * function). Returns 1 and fills *r if fd is audited and either has a
+ * write list or is under the audit action (every read of which is seen,
+ * for the receive side); the hook must then call nf_audit_read_end. Else
+ * 0, after one load of a global when audit is nowhere in the policy.
+ * Starts the stall clock when held bytes are still unsent. Keeps errno.
  */
-int nf_audit_read_begin(int fd, struct nf_audit_read *r);
+int nf_audit_read_begin(int fd, void *caller, struct nf_audit_read *r);
 
-/* After that read returned rc: ends the list (and logs a finding) unless
- * it failed with EAGAIN or EINTR. Keeps errno. */
+/* After that read returned rc: unless it failed with EAGAIN or EINTR,
+ * ends the list (and logs a split_write finding) and, on an audit socket,
+ * notes when it returned data (one clock read), logging a recv_split
+ * finding when the gap since the previous one is the peer's held piece.
+ * Keeps errno. */
 void nf_audit_read_end(const struct nf_audit_read *r, ssize_t rc);
 
 /* Before poll/ppoll: starts the clock of every polled-for-input fd. */
@@ -112,11 +136,37 @@ void nf_audit_forget_range(unsigned first, unsigned last);
 /* In a forked child: the parent keeps its lists and findings. */
 void nf_audit_atfork_child(void);
 
+/* --- audit_recv.c: the receive side's rule --- */
+
+/* The delayed ACKs audit looks for are 35 to 250 ms long (audit_recv.c). */
+#define NF_AUDIT_GAP_MIN_NS 35000000ull
+#define NF_AUDIT_GAP_MAX_NS 250000000ull
+
+/* Two reads of an audit socket that returned data, no send between them. */
+struct nf_audit_gap {
+	size_t first, second;      /* the bytes each returned */
+	unsigned long long gap_ns; /* from the first's return to the second's */
+	void *caller;              /* of the second */
+};
+
+/* Is g worth asking the kernel about (no system call)? 1 when its gap is
+ * NF_AUDIT_GAP_MIN_NS..NF_AUDIT_GAP_MAX_NS and its first piece could have
+ * been one segment; else 0. */
+int nf_audit_recv_candidate(const struct nf_audit_gap *g);
+
+/*
+ * A candidate g on fd, of side: asks TCP_INFO once and returns 1, with a
+ * recv_split finding in *f, if the gap is what our delayed ACK would make
+ * of it (audit_recv.c), else 0. Keeps errno.
+ */
+int nf_audit_recv_split(int fd, enum nf_side side, const struct nf_audit_gap *g,
+			struct nf_audit_finding *f);
+
 /* --- audit_log.c: turning findings into JSON lines --- */
 
 /*
- * Logs one finding as a "split_write" line (or counts it towards a
- * "repeat" line) and adds it to the per-peer summary. Keeps errno.
+ * Logs one finding as a "split_write" or "recv_split" line (or counts it
+ * towards a "repeat" line) and adds it to the per-peer summary. Keeps errno.
  */
 void nf_audit_log_finding(const struct nf_audit_finding *f);
 

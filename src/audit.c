@@ -1,7 +1,9 @@
 /*
  * audit.c - detection for the audit action: the per-connection list of
  * writes since the last read, which of them Nagle holds, and the stall
- * clock of the read that waits behind them (see nf_audit.h).
+ * clock of the read that waits behind them; and, for the receive side,
+ * when the last read returned data (see nf_audit.h; audit_recv.c judges
+ * the gaps).
  *
  * Locking: every list (conn->au) and the set of connections with a list
  * are guarded by one mutex, alock, held only for bookkeeping and at most
@@ -41,6 +43,9 @@ struct nf_audit {
 	unsigned clear_firsts;       /* first writes after a read not held, in a row */
 	unsigned skipped_firsts;     /* of the first writes since, not asked about */
 	int aidx;                    /* index in active[], or -1 */
+	unsigned long long rx_ns;    /* when the last read returned data, if no send
+					came since; else 0 */
+	size_t rx_len;               /* what it returned */
 };
 
 atomic_int nf_audit_nactive;
@@ -292,8 +297,10 @@ static void audit_send_end(const struct nf_audit_send *s, ssize_t rc)
 		return;
 	pthread_mutex_lock(&alock);
 	au = state_of(c);
-	if (au)
+	if (au) {
 		list_add(au, s->fd, (size_t)rc, s->held, s->caller);
+		au->rx_ns = 0; /* what the peer sends next may answer it: no gap */
+	}
 	pthread_mutex_unlock(&alock);
 	errno = saved;
 }
@@ -304,6 +311,8 @@ static void fill_finding(const struct nf_audit *au, int fd, const struct nf_conn
 {
 	unsigned n = au->nwrites < NF_AUDIT_MAXW ? au->nwrites : NF_AUDIT_MAXW;
 
+	f->event = NF_AUDIT_SPLIT_WRITE;
+	f->ato_ms = 0;
 	f->fd = fd;
 	f->side = (enum nf_side)c->side;
 	f->prevented = prevented;
@@ -355,16 +364,13 @@ static void wait_on(int fd)
 		nf_audit_log_finding(&f);
 }
 
-static int audit_read_begin(int fd, struct nf_audit_read *r)
+/* Starts the stall clock of c if it has a write list (and logs a
+ * prevented finding). Returns whether it has one. */
+static int read_listed(struct nf_conn *c, int fd)
 {
-	struct nf_conn *c;
 	struct nf_audit_finding f;
-	int listed, found = 0, saved;
+	int listed, found = 0, saved = errno;
 
-	if (atomic_load_explicit(&nf_audit_nactive, memory_order_relaxed) == 0 ||
-	    !(c = audited(fd)))
-		return 0;
-	saved = errno;
 	pthread_mutex_lock(&alock);
 	listed = c->au && c->au->nwrites > 0;
 	if (listed)
@@ -372,10 +378,27 @@ static int audit_read_begin(int fd, struct nf_audit_read *r)
 	pthread_mutex_unlock(&alock);
 	if (found)
 		nf_audit_log_finding(&f);
-	r->c = c;
-	r->fd = fd;
 	errno = saved;
 	return listed;
+}
+
+/* Every read of an audit socket is seen (the receive side); of a fix
+ * with audit=1, only one behind a write list. */
+static int audit_read_begin(int fd, void *caller, struct nf_audit_read *r)
+{
+	struct nf_conn *c;
+	int listed;
+
+	if (!(c = audited(fd)))
+		return 0;
+	listed = atomic_load_explicit(&nf_audit_nactive, memory_order_relaxed) > 0 &&
+		 read_listed(c, fd);
+	if (!listed && audit_kind(c) != AUDIT_ONLY)
+		return 0;
+	r->c = c;
+	r->fd = fd;
+	r->caller = caller;
+	return 1;
 }
 
 static int read_would_retry(ssize_t rc, int err)
@@ -383,29 +406,68 @@ static int read_would_retry(ssize_t rc, int err)
 	return rc < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR);
 }
 
+/* A read returned at now: ends the list of au, returning 1 with a
+ * split_write finding in *f if it waited behind held writes. Caller
+ * holds alock. */
+static int end_list(struct nf_audit *au, const struct nf_audit_read *r,
+		    unsigned long long now, struct nf_audit_finding *f)
+{
+	double ms;
+
+	if (au->nwrites == 0)
+		return 0;
+	ms = au->wait_ns ? (double)(now - au->wait_ns) / 1e6 : 0;
+	if (ms >= NF_AUDIT_MIN_STALL_MS)
+		fill_finding(au, r->fd, r->c, 0, ms, f);
+	list_reset(au);
+	return ms >= NF_AUDIT_MIN_STALL_MS;
+}
+
+/*
+ * A read of an audit socket returned rc at now: it becomes the last read
+ * that returned data (or, at end of file or an error, there is none).
+ * Returns 1 with the gap since the previous one in *g if it is a
+ * candidate (nf_audit_recv_candidate): then that one returned data, and
+ * the program sent nothing since. Caller holds alock.
+ */
+static int note_read(struct nf_audit *au, const struct nf_audit_read *r, ssize_t rc,
+		     unsigned long long now, struct nf_audit_gap *g)
+{
+	int cand = 0;
+
+	if (rc > 0 && au->rx_ns) {
+		*g = (struct nf_audit_gap){ .first = au->rx_len, .second = (size_t)rc,
+					    .gap_ns = now - au->rx_ns, .caller = r->caller };
+		cand = nf_audit_recv_candidate(g);
+	}
+	au->rx_ns = rc > 0 ? now : 0;
+	au->rx_len = rc > 0 ? (size_t)rc : 0;
+	return cand;
+}
+
 static void audit_read_end(const struct nf_audit_read *r, ssize_t rc)
 {
 	struct nf_conn *c = r->c;
 	struct nf_audit *au;
-	struct nf_audit_finding f;
-	int found = 0, saved = errno;
+	struct nf_audit_finding f, rf;
+	struct nf_audit_gap g;
+	unsigned long long now;
+	int found = 0, gap = 0, recv_side = audit_kind(c) == AUDIT_ONLY, saved = errno;
 
 	if (read_would_retry(rc, saved))
 		return;
+	now = nf_clock_now_ns();
 	pthread_mutex_lock(&alock);
-	au = c->au;
-	if (au && au->nwrites > 0) {
-		double ms = au->wait_ns ? (double)(nf_clock_now_ns() - au->wait_ns) / 1e6 : 0;
-
-		if (ms >= NF_AUDIT_MIN_STALL_MS) {
-			fill_finding(au, r->fd, c, 0, ms, &f);
-			found = 1;
-		}
-		list_reset(au);
+	au = recv_side ? state_of(c) : c->au;
+	if (au) {
+		found = end_list(au, r, now, &f);
+		gap = recv_side && note_read(au, r, rc, now, &g);
 	}
 	pthread_mutex_unlock(&alock);
 	if (found)
 		nf_audit_log_finding(&f);
+	if (gap && nf_audit_recv_split(r->fd, (enum nf_side)c->side, &g, &rf))
+		nf_audit_log_finding(&rf);
 	errno = saved;
 }
 
@@ -479,6 +541,7 @@ static void audit_forget(int fd)
 	if (c->au) {
 		list_reset(c->au);
 		c->au->mss = 0;
+		c->au->rx_ns = 0;
 	}
 	pthread_mutex_unlock(&alock);
 	errno = saved;
@@ -521,13 +584,13 @@ void nf_audit_send_end(const struct nf_audit_send *s, ssize_t rc)
 	nf_guard_leave();
 }
 
-int nf_audit_read_begin(int fd, struct nf_audit_read *r)
+int nf_audit_read_begin(int fd, void *caller, struct nf_audit_read *r)
 {
 	int rc;
 
-	if (!nf_guard_enter())
+	if (!nf_audit_enabled || !nf_guard_enter())
 		return 0;
-	rc = audit_read_begin(fd, r);
+	rc = audit_read_begin(fd, caller, r);
 	nf_guard_leave();
 	return rc;
 }

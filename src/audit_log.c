@@ -1,7 +1,8 @@
 /*
- * audit_log.c - the audit's JSON lines: one "split_write" object per
- * finding, identical findings counted into "repeat" lines, and one
- * "summary" object per peer at exit.
+ * audit_log.c - the audit's JSON lines: one "split_write" or "recv_split"
+ * object per finding, identical findings counted into "repeat" lines, and
+ * one "summary" object per peer and kind of finding at exit. A repeat or
+ * summary line says which kind it counts ("of").
  *
  * The peer of a finding, for repeats and summaries, is the address a config
  * rule would match: the remote end of a connected socket, the local end of
@@ -9,8 +10,8 @@
  * with a thousand clients, or a client with a connection per request,
  * repeats one pattern, not a thousand.
  *
- * Repeats: a finding identical to an earlier one (same side, peer, write
- * sizes, held writes, caller) is logged in full REPEAT_FULL times; after
+ * Repeats: a finding identical to an earlier one (same kind, side, peer,
+ * write or piece sizes, held writes, caller) is logged in full REPEAT_FULL times; after
  * that one "repeat" line (without the fields that vary: fd, and the other
  * end's address) says how many more there were, every REPEAT_EVERY findings
  * or REPEAT_NS, whichever comes first, and at exit. NREPS patterns are
@@ -63,6 +64,7 @@ struct rep {
 };
 
 struct peer {
+	enum nf_audit_event event;
 	enum nf_side side;
 	char addr[ADDR_LEN];
 	unsigned long findings, prevented;
@@ -226,17 +228,23 @@ static void put_where(struct line *l, const struct entry *e, int repeat)
 		    side, e->local, e->peer);
 }
 
-/* "writes":[..],"held":[..],"caller". */
-static void put_pattern(struct line *l, const struct nf_audit_finding *f)
+static const char *event_name(enum nf_audit_event ev)
+{
+	return ev == NF_AUDIT_RECV_SPLIT ? "recv_split" : "split_write";
+}
+
+/* "writes":[..],"held":[..] of a split_write; "pieces":[..] of a recv_split. */
+static void put_sizes(struct line *l, const struct nf_audit_finding *f)
 {
 	unsigned n = f->nwrites < NF_AUDIT_MAXW ? f->nwrites : NF_AUDIT_MAXW;
-	char caller[512];
 	const char *sep = "";
 
-	put(l, ",\"writes\":[");
+	put(l, ",\"%s\":[", f->event == NF_AUDIT_RECV_SPLIT ? "pieces" : "writes");
 	for (unsigned i = 0; i < n; i++, sep = ",")
 		put(l, "%s%zu", sep, f->writes[i]);
 	put(l, "]");
+	if (f->event == NF_AUDIT_RECV_SPLIT)
+		return;
 	if (f->nwrites > n)
 		put(l, ",\"more_writes\":%u", f->nwrites - n);
 	put(l, ",\"held\":[");
@@ -246,7 +254,16 @@ static void put_pattern(struct line *l, const struct nf_audit_finding *f)
 			put(l, "%s%u", sep, i);
 			sep = ",";
 		}
-	put(l, "],\"caller\":");
+	put(l, "]");
+}
+
+/* The sizes and "caller". */
+static void put_pattern(struct line *l, const struct nf_audit_finding *f)
+{
+	char caller[512];
+
+	put_sizes(l, f);
+	put(l, ",\"caller\":");
 	caller_str(f->caller, caller, sizeof(caller));
 	put_str(l, caller);
 }
@@ -255,12 +272,14 @@ static void log_full(const struct entry *e)
 {
 	struct line l;
 
-	put_head(&l, "split_write");
+	put_head(&l, event_name(e->f.event));
 	put_where(&l, e, 0);
 	put_pattern(&l, &e->f);
 	put_ms(&l, "stall_ms", !e->f.prevented, e->f.stall_ms);
 	if (e->f.prevented)
 		put(&l, ",\"prevented\":true");
+	if (e->f.event == NF_AUDIT_RECV_SPLIT)
+		put(&l, ",\"ato_ms\":%.3f", e->f.ato_ms);
 	emit(&l);
 }
 
@@ -269,6 +288,7 @@ static void log_repeat(const struct entry *e, unsigned long count, double total,
 	struct line l;
 
 	put_head(&l, "repeat");
+	put(&l, ",\"of\":\"%s\"", event_name(e->f.event));
 	put_where(&l, e, 1);
 	put_pattern(&l, &e->f);
 	put(&l, ",\"count\":%lu", count);
@@ -289,11 +309,12 @@ static unsigned long long signature(const struct entry *e)
 	unsigned n = f->nwrites < NF_AUDIT_MAXW ? f->nwrites : NF_AUDIT_MAXW;
 	const char *addr = rule_addr(e);
 	const void *parts[] = {
-		&f->side, addr, &f->nwrites, f->writes, &f->held, &f->caller, &f->prevented,
+		&f->event, &f->side, addr, &f->nwrites, f->writes, &f->held, &f->caller,
+		&f->prevented,
 	};
 	const size_t lens[] = {
-		sizeof(f->side), strlen(addr), sizeof(f->nwrites), n * sizeof(f->writes[0]),
-		sizeof(f->held), sizeof(f->caller), sizeof(f->prevented),
+		sizeof(f->event), sizeof(f->side), strlen(addr), sizeof(f->nwrites),
+		n * sizeof(f->writes[0]), sizeof(f->held), sizeof(f->caller), sizeof(f->prevented),
 	};
 
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
@@ -324,19 +345,21 @@ static struct rep *rep_slot(unsigned long long sig, int *fresh, struct rep *evic
 	return old;
 }
 
-/* The summary of e's peer (see top); past NPEERS - 1 peers, the last
- * slot counts all the others, as peer "*". Under rlock. */
+/* The summary of e's peer and kind (see top); past NPEERS - 1 of them,
+ * the last slot counts all the others, as peer "*". Under rlock. */
 static struct peer *peer_of(const struct entry *e)
 {
 	const char *addr = rule_addr(e);
 	struct peer *p;
 
 	for (int i = 0; i < npeers; i++)
-		if (peers[i].side == e->f.side && strcmp(peers[i].addr, addr) == 0)
+		if (peers[i].event == e->f.event && peers[i].side == e->f.side &&
+		    strcmp(peers[i].addr, addr) == 0)
 			return &peers[i];
 	if (npeers == NPEERS)
 		return &peers[NPEERS - 1];
 	p = &peers[npeers++];
+	p->event = e->f.event;
 	p->side = e->f.side;
 	snprintf(p->addr, sizeof(p->addr), "%s", npeers == NPEERS ? "*" : addr);
 	return p;
@@ -422,6 +445,7 @@ static void log_summary(const struct peer *p)
 	struct line l;
 
 	put_head(&l, "summary");
+	put(&l, ",\"of\":\"%s\"", event_name(p->event));
 	put(&l, ",\"side\":\"%s\",\"%s\":", p->side == NF_SIDE_ACCEPT ? "accept" : "connect",
 	    p->side == NF_SIDE_ACCEPT ? "local" : "peer");
 	put_str(&l, p->addr);

@@ -1,14 +1,16 @@
 /*
  * report.c - naglefix report: the table of offending peers from audit logs.
  *
- * Reads the library's own JSON lines ("split_write" and "repeat" objects;
- * "summary" lines repeat what those say and are skipped), groups them by
- * side and the address a rule would match (the peer of a connected socket,
- * the local end of an accepted one), and prints per group: findings, the
- * most frequent write pattern and caller, median and total stall, and the
- * config line that fixes it. A repeat line stands for COUNT findings of
- * its mean stall in the median. The parser knows only our own format: one
- * object a line, no spaces, keys unique.
+ * Reads the library's own JSON lines ("split_write", "recv_split" and
+ * "repeat" objects; "summary" lines repeat what those say and are
+ * skipped), groups them by kind of finding, side and the address a rule
+ * would match (the peer of a connected socket, the local end of an
+ * accepted one), and prints per group: findings, the most frequent write
+ * (or piece) pattern and caller, median and total stall, and the config
+ * line that fixes it. A repeat line stands for COUNT findings of its mean
+ * stall in the median; one without "of" (older logs) counts split writes.
+ * The parser knows only our own format: one object a line, no spaces,
+ * keys unique.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -31,6 +33,7 @@ struct tally {
 };
 
 struct group {
+	int recv;   /* recv_split findings: the peer's writes, our delayed ACK */
 	int accept;
 	char *addr; /* malloc'ed */
 	unsigned long findings, prevented;
@@ -159,21 +162,21 @@ static void tally_free(struct tally *t)
 		free(t->text[i]);
 }
 
-/* FNV-1a of the side and the address. */
-static size_t group_hash(int accept, const char *addr)
+/* FNV-1a of the kind, the side and the address. */
+static size_t group_hash(int recv, int accept, const char *addr)
 {
-	return (size_t)nf_fnv(NF_FNV_INIT ^ (uint64_t)accept, addr, strlen(addr));
+	return (size_t)nf_fnv(NF_FNV_INIT ^ (uint64_t)(recv * 2 + accept), addr, strlen(addr));
 }
 
-/* The slot of (accept, addr): its group's, or the empty one to fill. */
-static size_t *group_slot(const struct groups *gs, int accept, const char *addr)
+/* The slot of (recv, accept, addr): its group's, or the empty one to fill. */
+static size_t *group_slot(const struct groups *gs, int recv, int accept, const char *addr)
 {
-	size_t mask = gs->nslots - 1, i = group_hash(accept, addr) & mask;
+	size_t mask = gs->nslots - 1, i = group_hash(recv, accept, addr) & mask;
 
 	for (;; i = (i + 1) & mask) {
 		const struct group *g = gs->slot[i] ? &gs->g[gs->slot[i] - 1] : NULL;
 
-		if (!g || (g->accept == accept && strcmp(g->addr, addr) == 0))
+		if (!g || (g->recv == recv && g->accept == accept && strcmp(g->addr, addr) == 0))
 			return &gs->slot[i];
 	}
 }
@@ -201,28 +204,30 @@ static int groups_grow(struct groups *gs)
 		gs->nslots = n;
 		for (size_t i = 0; i < oldn; i++)
 			if (old[i])
-				*group_slot(gs, gs->g[old[i] - 1].accept, gs->g[old[i] - 1].addr) = old[i];
+				*group_slot(gs, gs->g[old[i] - 1].recv, gs->g[old[i] - 1].accept,
+					    gs->g[old[i] - 1].addr) = old[i];
 		free(old);
 	}
 	return 0;
 }
 
-/* The group of (accept, addr), made if new; NULL if out of memory. */
-static struct group *group_of(struct groups *gs, int accept, const char *addr)
+/* The group of (recv, accept, addr), made if new; NULL if out of memory. */
+static struct group *group_of(struct groups *gs, int recv, int accept, const char *addr)
 {
 	struct group *g;
 	size_t *slot;
 	char *copy;
 
-	if (gs->nslots && *(slot = group_slot(gs, accept, addr)))
+	if (gs->nslots && *(slot = group_slot(gs, recv, accept, addr)))
 		return &gs->g[*slot - 1];
 	if (groups_grow(gs) < 0 || !(copy = strdup(addr)))
 		return NULL;
 	g = &gs->g[gs->n++];
 	memset(g, 0, sizeof(*g));
+	g->recv = recv;
 	g->accept = accept;
 	g->addr = copy;
-	*group_slot(gs, accept, addr) = gs->n;
+	*group_slot(gs, recv, accept, addr) = gs->n;
 	return g;
 }
 
@@ -285,21 +290,41 @@ static int is_bulk(const char *line, const char *writes)
 	return total > 16384;
 }
 
-/* One "split_write" or "repeat" line into its group. */
+/*
+ * What a line counts: 0 split writes, 1 recv_split findings, -1 nothing
+ * (a summary, or not a line of ours). A repeat says in "of"; one without
+ * it comes from a library older than recv_split.
+ */
+static int line_kind(const char *line, const char *event)
+{
+	char of[32];
+
+	if (strcmp(event, "split_write") == 0)
+		return 0;
+	if (strcmp(event, "recv_split") == 0)
+		return 1;
+	if (strcmp(event, "repeat") != 0)
+		return -1;
+	if (field_str(line, "of", of, sizeof(of)) < 0)
+		return 0;
+	return strcmp(of, "recv_split") == 0 ? 1 : strcmp(of, "split_write") == 0 ? 0 : -1;
+}
+
+/* One "split_write", "recv_split" or "repeat" line into its group. */
 static void add_line(struct groups *gs, const char *line)
 {
 	char event[32], side[16], addr[FIELD_LEN], writes[FIELD_LEN], caller[FIELD_LEN];
 	double count = 1, ms;
 	struct group *g;
-	int accept;
+	int accept, recv;
 
 	if (field_str(line, "event", event, sizeof(event)) < 0 ||
-	    (strcmp(event, "split_write") != 0 && strcmp(event, "repeat") != 0) ||
+	    (recv = line_kind(line, event)) < 0 ||
 	    field_str(line, "side", side, sizeof(side)) < 0)
 		return;
 	accept = strcmp(side, "accept") == 0;
 	if (field_str(line, accept ? "local" : "peer", addr, sizeof(addr)) < 0 ||
-	    !(g = group_of(gs, accept, addr)))
+	    !(g = group_of(gs, recv, accept, addr)))
 		return;
 	if (strcmp(event, "repeat") == 0 &&
 	    (field_num(line, "count", &count) < 0 || count < 1 || count > REPEAT_MAX))
@@ -311,9 +336,9 @@ static void add_line(struct groups *gs, const char *line)
 		g->total += ms;
 		add_stalls(g, ms / count, (unsigned long)count);
 	}
-	if (field_raw_array(line, "writes", writes, sizeof(writes)) == 0) {
+	if (field_raw_array(line, recv ? "pieces" : "writes", writes, sizeof(writes)) == 0) {
 		tally_add(&g->writes, writes, (unsigned long)count);
-		if (is_bulk(line, writes))
+		if (!recv && is_bulk(line, writes))
 			g->bulk += (unsigned long)count;
 	}
 	if (field_str(line, "caller", caller, sizeof(caller)) == 0)
@@ -387,11 +412,18 @@ static int cmp_total(const void *a, const void *b)
 	return x->findings < y->findings ? 1 : x->findings > y->findings ? -1 : 0;
 }
 
-/* The config line that fixes g; "" when every finding was already prevented. */
+/*
+ * The config line that fixes g, or "(fixed by its rule)" when every
+ * finding was already prevented. A recv_split group's writer is the peer,
+ * which a rule here cannot change: quickack on this side makes our ACK
+ * come at once, and the peer's Nagle lets its next piece go.
+ */
 static void fix_line(const struct group *g, char *out, size_t outlen)
 {
 	if (g->prevented == g->findings)
 		snprintf(out, outlen, "(fixed by its rule)");
+	else if (g->recv)
+		snprintf(out, outlen, "%s %s quickack", g->accept ? "accept" : "connect", g->addr);
 	else if (g->bulk * 2 > g->findings) /* mostly bulk writes: keep the batching */
 		snprintf(out, outlen, "%s %s auto", g->accept ? "accept" : "connect", g->addr);
 	else if (g->accept)
@@ -419,11 +451,12 @@ static void print_json(struct groups *gs, FILE *out)
 		struct group *g = &gs->g[i];
 
 		fix_line(g, fix, sizeof(fix));
-		fprintf(out, "%s\n{\"side\":\"%s\",\"peer\":", i ? "," : "",
-			g->accept ? "accept" : "connect");
+		fprintf(out, "%s\n{\"finding\":\"%s\",\"side\":\"%s\",\"peer\":", i ? "," : "",
+			g->recv ? "recv_split" : "split_write", g->accept ? "accept" : "connect");
 		json_str(out, g->addr);
-		fprintf(out, ",\"findings\":%lu,\"prevented\":%lu,\"writes\":%s,",
-			g->findings, g->prevented, g->writes.n ? tally_top(&g->writes) : "null");
+		fprintf(out, ",\"findings\":%lu,\"prevented\":%lu,\"%s\":%s,", g->findings,
+			g->prevented, g->recv ? "pieces" : "writes",
+			g->writes.n ? tally_top(&g->writes) : "null");
 		if (g->nstalls)
 			fprintf(out, "\"median_stall_ms\":%.3f,\"total_stall_ms\":%.3f,",
 				median(g), g->total);
@@ -461,9 +494,10 @@ static void print_row(const struct group *g, double med, int wp, int ww, int wf,
 static void print_table(struct groups *gs, FILE *out)
 {
 	char fix[FIELD_LEN + 32];
-	int wp = 4, ww = 6, wf = 3;
+	int wp = 4, ww = 6, wf = 3, recv = 0;
 
 	for (size_t i = 0; i < gs->n; i++) {
+		recv |= gs->g[i].recv;
 		int a = (int)strlen(gs->g[i].addr), w = (int)strlen(tally_top(&gs->g[i].writes));
 
 		fix_line(&gs->g[i], fix, sizeof(fix));
@@ -477,6 +511,11 @@ static void print_table(struct groups *gs, FILE *out)
 		print_row(&gs->g[i], median(&gs->g[i]), wp, ww, wf, out);
 	fputs("PEER: the remote end of connected sockets, the local end of accepted ones"
 	      " (what a rule matches).\n", out);
+	if (recv)
+		fputs("quickack: the peer wrote in pieces (WRITES: as read here) and its Nagle held"
+		      " the next one until our delayed ACK,\n"
+		      "  while this program waited: fix the peer if it can be changed, else"
+		      " quickack here.\n", out);
 }
 
 static void print_groups(struct groups *gs, int json, FILE *out)

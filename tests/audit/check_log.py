@@ -8,11 +8,15 @@ it checks, and a check that something is absent needs a control that has it.
   count LOG EVENT                prints how many lines have that event
   stalls LOG MIN_MS              LOG has measured split_writes, each with stall_ms >= MIN_MS
   prevented LOG                  LOG has split_writes, each with stall_ms null and prevented
-  summary LOG                    summary findings = split_write + repeat counts > 0
+  summary LOG                    summary findings = split_write + recv_split + repeat counts > 0
   nofinding LOG CONTROL          LOG (absent: empty) has no finding, CONTROL has some
+  norecv LOG CONTROL             LOG (absent: empty) has no recv_split finding; CONTROL has
+                                 some, and a recv_split summary (its process was audited)
   group REPORT SIDE PEER WRITES MIN_FINDINGS MIN_MEDIAN|null
-                                 REPORT (naglefix report --json) has that group
-  nogroup REPORT SIDE            REPORT has groups, none on that side
+                                 REPORT (naglefix report --json) has that split_write group
+  fix REPORT SIDE PEER FIX MIN_FINDINGS MIN_MEDIAN
+                                 REPORT has a recv_split group on SIDE for PEER, with that FIX
+  nogroup REPORT SIDE [FINDING]  REPORT has groups, none on that side (of that finding kind)
 """
 import os
 import json
@@ -25,7 +29,24 @@ def lines(path):
 
 
 def findings(path):
-    return [o for o in lines(path) if o["event"] in ("split_write", "repeat")]
+    return [o for o in lines(path) if o["event"] in ("split_write", "recv_split", "repeat")]
+
+
+def recv_findings(path):
+    return [o for o in findings(path)
+            if o["event"] == "recv_split" or o.get("of") == "recv_split"]
+
+
+def kind(group):
+    return group.get("finding", "split_write")
+
+
+def check_median(g, min_median):
+    if min_median == "null":
+        if g["median_stall_ms"] is not None:
+            die("median %r, expected null" % g["median_stall_ms"])
+    elif g["median_stall_ms"] is None or g["median_stall_ms"] < float(min_median):
+        die("median %r ms, expected >= %s" % (g["median_stall_ms"], min_median))
 
 
 def die(msg):
@@ -67,7 +88,7 @@ def main():
                 die("not a prevented finding: %r" % o)
     elif cmd == "summary":
         objs = lines(args[0])
-        found = sum(1 for o in objs if o["event"] == "split_write") + \
+        found = sum(1 for o in objs if o["event"] in ("split_write", "recv_split")) + \
             sum(o["count"] for o in objs if o["event"] == "repeat")
         summed = sum(o["findings"] for o in objs if o["event"] == "summary")
         if found != summed or found == 0:
@@ -78,19 +99,46 @@ def main():
             die("%d finding(s), want none: %r" % (len(found), found[0]))
         if not findings(args[1]):
             die("the control %s has no finding: the check would prove nothing" % args[1])
-    elif cmd in ("group", "nogroup"):
+    elif cmd == "norecv":
+        found = recv_findings(args[0]) if os.path.exists(args[0]) else []
+        if found:
+            die("%d recv_split finding(s), want none: %r" % (len(found), found[0]))
+        control = recv_findings(args[1])
+        if not control:
+            die("the control %s has no recv_split finding: the check would prove nothing"
+                % args[1])
+        if not [o for o in lines(args[1])
+                if o["event"] == "summary" and o.get("of") == "recv_split"]:
+            die("the control %s has no recv_split summary" % args[1])
+        print("none; control: %d lines" % len(control))
+    elif cmd in ("group", "nogroup", "fix"):
         with open(args[0]) as f:
             groups = json.load(f)
         if cmd == "nogroup":
             if not groups:
                 die("empty report: nothing to tell a missing %s group from" % args[1])
-            bad = [g for g in groups if g["side"] == args[1]]
+            bad = [g for g in groups if g["side"] == args[1] and
+                   (len(args) < 3 or kind(g) == args[2])]
             if bad:
                 die("unexpected %s group: %r" % (args[1], bad))
             return
+        if cmd == "fix":
+            side, peer, fix, min_findings, min_median = args[1:6]
+            for g in groups:
+                if kind(g) == "recv_split" and g["side"] == side and peer in ("*", g["peer"]):
+                    break
+            else:
+                die("no recv_split %s group for %s in %r" % (side, peer, groups))
+            if g["fix"] != fix.replace("*", g["peer"]):
+                die("fix %r, expected %r" % (g["fix"], fix))
+            if g["findings"] < int(min_findings):
+                die("%d findings, expected >= %s" % (g["findings"], min_findings))
+            check_median(g, min_median)
+            print("%s findings=%d median_ms=%s" % (g["fix"], g["findings"], g["median_stall_ms"]))
+            return
         side, peer, writes, min_findings, min_median = args[1:6]
         for g in groups:
-            if g["side"] == side and peer in ("*", g["peer"]):
+            if kind(g) == "split_write" and g["side"] == side and peer in ("*", g["peer"]):
                 break
         else:
             die("no %s group for %s in %r" % (side, peer, groups))
@@ -98,11 +146,7 @@ def main():
             die("writes %r, expected %s" % (g["writes"], writes))
         if g["findings"] < int(min_findings):
             die("%d findings, expected >= %s" % (g["findings"], min_findings))
-        if min_median == "null":
-            if g["median_stall_ms"] is not None:
-                die("median %r, expected null" % g["median_stall_ms"])
-        elif g["median_stall_ms"] is None or g["median_stall_ms"] < float(min_median):
-            die("median %r ms, expected >= %s" % (g["median_stall_ms"], min_median))
+        check_median(g, min_median)
         print("%s %s findings=%d median_ms=%s" % (side, peer, g["findings"], g["median_stall_ms"]))
     else:
         die("unknown command " + cmd)

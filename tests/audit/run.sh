@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run.sh: tests of the audit action, `naglefix audit` and `naglefix report`.
 # Unmodified programs only: the Java client of tests/legacy against its echo
-# server, Python's http.server answering http.client, a Python client with
-# 8 threads. Ends with "N passed, M failed"; exit status 0 iff M == 0.
+# server (the client audited, then the server), Python's http.server
+# answering http.client, a Python client with 8 threads. Ends with "N passed, M failed"; exit status 0 iff M == 0.
 # Env: ROUNDS (default 13), SERVER_LIFETIME. T=pattern reports only the
 # checks whose name it matches (tests/lib.sh); the audited programs run
 # anyway. No check of a log passes on an empty one (check_log.py).
@@ -77,6 +77,41 @@ sys.exit(not any(g["peer"] == sys.argv[2] and g["writes"] == [6, 7] for g in gro
 ok "java split: audit --json: on stderr only the log-kept line" \
     bash -c "[[ \$(wc -l <'$WORK/java-json.err') == 1 ]] && grep -q '^naglefix: log kept in ' '$WORK/java-json.err'"
 
+# --- the receiving side: the echo server audited, the Java split client bare --
+# The client's Nagle holds "world\r\n" until the server's delayed ACK of
+# "hello ": the audited server reads 6 bytes, then 7 one delayed ACK later
+# (recv_split), fixed by quickack on its accept side. Before the client, on
+# the same server, a sender pausing 100 ms between pieces that waits for no
+# answer: gaps of its own, which the tcpi_ato check must not take for pieces
+# held until a delayed ACK.
+if start_server echo-audited "$NAGLEFIX" audit -l "$WORK/server.log" -- \
+    java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME"; then
+    SPORT=$SERVER_PORT
+    timeout -k 5 "$CLIENT_TIMEOUT" python3 "$AUDIT_DIR/oneway_client.py" "$H" "$SPORT" 12 100 \
+        >"$WORK/oneway.out" 2>&1
+    ok "one-way sender to the audited server: 12 pieces 100 ms apart, echoed" \
+        grep -q '^pieces=12 period_ms=100$' "$WORK/oneway.out"
+    cp "$WORK/server.log" "$WORK/oneway.log" # what the server logged for it
+    served=$(run_client none java -cp "$LEGACY_BUILD" LegacyClient "$H" "$SPORT" "$ROUNDS" split)
+    assert_ms_ge "java split client, bare, to the audited server still stalls" "$served" 30
+    stop_server echo-audited
+    ok "audited server: exits at the end of its stdin" test $? = 0
+    ok "audited server: log is JSON lines" "${CHECK[@]}" valid "$WORK/server.log"
+    ok "audited server: summaries add up" "${CHECK[@]}" summary "$WORK/server.log"
+    "$NAGLEFIX" report --json "$WORK/server.log" >"$WORK/server.json"
+    ok "audited server, bare java split client: report proposes accept $H:$SPORT quickack, median >= 30 ms" \
+        "${CHECK[@]}" fix "$WORK/server.json" accept "$H:$SPORT" "accept $H:$SPORT quickack" \
+        $((ROUNDS / 2)) 30
+    ok "audited server: naglefix audit's table at its exit shows [6,7] and the quickack line" \
+        grep -q "^$H:$SPORT .*accept .*\[6,7\].*accept $H:$SPORT quickack" "$LEGACY_BUILD/echo-audited.err"
+    ok "one-way sender, 100 ms pauses: no recv_split (the split client's, same server, has)" \
+        "${CHECK[@]}" norecv "$WORK/oneway.log" "$WORK/server.log"
+    ok "java split (client audited): no recv_split, so no quickack (the audited server's log has)" \
+        "${CHECK[@]}" norecv "$WORK/java-split.log" "$WORK/server.log"
+else
+    fail "audited echo server" "did not start (see $LEGACY_BUILD/echo-audited.err)"
+fi
+
 # --- nothing to find: one write, or the program's own TCP_NODELAY ------------
 audit_run java-single "$WORK/java-single.log" "${JAVA[@]}" single
 ok "java single: no finding (java split has)" \
@@ -112,8 +147,10 @@ ok "http.server: exit 0" test "$(cat "$WORK/http.rc")" = 0
 "$NAGLEFIX" report --json "$WORK/http.log" >"$WORK/http.json"
 ok "http.server: accept-side finding, stall >= 30 ms" \
     "${CHECK[@]}" group "$WORK/http.json" accept "*" "*" $((ROUNDS / 2)) 30
-ok "http.client (one write per request): no connect-side finding" \
-    "${CHECK[@]}" nogroup "$WORK/http.json" connect
+ok "http.client (one write per request): no connect-side split_write group" \
+    "${CHECK[@]}" nogroup "$WORK/http.json" connect split_write
+ok "http.client waits for the split response: connect-side recv_split -> connect ... quickack" \
+    "${CHECK[@]}" fix "$WORK/http.json" connect "*" "connect * quickack" $((ROUNDS / 2)) 30
 
 # --- 8 threads on 8 connections: every line stays whole ----------------------
 audit_run threads "$WORK/threads.log" python3 "$AUDIT_DIR/split_client.py" "$H" "$PORT" 40 8
@@ -198,6 +235,36 @@ ok "report: many writes before the read -> auto" grep -q "connect 192.0.2.9:1121
 ok "report: over 16 KiB before the read -> auto" grep -q "connect 192.0.2.10:80 auto" "$WORK/bulk.out"
 ok "report: a two-piece response on the accept side -> nodelay" \
     grep -q "accept 192.0.2.11:8000 nodelay" "$WORK/bulk.out"
+
+# --- FIX column: the peer's split writes met by our delayed ACK (recv_split)
+# -> quickack on this side, in a group of their own beside the same
+# address's split_write group; a repeat says what it counts ("of"), one
+# without "of" (an older library's) counts split writes
+printf '%s\n' \
+    '{"event":"recv_split","side":"accept","local":"192.0.2.12:8000","peer":"192.0.2.99:5000","pieces":[6,7],"caller":"x+0x1","stall_ms":43.9,"ato_ms":40.000}' \
+    '{"event":"repeat","of":"recv_split","side":"accept","local":"192.0.2.12:8000","pieces":[6,7],"caller":"x+0x1","count":4,"total_stall_ms":176.0,"worst_stall_ms":44.1}' \
+    '{"event":"recv_split","side":"connect","local":"192.0.2.99:5001","peer":"192.0.2.13:80","pieces":[186,12],"caller":"x+0x1","stall_ms":43.7,"ato_ms":40.000}' \
+    '{"event":"split_write","side":"accept","local":"192.0.2.12:8000","writes":[6,7],"held":[1],"stall_ms":40.0,"caller":"x+0x1"}' \
+    '{"event":"repeat","side":"accept","local":"192.0.2.12:8000","writes":[6,7],"held":[1],"caller":"x+0x1","count":2,"total_stall_ms":80.0,"worst_stall_ms":40.0}' \
+    >"$WORK/recv.log"
+"$NAGLEFIX" report --json "$WORK/recv.log" >"$WORK/recv.json"
+"$NAGLEFIX" report "$WORK/recv.log" >"$WORK/recv.out" 2>&1
+ok "report: recv_split on the accept side -> accept ADDR quickack, its repeat counted" \
+    "${CHECK[@]}" fix "$WORK/recv.json" accept 192.0.2.12:8000 "accept 192.0.2.12:8000 quickack" 5 43
+ok "report: recv_split on the connect side -> connect ADDR quickack" \
+    "${CHECK[@]}" fix "$WORK/recv.json" connect 192.0.2.13:80 "connect 192.0.2.13:80 quickack" 1 43
+ok "report: the same address's split writes stay a group of their own (3 findings, nodelay)" \
+    python3 -c '
+import json, sys
+g = [x for x in json.load(open(sys.argv[1])) if x["peer"] == "192.0.2.12:8000"]
+sys.exit(sorted((x["finding"], x["findings"], x["fix"]) for x in g) !=
+         [("recv_split", 5, "accept 192.0.2.12:8000 quickack"),
+          ("split_write", 3, "accept 192.0.2.12:8000 nodelay")])' "$WORK/recv.json"
+ok "report: table rows with quickack, and the legend saying when" bash -c "
+    grep -q '^192.0.2.12:8000 .*accept .*\[6,7\].*accept 192.0.2.12:8000 quickack' '$WORK/recv.out' &&
+    grep -q '^192.0.2.13:80 .*connect .*\[186,12\].*connect 192.0.2.13:80 quickack' '$WORK/recv.out' &&
+    grep -q '^quickack: the peer wrote in pieces' '$WORK/recv.out'"
+ok "report: no quickack legend without a recv_split row" bash -c "! grep -q '^quickack:' '$WORK/bulk.out'"
 
 # --- audit=1 on a fix: what it prevented, with no stall ----------------------
 for fix in nodelay coalesce auto; do

@@ -2,6 +2,7 @@
 # Source it from a test script (bash, set -u). Provides:
 #   compile_java                 javac tests/legacy/*.java into build/legacy/ (idempotent)
 #   start_server NAME CMD...     start a server without LD_PRELOAD; sets SERVER_PORT
+#   stop_server NAME             close that server's stdin and wait for it to exit
 #   run_client MODE CMD...       run a client (MODE none = no shim); prints its median ms
 #   assert_ms_ge NAME VALUE MS / assert_ms_lt NAME VALUE MS
 #   and tests/lib.sh's: pass NAME, fail NAME WHY, finish ("N passed, M failed";
@@ -22,6 +23,7 @@ CLIENT_LOG="$LEGACY_BUILD/clients.log"
 SERVER_PORT=""
 SERVER_PIDS=()
 SERVER_FDS=()
+declare -A SERVER_PID_OF SERVER_FD_OF # by NAME, for stop_server
 
 mkdir -p "$LEGACY_BUILD"
 : >"$CLIENT_LOG"
@@ -75,6 +77,8 @@ start_server() {
     pid=$!
     SERVER_FDS+=("$fd")
     SERVER_PIDS+=("$pid")
+    SERVER_PID_OF[$name]=$pid
+    SERVER_FD_OF[$name]=$fd
     for ((i = 0; i < 150; i++)); do
         read -r tag port <"$out" || true
         [[ ${tag:-} == PORT && -n ${port:-} ]] && break
@@ -88,6 +92,22 @@ start_server() {
     fi
     # shellcheck disable=SC2034 # read by the caller
     SERVER_PORT=$port
+}
+
+# stop_server NAME: closes the stdin of the server start_server NAME started
+# (a server of this harness exits at its EOF; one run under `naglefix audit`
+# then prints its table on stderr, in build/legacy/NAME.err) and waits up to
+# 15 s for it to exit. Status 1 if it is still running.
+stop_server() {
+    local name=$1 i
+    local pid=${SERVER_PID_OF[$name]:-} fd=${SERVER_FD_OF[$name]:-}
+    [[ -n $pid && -n $fd ]] || return 1
+    exec {fd}>&-
+    for ((i = 0; i < 150; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    ! kill -0 "$pid" 2>/dev/null
 }
 
 # run_client MODE CMD...: MODE "none" runs CMD as is (LD_PRELOAD unset), any

@@ -20,6 +20,9 @@
 #define FAKE_SENDS 256     /* sends recorded, and answers scripted, at most */
 #define FAKE_BYTES 65536   /* bytes recorded of what was offered, taken, logged */
 #define FAKE_MSS 1448      /* tcpi_snd_mss unless a test says otherwise */
+#define FAKE_RCV_MSS 536   /* tcpi_rcv_mss: the kernel's first estimate */
+#define FAKE_ATO 40000     /* tcpi_ato (us): TCP_ATO_MIN, as loopback reads */
+#define FAKE_RTT 15        /* tcpi_rtt (us), as loopback reads */
 
 enum fake_call { FAKE_SENDMSG = 1, FAKE_SEND_NOCANCEL };
 
@@ -47,6 +50,9 @@ struct fake_kernel {
 
 	int tcp_state;             /* TCP_INFO: tcpi_state (netinet/tcp.h's TCP_*) */
 	unsigned unacked, snd_mss, notsent;
+	unsigned rcv_mss, ato, rtt;  /* TCP_INFO: tcpi_rcv_mss, tcpi_ato, tcpi_rtt (us) */
+	unsigned last_data_recv;     /* TCP_INFO: tcpi_last_data_recv (ms) */
+	int tcp_info_err;            /* non-zero: TCP_INFO fails with this errno */
 	int ntcp_info;             /* getsockopt(TCP_INFO) calls */
 	int fl;                    /* fcntl(F_GETFL)'s answer: 0 or O_NONBLOCK */
 	int npoll, nsetsockopt;
@@ -57,7 +63,8 @@ struct fake_kernel {
 extern struct fake_kernel fake;
 
 /* Empties fake (an established socket with nothing unacked, MSS FAKE_MSS,
- * blocking) and fills nf_real with the fakes. */
+ * receive MSS FAKE_RCV_MSS, tcpi_ato FAKE_ATO, tcpi_rtt FAKE_RTT, data
+ * just received, blocking) and fills nf_real with the fakes. */
 void fake_install(void);
 
 /* The next unanswered send takes at most n bytes. A send with no scripted

@@ -108,11 +108,19 @@ static int fake_getsockopt(int fd, int level, int name, void *val, socklen_t *le
 		return -1;
 	}
 	fake.ntcp_info++;
+	if (fake.tcp_info_err) {
+		errno = fake.tcp_info_err;
+		return -1;
+	}
 	memset(&ti, 0, sizeof(ti));
 	ti.tcpi_state = (__u8)fake.tcp_state;
 	ti.tcpi_unacked = fake.unacked;
 	ti.tcpi_snd_mss = fake.snd_mss;
 	ti.tcpi_notsent_bytes = fake.notsent;
+	ti.tcpi_rcv_mss = fake.rcv_mss;
+	ti.tcpi_ato = fake.ato;
+	ti.tcpi_rtt = fake.rtt;
+	ti.tcpi_last_data_recv = fake.last_data_recv;
 	if (*len > sizeof(ti))
 		*len = sizeof(ti);
 	memcpy(val, &ti, *len);
@@ -161,6 +169,9 @@ void fake_install(void)
 	memset(&fake, 0, sizeof(fake));
 	fake.tcp_state = 1; /* TCP_ESTABLISHED */
 	fake.snd_mss = FAKE_MSS;
+	fake.rcv_mss = FAKE_RCV_MSS;
+	fake.ato = FAKE_ATO;
+	fake.rtt = FAKE_RTT;
 	memset(&nf_real, 0, sizeof(nf_real));
 	nf_real.sendmsg = fake_sendmsg;
 	nf_real.send_nocancel = fake_send_nocancel;
