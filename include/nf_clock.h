@@ -11,10 +11,4 @@
  * in its place (tests/unit/fake_timer.c). */
 unsigned long long nf_clock_now_ns(void);
 
-/* The same clock as the kernel last stepped it (CLOCK_MONOTONIC_COARSE):
- * up to one scheduler tick (1-4 ms) behind nf_clock_now_ns, for a deadline
- * that tolerates that, at a quarter of the cost (about 4 ns a call here
- * against 16). Keeps errno. */
-unsigned long long nf_clock_coarse_ns(void);
-
 #endif

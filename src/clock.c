@@ -5,20 +5,10 @@
 
 #include <time.h>
 
-static unsigned long long read_clock(clockid_t id)
+unsigned long long nf_clock_now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(id, &ts);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
-
-unsigned long long nf_clock_now_ns(void)
-{
-	return read_clock(CLOCK_MONOTONIC);
-}
-
-unsigned long long nf_clock_coarse_ns(void)
-{
-	return read_clock(CLOCK_MONOTONIC_COARSE);
 }

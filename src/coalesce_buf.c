@@ -137,16 +137,13 @@ static int conn_failed(int err)
 		 err == ENOMEM || err == EMSGSIZE);
 }
 
-/* Until when a new hold may wait for the program's own read or wait: a
- * trusted connection's tick is measured on the coarse clock (the hold then
- * lasts a tick less up to one step of that clock, 1-4 ms; the call costs a
- * quarter of the exact one, once a message). */
+/* Until when a new hold may wait for the program's own read or wait. */
 static unsigned long long hold_until(const struct nf_coalesce *co)
 {
 	unsigned long long flush = (unsigned long long)co->flush_us * 1000;
 
 	if (co->streak >= TRUST_AFTER && flush < NF_TIMER_TICK_NS)
-		return nf_clock_coarse_ns() + NF_TIMER_TICK_NS;
+		flush = NF_TIMER_TICK_NS;
 	return nf_clock_now_ns() + flush;
 }
 

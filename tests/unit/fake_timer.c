@@ -18,11 +18,6 @@ unsigned long long nf_clock_now_ns(void)
 	return fake_now;
 }
 
-unsigned long long nf_clock_coarse_ns(void)
-{
-	return fake_now;
-}
-
 void nf_timer_arm(unsigned long long deadline_ns)
 {
 	fake_narms++;
