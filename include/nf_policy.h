@@ -70,6 +70,14 @@ struct nf_policy {
 	int has_accept_rules;    /* lets accept() skip getsockname when 0 */
 };
 
+/*
+ * Copies s into out (outlen > 0) with each byte that is not printable
+ * ASCII as \xNN and a backslash as \\, so no byte of a config line (or of
+ * a command line the naglefix command quotes) reaches a terminal or a log
+ * raw; a cut falls between whole escapes.
+ */
+void nf_policy_escape(const char *s, char *out, size_t outlen);
+
 /* Options for an action with its documented defaults. */
 struct nf_opts nf_policy_opts_default(enum nf_action action);
 

@@ -35,12 +35,8 @@ static const char *const action_names[] = {
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/*
- * Copies s into out (outlen > 0) with each byte that is not printable
- * ASCII as \xNN and a backslash as \\, so no byte of a config line reaches
- * a terminal or a log raw; a cut falls between whole escapes.
- */
-static void escape(const char *s, char *out, size_t outlen)
+/* nf_policy.h */
+void nf_policy_escape(const char *s, char *out, size_t outlen)
 {
 	size_t o = 0;
 
@@ -70,7 +66,7 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(raw, sizeof(raw), fmt, ap);
 		va_end(ap);
-		escape(raw, err, errlen);
+		nf_policy_escape(raw, err, errlen);
 	}
 	return -EINVAL;
 }

@@ -129,6 +129,7 @@ static int log_arg_ok(const char *arg)
  * --help, or -1 after saying what is wrong. */
 static int parse_args(int argc, char **argv, const char **log, int *json)
 {
+	char q[NF_CLI_QUOTE_MAX];
 	int i = 1;
 
 	for (; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++) {
@@ -144,7 +145,7 @@ static int parse_args(int argc, char **argv, const char **log, int *json)
 			*log = argv[i] + 6;
 		else
 			return usage_error(log_opt ? "option '%s' needs a LOG" : "unknown option '%s'",
-					   argv[i]);
+					   nf_cli_quote(argv[i], q));
 	}
 	i += i < argc && strcmp(argv[i], "--") == 0;
 	if (i == argc)

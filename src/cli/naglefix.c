@@ -92,6 +92,27 @@ static int setenv_path(const char *name, const char *path)
 	return setenv(name, abs, 1);
 }
 
+const char *nf_cli_quote(const char *arg, char buf[NF_CLI_QUOTE_MAX])
+{
+	nf_policy_escape(arg, buf, NF_CLI_QUOTE_MAX);
+	return buf;
+}
+
+/* -l LOG: NAGLEFIX_LOG, a path made absolute, or stderr or syslog as they
+ * are. -1 after saying why not: an empty LOG (the library would open "./"). */
+static int set_log(const char *arg)
+{
+	if (!*arg) {
+		fputs("naglefix: -l needs a LOG (a path, stderr or syslog)\n", stderr);
+		return -1;
+	}
+	if (strcmp(arg, "stderr") == 0 || strcmp(arg, "syslog") == 0)
+		setenv("NAGLEFIX_LOG", arg, 1);
+	else
+		setenv_path("NAGLEFIX_LOG", arg);
+	return 0;
+}
+
 /* -c FILE: NAGLEFIX_CONF, made absolute, but "none" (no file) as it is.
  * -1 after saying why not: an empty FILE (the library would read "./"). */
 static int set_config(const char *arg)
@@ -157,10 +178,16 @@ static int cmd_check(int argc, char **argv)
 
 	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
 		return usage(stdout, 0);
-	if (argc > 1 && argv[1][0] == '-' && argv[1][1])
+	if (argc > 1 && argv[1][0] == '-' && argv[1][1]) {
+		char q[NF_CLI_QUOTE_MAX];
+
+		fprintf(stderr, "naglefix check: unknown option '%s'\n", nf_cli_quote(argv[1], q));
 		return usage(stderr, EXIT_USAGE);
-	if (argc > 2)
+	}
+	if (argc > 2) {
+		fputs("naglefix check: one FILE at most\n", stderr);
 		return usage(stderr, EXIT_USAGE);
+	}
 	if (!path)
 		return check_no_file(env_conf);
 	if (nf_config_parse_file(path, &p, err, sizeof(err)) < 0) {
@@ -207,6 +234,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char q[NF_CLI_QUOTE_MAX];
 	enum nf_action a;
 	int opt;
 
@@ -224,16 +252,15 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			if (nf_policy_parse_action(optarg, &a) < 0) {
-				fprintf(stderr, "naglefix: unknown action '%s' (expected " NF_ACTION_LIST ")\n", optarg);
+				fprintf(stderr, "naglefix: unknown action '%s' (expected " NF_ACTION_LIST ")\n",
+					nf_cli_quote(optarg, q));
 				return EXIT_USAGE;
 			}
 			setenv("NAGLEFIX_MODE", optarg, 1);
 			break;
 		case 'l':
-			if (strcmp(optarg, "stderr") == 0 || strcmp(optarg, "syslog") == 0)
-				setenv("NAGLEFIX_LOG", optarg, 1);
-			else
-				setenv_path("NAGLEFIX_LOG", optarg);
+			if (set_log(optarg) < 0)
+				return usage(stderr, EXIT_USAGE);
 			break;
 		case 'h':
 			return usage(stdout, 0);

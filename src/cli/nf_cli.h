@@ -8,6 +8,13 @@
 
 #define NF_EXIT_USAGE 125
 
+/* Room for a command-line word as nf_cli_quote writes it. */
+#define NF_CLI_QUOTE_MAX 256
+
+/* arg as a message quotes it (control and non-ASCII bytes as \xNN,
+ * cut to fit), in buf of NF_CLI_QUOTE_MAX bytes; returns buf. */
+const char *nf_cli_quote(const char *arg, char buf[NF_CLI_QUOTE_MAX]);
+
 /* Puts libnaglefix.so (found next to this program) first in LD_PRELOAD.
  * Returns 0, or -1 after printing why not. */
 int nf_cli_preload(void);

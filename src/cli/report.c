@@ -543,9 +543,12 @@ int nf_report_print(char *const paths[], int n, int json, FILE *out)
 }
 
 /* Sorts argv into LOG names and --json (options anywhere, until "--").
- * Returns how many logs, or -1 for an unknown option, -2 for --help. */
+ * Returns how many logs, or -1 for an unknown option (said on stderr),
+ * -2 for --help. */
 static int report_args(int argc, char **argv, char **logs, int *json)
 {
+	char q[NF_CLI_QUOTE_MAX];
+
 	int n = 0, opts = 1;
 
 	for (int i = 1; i < argc; i++) {
@@ -555,10 +558,13 @@ static int report_args(int argc, char **argv, char **logs, int *json)
 			*json = 1;
 		else if (opts && (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0))
 			return -2;
-		else if (opts && argv[i][0] == '-' && argv[i][1])
+		else if (opts && argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "naglefix report: unknown option '%s'\n",
+				nf_cli_quote(argv[i], q));
 			return -1;
-		else
+		} else {
 			logs[n++] = argv[i];
+		}
 	}
 	return n;
 }

@@ -16,7 +16,8 @@
 # where the seed corpus reaches it must crash within a few seconds.
 #
 # Prints "PASS name" or "FAIL name: why", ends with "N passed, M failed";
-# exit status 0 iff nothing failed. Env: FUZZ_TIME, FUZZ_CC (clang).
+# exit status 0 iff nothing failed. Env: FUZZ_TIME, FUZZ_CC (clang), WERROR
+# (as make's: empty, warnings are not errors).
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -28,7 +29,7 @@ TIME=${FUZZ_TIME:-60}
 B="$TOP/build/fuzz"
 # shellcheck disable=SC2054 # the commas are clang's
 FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-    -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude)
+    -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra ${WERROR--Werror} -D_GNU_SOURCE -Iinclude)
 TARGETS=(parse match)
 
 # shellcheck source-path=SCRIPTDIR source=../lib.sh

@@ -325,6 +325,31 @@ expect_usage cli-no-command
 expect_usage cli-no-command-after-options -m nodelay --
 expect_usage cli-check-two-files check "$BAD" "$BAD"
 expect_usage cli-empty-config -c '' true
+expect_usage cli-empty-log -l '' true
+
+# usage_says NAME TEXT ARG...: a usage error (expect_usage) whose complaint
+# has TEXT, and no raw control byte (a word of the command line quoted as
+# \xNN: an escape sequence never reaches the terminal).
+usage_says() {
+    local name=$1 text=$2
+    shift 2
+    selected "$name" || return 0
+    timeout -k 5 "$LIMIT" "$NAGLEFIX" "$@" >"$LOGS/$name.out" 2>"$LOGS/$name.log"
+    if (($? != 125)) || [[ -s $LOGS/$name.out ]]; then
+        fail "$name" "want exit status 125 and nothing on stdout" "$LOGS/$name.log"
+    elif ! grep -qF -- "$text" "$LOGS/$name.log"; then
+        fail "$name" "stderr lacks: $text" "$LOGS/$name.log"
+    elif LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$LOGS/$name.log"; then
+        fail "$name" "a raw control byte on stderr" "$LOGS/$name.log"
+    else
+        pass "$name"
+    fi
+}
+usage_says cli-bad-mode-quoted "unknown action 'fa\x1b[31mst'" -m $'fa\e[31mst' true
+usage_says cli-check-names-option "naglefix check: unknown option '--bogus'" check --bogus
+usage_says cli-check-two-files-said "naglefix check: one FILE at most" check "$BAD" "$BAD"
+usage_says cli-report-names-option "naglefix report: unknown option '--b\x1bgus'" report $'--b\egus'
+usage_says cli-audit-option-quoted "naglefix audit: unknown option '--b\x1bgus'" audit $'--b\egus' -- true
 
 expect_run cli-command-not-found 127 "" "^naglefix: nftest-no-such-command: " 1 \
     "$NAGLEFIX" -- nftest-no-such-command
