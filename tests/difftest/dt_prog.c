@@ -224,7 +224,12 @@ static long do_send(const struct dt_op *o, int fd, unsigned char *p, long *acc)
 	}
 	case K_SPAWN: {
 		/* a child shell writes the bytes on the inherited socket: a 0 system,
-		 * 1 popen, 2 posix_spawn, 3 vfork+exec; the program waits for it */
+		 * 1 popen, 2 posix_spawn, 3 vfork+exec; the program waits for it.
+		 * popen's pipe is the child's stdin ("w"): with "r" it was its
+		 * stdout, so a socket on fd 1 was not the child's fd 1, and the
+		 * bytes went into the pipe (the child exited 0 when it wrote before
+		 * pclose closed the pipe, else died of SIGPIPE: 36 seeds of 34,000
+		 * failed so, bare runs too) */
 		char cmd[64];
 		pid_t pid;
 		int st = -1;
@@ -233,7 +238,7 @@ static long do_send(const struct dt_op *o, int fd, unsigned char *p, long *acc)
 		if (o->a == 0) {
 			st = system(cmd);
 		} else if (o->a == 1) {
-			FILE *f = popen(cmd, "r");
+			FILE *f = popen(cmd, "w");
 			st = f ? pclose(f) : -1;
 		} else {
 			char *av[] = { "sh", "-c", cmd, NULL };
