@@ -7,8 +7,9 @@
 # too); and the one-write program (a program with nothing to fix) under
 # every action. Then what a call on a descriptor that is not a socket
 # costs (1-byte writes to /dev/null, the library's write against libc's in
-# one process). Each row is the median of REPS interleaved runs, so the
-# ratios compare figures measured side by side on this (noisy) machine.
+# one process). Each row is the median of REPS interleaved runs; each
+# ratio the median over the reps of the two rows' runs of that rep, made
+# within a second of each other on this (noisy, drifting) machine.
 # Client and peer run pinned to one CPU (BENCH_CPU, default 1: the last
 # CPU if there is only one), where loopback round trips are stable to
 # about 1%; unpinned they jump between ~12 and ~50 us. "peer ACKs":
@@ -69,6 +70,23 @@ col() { # LABEL FIELD -> median over the reps
 	while IFS= read -r line; do [ -n "$line" ] && field "$2" "$line"; done <<<"${rows[$1]}" | median
 }
 
+values() { # LABEL FIELD -> its value in each rep, in run order ("-" where a run failed)
+	local line v
+	while IFS= read -r line; do
+		[ -n "$line" ] || continue
+		v=$(field "$2" "$line")
+		echo "${v:--}"
+	done <<<"${rows[$1]}"
+}
+
+# ratio LABEL_A LABEL_B FIELD -> the median over the reps of A/B, each rep's
+# two runs made one after the other: this machine's drift (several per cent
+# within a minute) cancels in a pair, not in a ratio of two medians.
+ratio() {
+	paste <(values "$1" "$3") <(values "$2" "$3") |
+		awk '$1 != "-" && $2 != "-" && $2 > 0 { print $1 / $2 }' | median
+}
+
 report() { # WORKLOAD PIECES
 	local w=$1 label
 	printf '\n%s workload, per round trip (median of %d runs of %d rounds; legacy: %d rounds)\n' \
@@ -82,33 +100,37 @@ report() { # WORKLOAD PIECES
 			"$(col "$label" p99_us)" "$(col "$label" segs)" "$(col "$label" acks)" \
 			"$(col "$label" cpu_us)"
 	done
-	awk -v w="$w" -v c="$(col naglefix-coalesce median_us)" -v o="$(col one-write median_us)" \
-		-v n="$(col own-nodelay median_us)" -v k="$(col own-cork median_us)" \
-		-v s="$(col naglefix-coalesce segs)" -v a="$(col naglefix-auto median_us)" \
-		-v as="$(col naglefix-auto segs)" -v q="$(col naglefix-quickack median_us)" \
-		-v cc="$(col naglefix-coalesce cpu_us)" -v oc="$(col one-write cpu_us)" \
-		-v p1="$(col one-write-pass median_us)" -v n1="$(col one-write-nodelay median_us)" \
-		-v c1="$(col one-write-coalesce median_us)" -v d1="$(col one-write-audit median_us)" \
-		-v a1="$(col one-write-auto median_us)" -v c1c="$(col one-write-coalesce cpu_us)" '
+	awk -v w="$w" -v c="$(ratio naglefix-coalesce one-write median_us)" \
+		-v cc="$(ratio naglefix-coalesce one-write cpu_us)" -v s="$(col naglefix-coalesce segs)" \
+		-v n="$(ratio naglefix-coalesce own-nodelay median_us)" \
+		-v k="$(ratio naglefix-coalesce own-cork median_us)" \
+		-v a="$(ratio naglefix-auto one-write median_us)" -v as="$(col naglefix-auto segs)" \
+		-v q="$(ratio naglefix-quickack one-write median_us)" \
+		-v p1="$(ratio one-write-pass one-write median_us)" \
+		-v n1="$(ratio one-write-nodelay one-write median_us)" \
+		-v c1="$(ratio one-write-coalesce one-write median_us)" \
+		-v d1="$(ratio one-write-audit one-write median_us)" \
+		-v a1="$(ratio one-write-auto one-write median_us)" \
+		-v c1c="$(ratio one-write-coalesce one-write cpu_us)" '
 	function line(what, r, target) {
 		printf "%-44s %6.3f  (target <= %s)%s\n", what, r, target, r <= target + 0 ? "" : "  MISSED"
 	}
 	BEGIN {
-		line("coalesce / one-write time", c / o, w == "chatty" ? "1.05" : "1.03")
-		line("coalesce / one-write CPU per round trip", cc / oc, "1.05")
+		line("coalesce / one-write time", c, w == "chatty" ? "1.05" : "1.03")
+		line("coalesce / one-write CPU per round trip", cc, "1.05")
 		line("coalesce segments per message", s, "1.05")
-		printf "coalesce / own TCP_NODELAY: %.3f, coalesce / own TCP_CORK: %.3f\n", c / n, c / k
-		line("auto / one-write time", a / o, "1.5")
+		printf "coalesce / own TCP_NODELAY: %.3f, coalesce / own TCP_CORK: %.3f\n", n, k
+		line("auto / one-write time", a, "1.5")
 		line("auto segments per message", as, "2")
-		printf "quickack (both ends) / one-write time: %.3f\n", q / o
+		printf "quickack (both ends) / one-write time: %.3f\n", q
 		if (w == "split") {
 			printf "one-write program under each action / bare:\n"
-			line("  pass", p1 / o, "1.03")
-			line("  nodelay", n1 / o, "1.03")
-			line("  coalesce", c1 / o, "1.03")
-			line("  coalesce, CPU per round trip", c1c / oc, "1.05")
-			line("  audit", d1 / o, "1.05")
-			printf "  auto: %.3f (no target)\n", a1 / o
+			line("  pass", p1, "1.03")
+			line("  nodelay", n1, "1.03")
+			line("  coalesce", c1, "1.03")
+			line("  coalesce, CPU per round trip", c1c, "1.05")
+			line("  audit", d1, "1.05")
+			printf "  auto: %.3f (no target)\n", a1
 		}
 	}'
 }
