@@ -12,8 +12,8 @@
 # Client and server are pinned to one CPU (BENCH_CPU, default 1; 0 on a
 # one-CPU machine): on this machine only pinned figures are stable. Each
 # row is the median of REPS runs, the actions interleaved (each
-# repetition starts one action later), and its ratio is against the bare
-# client's median of the same run; build/bench-real/runs.txt keeps every
+# repetition starts one action later), and its ratio the median over the
+# repetitions of its run over the bare client's run of that repetition; build/bench-real/runs.txt keeps every
 # run's figure. quickack changes only the client's end here (the server
 # is bare). The servers' data and logs are under build/bench-real (made
 # anew each run); the servers listen on a free loopback port and are
@@ -150,7 +150,6 @@ run() {
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) printf "%.0f\n", a[int((NR+1)/2)]}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "-"; else printf "%.3f", a / b }'; }
 # the runs' max - min in percent of their median, from 5 runs on without
 # the highest and the lowest (one run another program slowed is no news)
 spread() {
@@ -200,6 +199,14 @@ for b in "${benches[@]}"; do for a in "${actions[@]}"; do
 done; done >"$dir/runs.txt"
 
 col() { grep . <<<"${res[$1,$2]}" | median; } # BENCH ACTION -> median over the reps
+# BENCH ACTION -> the median over the repetitions of the action's run over
+# bare's run of the same repetition (made within seconds of each other:
+# this machine drifts more than that over a whole run); - if none
+pratio() {
+	paste <(printf '%s' "${res[$1,$2]}") <(printf '%s' "${res[$1,bare]}") |
+		awk -F'\t' '$1 != "" && $2 > 0 { print $1 / $2 }' | sort -g |
+		awk '{a[NR]=$1} END { if (NR) printf "%.3f", a[int((NR+1)/2)]; else print "-" }'
+}
 
 echo "naglefix bench-real, $(date -u +%Y-%m-%d), $(uname -sr), $(nproc --all) cores, loopback"
 echo
@@ -217,14 +224,14 @@ for a in "${actions[@]}"; do
 	line="| $a |"
 	for b in "${benches[@]}"; do
 		m=$(col "$b" "$a")
-		line+=" ${m:-failed} | $(ratio "$m" "$(col "$b" bare)") |"
+		line+=" ${m:-failed} | $(pratio "$b" "$a") |"
 	done
 	echo "$line"
 done
 echo
 how="Median of $REPS runs per action, the actions interleaved (each repetition starting one later); client and server pinned to CPU $cpu"
 how+=" (taskset), the server bare, the client bare or under \`naglefix -m ACTION\`;"
-how+=" ratio: the action's median over bare's, same run."
+how+=" ratio: the median over the repetitions of the action's run over bare's run in the same repetition."
 for b in "${benches[@]}"; do
 	case $b in
 	pgbench) how+=" pgbench: PostgreSQL $("$pg_bin/postgres" -V | awk '{print $3}'), select-only, scale 1, $PG_SECONDS s a run" ;;
