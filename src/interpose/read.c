@@ -49,10 +49,12 @@ static void note_received(const struct msghdr *msg, ssize_t rc)
 /*
  * Around every read: before it, initialisation, the coalesce flush, the
  * auto push, TCP_QUICKACK and audit's stall clock; after it, TCP_QUICKACK
- * again and audit's findings (errno kept). Each hook is then:
- * before(fd, &a, __builtin_return_address(0)); return after(&a, <the real
- * call>); the return address, taken in the libc-named function, is the
- * program's own code (audit names it as a recv_split finding's caller).
+ * again and audit's findings (errno kept). Each exported read is then
+ * nf_leave_alone_near's test and libc's call, with no stack frame, or a
+ * tail call to its NF_SLOW part: before(fd, &a, caller); return after(&a,
+ * <the real call>); caller, the return address taken in the libc-named
+ * function, is the program's own code (audit names it as a recv_split
+ * finding's caller).
  */
 static void before(int fd, struct nf_audit_read *a, void *caller)
 {
@@ -73,45 +75,74 @@ static ssize_t after(const struct nf_audit_read *a, ssize_t rc)
 	return rc;
 }
 
-NF_EXPORT ssize_t read(int fd, void *buf, size_t n)
+static NF_SLOW ssize_t read_hooked(int fd, void *buf, size_t n, void *caller)
 {
 	struct nf_audit_read a;
 
 	if (nf_leave_alone(fd))
 		return nf_real.read(fd, buf, n);
-	before(fd, &a, __builtin_return_address(0));
+	before(fd, &a, caller);
 	return after(&a, nf_real.read(fd, buf, n));
 }
 
-NF_EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
+NF_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	if (nf_leave_alone_near(fd))
+		return nf_real.read(fd, buf, n);
+	return read_hooked(fd, buf, n, __builtin_return_address(0));
+}
+
+static NF_SLOW ssize_t readv_hooked(int fd, const struct iovec *iov, int iovcnt, void *caller)
 {
 	struct nf_audit_read a;
 
 	if (nf_leave_alone(fd))
 		return nf_real.readv(fd, iov, iovcnt);
-	before(fd, &a, __builtin_return_address(0));
+	before(fd, &a, caller);
 	return after(&a, nf_real.readv(fd, iov, iovcnt));
 }
 
-NF_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+NF_EXPORT ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
+{
+	if (nf_leave_alone_near(fd))
+		return nf_real.readv(fd, iov, iovcnt);
+	return readv_hooked(fd, iov, iovcnt, __builtin_return_address(0));
+}
+
+static NF_SLOW ssize_t recv_hooked(int fd, void *buf, size_t n, int flags, void *caller)
 {
 	struct nf_audit_read a;
 
 	if (nf_leave_alone(fd))
 		return nf_real.recv(fd, buf, n, flags);
-	before(fd, &a, __builtin_return_address(0));
+	before(fd, &a, caller);
 	return after(&a, nf_real.recv(fd, buf, n, flags));
 }
 
-NF_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
-			   struct sockaddr *sa, socklen_t *salen)
+NF_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	if (nf_leave_alone_near(fd))
+		return nf_real.recv(fd, buf, n, flags);
+	return recv_hooked(fd, buf, n, flags, __builtin_return_address(0));
+}
+
+static NF_SLOW ssize_t recvfrom_hooked(int fd, void *buf, size_t n, int flags,
+				       struct sockaddr *sa, socklen_t *salen, void *caller)
 {
 	struct nf_audit_read a;
 
 	if (nf_leave_alone(fd))
 		return nf_real.recvfrom(fd, buf, n, flags, sa, salen);
-	before(fd, &a, __builtin_return_address(0));
+	before(fd, &a, caller);
 	return after(&a, nf_real.recvfrom(fd, buf, n, flags, sa, salen));
+}
+
+NF_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
+			   struct sockaddr *sa, socklen_t *salen)
+{
+	if (nf_leave_alone_near(fd))
+		return nf_real.recvfrom(fd, buf, n, flags, sa, salen);
+	return recvfrom_hooked(fd, buf, n, flags, sa, salen, __builtin_return_address(0));
 }
 
 NF_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
@@ -186,33 +217,58 @@ static ssize_t real_recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int
 	return nf_real.recvfrom(fd, buf, n, flags, sa, salen);
 }
 
-NF_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+static NF_SLOW ssize_t __read_chk_hooked(int fd, void *buf, size_t n, size_t buflen,
+					 void *caller)
 {
 	struct nf_audit_read a;
 
 	if (nf_leave_alone(fd))
 		return real_read_chk(fd, buf, n, buflen);
-	before(fd, &a, __builtin_return_address(0));
+	before(fd, &a, caller);
 	return after(&a, real_read_chk(fd, buf, n, buflen));
 }
 
-NF_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
+NF_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	if (nf_leave_alone_near(fd))
+		return real_read_chk(fd, buf, n, buflen);
+	return __read_chk_hooked(fd, buf, n, buflen, __builtin_return_address(0));
+}
+
+static NF_SLOW ssize_t __recv_chk_hooked(int fd, void *buf, size_t n, size_t buflen, int flags,
+					 void *caller)
 {
 	struct nf_audit_read a;
 
 	if (nf_leave_alone(fd))
 		return real_recv_chk(fd, buf, n, buflen, flags);
-	before(fd, &a, __builtin_return_address(0));
+	before(fd, &a, caller);
 	return after(&a, real_recv_chk(fd, buf, n, buflen, flags));
 }
 
-NF_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
-				 struct sockaddr *sa, socklen_t *salen)
+NF_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
+{
+	if (nf_leave_alone_near(fd))
+		return real_recv_chk(fd, buf, n, buflen, flags);
+	return __recv_chk_hooked(fd, buf, n, buflen, flags, __builtin_return_address(0));
+}
+
+static NF_SLOW ssize_t __recvfrom_chk_hooked(int fd, void *buf, size_t n, size_t buflen,
+					     int flags, struct sockaddr *sa, socklen_t *salen,
+					     void *caller)
 {
 	struct nf_audit_read a;
 
 	if (nf_leave_alone(fd))
 		return real_recvfrom_chk(fd, buf, n, buflen, flags, sa, salen);
-	before(fd, &a, __builtin_return_address(0));
+	before(fd, &a, caller);
 	return after(&a, real_recvfrom_chk(fd, buf, n, buflen, flags, sa, salen));
+}
+
+NF_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+				 struct sockaddr *sa, socklen_t *salen)
+{
+	if (nf_leave_alone_near(fd))
+		return real_recvfrom_chk(fd, buf, n, buflen, flags, sa, salen);
+	return __recvfrom_chk_hooked(fd, buf, n, buflen, flags, sa, salen, __builtin_return_address(0));
 }

@@ -270,7 +270,7 @@ NF_EXPORT ssize_t __write(int fd, const void *buf, size_t n)
 	return write_from(fd, buf, n, __builtin_return_address(0));
 }
 
-NF_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
+static NF_SLOW ssize_t writev_hooked(int fd, const struct iovec *iov, int iovcnt, void *caller)
 {
 	struct nf_audit_send a;
 	ssize_t rc;
@@ -281,15 +281,22 @@ NF_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
 		return nf_real.writev(fd, iov, iovcnt);
 	nf_init();
 	if (!nf_audit_enabled || iovcnt < 0 || iov_total(iov, (size_t)iovcnt, &total) < 0 ||
-	    !nf_audit_send_begin(fd, total, __builtin_return_address(0), &a))
+	    !nf_audit_send_begin(fd, total, caller, &a))
 		return nf_writev(fd, iov, iovcnt);
 	rc = nf_writev(fd, iov, iovcnt);
 	nf_audit_send_end(&a, rc);
 	return rc;
 }
 
+NF_EXPORT ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
+{
+	if (nf_leave_alone_near(fd))
+		return nf_real.writev(fd, iov, iovcnt);
+	return writev_hooked(fd, iov, iovcnt, __builtin_return_address(0));
+}
+
 /* send, from the program's code at caller (for audit). */
-static ssize_t send_from(int fd, const void *buf, size_t n, int flags, void *caller)
+static NF_SLOW ssize_t send_from(int fd, const void *buf, size_t n, int flags, void *caller)
 {
 	struct nf_audit_send a;
 	ssize_t rc;
@@ -306,17 +313,21 @@ static ssize_t send_from(int fd, const void *buf, size_t n, int flags, void *cal
 
 NF_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
+	if (nf_leave_alone_near(fd))
+		return nf_real.sendto(fd, buf, n, flags, NULL, 0);
 	return send_from(fd, buf, n, flags, __builtin_return_address(0));
 }
 
 /* glibc's exported internal name of send. */
 NF_EXPORT ssize_t __send(int fd, const void *buf, size_t n, int flags)
 {
+	if (nf_leave_alone_near(fd))
+		return nf_real.sendto(fd, buf, n, flags, NULL, 0);
 	return send_from(fd, buf, n, flags, __builtin_return_address(0));
 }
 
-NF_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
-			 const struct sockaddr *sa, socklen_t salen)
+static NF_SLOW ssize_t sendto_hooked(int fd, const void *buf, size_t n, int flags,
+				     const struct sockaddr *sa, socklen_t salen, void *caller)
 {
 	struct nf_audit_send a;
 	ssize_t rc;
@@ -324,14 +335,22 @@ NF_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 	if (nf_leave_alone(fd))
 		return nf_real.sendto(fd, buf, n, flags, sa, salen);
 	nf_init();
-	if (!nf_audit_send_begin(fd, n, __builtin_return_address(0), &a))
+	if (!nf_audit_send_begin(fd, n, caller, &a))
 		return nf_sendto(fd, buf, n, flags, sa, salen);
 	rc = nf_sendto(fd, buf, n, flags, sa, salen);
 	nf_audit_send_end(&a, rc);
 	return rc;
 }
 
-NF_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+NF_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
+			 const struct sockaddr *sa, socklen_t salen)
+{
+	if (nf_leave_alone_near(fd))
+		return nf_real.sendto(fd, buf, n, flags, sa, salen);
+	return sendto_hooked(fd, buf, n, flags, sa, salen, __builtin_return_address(0));
+}
+
+static NF_SLOW ssize_t sendmsg_hooked(int fd, const struct msghdr *msg, int flags, void *caller)
 {
 	struct nf_audit_send a;
 	ssize_t rc;
@@ -344,11 +363,18 @@ NF_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	nf_init();
 	if (!nf_audit_enabled || !readable_msg(msg, &copy) ||
 	    iov_total(copy.msg_iov, copy.msg_iovlen, &total) < 0 ||
-	    !nf_audit_send_begin(fd, total, __builtin_return_address(0), &a))
+	    !nf_audit_send_begin(fd, total, caller, &a))
 		return nf_sendmsg(fd, msg, flags);
 	rc = nf_sendmsg(fd, msg, flags);
 	nf_audit_send_end(&a, rc);
 	return rc;
+}
+
+NF_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	if (nf_leave_alone_near(fd))
+		return nf_real.sendmsg(fd, msg, flags);
+	return sendmsg_hooked(fd, msg, flags, __builtin_return_address(0));
 }
 
 /* Bytes in the first n messages of vec (sent: as sendmmsg reported them;
@@ -369,7 +395,8 @@ static int mmsg_total(const struct mmsghdr *vec, unsigned n, int sent, size_t *t
 	return 0;
 }
 
-NF_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, nf_mmsg_flags flags)
+static NF_SLOW int sendmmsg_hooked(int fd, struct mmsghdr *vec, unsigned vlen, nf_mmsg_flags flags,
+				   void *caller)
 {
 	struct nf_audit_send a;
 	int rc;
@@ -380,13 +407,20 @@ NF_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, nf_mmsg_flags
 		return nf_real.sendmmsg(fd, vec, vlen, flags);
 	nf_init();
 	if (!nf_audit_enabled || mmsg_total(vec, vlen, 0, &total) < 0 ||
-	    !nf_audit_send_begin(fd, total, __builtin_return_address(0), &a))
+	    !nf_audit_send_begin(fd, total, caller, &a))
 		return nf_sendmmsg(fd, vec, vlen, (int)flags);
 	rc = nf_sendmmsg(fd, vec, vlen, (int)flags);
 	if (rc > 0 && mmsg_total(vec, (unsigned)rc, 1, &total) < 0)
 		total = 0;
 	nf_audit_send_end(&a, rc > 0 ? (ssize_t)total : rc);
 	return rc;
+}
+
+NF_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, nf_mmsg_flags flags)
+{
+	if (nf_leave_alone_near(fd))
+		return nf_real.sendmmsg(fd, vec, vlen, flags);
+	return sendmmsg_hooked(fd, vec, vlen, flags, __builtin_return_address(0));
 }
 
 NF_EXPORT ssize_t sendfile(int out_fd, int in_fd, off_t *off, size_t n)
