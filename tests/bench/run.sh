@@ -6,10 +6,11 @@
 # -m coalesce, -m auto and -m quickack (that one with the peer under it
 # too); and the one-write program (a program with nothing to fix) under
 # every action. Then what a call on a descriptor that is not a socket
-# costs (1-byte writes to /dev/null, the library's write against libc's in
-# one process). Each row is the median of REPS interleaved runs; each
-# ratio the median over the reps of the two rows' runs of that rep, made
-# within a second of each other on this (noisy, drifting) machine.
+# costs (1-byte writes to /dev/null and reads from /dev/zero, the
+# library's call against libc's in one process). Each row is the median
+# of REPS interleaved runs; each ratio the median over the reps of the
+# ratio of the two rows' runs of that rep, made within a second of each
+# other on this (noisy, drifting) machine.
 # Client and peer run pinned to one CPU (BENCH_CPU, default 1: the last
 # CPU if there is only one), where loopback round trips are stable to
 # about 1%; unpinned they jump between ~12 and ~50 us. "peer ACKs":
@@ -135,16 +136,23 @@ report() { # WORKLOAD PIECES
 	}'
 }
 
-# A call on a descriptor that is not a socket: the library's write
-# against libc's own, in one process, under each action.
+# A call on a descriptor that is not a socket: the library's write (to
+# /dev/null) and read (from /dev/zero) against libc's own, in one process,
+# under each action.
 devnull_report() {
-	local a out
-	printf '\n1-byte write to /dev/null, library / libc in the same process (median of 41 pairs)\n'
-	for a in pass nodelay coalesce audit auto quickack; do
-		out=$("${pin[@]}" "$nf" -m "$a" -- "$devnull" 2000000) || out=""
-		awk -v a="$a" -v r="$(field ratio "$out")" -v ns="$(field libc_ns "$out")" 'BEGIN {
-			printf "%-10s %6.3f  (target <= 1.02)%s   libc: %s ns a call\n", a, r,
-				r <= 1.02 ? "" : "  MISSED", ns }'
+	local a op out what
+	for op in write read; do
+		case $op in
+		write) what="write to /dev/null" ;;
+		read) what="read from /dev/zero" ;;
+		esac
+		printf '\n1-byte %s, library / libc in the same process (median of 41 pairs)\n' "$what"
+		for a in pass nodelay coalesce audit auto quickack; do
+			out=$("${pin[@]}" "$nf" -m "$a" -- "$devnull" 2000000 "$op") || out=""
+			awk -v a="$a" -v r="$(field ratio "$out")" -v ns="$(field libc_ns "$out")" 'BEGIN {
+				printf "%-10s %6.3f  (target <= 1.02)%s   libc: %s ns a call\n", a, r,
+					r <= 1.02 ? "" : "  MISSED", ns }'
+		done
 	done
 }
 
