@@ -585,6 +585,8 @@ unsigned long long nf_co_drain_deadline(void)
 /*
  * Flushes one due connection; returns its next deadline, or 0 if it has
  * none (empty, or another thread is sending and will re-arm the timer).
+ * An empty one leaves the pending set here: nothing else takes it out
+ * (the program's read leaves it in, for its next message).
  */
 unsigned long long nf_co_flush_one_due(struct nf_conn *c, unsigned long long now)
 {
@@ -593,11 +595,6 @@ unsigned long long nf_co_flush_one_due(struct nf_conn *c, unsigned long long now
 
 	if (pthread_mutex_trylock(&c->lock) != 0)
 		return now + 50000; /* a writer holds it for a moment: look again soon */
-	if (!co->len && !co->inflight) { /* emptied by a signal handler (handler_push_locked) */
-		nf_co_pending_del(c);
-		pthread_mutex_unlock(&c->lock);
-		return 0;
-	}
 	if (co->len && !co->inflight && nf_co_deadline(co) <= now) {
 		co->streak = 0; /* the program did not send this hold itself */
 		nf_co_flush_locked(c, co->fd);
@@ -610,6 +607,8 @@ unsigned long long nf_co_flush_one_due(struct nf_conn *c, unsigned long long now
 	}
 	if (co->len && !co->inflight)
 		next = nf_co_deadline(co);
+	else if (!co->len && !co->inflight) /* emptied (by the program, a handler or now) */
+		nf_co_pending_del(c);
 	pthread_mutex_unlock(&c->lock);
 	return next;
 }

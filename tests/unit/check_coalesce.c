@@ -142,6 +142,19 @@ START_TEST(test_coalesce_emptied_stays_listed_until_timer_look)
 }
 END_TEST
 
+/* A hold the timer itself sends leaves the set with it: no later look is
+ * promised, and a listed empty buffer would keep every read and wait of
+ * the process on the slow path. */
+START_TEST(test_coalesce_timer_flush_unlists)
+{
+	hold("request");
+	fake_now += NF_FLUSH_DEFAULT_US * 1000ull;
+	ck_assert_uint_eq(nf_coalesce_flush_due(fake_now), 0);
+	ck_assert_int_eq(fake.nsends, 1);
+	ck_assert_int_eq(npending(), 0);
+}
+END_TEST
+
 START_TEST(test_coalesce_nothing_held_before_established)
 {
 	fake.tcp_state = TCP_SYN_SENT;
@@ -483,6 +496,7 @@ static TCase *holding_case(void)
 	unit_add(tc, test_coalesce_second_write_appends);
 	unit_add(tc, test_coalesce_flush_sends_held_in_one_call);
 	unit_add(tc, test_coalesce_emptied_stays_listed_until_timer_look);
+	unit_add(tc, test_coalesce_timer_flush_unlists);
 	unit_add(tc, test_coalesce_nothing_held_before_established);
 	unit_add(tc, test_coalesce_established_asked_once);
 	unit_add(tc, test_coalesce_close_wait_holds);
