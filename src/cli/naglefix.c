@@ -224,6 +224,20 @@ static int run(char **argv)
 	return errno == ENOENT ? 127 : 126;
 }
 
+/* Says what getopt_long refused (opt '?' or ':'), the word quoted: word is
+ * the argument it stopped at; an unknown short option (optopt, perhaps in
+ * a cluster such as -xc) is named alone. */
+static void bad_option(int opt, const char *word)
+{
+	char q[NF_CLI_QUOTE_MAX], one[3] = { '-', (char)optopt, '\0' };
+
+	if (opt == '?' && optopt)
+		word = one;
+	fprintf(stderr, opt == ':' ? "naglefix: option '%s' needs an argument\n" :
+				     "naglefix: unknown option '%s'\n",
+		nf_cli_quote(word, q));
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -244,7 +258,8 @@ int main(int argc, char **argv)
 		return nf_cli_audit(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "report") == 0)
 		return nf_cli_report(argc - 1, argv + 1);
-	while ((opt = getopt_long(argc, argv, "+c:m:l:hV", longopts, NULL)) != -1) {
+	opterr = 0; /* getopt would print the word raw: bad_option quotes it */
+	while ((opt = getopt_long(argc, argv, "+:c:m:l:hV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			if (set_config(optarg) < 0)
@@ -267,7 +282,8 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("naglefix %s\n", NF_VERSION);
 			return 0;
-		default:
+		default: /* '?' an unknown option, ':' one without its argument */
+			bad_option(opt, argv[optind - 1]);
 			return usage(stderr, EXIT_USAGE);
 		}
 	}

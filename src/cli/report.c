@@ -548,7 +548,6 @@ int nf_report_print(char *const paths[], int n, int json, FILE *out)
 static int report_args(int argc, char **argv, char **logs, int *json)
 {
 	char q[NF_CLI_QUOTE_MAX];
-
 	int n = 0, opts = 1;
 
 	for (int i = 1; i < argc; i++) {

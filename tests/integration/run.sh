@@ -345,6 +345,9 @@ usage_says() {
         pass "$name"
     fi
 }
+usage_says cli-unknown-option-quoted "naglefix: unknown option '--fo\x1bo'" $'--fo\eo' true
+usage_says cli-unknown-short-option "naglefix: unknown option '-x'" -xc FILE true
+usage_says cli-option-needs-argument "naglefix: option '--config' needs an argument" --config
 usage_says cli-bad-mode-quoted "unknown action 'fa\x1b[31mst'" -m $'fa\e[31mst' true
 usage_says cli-check-names-option "naglefix check: unknown option '--bogus'" check --bogus
 usage_says cli-check-two-files-said "naglefix check: one FILE at most" check "$BAD" "$BAD"
