@@ -160,6 +160,19 @@ NF_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	return rc;
 }
 
+/* What recvmmsg's rc messages of vec hold, in bytes (rc itself when it
+ * failed: errno is untouched). */
+static ssize_t mmsg_bytes(const struct mmsghdr *vec, int rc)
+{
+	ssize_t n = 0;
+
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < rc; i++)
+		n += vec[i].msg_len;
+	return n;
+}
+
 NF_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, nf_mmsg_flags flags,
 		       struct timespec *timeout)
 {
@@ -170,7 +183,8 @@ NF_EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, nf_mmsg_flags
 		rc = nf_real.recvmmsg(fd, vec, vlen, flags, timeout);
 	} else {
 		before(fd, &a, __builtin_return_address(0));
-		rc = (int)after(&a, nf_real.recvmmsg(fd, vec, vlen, flags, timeout));
+		rc = nf_real.recvmmsg(fd, vec, vlen, flags, timeout);
+		after(&a, mmsg_bytes(vec, rc)); /* audit and quickack count bytes */
 	}
 	for (int i = 0; i < rc; i++)
 		note_received(&vec[i].msg_hdr, rc);
