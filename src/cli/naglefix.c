@@ -224,30 +224,46 @@ static int run(char **argv)
 	return errno == ENOENT ? 127 : 126;
 }
 
-/* Says what getopt_long refused (opt '?' or ':'), the word quoted: word is
- * the argument it stopped at; an unknown short option (optopt, perhaps in
- * a cluster such as -xc) is named alone. */
-static void bad_option(int opt, const char *word)
+static const struct option longopts[] = {
+	{ "config", required_argument, NULL, 'c' },
+	{ "mode", required_argument, NULL, 'm' },
+	{ "log", required_argument, NULL, 'l' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The long name of the option whose short one is c (all have one). */
+static const char *long_name(int c)
+{
+	for (const struct option *o = longopts; o->name; o++)
+		if (o->val == c)
+			return o->name;
+	return "?";
+}
+
+/*
+ * Says what getopt_long refused (opt '?' or ':'), the word quoted. An
+ * option without its argument is optopt (glibc and musl both set it, for a
+ * long option too; where optind then points differs). An unknown short
+ * option is optopt too (perhaps in a cluster such as -xc); an unknown long
+ * one is the word before optind.
+ */
+static void bad_option(int opt, int argc, char **argv)
 {
 	char q[NF_CLI_QUOTE_MAX], one[3] = { '-', (char)optopt, '\0' };
 
-	if (opt == '?' && optopt)
-		word = one;
-	fprintf(stderr, opt == ':' ? "naglefix: option '%s' needs an argument\n" :
-				     "naglefix: unknown option '%s'\n",
-		nf_cli_quote(word, q));
+	if (opt == ':')
+		fprintf(stderr, "naglefix: option '%s' (--%s) needs an argument\n", one,
+			long_name(optopt));
+	else if (optopt || optind < 2 || optind > argc)
+		fprintf(stderr, "naglefix: unknown option '%s'\n", nf_cli_quote(one, q));
+	else
+		fprintf(stderr, "naglefix: unknown option '%s'\n", nf_cli_quote(argv[optind - 1], q));
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "log", required_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	char q[NF_CLI_QUOTE_MAX];
 	enum nf_action a;
 	int opt;
@@ -283,7 +299,7 @@ int main(int argc, char **argv)
 			printf("naglefix %s\n", NF_VERSION);
 			return 0;
 		default: /* '?' an unknown option, ':' one without its argument */
-			bad_option(opt, argv[optind - 1]);
+			bad_option(opt, argc, argv);
 			return usage(stderr, EXIT_USAGE);
 		}
 	}

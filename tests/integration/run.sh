@@ -347,7 +347,8 @@ usage_says() {
 }
 usage_says cli-unknown-option-quoted "naglefix: unknown option '--fo\x1bo'" $'--fo\eo' true
 usage_says cli-unknown-short-option "naglefix: unknown option '-x'" -xc FILE true
-usage_says cli-option-needs-argument "naglefix: option '--config' needs an argument" --config
+usage_says cli-option-needs-argument "naglefix: option '-c' (--config) needs an argument" --config
+usage_says cli-short-option-needs-argument "naglefix: option '-m' (--mode) needs an argument" -m
 usage_says cli-bad-mode-quoted "unknown action 'fa\x1b[31mst'" -m $'fa\e[31mst' true
 usage_says cli-check-names-option "naglefix check: unknown option '--bogus'" check --bogus
 usage_says cli-check-two-files-said "naglefix check: one FILE at most" check "$BAD" "$BAD"
