@@ -89,13 +89,16 @@ selected "java single, no shim" && assert_ms_lt "java single, no shim" \
 # the tail after a full segment is held by Nagle until memcached's delayed
 # ACK. How many of its stores stall depends on when memcached reads (from
 # 1 in 7 to 5 in 5 files of 200,000 bytes here, 42 ms each), so a run
-# copies 40 such files, and a run is a whole memccp process (its start and
-# 8 MB of copying: 80-90 ms on this machine, as is 330-490 ms). So the
+# copies 80 such files, and a run is a whole memccp process (its start and
+# the copying: 80-90 ms for 40 files on the machine of 2026-11, 13 ms on
+# that of 2026-12, where 40 files as is took 148-546 ms: 3 stalls in the
+# fewest, and 200 ms failed 1 run in 7; hence 80 files since). So the
 # checks are: as is, a run's median is at least MC_STALL_MIN_MS; under a
 # fix, at least MC_SAVED_MS (more than two stalls) shorter than as is in
-# the same harness run. Median of 3 runs after a warm-up.
-MC_FILES=40
-MC_STALL_MIN_MS=200
+# the same harness run, which is what proves the stall on any machine.
+# Median of 3 runs after a warm-up.
+MC_FILES=80
+MC_STALL_MIN_MS=130
 MC_SAVED_MS=100
 
 # assert_mc_saved NAME VALUE ASIS: VALUE + MC_SAVED_MS <= ASIS (ms).
@@ -130,13 +133,18 @@ check_memccp() {
     asis=$(run_client none "${cmd[@]}")
     selected "memccp $MC_FILES files, no shim" &&
         assert_ms_ge "memccp $MC_FILES files, no shim" "$asis" "$MC_STALL_MIN_MS"
-    if ! selected "memccp: naglefix audit finds the stall"; then
-        :
-    elif timeout 60 "$NAGLEFIX" audit -- memccp --servers="$H:$port" "${files[@]}" 2>&1 |
-        grep -q "^$H:$port  *connect "; then
-        pass "memccp: naglefix audit finds the stall"
-    else
-        fail "memccp: naglefix audit finds the stall" "no row for $H:$port"
+    # one memccp run may have no stall at all (when memcached reads each
+    # file in time: 2 runs of 40 files in 5 here): up to 3 runs
+    if selected "memccp: naglefix audit finds the stall"; then
+        for ((i = 1; i <= 3; i++)); do
+            timeout 60 "$NAGLEFIX" audit -- memccp --servers="$H:$port" "${files[@]}" 2>&1 |
+                grep -q "^$H:$port  *connect " && break
+        done
+        if ((i <= 3)); then
+            pass "memccp: naglefix audit finds the stall (run $i)"
+        else
+            fail "memccp: naglefix audit finds the stall" "no row for $H:$port in 3 runs"
+        fi
     fi
     for mode in "${MODES[@]}"; do
         label="-m $mode"
