@@ -47,7 +47,7 @@ static void start_over(struct nf_conn *c, unsigned gen)
 	struct nf_coalesce *co = c->co;
 
 	co->len = 0;
-	nf_co_set_deadline(co, 0);
+	co->deadline = 0;
 	nf_co_pending_del(c);
 	co->err = 0;
 	co->broken = 0;
@@ -112,7 +112,7 @@ static void consume(struct nf_conn *c, size_t n)
 	co->len -= n;
 	if (co->len == 0) { /* stays in the pending set: the timer's next look drops it */
 		co->backoff_us = 0;
-		nf_co_set_deadline(co, 0);
+		co->deadline = 0;
 	}
 }
 
@@ -164,7 +164,7 @@ int nf_co_append(struct nf_conn *c, const struct iovec *iov, int iovcnt, size_t 
 	if (!was_empty || n == 0)
 		return 0;
 	deadline = hold_until(co);
-	nf_co_set_deadline(co, deadline);
+	co->deadline = deadline;
 	if (nf_co_pending_add(c) == 0)
 		nf_timer_arm(deadline);
 	return 0;
@@ -254,7 +254,7 @@ static void take_out(struct nf_conn *c, struct taken *t)
 	co->spare = NULL;
 	co->spare_alloc = 0;
 	co->len = 0;
-	nf_co_set_deadline(co, 0);
+	co->deadline = 0;
 	co->inflight = 1; /* stays in the pending set: exit and fork wait for it */
 	co->inflight_held = t->len;
 }
@@ -265,7 +265,7 @@ static void rearm(struct nf_conn *c)
 	struct nf_coalesce *co = c->co;
 	unsigned long long now = nf_clock_now_ns();
 
-	nf_co_set_deadline(co, now);
+	co->deadline = now;
 	if (nf_co_pending_add(c) == 0) /* already there: a no-op */
 		nf_timer_arm(now);
 }
@@ -595,18 +595,18 @@ unsigned long long nf_co_flush_one_due(struct nf_conn *c, unsigned long long now
 
 	if (pthread_mutex_trylock(&c->lock) != 0)
 		return now + 50000; /* a writer holds it for a moment: look again soon */
-	if (co->len && !co->inflight && nf_co_deadline(co) <= now) {
+	if (co->len && !co->inflight && co->deadline <= now) {
 		co->streak = 0; /* the program did not send this hold itself */
 		nf_co_flush_locked(c, co->fd);
 		if (co->len) { /* the socket is full: back off, up to 100 ms */
 			co->backoff_us = co->backoff_us ? co->backoff_us * 2 : co->flush_us;
 			if (co->backoff_us > 100000)
 				co->backoff_us = 100000;
-			nf_co_set_deadline(co, now + (unsigned long long)co->backoff_us * 1000);
+			co->deadline = now + (unsigned long long)co->backoff_us * 1000;
 		}
 	}
 	if (co->len && !co->inflight)
-		next = nf_co_deadline(co);
+		next = co->deadline;
 	else if (!co->len && !co->inflight) /* emptied (by the program, a handler or now) */
 		nf_co_pending_del(c);
 	pthread_mutex_unlock(&c->lock);
@@ -619,6 +619,6 @@ void nf_co_buf_atfork_child(struct nf_coalesce *co)
 	co->pidx = -1;
 	co->listed = 0;
 	co->inflight = 0;
-	nf_co_set_deadline(co, 0);
+	co->deadline = 0;
 	init_done(&co->done);
 }

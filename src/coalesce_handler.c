@@ -58,7 +58,7 @@ static void handler_push_locked(struct nf_conn *c, int fd)
 	co->len -= off;
 	if (co->len == 0) {
 		co->backoff_us = 0;
-		nf_co_set_deadline(co, 0);
+		co->deadline = 0;
 	}
 }
 

@@ -53,7 +53,8 @@ struct nf_coalesce {
 	size_t alloc;    /* what buf can hold */
 	char *spare;     /* a second buffer, swapped in while inflight */
 	size_t spare_alloc;
-	_Atomic unsigned long long deadline; /* oldest byte must leave by then */
+	unsigned long long deadline; /* oldest byte must leave by then (c->lock's,
+				       as every reader holds it, the timer too) */
 	_Atomic unsigned flush_us; /* read by the timer without the lock */
 	unsigned backoff_us; /* the timer's wait while the socket stays full */
 	unsigned gen;    /* the conn generation these bytes belong to */
@@ -72,22 +73,6 @@ struct nf_coalesce {
 	int listed;      /* in the pending set: changed under c->lock and
 			    plock both, so either one reads it */
 };
-
-/*
- * Sets when the oldest held byte must leave (0: nothing held). Caller
- * holds c->lock, and so does every reader (the timer's look included): the
- * lock orders it, no fence is needed.
- */
-static inline void nf_co_set_deadline(struct nf_coalesce *co, unsigned long long ns)
-{
-	atomic_store_explicit(&co->deadline, ns, memory_order_relaxed);
-}
-
-/* When the oldest held byte must leave. Caller holds c->lock. */
-static inline unsigned long long nf_co_deadline(const struct nf_coalesce *co)
-{
-	return atomic_load_explicit(&co->deadline, memory_order_relaxed);
-}
 
 /* c's buffer, or NULL if it has none yet: for a look without c->lock
  * (under it, c->co is the same). */
