@@ -497,8 +497,9 @@ static void print_table(struct groups *gs, FILE *out)
 	int wp = 4, ww = 6, wf = 3, recv = 0;
 
 	for (size_t i = 0; i < gs->n; i++) {
-		recv |= gs->g[i].recv;
 		int a = (int)strlen(gs->g[i].addr), w = (int)strlen(tally_top(&gs->g[i].writes));
+
+		recv |= gs->g[i].recv;
 
 		fix_line(&gs->g[i], fix, sizeof(fix));
 		wp = a > wp ? a : wp;

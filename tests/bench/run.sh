@@ -66,11 +66,6 @@ measure() { # WORKLOAD
 	done
 }
 
-col() { # LABEL FIELD -> median over the reps
-	local line
-	while IFS= read -r line; do [ -n "$line" ] && field "$2" "$line"; done <<<"${rows[$1]}" | median
-}
-
 values() { # LABEL FIELD -> its value in each rep, in run order ("-" where a run failed)
 	local line v
 	while IFS= read -r line; do
@@ -79,6 +74,8 @@ values() { # LABEL FIELD -> its value in each rep, in run order ("-" where a run
 		echo "${v:--}"
 	done <<<"${rows[$1]}"
 }
+
+col() { values "$1" "$2" | grep -v '^-$' | median; } # LABEL FIELD -> median over the reps
 
 # ratio LABEL_A LABEL_B FIELD -> the median over the reps of A/B, each rep's
 # two runs made one after the other: this machine's drift (several per cent
