@@ -302,11 +302,13 @@ cli_help() {
 }
 cli_help
 
-# expect_usage NAME ARG...: naglefix ARG... is a usage error: status 125,
-# nothing on stdout, a complaint on stderr.
-expect_usage() {
-    local name=$1 rc
-    shift
+# usage_says NAME TEXT ARG...: naglefix ARG... is a usage error: status
+# 125, nothing on stdout, a complaint on stderr that has TEXT (any, if
+# TEXT is empty) and no raw control byte (a word of the command line is
+# quoted as \xNN: an escape sequence never reaches the terminal).
+usage_says() {
+    local name=$1 text=$2 rc
+    shift 2
     selected "$name" || return 0
     timeout -k 5 "$LIMIT" "$NAGLEFIX" "$@" >"$LOGS/$name.out" 2>"$LOGS/$name.log"
     rc=$?
@@ -314,10 +316,16 @@ expect_usage() {
         fail "$name" "exit status $rc, want 125" "$LOGS/$name.log"
     elif [[ -s $LOGS/$name.out || ! -s $LOGS/$name.log ]]; then
         fail "$name" "want a complaint on stderr and nothing on stdout" "$LOGS/$name.out"
+    elif ! grep -qF -- "$text" "$LOGS/$name.log"; then
+        fail "$name" "stderr lacks: $text" "$LOGS/$name.log"
+    elif LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$LOGS/$name.log"; then
+        fail "$name" "a raw control byte on stderr" "$LOGS/$name.log"
     else
         pass "$name"
     fi
 }
+# expect_usage NAME ARG...: a usage error, whatever its complaint says.
+expect_usage() { usage_says "$1" "" "${@:2}"; }
 expect_usage cli-unknown-option --bogus true
 expect_usage cli-bad-mode -m fastest true
 expect_usage cli-option-without-argument -c
@@ -327,24 +335,6 @@ expect_usage cli-check-two-files check "$BAD" "$BAD"
 expect_usage cli-empty-config -c '' true
 expect_usage cli-empty-log -l '' true
 
-# usage_says NAME TEXT ARG...: a usage error (expect_usage) whose complaint
-# has TEXT, and no raw control byte (a word of the command line quoted as
-# \xNN: an escape sequence never reaches the terminal).
-usage_says() {
-    local name=$1 text=$2
-    shift 2
-    selected "$name" || return 0
-    timeout -k 5 "$LIMIT" "$NAGLEFIX" "$@" >"$LOGS/$name.out" 2>"$LOGS/$name.log"
-    if (($? != 125)) || [[ -s $LOGS/$name.out ]]; then
-        fail "$name" "want exit status 125 and nothing on stdout" "$LOGS/$name.log"
-    elif ! grep -qF -- "$text" "$LOGS/$name.log"; then
-        fail "$name" "stderr lacks: $text" "$LOGS/$name.log"
-    elif LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$LOGS/$name.log"; then
-        fail "$name" "a raw control byte on stderr" "$LOGS/$name.log"
-    else
-        pass "$name"
-    fi
-}
 usage_says cli-unknown-option-quoted "naglefix: unknown option '--fo\x1bo'" $'--fo\eo' true
 usage_says cli-unknown-short-option "naglefix: unknown option '-x'" -xc FILE true
 usage_says cli-option-needs-argument "naglefix: option '-c' (--config) needs an argument" --config
