@@ -248,7 +248,7 @@ static inline void ct_expect_held_briefly(int fd, long long before, double t0, d
 	double dt = ct_now_ms() - t0;
 
 	CHECK(now == before || dt > flush_ms / 2, "%lld bytes reached the kernel within %.3f ms "
-	      "of the write (flush=%.0fms): the write was not buffered", now - before, dt, flush_ms);
+	      "of the write (flush=%gms): the write was not buffered", now - before, dt, flush_ms);
 }
 
 /* ---- sending the way a program would ------------------------------------------------ */
