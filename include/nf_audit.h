@@ -86,6 +86,7 @@ struct nf_audit_read {
 	struct nf_conn *c;
 	int fd;
 	void *caller;           /* the return address in the libc-named function */
+	int quickack;           /* read.c's: the socket's action is quickack */
 };
 
 /* Called once from initialisation: is audit anywhere in policy p? */

@@ -28,9 +28,9 @@ void nf_auto_adopt(struct nf_conn *c, int fd);
  * send, not before: a check that follows the note sees its bytes. */
 void nf_auto_after_send(int fd, ssize_t rc);
 
-/* Before a read of fd: pushes what Nagle holds if fd is an auto socket
- * sent on since its last check (else one load). */
-void nf_auto_before_read(int fd);
+/* Before a read of fd, whose entry c is an auto socket's: pushes what
+ * Nagle holds if it was sent on since its last check (else one load). */
+void nf_auto_before_read(struct nf_conn *c, int fd);
 
 /* Before a wait (poll, select, epoll...) that may block: pushes what
  * Nagle holds on every listed socket of the process. */

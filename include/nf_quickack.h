@@ -16,7 +16,8 @@
 /* c was just decided quickack: turns the read hooks on, sets the option. */
 void nf_quickack_adopt(struct nf_conn *c, int fd);
 
-/* Before a read of fd: TCP_QUICKACK on if fd's rule is quickack. */
+/* Before a read of fd, a socket the read hook has just seen to be
+ * quickack's: TCP_QUICKACK on. */
 void nf_quickack_before_read(int fd);
 
 /* After a read of fd returned rc: on again if it returned data. */

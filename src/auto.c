@@ -151,11 +151,9 @@ static void check(struct nf_conn *c, int fd)
 		push_if_held(fd);
 }
 
-void nf_auto_before_read(int fd)
+void nf_auto_before_read(struct nf_conn *c, int fd)
 {
-	struct nf_conn *c = auto_conn(fd);
-
-	if (c && atomic_load_explicit(&c->auto_since, memory_order_relaxed))
+	if (atomic_load_explicit(&c->auto_since, memory_order_relaxed))
 		check(c, fd); /* stays listed: the timer then finds nothing to do */
 }
 

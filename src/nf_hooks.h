@@ -42,7 +42,6 @@ ssize_t nf_sendfile64(int out_fd, int in_fd, off64_t *off, size_t n);
 ssize_t nf_pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t off, int flags);
 ssize_t nf_pwritev64v2(int fd, const struct iovec *iov, int iovcnt, off64_t off, int flags);
 ssize_t nf_splice(int in_fd, loff_t *in_off, int out_fd, loff_t *out_off, size_t n, unsigned flags);
-void nf_before_read(int fd);
 void nf_before_wait(int timeout_nonzero);
 int nf_shutdown(int fd, int how);
 int nf_close(int fd);

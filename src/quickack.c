@@ -47,8 +47,7 @@ void nf_quickack_adopt(struct nf_conn *c, int fd)
 
 void nf_quickack_before_read(int fd)
 {
-	if (quickacking(fd))
-		set_quickack(fd);
+	set_quickack(fd);
 }
 
 void nf_quickack_after_read(int fd, ssize_t rc)

@@ -23,19 +23,6 @@
 #include "nf_real.h"
 #include "nf_track.h"
 
-/* One atomic load when no connection holds bytes: the common case. */
-void nf_before_read(int fd)
-{
-	struct nf_conn *c;
-
-	if (atomic_load_explicit(&nf_coalesce_npending, memory_order_relaxed) == 0)
-		return;
-	c = nf_conn_get(fd);
-	if (c && nf_conn_kind(c) == NF_KIND_TCP &&
-	    atomic_load_explicit(&c->action, memory_order_acquire) == NF_ACT_COALESCE)
-		nf_coalesce_flush(c, fd);
-}
-
 /* Received descriptors (SCM_RIGHTS) are classified on their first use. */
 static void note_received(const struct msghdr *msg, ssize_t rc)
 {
@@ -46,10 +33,34 @@ static void note_received(const struct msghdr *msg, ssize_t rc)
 	errno = saved;
 }
 
+/* What the socket's action does before a read: coalesce sends what it
+ * holds, auto pushes what Nagle holds, quickack sets TCP_QUICKACK (and
+ * asks for it again after the read: returns 1). One lookup for all. */
+static int action_before(int fd)
+{
+	struct nf_conn *c = nf_conn_get(fd);
+
+	if (!c || nf_conn_kind(c) != NF_KIND_TCP)
+		return 0;
+	switch (atomic_load_explicit(&c->action, memory_order_acquire)) {
+	case NF_ACT_COALESCE:
+		nf_coalesce_flush(c, fd);
+		return 0;
+	case NF_ACT_AUTO:
+		nf_auto_before_read(c, fd);
+		return 0;
+	case NF_ACT_QUICKACK:
+		nf_quickack_before_read(fd);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /*
- * Around every read: before it, initialisation, the coalesce flush, the
- * auto push, TCP_QUICKACK and audit's stall clock; after it, TCP_QUICKACK
- * again and audit's findings (errno kept). Each exported read is then
+ * Around every read: before it, initialisation, the action's part
+ * (action_before) and audit's stall clock; after it, TCP_QUICKACK again
+ * on a quickack socket, and audit's findings (errno kept). Each exported read is then
  * nf_leave_alone_near's test and libc's call, with no stack frame, or a
  * tail call to its NF_SLOW part: before(fd, &a, caller); return after(&a,
  * <the real call>); caller, the return address taken in the libc-named
@@ -59,9 +70,7 @@ static void note_received(const struct msghdr *msg, ssize_t rc)
 static void before(int fd, struct nf_audit_read *a, void *caller)
 {
 	nf_init();
-	nf_before_read(fd);
-	nf_auto_before_read(fd);
-	nf_quickack_before_read(fd);
+	a->quickack = action_before(fd);
 	a->fd = fd;
 	if (!nf_audit_read_begin(fd, caller, a))
 		a->c = NULL;
@@ -69,7 +78,8 @@ static void before(int fd, struct nf_audit_read *a, void *caller)
 
 static ssize_t after(const struct nf_audit_read *a, ssize_t rc)
 {
-	nf_quickack_after_read(a->fd, rc);
+	if (a->quickack)
+		nf_quickack_after_read(a->fd, rc);
 	if (a->c)
 		nf_audit_read_end(a, rc);
 	return rc;
