@@ -121,6 +121,8 @@ static ssize_t coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 		r = -1;
 	} else if (!holds(co, fd)) {
 		r = nf_co_pass_after_held(c, fd, flags);
+	} else if (nf_co_straight(co)) {
+		r = NF_CO_PASS; /* a whole message: the program's own call */
 	} else if (!co->full && nf_co_try_make_room(co, (size_t)n)) {
 		r = nf_co_take_in(c, fd, iov, iovcnt, (size_t)n, flags);
 	} else {
@@ -209,9 +211,13 @@ int nf_coalesce_before_send(struct nf_conn *c, int fd, int flags)
 
 void nf_coalesce_flush(struct nf_conn *c, int fd)
 {
+	struct nf_coalesce *co = nf_co_of(c);
 	int saved = errno;
 
-	if (atomic_load_explicit(&nf_coalesce_npending, memory_order_relaxed) == 0 || !nf_co_of(c))
+	if (!co)
+		return;
+	nf_co_read_seen(co);
+	if (atomic_load_explicit(&nf_coalesce_npending, memory_order_relaxed) == 0)
 		return;
 	if (!nf_guard_enter()) {
 		nf_co_handler_push(c, fd);

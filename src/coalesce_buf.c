@@ -54,6 +54,8 @@ static void start_over(struct nf_conn *c, unsigned gen)
 	co->proven = 0;
 	co->full = 0;
 	co->streak = 0;
+	co->whole = 0;
+	atomic_store_explicit(&co->straight, 0, memory_order_relaxed);
 	co->gen = gen;
 }
 
@@ -161,6 +163,10 @@ int nf_co_append(struct nf_conn *c, const struct iovec *iov, int iovcnt, size_t 
 	if (nf_copyin(co->buf + co->len, iov, iovcnt, n) < 0)
 		return -1;
 	co->len += n;
+	if (!was_empty)
+		co->writes++;
+	else /* a write that went straight since the last read is this message's too */
+		co->writes = atomic_load_explicit(&co->straight, memory_order_relaxed) ? 2 : 1;
 	if (!was_empty || n == 0)
 		return 0;
 	deadline = hold_until(co);
@@ -255,6 +261,7 @@ static void take_out(struct nf_conn *c, struct taken *t)
 	co->spare_alloc = 0;
 	co->len = 0;
 	co->deadline = 0;
+	co->whole = 0; /* sent with a write of the program's, or for a call the buffer cannot take */
 	co->inflight = 1; /* stays in the pending set: exit and fork wait for it */
 	co->inflight_held = t->len;
 }
@@ -498,7 +505,8 @@ void nf_co_flush_locked(struct nf_conn *c, int fd)
 }
 
 /* flush_locked for the program's own read or wait: a hold it sent whole
- * adds to the connection's streak. */
+ * adds to the connection's streak, and, if it was one write, to its
+ * whole streak. */
 void nf_co_flush_for_program(struct nf_conn *c, int fd)
 {
 	struct nf_coalesce *co = c->co;
@@ -506,8 +514,26 @@ void nf_co_flush_for_program(struct nf_conn *c, int fd)
 	if (!co || !co->len)
 		return;
 	nf_co_flush_locked(c, fd);
-	if (!co->len && co->streak < TRUST_AFTER)
+	if (co->len)
+		return;
+	if (co->streak < TRUST_AFTER)
 		co->streak++;
+	if (co->writes != 1)
+		co->whole = 0;
+	else if (co->whole < WHOLE_AFTER)
+		co->whole++;
+}
+
+int nf_co_straight(struct nf_coalesce *co)
+{
+	if (co->whole < WHOLE_AFTER || co->len || co->inflight)
+		return 0;
+	if (atomic_load_explicit(&co->straight, memory_order_relaxed)) {
+		co->whole = 0; /* a second write before a read: the message was not whole */
+		return 0;
+	}
+	atomic_store_explicit(&co->straight, 1, memory_order_relaxed);
+	return 1;
 }
 
 /* Waits for another thread's send to end; 0, or -1 past give_up. */
@@ -597,6 +623,7 @@ unsigned long long nf_co_flush_one_due(struct nf_conn *c, unsigned long long now
 		return now + 50000; /* a writer holds it for a moment: look again soon */
 	if (co->len && !co->inflight && co->deadline <= now) {
 		co->streak = 0; /* the program did not send this hold itself */
+		co->whole = 0;
 		nf_co_flush_locked(c, co->fd);
 		if (co->len) { /* the socket is full: back off, up to 100 ms */
 			co->backoff_us = co->backoff_us ? co->backoff_us * 2 : co->flush_us;

@@ -46,6 +46,19 @@
  */
 #define TRUST_AFTER 64u
 
+/*
+ * A program that writes each message whole (one write, then its read)
+ * gains nothing from a hold: the segment would be the same. A connection
+ * whose last WHOLE_AFTER holds were each one write that the program's own
+ * read sent goes straight: its next write is the program's own call to
+ * the kernel (TCP_NODELAY is on: it leaves at once), nothing copied,
+ * nothing timed. A second write before the program reads again is held as
+ * before, and ends the streak (whole 0): the first piece of that message
+ * went alone, the one segment more a change of pattern costs. README:
+ * "Whole messages".
+ */
+#define WHOLE_AFTER 64u
+
 struct nf_coalesce {
 	char *buf;
 	size_t len;
@@ -66,6 +79,13 @@ struct nf_coalesce {
 	int full;        /* the kernel refused or cut the last send: nothing is
 			    held until it takes one whole (send_through) */
 	unsigned streak; /* holds in a row the program's own read or wait sent */
+	unsigned writes; /* the writes of the present hold's message (one
+			    that went straight before it counted) */
+	unsigned whole;  /* holds in a row of one write each, sent by the
+			    program's own read */
+	_Atomic int straight; /* a write went straight since the program's
+				 last read: set under c->lock, cleared by the
+				 read without it (nf_co_read_seen) */
 	pthread_cond_t done; /* signalled when inflight ends */
 	int fd;
 	int pidx;        /* index in pending[], or -1: plock's (another
@@ -155,8 +175,21 @@ int nf_co_push_all(struct nf_conn *c, int fd, int flags);
 void nf_co_flush_locked(struct nf_conn *c, int fd);
 
 /* nf_co_flush_locked for the program's own read or wait (adds to the
- * streak of trusted holds). Caller holds c->lock. */
+ * streak of trusted holds, and a hold of one write to the whole streak).
+ * Caller holds c->lock. */
 void nf_co_flush_for_program(struct nf_conn *c, int fd);
+
+/* Does the program's write go straight to the kernel (WHOLE_AFTER)? 1, and
+ * noted, or 0: then it is held or sent as before. Caller holds c->lock, the
+ * buffer is c's for this socket and connected. */
+int nf_co_straight(struct nf_coalesce *co);
+
+/* The program reads: the next write may go straight again. No lock. */
+static inline void nf_co_read_seen(struct nf_coalesce *co)
+{
+	if (atomic_load_explicit(&co->straight, memory_order_relaxed))
+		atomic_store_explicit(&co->straight, 0, memory_order_relaxed);
+}
 
 /* Sends all that is held, as mode says, by give_up (nf_clock_now_ns).
  * Caller holds c->lock, which is released while the socket is full. */

@@ -25,6 +25,7 @@
 #define NF_TEST_PEER_H
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #ifdef __GLIBC__
 #include <linux/tcp.h> /* glibc's netinet/tcp.h lacks tcpi_notsent_bytes... */
 #else
@@ -250,6 +251,44 @@ static inline void ct_expect_held_briefly(int fd, long long before, double t0, d
 	CHECK(now == before || dt > flush_ms / 2, "%lld bytes reached the kernel within %.3f ms "
 	      "of the write (flush=%gms): the write was not buffered", now - before, dt, flush_ms);
 }
+
+/* The timer thread's context switches so far; -1 if it has none. */
+static inline long ct_timer_switches(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	long found = -1;
+	struct dirent *e;
+
+	CHECK(d, "opendir /proc/self/task");
+	while (found < 0 && (e = readdir(d)) != NULL) {
+		char path[300], line[128];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(line, sizeof(line), f) && strcmp(line, "naglefix-timer\n") == 0)
+			found = 0;
+		fclose(f);
+		if (found < 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		f = fopen(path, "r");
+		CHECK(f, "open %s", path);
+		while (fgets(line, sizeof(line), f)) {
+			long n;
+
+			if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1 ||
+			    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &n) == 1)
+				found += n;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
 
 /* ---- sending the way a program would ------------------------------------------------ */
 

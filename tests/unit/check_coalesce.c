@@ -20,6 +20,7 @@
 #include "suites.h"
 
 #define TRUST_AFTER 64 /* holds the program's own flush must send (coalesce.c) */
+#define WHOLE_AFTER 64 /* one-write holds the program's read must send (coalesce_int.h) */
 
 static struct nf_conn *conn;
 
@@ -420,8 +421,9 @@ END_TEST
 
 /* ---- the flush deadline: trust after TRUST_AFTER program flushes ------- */
 
-/* n rounds of a hold the program's own flush sends; the deadline of the
- * last hold, less the clock. */
+/* n rounds of a hold of two writes the program's own flush sends (two:
+ * whole messages go straight); the deadline of the last hold, less the
+ * clock. */
 static unsigned long long rounds(int n)
 {
 	unsigned long long wait = 0;
@@ -429,9 +431,10 @@ static unsigned long long rounds(int n)
 	for (int i = 0; i < n; i++) {
 		int arms = fake_narms;
 
-		hold("ping");
+		hold("pi");
 		ck_assert_int_eq(fake_narms, arms + 1);
 		wait = fake_armed_at - fake_now;
+		hold("ng");
 		flush();
 	}
 	return wait;
@@ -460,6 +463,71 @@ START_TEST(test_coalesce_long_flush_kept_when_trusted)
 {
 	conn->opts.flush_us = 50000; /* longer than a tick: trust changes nothing */
 	ck_assert_uint_eq(rounds(TRUST_AFTER + 1), 50000000ull);
+}
+END_TEST
+
+/* ---- whole messages: straight after WHOLE_AFTER one-write holds -------- */
+
+/* n rounds of one write, held, which the program's read sends. */
+static void whole_rounds(int n)
+{
+	for (int i = 0; i < n; i++) {
+		hold("request");
+		flush();
+	}
+}
+
+START_TEST(test_coalesce_whole_messages_go_straight)
+{
+	whole_rounds(WHOLE_AFTER - 1);
+	hold("request"); /* one short of the streak: still held */
+	flush();
+	ck_assert_int_eq(put("request", 0), NF_CO_PASS); /* the program's own call */
+	ck_assert_int_eq(fake.nsends, WHOLE_AFTER); /* nothing of ours */
+	ck_assert_int_eq(put("request", 0), 7); /* no read since: the next is held */
+}
+END_TEST
+
+START_TEST(test_coalesce_read_lets_next_go_straight)
+{
+	whole_rounds(WHOLE_AFTER);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(put("request", 0), NF_CO_PASS);
+		flush(); /* the read: nothing held, the next may go */
+	}
+	ck_assert_int_eq(fake.nsends, WHOLE_AFTER); /* the straight ones were not ours */
+}
+END_TEST
+
+START_TEST(test_coalesce_second_write_ends_whole_streak)
+{
+	whole_rounds(WHOLE_AFTER);
+	ck_assert_int_eq(put("hello ", 0), NF_CO_PASS);
+	hold("world"); /* no read between: the message was not whole */
+	flush();
+	ck_offered(WHOLE_AFTER, "world");
+	whole_rounds(WHOLE_AFTER - 1); /* a new streak from nothing: all held */
+	hold("request");
+	flush();
+	ck_assert_int_eq(put("request", 0), NF_CO_PASS);
+}
+END_TEST
+
+START_TEST(test_coalesce_two_write_messages_never_straight)
+{
+	rounds(WHOLE_AFTER + 1);
+	hold("request");
+}
+END_TEST
+
+START_TEST(test_coalesce_timer_flush_ends_whole_streak)
+{
+	whole_rounds(WHOLE_AFTER - 1);
+	hold("late");
+	fake_now = fake_armed_at;
+	ck_assert_uint_eq(nf_coalesce_flush_due(fake_now), 0); /* the timer sent it */
+	whole_rounds(1);
+	hold("request"); /* the streak starts over */
 }
 END_TEST
 
@@ -545,6 +613,19 @@ static TCase *deadline_case(void)
 	return tc;
 }
 
+static TCase *whole_case(void)
+{
+	TCase *tc = tcase_create("whole");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	unit_add(tc, test_coalesce_whole_messages_go_straight);
+	unit_add(tc, test_coalesce_read_lets_next_go_straight);
+	unit_add(tc, test_coalesce_second_write_ends_whole_streak);
+	unit_add(tc, test_coalesce_two_write_messages_never_straight);
+	unit_add(tc, test_coalesce_timer_flush_ends_whole_streak);
+	return tc;
+}
+
 static TCase *ending_case(void)
 {
 	TCase *tc = tcase_create("ending");
@@ -563,6 +644,7 @@ Suite *coalesce_suite(void)
 	suite_add_tcase(s, flushing_case());
 	suite_add_tcase(s, through_case());
 	suite_add_tcase(s, deadline_case());
+	suite_add_tcase(s, whole_case());
 	suite_add_tcase(s, ending_case());
 	return s;
 }
