@@ -94,6 +94,33 @@ static void dt_avoid(struct dt_list *l, const char *avoid)
 	}
 }
 
+/* One seed in four starts with DT_WHOLE messages of one write each on
+ * connection 0, each followed by a read (the library learns from these to
+ * let a connection's writes go straight: coalesce_int.h's WHOLE_AFTER, 64),
+ * so the ops after them meet a connection in that state. From a stream of
+ * its own, as the other draws of a seed are the same without it. */
+#define DT_WHOLE 70
+static void dt_gen_whole(uint64_t seed, struct dt_list *l)
+{
+	uint64_t rw = seed ^ 0x3a01ebe55a9eULL;
+
+	if (dt_rand(&rw, 4) != 0 || l->conn[0].beh == B_BACKLOG)
+		return;
+	for (int i = 0; i < DT_WHOLE; i++) {
+		struct dt_op *w = &l->op[l->nops], *rd = &l->op[l->nops + 1];
+
+		memset(w, 0, 2 * sizeof *w);
+		w->id = l->nops;
+		w->kind = K_WRITE;
+		w->n = 1 + dt_rand(&rw, 300);
+		rd->id = l->nops + 1;
+		rd->kind = K_READ;
+		rd->n = 1 + dt_rand(&rw, 4096);
+		rd->b = dt_rand(&rw, 5);
+		l->nops += 2;
+	}
+}
+
 /* Fills L from SEED, less what the environment's DT_AVOID names. */
 static void dt_generate(uint64_t seed, struct dt_list *l)
 {
@@ -131,6 +158,7 @@ static void dt_generate(uint64_t seed, struct dt_list *l)
 	}
 	strcpy(l->buffer, bufs[dt_rand(&r, 8)]);
 	strcpy(l->flush, fls[dt_rand(&r, 8)]);
+	dt_gen_whole(seed, l);
 
 	nops = 3 + dt_rand(&r, 30);
 	for (int i = 0; i < nops && l->nops < DT_MAXOPS - 12; i++) {
