@@ -132,6 +132,15 @@ static ssize_t coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 	return r;
 }
 
+/* A whole message's write: the program's own call, decided without the
+ * lock (nf_co_straight_now). */
+static int goes_straight(struct nf_conn *c)
+{
+	struct nf_coalesce *co = nf_co_of(c);
+
+	return co && nf_co_straight_now(c, co);
+}
+
 /* nf_coalesce_send of iov, our own copy of the program's n > 0 bytes. */
 static ssize_t send_iov(struct nf_conn *c, int fd, const struct iovec *iov, int iovcnt,
 			ssize_t n, int flags)
@@ -154,6 +163,8 @@ ssize_t nf_coalesce_send(struct nf_conn *c, int fd, const struct iovec *prog_iov
 
 	if (iovcnt < 0 || iovcnt > IOV_MAX) /* the kernel's EINVAL: nothing sent */
 		return NF_CO_PASS;
+	if (goes_straight(c)) /* whatever it holds, the kernel's to answer */
+		return NF_CO_PASS;
 	n = iovcnt > IOV_STACK ? -1 : read_iov(iov, prog_iov, iovcnt);
 	if (n < 0) /* too many pieces to hold, or an array the kernel alone reads */
 		return nf_coalesce_before_send(c, fd, flags) < 0 ? -1 : NF_CO_PASS;
@@ -169,6 +180,8 @@ ssize_t nf_coalesce_send_buf(struct nf_conn *c, int fd, const void *buf, size_t 
 	if (n > SSIZE_MAX) /* as nf_coalesce_send: the kernel alone answers */
 		return nf_coalesce_before_send(c, fd, flags) < 0 ? -1 : NF_CO_PASS;
 	if (n == 0) /* nothing to reorder: the kernel's own answer (0, or EPIPE) */
+		return NF_CO_PASS;
+	if (goes_straight(c))
 		return NF_CO_PASS;
 	return send_iov(c, fd, &v, 1, (ssize_t)n, flags);
 }

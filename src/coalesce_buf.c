@@ -37,6 +37,16 @@ static void init_done(pthread_cond_t *done)
 	pthread_condattr_destroy(&ca);
 }
 
+/* The whole streak becomes n; at WHOLE_AFTER this socket's writes may go
+ * straight without the lock (go_gen: its generation + 1, else 0). Caller
+ * holds c->lock. */
+static void whole_is(struct nf_coalesce *co, unsigned n)
+{
+	co->whole = n;
+	atomic_store_explicit(&co->go_gen, n >= WHOLE_AFTER ? co->gen + 1 : 0,
+			      memory_order_relaxed);
+}
+
 /*
  * The descriptor now names another socket (closed behind our back, or
  * replaced): what was held for the old one must never reach the new one,
@@ -54,7 +64,7 @@ static void start_over(struct nf_conn *c, unsigned gen)
 	co->proven = 0;
 	co->full = 0;
 	co->streak = 0;
-	co->whole = 0;
+	whole_is(co, 0);
 	atomic_store_explicit(&co->straight, 0, memory_order_relaxed);
 	co->gen = gen;
 }
@@ -261,7 +271,7 @@ static void take_out(struct nf_conn *c, struct taken *t)
 	co->spare_alloc = 0;
 	co->len = 0;
 	co->deadline = 0;
-	co->whole = 0; /* sent with a write of the program's, or for a call the buffer cannot take */
+	whole_is(co, 0); /* sent with a write of the program's, or for a call the buffer cannot take */
 	co->inflight = 1; /* stays in the pending set: exit and fork wait for it */
 	co->inflight_held = t->len;
 }
@@ -519,9 +529,9 @@ void nf_co_flush_for_program(struct nf_conn *c, int fd)
 	if (co->streak < TRUST_AFTER)
 		co->streak++;
 	if (co->writes != 1)
-		co->whole = 0;
+		whole_is(co, 0);
 	else if (co->whole < WHOLE_AFTER)
-		co->whole++;
+		whole_is(co, co->whole + 1);
 }
 
 int nf_co_straight(struct nf_coalesce *co)
@@ -529,7 +539,7 @@ int nf_co_straight(struct nf_coalesce *co)
 	if (co->whole < WHOLE_AFTER || co->len || co->inflight)
 		return 0;
 	if (atomic_load_explicit(&co->straight, memory_order_relaxed)) {
-		co->whole = 0; /* a second write before a read: the message was not whole */
+		whole_is(co, 0); /* a second write before a read: the message was not whole */
 		return 0;
 	}
 	atomic_store_explicit(&co->straight, 1, memory_order_relaxed);
@@ -623,7 +633,7 @@ unsigned long long nf_co_flush_one_due(struct nf_conn *c, unsigned long long now
 		return now + 50000; /* a writer holds it for a moment: look again soon */
 	if (co->len && !co->inflight && co->deadline <= now) {
 		co->streak = 0; /* the program did not send this hold itself */
-		co->whole = 0;
+		whole_is(co, 0);
 		nf_co_flush_locked(c, co->fd);
 		if (co->len) { /* the socket is full: back off, up to 100 ms */
 			co->backoff_us = co->backoff_us ? co->backoff_us * 2 : co->flush_us;

@@ -84,8 +84,12 @@ struct nf_coalesce {
 	unsigned whole;  /* holds in a row of one write each, sent by the
 			    program's own read */
 	_Atomic int straight; /* a write went straight since the program's
-				 last read: set under c->lock, cleared by the
-				 read without it (nf_co_read_seen) */
+				 last read: set by a writer (nf_co_straight_now
+				 without the lock, nf_co_straight under it),
+				 cleared by the read (nf_co_read_seen) */
+	_Atomic unsigned go_gen; /* whole reached WHOLE_AFTER for the socket of
+				    generation go_gen - 1 (0: not): its writes
+				    may go straight without the lock */
 	pthread_cond_t done; /* signalled when inflight ends */
 	int fd;
 	int pidx;        /* index in pending[], or -1: plock's (another
@@ -183,6 +187,27 @@ void nf_co_flush_for_program(struct nf_conn *c, int fd);
  * noted, or 0: then it is held or sent as before. Caller holds c->lock, the
  * buffer is c's for this socket and connected. */
 int nf_co_straight(struct nf_coalesce *co);
+
+/*
+ * Does the program's write go straight, decided without the lock? Yes if
+ * this very socket (its generation) reached WHOLE_AFTER and no write went
+ * straight since the program's last read: then noted. Nothing is held on
+ * such a socket (a hold first ends the streak, under the lock), so no
+ * byte can be overtaken. Two writers let through at once were two
+ * overlapping calls, in either order theirs; the missed "second write"
+ * costs only the segment it would have saved. Else 0: the locked path
+ * decides (nf_co_straight).
+ */
+static inline int nf_co_straight_now(const struct nf_conn *c, struct nf_coalesce *co)
+{
+	unsigned g = atomic_load_explicit(&co->go_gen, memory_order_relaxed);
+
+	if (g == 0 || g != atomic_load_explicit(&c->gen, memory_order_relaxed) + 1 ||
+	    atomic_load_explicit(&co->straight, memory_order_relaxed))
+		return 0;
+	atomic_store_explicit(&co->straight, 1, memory_order_relaxed);
+	return 1;
+}
 
 /* The program reads: the next write may go straight again. No lock. */
 static inline void nf_co_read_seen(struct nf_coalesce *co)

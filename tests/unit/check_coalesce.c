@@ -10,8 +10,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nf_coalesce.h"
 #include "nf_conn.h"
@@ -520,6 +522,43 @@ START_TEST(test_coalesce_two_write_messages_never_straight)
 }
 END_TEST
 
+/* Holds c->lock until told to let go, as another thread's write would. */
+static atomic_int let_go;
+static void *lock_holder(void *locked)
+{
+	pthread_mutex_lock(&conn->lock);
+	atomic_store((atomic_int *)locked, 1);
+	while (!atomic_load(&let_go))
+		usleep(1000);
+	pthread_mutex_unlock(&conn->lock);
+	return NULL;
+}
+
+START_TEST(test_coalesce_straight_without_the_lock)
+{
+	atomic_int locked = 0;
+	pthread_t t;
+
+	whole_rounds(WHOLE_AFTER);
+	ck_assert_int_eq(pthread_create(&t, NULL, lock_holder, &locked), 0);
+	while (!atomic_load(&locked))
+		usleep(1000);
+	ck_assert_int_eq(put("request", 0), NF_CO_PASS); /* would wait for the lock */
+	atomic_store(&let_go, 1);
+	pthread_join(t, NULL);
+}
+END_TEST
+
+START_TEST(test_coalesce_straight_only_for_its_socket)
+{
+	whole_rounds(WHOLE_AFTER);
+	atomic_fetch_add(&conn->gen, 1); /* the fd now names another socket */
+	hold("request"); /* learned by the old one: held, learning anew */
+	flush();
+	ck_assert_int_eq(put("request", 0), 7);
+}
+END_TEST
+
 START_TEST(test_coalesce_timer_flush_ends_whole_streak)
 {
 	whole_rounds(WHOLE_AFTER - 1);
@@ -623,6 +662,8 @@ static TCase *whole_case(void)
 	unit_add(tc, test_coalesce_second_write_ends_whole_streak);
 	unit_add(tc, test_coalesce_two_write_messages_never_straight);
 	unit_add(tc, test_coalesce_timer_flush_ends_whole_streak);
+	unit_add(tc, test_coalesce_straight_without_the_lock);
+	unit_add(tc, test_coalesce_straight_only_for_its_socket);
 	return tc;
 }
 
