@@ -22,6 +22,10 @@
  * and wait hooks on. */
 void nf_auto_adopt(struct nf_conn *c, int fd);
 
+/* Set once a socket is decided auto: until then the send hooks need not
+ * call nf_auto_after_send (one load instead of a call). */
+extern atomic_int nf_auto_used;
+
 /* A send on fd returned rc: if fd is an auto socket and bytes went to
  * the kernel, notes the time of the first such send since the last check
  * and lists fd for the timer (its deadline: that time + flush). After the

@@ -32,7 +32,7 @@
 #define SIOCOUTQNSD 0x894B /* linux/sockios.h: unsent bytes (Linux 2.6.38+) */
 #endif
 
-static atomic_int used;          /* a socket was decided auto: hooks on */
+atomic_int nf_auto_used;         /* a socket was decided auto: hooks on */
 static atomic_int head = -1;     /* the listed sockets' stack, -1 empty */
 
 static int get_option(int fd, int name)
@@ -51,7 +51,7 @@ void nf_auto_adopt(struct nf_conn *c, int fd)
 
 	atomic_store(&c->prog_nodelay, get_option(fd, TCP_NODELAY));
 	atomic_store(&c->prog_cork, get_option(fd, TCP_CORK));
-	atomic_store_explicit(&used, 1, memory_order_relaxed);
+	atomic_store_explicit(&nf_auto_used, 1, memory_order_relaxed);
 	errno = saved;
 }
 
@@ -60,7 +60,7 @@ static struct nf_conn *auto_conn(int fd)
 {
 	struct nf_conn *c;
 
-	if (!atomic_load_explicit(&used, memory_order_relaxed))
+	if (!atomic_load_explicit(&nf_auto_used, memory_order_relaxed))
 		return NULL;
 	c = nf_conn_get(fd);
 	if (c && nf_conn_kind(c) == NF_KIND_TCP &&

@@ -72,7 +72,7 @@ static void before(int fd, struct nf_audit_read *a, void *caller)
 	nf_init();
 	a->quickack = action_before(fd);
 	a->fd = fd;
-	if (!nf_audit_read_begin(fd, caller, a))
+	if (!nf_audit_enabled || !nf_audit_read_begin(fd, caller, a))
 		a->c = NULL;
 }
 

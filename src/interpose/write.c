@@ -40,7 +40,8 @@
 /* A send not buffered returned rc: auto notes it (see nf_auto.h). */
 static ssize_t sent(int fd, ssize_t rc)
 {
-	nf_auto_after_send(fd, rc);
+	if (atomic_load_explicit(&nf_auto_used, memory_order_relaxed))
+		nf_auto_after_send(fd, rc);
 	return rc;
 }
 
