@@ -121,7 +121,14 @@ int nf_conn_leaves_alone(int fd)
 	case NF_KIND_OTHER:
 		return 1;
 	case NF_KIND_TCP:
-		return atomic_load(&c->action) == NF_ACT_PASS;
+		switch (atomic_load(&c->action)) {
+		case NF_ACT_PASS:
+			return 1;
+		case NF_ACT_NODELAY: /* TCP_NODELAY is set: nothing more, unless audited */
+			return !c->opts.audit;
+		default:
+			return 0;
+		}
 	default:
 		return 0;
 	}

@@ -527,6 +527,53 @@ static TCase *state_tcase(void)
 	return tc;
 }
 
+/* ---- the hooks' first test: the leave-alone byte ------------------------ */
+
+/* fd 5 as a TCP socket decided action (with audit=1 if audit); returns the
+ * byte nf_conn_publish stores for it. The table is made. */
+static unsigned char leave_byte(enum nf_action action, int audit)
+{
+	struct nf_conn *c;
+
+	nf_conn_reset(5, NF_KIND_TCP);
+	c = nf_conn_get(5);
+	c->opts.action = action;
+	c->opts.audit = audit;
+	atomic_store(&c->action, action);
+	nf_conn_publish(5);
+	ck_assert_int_eq(nf_conn_leave[5], nf_conn_leaves_alone(5));
+	return nf_conn_leave[5];
+}
+
+START_TEST(test_conn_leave_pass_and_nodelay)
+{
+	init_table(0);
+	ck_assert_int_eq(leave_byte(NF_ACT_PASS, 0), 1);
+	ck_assert_int_eq(leave_byte(NF_ACT_NODELAY, 0), 1); /* the option does it all */
+}
+END_TEST
+
+START_TEST(test_conn_leave_not_where_hooks_work)
+{
+	init_table(0);
+	ck_assert_int_eq(leave_byte(NF_ACT_NODELAY, 1), 0); /* audit=1 times its sends */
+	ck_assert_int_eq(leave_byte(NF_ACT_COALESCE, 0), 0);
+	ck_assert_int_eq(leave_byte(NF_ACT_AUDIT, 0), 0);
+	ck_assert_int_eq(leave_byte(NF_ACT_AUTO, 0), 0);
+	ck_assert_int_eq(leave_byte(NF_ACT_QUICKACK, 0), 0);
+	ck_assert_int_eq(leave_byte(NF_ACT_UNDECIDED, 0), 0);
+}
+END_TEST
+
+static TCase *leave_tcase(void)
+{
+	TCase *tc = tcase_create("leave");
+
+	unit_add(tc, test_conn_leave_pass_and_nodelay);
+	unit_add(tc, test_conn_leave_not_where_hooks_work);
+	return tc;
+}
+
 static TCase *startup_tcase(void)
 {
 	TCase *tc = tcase_create("startup");
@@ -545,5 +592,6 @@ Suite *conn_suite(void)
 	suite_add_tcase(s, table_tcase());
 	suite_add_tcase(s, state_tcase());
 	suite_add_tcase(s, startup_tcase());
+	suite_add_tcase(s, leave_tcase());
 	return s;
 }
