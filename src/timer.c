@@ -9,14 +9,9 @@
  * until the earliest deadline, and blocks every signal, so a SIGPIPE or a
  * program's handler never runs on it.
  *
- * It ends once nothing has been due for IDLE_EXIT_NS, and is started again
- * by the next buffered write: a program whose writes stopped being held
- * (whole messages, see WHOLE_AFTER in coalesce_int.h) or that went quiet
- * is single-threaded again, as far as the kernel is concerned (a process
- * with a second thread pays an atomic count on every descriptor lookup of
- * every system call: about 50 ns a write and read here). So it is never
- * what keeps a process alive either; once main has left with pthread_exit
- * (nf_timer_let_go), it ends as soon as nothing is due.
+ * It must never be what keeps a process alive: once main has left with
+ * pthread_exit (nf_timer_let_go), it ends whenever nothing is due and is
+ * started again by the next buffered write.
  *
  * Waking it costs two futex calls and a switch of threads, more than a
  * small message's round trip; so a busy program must not wake it per
@@ -35,7 +30,10 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "nf_clock.h"
@@ -58,10 +56,29 @@ static struct timespec to_timespec(unsigned long long ns)
 	return ts;
 }
 
-/* How long the timer waits with nothing due before it ends: two ticks
- * (a trusted hold's look is a tick away), and a restart (about 20 us) at
- * most once per this. */
-#define IDLE_EXIT_NS (2 * NF_TIMER_TICK_NS)
+/* How often an idle timer looks whether it is the process's last thread. */
+#define IDLE_CHECK_NS 1000000000ull
+
+/*
+ * Is this the process's last live thread? main (the thread group leader)
+ * has ended when its exe link is gone (its memory is released; the task
+ * stays, a zombie, until the group ends), and /proc/self/task counts 2 +
+ * its tasks, the zombie included: 4 is main's and ours. Catches a main
+ * that ended where no hook saw it (pthread_cancel); opens no descriptor
+ * (a thread of the program may be closing them all). Without /proc: no.
+ */
+static int last_thread_left(void)
+{
+	char path[64], target[8];
+	struct stat st;
+	int saved = errno, last;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/exe", (int)getpid());
+	last = stat("/proc/self/task", &st) == 0 && st.st_nlink <= 4 &&
+	       readlink(path, target, sizeof(target)) < 0 && errno == ENOENT;
+	errno = saved;
+	return last;
+}
 
 /* Is fn among the first n clients? */
 static int registered(nf_timer_due_fn fn, int n)
@@ -127,9 +144,8 @@ static unsigned long long look(unsigned long long now)
 	return next;
 }
 
-/* Sleeps until wake_at passes, then flushes what is due; ends when nothing
- * has been due for IDLE_EXIT_NS, or at once when main has left
- * (nf_timer_let_go). */
+/* Sleeps until wake_at passes, then flushes what is due; idle, ends when
+ * main has left (nf_timer_let_go) or every other thread has ended. */
 static void *timer_main(void *arg)
 {
 	(void)arg;
@@ -141,10 +157,10 @@ static void *timer_main(void *arg)
 		if (wake_at == 0 && let_go)
 			break;
 		if (wake_at == 0) {
-			struct timespec ts = to_timespec(now + IDLE_EXIT_NS);
+			struct timespec ts = to_timespec(now + IDLE_CHECK_NS);
 
 			if (pthread_cond_timedwait(&tcond, &tlock, &ts) == ETIMEDOUT &&
-			    wake_at == 0)
+			    wake_at == 0 && last_thread_left())
 				break;
 			continue;
 		}

@@ -8,11 +8,6 @@
  *            more is in the kernel as soon as write returns; a message in
  *            two writes: the first in the kernel, the second held until
  *            the read, the echo whole; the next one-write message is held
- *   idle     (default flush=) after 80 one-write messages and 100
- *            straight ones, the timer thread has ended 100 ms later (a
- *            program with nothing held pays for no second thread); a
- *            message in two writes that no read follows then starts it
- *            again: its echo is back within 50 ms
  *
  * Every echo is compared byte for byte.
  */
@@ -20,9 +15,6 @@
 
 #define LEARN 80
 #define STRAIGHT 20
-#define IDLE_ROUNDS 100
-#define IDLE_MS 100
-#define RESTART_LIMIT_MS 50.0
 
 /* run.sh must give each variant its configuration. */
 static void expect_conf(const char *name)
@@ -95,62 +87,8 @@ static void run_straight(int unused)
 	ct_peer_stop(&p);
 }
 
-/* Reads the echo of s by system calls the library does not see (so only
- * the timer can send what is held): ms until it is back. */
-static double echo_unseen(int fd, const char *s, double t0)
-{
-	size_t want = strlen(s), have = 0;
-	char buf[64];
-
-	while (have < want) {
-		struct pollfd pf = { .fd = fd, .events = POLLIN };
-		struct timespec ts = { .tv_sec = CT_WAIT_MS / 1000 };
-		ssize_t n;
-
-		CHECK(syscall(SYS_ppoll, &pf, 1, &ts, NULL, 0) == 1, "no echo of '%s' within %d ms",
-		      s, CT_WAIT_MS);
-		n = syscall(SYS_read, fd, buf + have, sizeof(buf) - have);
-		CHECK(n > 0, "read returned %zd", n);
-		have += (size_t)n;
-	}
-	CHECK(have == want && memcmp(buf, s, want) == 0, "echo '%.*s', want '%s'", (int)have, buf,
-	      s);
-	return ct_now_ms() - t0;
-}
-
-static void run_idle(int unused)
-{
-	struct ct_peer p;
-	double t0, ms;
-	int fd;
-
-	(void)unused;
-	CHECK(!getenv("NAGLEFIX_CONF"), "run me with the default flush=");
-	ct_peer_start(&p, "echo");
-	fd = ct_connect(p.port);
-	whole_messages(fd, LEARN);
-	CHECK(ct_timer_switches() >= 0, "no naglefix-timer thread after %d held writes", LEARN);
-	for (int i = 0; i < IDLE_ROUNDS; i++) {
-		write_straight(fd, "ping\n");
-		read_echo(fd, "ping\n");
-	}
-	ct_sleep_ms(IDLE_MS);
-	CHECK(ct_timer_switches() < 0, "the timer thread is still there %d ms after the last hold",
-	      IDLE_MS + IDLE_ROUNDS / 20);
-	t0 = ct_now_ms();
-	ct_send_str(fd, "hello ");
-	ct_send_str(fd, "world\n"); /* held: only a new timer can send it */
-	ms = echo_unseen(fd, "hello world\n", t0);
-	ct_say("after the timer ended, a held write came back in %.1f ms", ms);
-	CHECK(ms < RESTART_LIMIT_MS, "a held write waited %.1f ms: the timer did not start again",
-	      ms);
-	close(fd);
-	ct_peer_stop(&p);
-}
-
 static const struct ct_case cases[] = {
 	{ "straight", run_straight, 0 },
-	{ "idle", run_idle, 0 },
 };
 
 int main(int argc, char **argv)
