@@ -44,7 +44,7 @@ static void whole_is(struct nf_coalesce *co, unsigned n)
 {
 	co->whole = n;
 	atomic_store_explicit(&co->go_gen, n >= WHOLE_AFTER ? co->gen + 1 : 0,
-			      memory_order_relaxed);
+			      memory_order_release);
 }
 
 /*
@@ -132,6 +132,7 @@ static void consume(struct nf_conn *c, size_t n)
 static void fail_buffer(struct nf_conn *c, int err)
 {
 	c->co->err = err;
+	whole_is(c->co, 0); /* the error is the next send's: none may go straight */
 	consume(c, c->co->len);
 }
 
@@ -172,6 +173,8 @@ int nf_co_append(struct nf_conn *c, const struct iovec *iov, int iovcnt, size_t 
 
 	if (nf_copyin(co->buf + co->len, iov, iovcnt, n) < 0)
 		return -1;
+	if (co->whole >= WHOLE_AFTER) /* held: nothing may go straight now (a hold */
+		whole_is(co, 0);      /* after another thread's send, send_through) */
 	co->len += n;
 	if (!was_empty)
 		co->writes++;
@@ -271,7 +274,7 @@ static void take_out(struct nf_conn *c, struct taken *t)
 	co->spare_alloc = 0;
 	co->len = 0;
 	co->deadline = 0;
-	whole_is(co, 0); /* sent with a write of the program's, or for a call the buffer cannot take */
+	whole_is(co, 0); /* in flight: nothing may go straight (and the message was not whole) */
 	co->inflight = 1; /* stays in the pending set: exit and fork wait for it */
 	co->inflight_held = t->len;
 }
@@ -524,7 +527,7 @@ void nf_co_flush_for_program(struct nf_conn *c, int fd)
 	if (!co || !co->len)
 		return;
 	nf_co_flush_locked(c, fd);
-	if (co->len)
+	if (co->len || co->err) /* not all sent, or failed (the error is the next send's) */
 		return;
 	if (co->streak < TRUST_AFTER)
 		co->streak++;

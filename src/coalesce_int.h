@@ -50,7 +50,8 @@
  * A program that writes each message whole (one write, then its read)
  * gains nothing from a hold: the segment would be the same. A connection
  * whose last WHOLE_AFTER holds were each one write that the program's own
- * read sent goes straight: its next write is the program's own call to
+ * read or wait sent whole goes straight (only a read lets the next write
+ * go straight again: nf_co_read_seen): its next write is the program's own call to
  * the kernel (TCP_NODELAY is on: it leaves at once), nothing copied,
  * nothing timed. A second write before the program reads again is held as
  * before, and ends the streak (whole 0): the first piece of that message
@@ -82,7 +83,7 @@ struct nf_coalesce {
 	unsigned writes; /* the writes of the present hold's message (one
 			    that went straight before it counted) */
 	unsigned whole;  /* holds in a row of one write each, sent by the
-			    program's own read */
+			    program's own read or wait (whole_is) */
 	_Atomic int straight; /* a write went straight since the program's
 				 last read: set by a writer (nf_co_straight_now
 				 without the lock, nf_co_straight under it),
@@ -191,16 +192,21 @@ int nf_co_straight(struct nf_coalesce *co);
 /*
  * Does the program's write go straight, decided without the lock? Yes if
  * this very socket (its generation) reached WHOLE_AFTER and no write went
- * straight since the program's last read: then noted. Nothing is held on
- * such a socket (a hold first ends the streak, under the lock), so no
- * byte can be overtaken. Two writers let through at once were two
- * overlapping calls, in either order theirs; the missed "second write"
+ * straight since the program's last read: then noted. go_gen is non-zero
+ * only while nothing is held, in flight or failed: every path that holds
+ * (nf_co_append), sends without the lock (take_out) or stores a flush
+ * error (fail_buffer) zeroes it first, under the lock, and it is set again
+ * only by a read's flush that sent everything. A write that must come
+ * after such a hold starts after the hold's call returned, so it sees the
+ * zero (release/acquire: the bytes of that call are in the kernel before
+ * a straight write can be). Two writers let through at once were two
+ * overlapping calls, in either order theirs; a missed "second write"
  * costs only the segment it would have saved. Else 0: the locked path
  * decides (nf_co_straight).
  */
 static inline int nf_co_straight_now(const struct nf_conn *c, struct nf_coalesce *co)
 {
-	unsigned g = atomic_load_explicit(&co->go_gen, memory_order_relaxed);
+	unsigned g = atomic_load_explicit(&co->go_gen, memory_order_acquire);
 
 	if (g == 0 || g != atomic_load_explicit(&c->gen, memory_order_relaxed) + 1 ||
 	    atomic_load_explicit(&co->straight, memory_order_relaxed))

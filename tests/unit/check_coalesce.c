@@ -559,6 +559,20 @@ START_TEST(test_coalesce_straight_only_for_its_socket)
 }
 END_TEST
 
+/* A read's flush that fails on the hold that would complete the streak:
+ * the error is the next send's, which must not go straight past it. */
+START_TEST(test_coalesce_failed_flush_never_goes_straight)
+{
+	whole_rounds(WHOLE_AFTER - 1);
+	hold("request");
+	fake_fail(ECONNRESET);
+	flush();
+	errno = 0;
+	ck_assert_int_eq(put("request", MSG_NOSIGNAL), -1);
+	ck_assert_int_eq(errno, ECONNRESET);
+}
+END_TEST
+
 START_TEST(test_coalesce_timer_flush_ends_whole_streak)
 {
 	whole_rounds(WHOLE_AFTER - 1);
@@ -664,6 +678,7 @@ static TCase *whole_case(void)
 	unit_add(tc, test_coalesce_timer_flush_ends_whole_streak);
 	unit_add(tc, test_coalesce_straight_without_the_lock);
 	unit_add(tc, test_coalesce_straight_only_for_its_socket);
+	unit_add(tc, test_coalesce_failed_flush_never_goes_straight);
 	return tc;
 }
 
