@@ -88,8 +88,11 @@ struct nf_conn *nf_conn_get(int fd);
  * on one page: 1 when a read or send on fd needs nothing from the library
  * (fd is not a TCP socket: never seen as one while the start-up listing
  * is trusted, or classified as another kind; or a TCP socket whose rule
- * is pass, or nodelay without audit=1: its option is set), else 0 (also before initialisation). Every change of an
- * entry's kind or action republishes it (nf_conn_publish).
+ * is pass, or nodelay without audit=1: its option is set), else 0 (also
+ * before initialisation). Every change of an entry's kind, and every
+ * decision of its action, republishes it (nf_conn_publish); a coalesce
+ * socket retired to nodelay (dup, disconnect, shutdown, fdopen) keeps its
+ * 0 until then: the hooks do nothing for it, a little slower.
  */
 #define NF_CONN_LEAVE_FDS NF_HOT_LEAVE
 #define nf_conn_leave (nf_hot.leave)

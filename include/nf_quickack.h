@@ -20,7 +20,8 @@ void nf_quickack_adopt(struct nf_conn *c, int fd);
  * quickack's: TCP_QUICKACK on. */
 void nf_quickack_before_read(int fd);
 
-/* After a read of fd returned rc: on again if it returned data. */
+/* After a read of fd returned rc, fd having been quickack's before it: on
+ * again if it returned data and fd still is. */
 void nf_quickack_after_read(int fd, ssize_t rc);
 
 #endif
