@@ -43,6 +43,11 @@ struct nf_conn {
 	_Atomic unsigned long long auto_since; /* auto: first send since the
 				    last check (ns), or 0 */
 	int auto_next;           /* auto: the next listed fd, or -1 */
+	_Atomic int auto_sent;   /* auto: a send since the program's last read
+				    or wait */
+	_Atomic int auto_more;   /* auto: a second one, since the last check */
+	_Atomic unsigned auto_quiet; /* auto: checks in a row of one send each
+				    that found nothing held (auto.c) */
 	_Atomic unsigned gen;    /* bumped when the fd stops being this socket */
 	pthread_mutex_t lock;    /* guards *co (audit state has its own lock) */
 	struct nf_coalesce *co;  /* coalesce buffer, made once under lock and

@@ -214,17 +214,26 @@ enum nf_kind nf_conn_kind(const struct nf_conn *c)
 	return (enum nf_kind)k;
 }
 
+/* c's descriptor no longer names the socket c knew: a new generation, its
+ * action undecided, what was learned of the program and of the
+ * connection forgotten. auto_listed stays: see auto.c. */
+static void another_socket(struct nf_conn *c)
+{
+	atomic_fetch_add(&c->gen, 1);
+	atomic_store(&c->action, NF_ACT_UNDECIDED);
+	atomic_store(&c->prog_nodelay, 0);
+	atomic_store(&c->stdio, 0);
+	atomic_store(&c->prog_cork, 0);
+	atomic_store(&c->auto_quiet, 0);
+}
+
 void nf_conn_reset(int fd, enum nf_kind kind)
 {
 	struct nf_conn *c = nf_conn_ensure(fd);
 
 	if (!c)
 		return;
-	atomic_fetch_add(&c->gen, 1);
-	atomic_store(&c->action, NF_ACT_UNDECIDED);
-	atomic_store(&c->prog_nodelay, 0);
-	atomic_store(&c->stdio, 0);
-	atomic_store(&c->prog_cork, 0); /* auto_listed stays: see auto.c */
+	another_socket(c);
 	atomic_store_explicit(&c->kind, (int)kind, memory_order_release);
 	nf_conn_publish(fd);
 }
@@ -252,11 +261,7 @@ void nf_conn_forget(int fd)
 
 	if (!c)
 		return;
-	atomic_fetch_add(&c->gen, 1);
-	atomic_store(&c->action, NF_ACT_UNDECIDED);
-	atomic_store(&c->prog_nodelay, 0);
-	atomic_store(&c->stdio, 0);
-	atomic_store(&c->prog_cork, 0); /* auto_listed stays: see auto.c */
+	another_socket(c);
 	atomic_store_explicit(&c->kind, NF_KIND_FRESH, memory_order_release);
 	nf_conn_publish(fd);
 }

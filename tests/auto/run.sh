@@ -3,7 +3,8 @@
 # under libnaglefix.so with NAGLEFIX_MODE=auto (no config file), its peer
 # re-executed without the library (tests/common/peer.h). Each variant
 # fails under NAGLEFIX_MODE=pass (its rounds stall ~40 ms), except cork,
-# which checks that auto leaves a corked socket alone. Then (with no
+# which checks that auto leaves a corked socket alone, and quiet-count,
+# run under strace: it counts the library's SIOCOUTQNSD. Then (with no
 # VARIANT named) tests/coalesce/test_integrity under auto: every byte, once,
 # in order.
 # `make test-auto` builds first. Usage: tests/auto/run.sh [VARIANT...]
@@ -27,10 +28,31 @@ clean_env
 need_built "make test-auto" "$LIB" "$B/test_auto"
 fresh_logs "$LOGS" log
 
+# quiet-count: 80 + 300 messages of one send each, the timer a second
+# away; the library's SIOCOUTQNSD under strace: one a read while it learns
+# (64), then none (380 without the quiet rule). At most 100.
+QUIET_MAX=100
+quiet_count() {
+    local name="test_auto quiet-count" log="$LOGS/test_auto-quiet-count.log"
+    local st="$LOGS/quiet-count.strace" n rc start=$EPOCHREALTIME
+    if ! command -v strace >/dev/null; then
+        skip "$name" "no strace (tests/install-deps.sh installs it)"
+        return
+    fi
+    (cd "$TMP" && timeout -k 5 "$LIMIT" strace -f -qq -e trace=ioctl -o "$st" env LD_PRELOAD="$LIB" \
+        NAGLEFIX_CONF="$HERE/conf/flush-1s.conf" NAGLEFIX_MODE="${MODE:-auto}" "$B/test_auto" quiet-count) >"$log" 2>&1
+    rc=$?
+    n=$(grep -c SIOCOUTQNSD "$st")
+    ((rc == 0 && n > QUIET_MAX)) && rc=1
+    judge "$name" "$rc" "$start" "$log" "" "$n SIOCOUTQNSD in 380 one-send messages (at most $QUIET_MAX)"
+    echo "    the library asked the kernel $n times in 380 messages (at most $QUIET_MAX)"
+}
+
 VARIANTS=("$@")
-((${#VARIANTS[@]})) || VARIANTS=(chatty bulk reader-thread restore restore-race cork poll select epoll)
+((${#VARIANTS[@]})) || VARIANTS=(chatty bulk reader-thread restore restore-race cork poll select epoll quiet quiet-count)
 for v in "${VARIANTS[@]}"; do
     selected "test_auto $v" || continue
+    [[ $v == quiet-count ]] && { quiet_count; continue; }
     log="$LOGS/test_auto-$v.log"
     conf=none # the waits: the timer a second away, so only the wait can push
     [[ $v == poll || $v == select || $v == epoll ]] && conf="$HERE/conf/flush-1s.conf"

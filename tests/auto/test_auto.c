@@ -20,6 +20,10 @@
  *                           a second away, conf/flush-1s.conf): the wait pushes
  *   test_auto cork          a corked socket is never pushed: what the
  *                           program corked is still unsent after a wait
+ *   test_auto quiet, quiet-count  messages of one send: the reads stop
+ *                           asking the kernel (run.sh counts the ioctls
+ *                           of quiet-count), and a single send Nagle holds
+ *                           after that is pushed by the timer (see run_quiet)
  *
  * Run under LD_PRELOAD=libnaglefix.so NAGLEFIX_MODE=auto by tests/auto/run.sh;
  * under NAGLEFIX_MODE=pass chatty, bulk, reader-thread and restore fail
@@ -430,6 +434,62 @@ static void run_cork(int unused)
 	ct_peer_stop(&p);
 }
 
+#define QUIET_LEARN 80   /* more than the 64 checks auto learns from */
+#define QUIET_ROUNDS 300
+#define QUIET_TRIES 5
+
+/* A message in one send, its echo read. */
+static void one_send_round(int fd)
+{
+	ct_send_all(fd, "ping\n", 5, CT_WRITE, 0);
+	ct_read_reply(fd, "ping\n");
+}
+
+/*
+ * quiet-count: a program whose messages are one send each: QUIET_LEARN
+ * rounds, then QUIET_ROUNDS more, in which its reads no longer ask the
+ * kernel what it holds (run.sh counts the library's SIOCOUTQNSD under
+ * strace: fewer than the rounds).
+ * quiet: then a change of pattern, after which Nagle holds a single send:
+ * a piece without its newline ("x": the echo peer answers nothing, so its
+ * ACK is delayed), a read that finds nothing (MSG_DONTWAIT), and the rest
+ * in one send ("y\n", held behind the unacknowledged "x"). The read that
+ * waits for the echo does not check on a quiet connection; the timer's
+ * visit (flush=, 1 ms) pushes it: the echo within CT_FAST_MS, median of
+ * QUIET_TRIES tries (each one learns anew: a push ends the quiet), not the
+ * peer's 40 ms.
+ */
+static void run_quiet(int count_only)
+{
+	double t[QUIET_TRIES], t0;
+	struct ct_peer p;
+	char b;
+	int fd;
+
+	ct_peer_start(&p, "echo");
+	fd = ct_connect(p.port);
+	for (int k = 0; k < QUIET_TRIES; k++) {
+		for (int i = 0; i < QUIET_LEARN; i++)
+			one_send_round(fd);
+		if (count_only) {
+			for (int i = 0; i < QUIET_ROUNDS; i++)
+				one_send_round(fd);
+			break;
+		}
+		ct_send_all(fd, "x", 1, CT_WRITE, 0);
+		CHECK(recv(fd, &b, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN,
+		      "an echo of a line not yet written");
+		t0 = ct_now_ms();
+		ct_send_all(fd, "y\n", 2, CT_WRITE, 0);
+		ct_read_reply(fd, "xy\n");
+		t[k] = ct_now_ms() - t0;
+	}
+	if (!count_only)
+		ct_expect_median(t, QUIET_TRIES, CT_FAST_MS, "a held single send on a quiet connection");
+	close(fd);
+	ct_peer_stop(&p);
+}
+
 static const struct ct_case cases[] = {
 	{ "chatty", run_chatty, 0 },
 	{ "bulk", run_bulk, 0 },
@@ -440,6 +500,8 @@ static const struct ct_case cases[] = {
 	{ "poll", run_wait, 0 },
 	{ "select", run_wait, 1 },
 	{ "epoll", run_wait, 2 },
+	{ "quiet", run_quiet, 0 },
+	{ "quiet-count", run_quiet, 1 },
 };
 
 int main(int argc, char **argv)
