@@ -28,6 +28,10 @@ int nf_timer_register(nf_timer_due_fn fn);
  * the deadline is earlier than the one it sleeps towards. */
 void nf_timer_arm(unsigned long long deadline_ns);
 
+/* 1 once the thread could not be started (nothing looks at deadlines:
+ * only reads, waits and closes flush), else 0. One load. */
+int nf_timer_failed(void);
+
 /* main has called pthread_exit: the process ends with its last thread,
  * so from now on the timer thread ends whenever nothing is due (the next
  * nf_timer_arm starts it again). */

@@ -11,8 +11,9 @@
  * stack with one exchange, so no entry is seen twice (no ABA); an entry
  * leaves when auto_listed is cleared, after its auto_next was read.
  * auto_listed is never cleared while the entry is on the stack (not even
- * when the fd is closed): a reused fd still listed is checked with the
- * rest. A read's or a wait's check leaves the entry listed (so the next
+ * when the fd is closed: a reused fd still listed is checked with the
+ * rest), but in a forked child, which clears them all (conn.c) before
+ * nf_auto_atfork_child empties the stack: nothing else runs there. A read's or a wait's check leaves the entry listed (so the next
  * send need not wake the timer); the timer drops it when it finds no send
  * since, which keeps one timer visit owed to every listed entry.
  *
@@ -27,9 +28,13 @@
  * wait, or anything held when a check is made, ends the quiet (auto_quiet
  * 0): checks at every read again. The cost: a single send that
  * Nagle does hold after a change of pattern waits for the timer (flush=,
- * 1 ms by default), never for the peer's delayed ACK.
+ * 1 ms by default), never for the peer's delayed ACK. That needs the
+ * visit owed to every listed entry: a wait, which holds the whole list for
+ * a moment (the timer may look meanwhile and owe it nothing), arms the
+ * timer for each quiet entry it skips (owe_visit); a send listed without
+ * an arm (from a signal handler inside the library) ends the quiet; and
+ * with no timer (it could not start) no connection is quiet.
  */
-#define QUIET_AFTER 64u
 #include "nf_auto.h"
 
 #include <errno.h>
@@ -45,6 +50,8 @@
 #ifndef SIOCOUTQNSD
 #define SIOCOUTQNSD 0x894B /* linux/sockios.h: unsent bytes (Linux 2.6.38+) */
 #endif
+
+#define QUIET_AFTER 64u /* checks that found a one-send message not held */
 
 atomic_int nf_auto_used;         /* a socket was decided auto: hooks on */
 static atomic_int head = -1;     /* the listed sockets' stack, -1 empty */
@@ -181,6 +188,8 @@ void nf_auto_after_send(int fd, ssize_t rc)
 		if (nf_guard_enter()) { /* the timer's lock: not from a handler inside us */
 			nf_timer_arm(now + (unsigned long long)c->opts.flush_us * 1000ull);
 			nf_guard_leave();
+		} else { /* listed, no visit owed: not quiet, so reads check */
+			atomic_store_explicit(&c->auto_quiet, 0, memory_order_relaxed);
 		}
 	}
 	errno = saved;
@@ -208,11 +217,27 @@ static void check(struct nf_conn *c, int fd)
 }
 
 /* One send since the last check, on a quiet connection: the timer's visit
- * checks it, not the program's read or wait. */
+ * checks it, not the program's read or wait (if there is a timer). */
 static int left_to_timer(const struct nf_conn *c)
 {
 	return atomic_load_explicit(&c->auto_quiet, memory_order_relaxed) >= QUIET_AFTER &&
-	       !atomic_load_explicit(&c->auto_more, memory_order_relaxed);
+	       !atomic_load_explicit(&c->auto_more, memory_order_relaxed) && !nf_timer_failed();
+}
+
+/* The listed entry c's send since the last check is owed a timer visit by
+ * flush= after it: 1 once armed, 0 if the timer cannot be woken from here
+ * (a signal handler inside the library): then the caller checks. */
+static int owe_visit(struct nf_conn *c)
+{
+	unsigned long long since = atomic_load(&c->auto_since);
+
+	if (since == 0)
+		return 1; /* checked meanwhile: nothing owed */
+	if (!nf_guard_enter())
+		return 0;
+	nf_timer_arm(since + (unsigned long long)c->opts.flush_us * 1000ull);
+	nf_guard_leave();
+	return 1;
 }
 
 void nf_auto_before_read(struct nf_conn *c, int fd)
@@ -241,13 +266,14 @@ static unsigned long long consume(unsigned long long now)
 		struct nf_conn *c = nf_conn_get(fd);
 
 		next_fd = c->auto_next;
-		if (!now) {
+		if (!now) { /* a wait holds the whole list: the timer may look meanwhile,
+			       find it empty and owe these entries nothing */
 			int skip = left_to_timer(c);
 
 			note_wait(c);
-			if (!skip)
-				check(c, fd);
 			list_push(c, fd);
+			if (!skip || !owe_visit(c))
+				check(c, fd);
 			continue;
 		}
 		since = atomic_load(&c->auto_since);

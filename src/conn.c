@@ -317,7 +317,15 @@ void nf_conn_atfork_child(void)
 	for (int i = 0, n = atomic_load(&nchunks); i < n; i++) {
 		struct nf_conn *chunk = atomic_load(&nf_conn_dir[i]);
 
-		for (int j = 0; chunk && j < CHUNK; j++)
+		for (int j = 0; chunk && j < CHUNK; j++) {
 			pthread_mutex_init(&chunk[j].lock, NULL);
+			/* auto: an entry a parent's thread had off its list at the
+			 * fork (being checked, or just listed) is marked listed but
+			 * on no list here: nothing would owe it a timer visit. The
+			 * child rebuilds its list (nf_auto_atfork_child takes what is
+			 * on it) and learns quiet anew. */
+			atomic_store(&chunk[j].auto_listed, 0);
+			atomic_store(&chunk[j].auto_quiet, 0);
+		}
 	}
 }

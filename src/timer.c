@@ -48,6 +48,7 @@ static _Atomic unsigned long long horizon; /* next look promised; 0: none */
 static atomic_int touched; /* an arm came since the last look */
 static _Atomic nf_timer_due_fn clients[NF_TIMER_CLIENTS]; /* what each look calls */
 static atomic_int nclients;
+static atomic_int failed; /* the thread could not be started */
 
 static struct timespec to_timespec(unsigned long long ns)
 {
@@ -195,8 +196,10 @@ static void start(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	started = pthread_create(&t, &attr, timer_main, NULL) == 0 ? 1 : -1;
-	if (started < 0)
+	if (started < 0) {
+		atomic_store_explicit(&failed, 1, memory_order_relaxed);
 		nf_log_msg("cannot start the flush timer; buffers flush on read and close only");
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 }
@@ -232,6 +235,11 @@ void nf_timer_arm(unsigned long long deadline_ns)
 	errno = saved;
 }
 
+int nf_timer_failed(void)
+{
+	return atomic_load_explicit(&failed, memory_order_relaxed);
+}
+
 void nf_timer_let_go(void)
 {
 	int saved = errno;
@@ -251,6 +259,7 @@ void nf_timer_atfork_child(void)
 	pthread_mutex_init(&tlock, NULL);
 	started = 0;
 	wake_at = 0;
+	atomic_store(&failed, 0);
 	atomic_store(&horizon, 0);
 	atomic_store(&touched, 0);
 }

@@ -31,3 +31,8 @@ void nf_timer_let_go(void)
 void nf_timer_atfork_child(void)
 {
 }
+
+int nf_timer_failed(void)
+{
+	return 0; /* the fake timer "runs": a test calls its flush itself */
+}
