@@ -16,13 +16,11 @@
 #include <unistd.h>
 
 #include "nf_coalesce.h"
+#include "../../src/coalesce_int.h" /* TRUST_AFTER, WHOLE_AFTER; nf_co_append */
 #include "nf_conn.h"
 #include "nf_timer.h"
 #include "fake.h"
 #include "suites.h"
-
-#define TRUST_AFTER 64 /* holds the program's own flush must send (coalesce.c) */
-#define WHOLE_AFTER 64 /* one-write holds the program's read must send (coalesce_int.h) */
 
 static struct nf_conn *conn;
 
@@ -559,6 +557,23 @@ START_TEST(test_coalesce_straight_only_for_its_socket)
 }
 END_TEST
 
+/* A hold made elsewhere than by a write's own decision (send_through's
+ * retry, after another thread's send): the streak ends, so the next write
+ * queues behind it instead of going straight past it. */
+START_TEST(test_coalesce_any_hold_ends_whole_streak)
+{
+	struct iovec v = { .iov_base = "late ", .iov_len = 5 };
+
+	whole_rounds(WHOLE_AFTER);
+	pthread_mutex_lock(&conn->lock);
+	ck_assert_int_eq(nf_co_append(conn, &v, 1, 5), 0);
+	pthread_mutex_unlock(&conn->lock);
+	hold("request");
+	flush();
+	ck_offered(WHOLE_AFTER, "late request");
+}
+END_TEST
+
 /* A read's flush that fails on the hold that would complete the streak:
  * the error is the next send's, which must not go straight past it. */
 START_TEST(test_coalesce_failed_flush_never_goes_straight)
@@ -679,6 +694,7 @@ static TCase *whole_case(void)
 	unit_add(tc, test_coalesce_straight_without_the_lock);
 	unit_add(tc, test_coalesce_straight_only_for_its_socket);
 	unit_add(tc, test_coalesce_failed_flush_never_goes_straight);
+	unit_add(tc, test_coalesce_any_hold_ends_whole_streak);
 	return tc;
 }
 
