@@ -121,8 +121,6 @@ static ssize_t coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 		r = -1;
 	} else if (!holds(co, fd)) {
 		r = nf_co_pass_after_held(c, fd, flags);
-	} else if (nf_co_straight(co)) {
-		r = NF_CO_PASS; /* a whole message: the program's own call */
 	} else if (!co->full && nf_co_try_make_room(co, (size_t)n)) {
 		r = nf_co_take_in(c, fd, iov, iovcnt, (size_t)n, flags);
 	} else {

@@ -173,8 +173,8 @@ int nf_co_append(struct nf_conn *c, const struct iovec *iov, int iovcnt, size_t 
 
 	if (nf_copyin(co->buf + co->len, iov, iovcnt, n) < 0)
 		return -1;
-	if (co->whole >= WHOLE_AFTER) /* held: nothing may go straight now (a hold */
-		whole_is(co, 0);      /* after another thread's send, send_through) */
+	if (co->whole >= WHOLE_AFTER) /* held (a second write before a read, or */
+		whole_is(co, 0);      /* send_through's retry): none may go straight */
 	co->len += n;
 	if (!was_empty)
 		co->writes++;
@@ -537,17 +537,6 @@ void nf_co_flush_for_program(struct nf_conn *c, int fd)
 		whole_is(co, co->whole + 1);
 }
 
-int nf_co_straight(struct nf_coalesce *co)
-{
-	if (co->whole < WHOLE_AFTER || co->len || co->inflight)
-		return 0;
-	if (atomic_load_explicit(&co->straight, memory_order_relaxed)) {
-		whole_is(co, 0); /* a second write before a read: the message was not whole */
-		return 0;
-	}
-	atomic_store_explicit(&co->straight, 1, memory_order_relaxed);
-	return 1;
-}
 
 /* Waits for another thread's send to end; 0, or -1 past give_up. */
 static int wait_done(struct nf_conn *c, enum drain_mode mode, unsigned long long give_up)

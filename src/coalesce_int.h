@@ -50,13 +50,13 @@
  * A program that writes each message whole (one write, then its read)
  * gains nothing from a hold: the segment would be the same. A connection
  * whose last WHOLE_AFTER holds were each one write that the program's own
- * read or wait sent whole goes straight (only a read lets the next write
- * go straight again: nf_co_read_seen): its next write is the program's own call to
- * the kernel (TCP_NODELAY is on: it leaves at once), nothing copied,
- * nothing timed. A second write before the program reads again is held as
- * before, and ends the streak (whole 0): the first piece of that message
- * went alone, the one segment more a change of pattern costs. README:
- * "Whole messages".
+ * read or wait sent whole goes straight: its next write is the program's
+ * own call to the kernel (TCP_NODELAY is on: it leaves at once), nothing
+ * copied, nothing timed; only a read lets the next write go straight
+ * again (nf_co_read_seen). A second write before the program reads again
+ * is held as before, and ends the streak (whole 0): the first piece of
+ * that message went alone, the one segment more a change of pattern
+ * costs. README: "Whole messages".
  */
 #define WHOLE_AFTER 64u
 
@@ -85,8 +85,7 @@ struct nf_coalesce {
 	unsigned whole;  /* holds in a row of one write each, sent by the
 			    program's own read or wait (whole_is) */
 	_Atomic int straight; /* a write went straight since the program's
-				 last read: set by a writer (nf_co_straight_now
-				 without the lock, nf_co_straight under it),
+				 last read: set by the writer (nf_co_straight_now),
 				 cleared by the read (nf_co_read_seen) */
 	_Atomic unsigned go_gen; /* whole reached WHOLE_AFTER for the socket of
 				    generation go_gen - 1 (0: not): its writes
@@ -184,11 +183,6 @@ void nf_co_flush_locked(struct nf_conn *c, int fd);
  * Caller holds c->lock. */
 void nf_co_flush_for_program(struct nf_conn *c, int fd);
 
-/* Does the program's write go straight to the kernel (WHOLE_AFTER)? 1, and
- * noted, or 0: then it is held or sent as before. Caller holds c->lock, the
- * buffer is c's for this socket and connected. */
-int nf_co_straight(struct nf_coalesce *co);
-
 /*
  * Does the program's write go straight, decided without the lock? Yes if
  * this very socket (its generation) reached WHOLE_AFTER and no write went
@@ -201,8 +195,8 @@ int nf_co_straight(struct nf_coalesce *co);
  * zero (release/acquire: the bytes of that call are in the kernel before
  * a straight write can be). Two writers let through at once were two
  * overlapping calls, in either order theirs; a missed "second write"
- * costs only the segment it would have saved. Else 0: the locked path
- * decides (nf_co_straight).
+ * costs only the segment it would have saved. Else 0: the write is held
+ * or sent as before, and a hold ends the streak (nf_co_append).
  */
 static inline int nf_co_straight_now(const struct nf_conn *c, struct nf_coalesce *co)
 {
