@@ -41,14 +41,14 @@
 
 static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t tcond;
-static int started; /* 0 not running, 1 running, -1 could not start */
+static atomic_int started; /* 0 not running, 1 running, -1 could not
+			      start: tlock's, but nf_timer_failed's load */
 static unsigned long long wake_at; /* 0: nothing to do */
 static int let_go; /* main has left: end whenever nothing is due */
 static _Atomic unsigned long long horizon; /* next look promised; 0: none */
 static atomic_int touched; /* an arm came since the last look */
 static _Atomic nf_timer_due_fn clients[NF_TIMER_CLIENTS]; /* what each look calls */
 static atomic_int nclients;
-static atomic_int failed; /* the thread could not be started */
 
 static struct timespec to_timespec(unsigned long long ns)
 {
@@ -174,7 +174,8 @@ static void *timer_main(void *arg)
 		wake_at = look(now);
 	}
 	atomic_store(&horizon, 0);
-	started = 0; /* the next nf_timer_arm starts a new thread */
+	/* the next nf_timer_arm starts a new thread */
+	atomic_store_explicit(&started, 0, memory_order_relaxed);
 	pthread_mutex_unlock(&tlock);
 	return NULL;
 }
@@ -195,9 +196,10 @@ static void start(void)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	started = pthread_create(&t, &attr, timer_main, NULL) == 0 ? 1 : -1;
-	if (started < 0) {
-		atomic_store_explicit(&failed, 1, memory_order_relaxed);
+	if (pthread_create(&t, &attr, timer_main, NULL) == 0) {
+		atomic_store_explicit(&started, 1, memory_order_relaxed);
+	} else {
+		atomic_store_explicit(&started, -1, memory_order_relaxed);
 		nf_log_msg("cannot start the flush timer; buffers flush on read and close only");
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -224,7 +226,7 @@ void nf_timer_arm(unsigned long long deadline_ns)
 		return;
 	saved = errno;
 	pthread_mutex_lock(&tlock);
-	if (started == 0)
+	if (atomic_load_explicit(&started, memory_order_relaxed) == 0)
 		start();
 	atomic_store(&touched, 1);
 	if (wake_at == 0 || deadline_ns < wake_at) {
@@ -237,7 +239,7 @@ void nf_timer_arm(unsigned long long deadline_ns)
 
 int nf_timer_failed(void)
 {
-	return atomic_load_explicit(&failed, memory_order_relaxed);
+	return atomic_load_explicit(&started, memory_order_relaxed) < 0;
 }
 
 void nf_timer_let_go(void)
@@ -248,7 +250,7 @@ void nf_timer_let_go(void)
 	let_go = 1;
 	if (wake_at) /* look now: what main's hook flushed is no longer due */
 		wake_at = nf_clock_now_ns();
-	if (started == 1)
+	if (atomic_load_explicit(&started, memory_order_relaxed) == 1)
 		pthread_cond_signal(&tcond);
 	pthread_mutex_unlock(&tlock);
 	errno = saved;
@@ -257,9 +259,8 @@ void nf_timer_let_go(void)
 void nf_timer_atfork_child(void)
 {
 	pthread_mutex_init(&tlock, NULL);
-	started = 0;
+	atomic_store_explicit(&started, 0, memory_order_relaxed);
 	wake_at = 0;
-	atomic_store(&failed, 0);
 	atomic_store(&horizon, 0);
 	atomic_store(&touched, 0);
 }
