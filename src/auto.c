@@ -13,9 +13,10 @@
  * auto_listed is never cleared while the entry is on the stack (not even
  * when the fd is closed: a reused fd still listed is checked with the
  * rest), but in a forked child, which clears them all (conn.c) before
- * nf_auto_atfork_child empties the stack: nothing else runs there. A read's or a wait's check leaves the entry listed (so the next
- * send need not wake the timer); the timer drops it when it finds no send
- * since, which keeps one timer visit owed to every listed entry.
+ * nf_auto_atfork_child empties the stack: nothing else runs there. A
+ * read's or a wait's check leaves the entry listed (so the next send need
+ * not wake the timer); the timer drops it when it finds no send since,
+ * which keeps one timer visit owed to every listed entry.
  *
  * Quiet connections: Linux's Nagle (Minshall's rule) holds a small segment
  * only while an earlier small one is unacknowledged, so a message written
@@ -165,6 +166,18 @@ static void note_wait(struct nf_conn *c)
 		atomic_store_explicit(&c->auto_sent, 0, memory_order_relaxed);
 }
 
+/* A timer visit to c flush= after since (a send's time): 1, or 0 if the
+ * timer cannot be woken from here (its lock, from a signal handler inside
+ * the library). */
+static int arm(struct nf_conn *c, unsigned long long since)
+{
+	if (!nf_guard_enter())
+		return 0;
+	nf_timer_arm(since + (unsigned long long)c->opts.flush_us * 1000ull);
+	nf_guard_leave();
+	return 1;
+}
+
 void nf_auto_after_send(int fd, ssize_t rc)
 {
 	struct nf_conn *c = rc > 0 ? auto_conn(fd) : NULL;
@@ -185,12 +198,8 @@ void nf_auto_after_send(int fd, ssize_t rc)
 		if (now == 0)
 			now = nf_clock_now_ns();
 		list_push(c, fd);
-		if (nf_guard_enter()) { /* the timer's lock: not from a handler inside us */
-			nf_timer_arm(now + (unsigned long long)c->opts.flush_us * 1000ull);
-			nf_guard_leave();
-		} else { /* listed, no visit owed: not quiet, so reads check */
+		if (!arm(c, now)) /* listed, no visit owed: not quiet, so reads check */
 			atomic_store_explicit(&c->auto_quiet, 0, memory_order_relaxed);
-		}
 	}
 	errno = saved;
 }
@@ -224,20 +233,14 @@ static int left_to_timer(const struct nf_conn *c)
 	       !atomic_load_explicit(&c->auto_more, memory_order_relaxed) && !nf_timer_failed();
 }
 
-/* The listed entry c's send since the last check is owed a timer visit by
- * flush= after it: 1 once armed, 0 if the timer cannot be woken from here
- * (a signal handler inside the library): then the caller checks. */
+/* The listed entry c's send since the last check is owed a timer visit:
+ * 1 once armed (or checked meanwhile: nothing owed), 0 if the timer
+ * cannot be woken from here: then the caller checks. */
 static int owe_visit(struct nf_conn *c)
 {
 	unsigned long long since = atomic_load(&c->auto_since);
 
-	if (since == 0)
-		return 1; /* checked meanwhile: nothing owed */
-	if (!nf_guard_enter())
-		return 0;
-	nf_timer_arm(since + (unsigned long long)c->opts.flush_us * 1000ull);
-	nf_guard_leave();
-	return 1;
+	return since == 0 || arm(c, since);
 }
 
 void nf_auto_before_read(struct nf_conn *c, int fd)

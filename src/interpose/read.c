@@ -60,12 +60,12 @@ static int action_before(int fd)
 /*
  * Around every read: before it, initialisation, the action's part
  * (action_before) and audit's stall clock; after it, TCP_QUICKACK again
- * on a quickack socket, and audit's findings (errno kept). Each exported read is then
- * nf_leave_alone_near's test and libc's call, with no stack frame, or a
- * tail call to its NF_SLOW part: before(fd, &a, caller); return after(&a,
- * <the real call>); caller, the return address taken in the libc-named
- * function, is the program's own code (audit names it as a recv_split
- * finding's caller).
+ * on a quickack socket, and audit's findings (errno kept). Each exported
+ * read is then nf_leave_alone_near's test and libc's call, with no stack
+ * frame, or a tail call to its NF_SLOW part: before(fd, &a, caller);
+ * return after(&a, <the real call>); caller, the return address taken in
+ * the libc-named function, is the program's own code (audit names it as a
+ * recv_split finding's caller).
  */
 static void before(int fd, struct nf_audit_read *a, void *caller)
 {
