@@ -37,14 +37,6 @@
 #define TRICKLE_BYTES 40
 #define TRICKLE_FIRST_MS 15.0
 
-/* run.sh must give each variant its configuration. */
-static void expect_conf(const char *name)
-{
-	const char *conf = getenv("NAGLEFIX_CONF");
-
-	CHECK(conf && strstr(conf, name), "run me with NAGLEFIX_CONF=.../%s", name);
-}
-
 /* Writes s on fd, checks it is held (flush= is flush_ms): returns the
  * time of the write. */
 static double write_held(int fd, const char *s, double flush_ms)
@@ -64,7 +56,7 @@ static void run_fast(int unused)
 	int fd;
 
 	(void)unused;
-	expect_conf("flush-2ms.conf");
+	ct_expect_conf("flush-2ms.conf");
 	ct_peer_start(&p, "lines");
 	fd = ct_connect(p.port);
 	for (int i = 0; i < CT_ROUNDS; i++) {
@@ -86,7 +78,7 @@ static void run_slow(int unused)
 	int fd;
 
 	(void)unused;
-	expect_conf("flush-1s.conf");
+	ct_expect_conf("flush-1s.conf");
 	ct_peer_start(&p, "lines");
 	fd = ct_connect(p.port);
 	t0 = write_held(fd, "tick\n", 1000);
@@ -124,7 +116,7 @@ static void run_trickle(int unused)
 	struct ct_peer p;
 
 	(void)unused;
-	expect_conf("flush-5ms.conf");
+	ct_expect_conf("flush-5ms.conf");
 	ct_peer_start(&p, "chunks");
 	fd = ct_connect(p.port);
 	t0 = write_held(fd, "x", 5);
@@ -169,7 +161,7 @@ static void run_child(int unused)
 	int fd, st;
 
 	(void)unused;
-	expect_conf("flush-2ms.conf");
+	ct_expect_conf("flush-2ms.conf");
 	ct_peer_start(&p, "lines");
 	fd = ct_connect(p.port);
 	write_held(fd, "parent\n", 2);
@@ -244,7 +236,7 @@ static void run_trust(int unused)
 	int fd, n;
 
 	(void)unused;
-	expect_conf("flush-500us.conf");
+	ct_expect_conf("flush-500us.conf");
 	ct_peer_start(&p, "echo");
 	fd = ct_connect(p.port);
 	for (int i = 0; i < TRUST_LEARN; i++)

@@ -16,35 +16,12 @@
 #define LEARN 80
 #define STRAIGHT 20
 
-/* run.sh must give each variant its configuration. */
-static void expect_conf(const char *name)
-{
-	const char *conf = getenv("NAGLEFIX_CONF");
-
-	CHECK(conf && strstr(conf, name), "run me with NAGLEFIX_CONF=.../%s", name);
-}
-
-/* Reads the echo of s with read() (a read the library sees). */
-static void read_echo(int fd, const char *s)
-{
-	size_t want = strlen(s), have = 0;
-	char buf[64];
-
-	while (have < want) {
-		ssize_t n = read(fd, buf + have, want - have);
-
-		CHECK(n > 0, "read returned %zd", n);
-		have += (size_t)n;
-	}
-	CHECK(memcmp(buf, s, want) == 0, "echo '%.*s', want '%s'", (int)want, buf, s);
-}
-
 /* n messages of one write each, each echo read. */
 static void whole_messages(int fd, int n)
 {
 	for (int i = 0; i < n; i++) {
 		ct_send_str(fd, "ping\n");
-		read_echo(fd, "ping\n");
+		ct_read_reply(fd, "ping\n");
 	}
 }
 
@@ -66,23 +43,23 @@ static void run_straight(int unused)
 	int fd;
 
 	(void)unused;
-	expect_conf("flush-1s.conf");
+	ct_expect_conf("flush-1s.conf");
 	ct_peer_start(&p, "echo");
 	fd = ct_connect(p.port);
 	whole_messages(fd, LEARN);
 	for (int i = 0; i < STRAIGHT; i++) {
 		write_straight(fd, "ping\n");
-		read_echo(fd, "ping\n");
+		ct_read_reply(fd, "ping\n");
 	}
 	write_straight(fd, "hello ");
 	before = ct_kernel_bytes(fd);
 	ct_send_str(fd, "world\n");
 	ct_expect_held(fd, before); /* a second write before the read */
-	read_echo(fd, "hello world\n");
+	ct_read_reply(fd, "hello world\n");
 	before = ct_kernel_bytes(fd);
 	ct_send_str(fd, "ping\n");
 	ct_expect_held(fd, before); /* learning anew */
-	read_echo(fd, "ping\n");
+	ct_read_reply(fd, "ping\n");
 	close(fd);
 	ct_peer_stop(&p);
 }

@@ -252,6 +252,14 @@ static inline void ct_expect_held_briefly(int fd, long long before, double t0, d
 	      "of the write (flush=%gms): the write was not buffered", now - before, dt, flush_ms);
 }
 
+/* The variant needs the configuration conf/NAME: run.sh must give it. */
+static inline void ct_expect_conf(const char *name)
+{
+	const char *conf = getenv("NAGLEFIX_CONF");
+
+	CHECK(conf && strstr(conf, name), "run me with NAGLEFIX_CONF=.../%s", name);
+}
+
 /* The timer thread's context switches so far; -1 if it has none. */
 static inline long ct_timer_switches(void)
 {
