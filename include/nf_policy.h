@@ -38,6 +38,13 @@ enum nf_side {
 #define NF_FLUSH_MAX_US     1000000u
 #define NF_AUTO_FLUSH_DEFAULT_US 1000u      /* auto flush=: the timer's push */
 
+/* How a coalesce connection begins (start=). */
+enum nf_start {
+	NF_START_WHOLE = 0, /* as one that writes whole messages: its writes go
+			       straight until a second write comes before a read */
+	NF_START_SPLIT,     /* as one that splits them: held from the first write */
+};
+
 /* What to do with one socket: the action and its options. */
 struct nf_opts {
 	enum nf_action action;
@@ -45,6 +52,7 @@ struct nf_opts {
 	uint32_t flush_us;  /* coalesce: longest any byte may wait; auto: the
 			       longest Nagle may hold a write no wait follows */
 	int audit;          /* nodelay/coalesce/auto: also log what the fix prevented */
+	enum nf_start start; /* coalesce: how a new connection begins */
 };
 
 /* An address prefix and a port range; family 0 means any address. */

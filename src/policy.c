@@ -79,6 +79,7 @@ struct nf_opts nf_policy_opts_default(enum nf_action action)
 		.flush_us = action == NF_ACT_AUTO ? NF_AUTO_FLUSH_DEFAULT_US
 						  : NF_FLUSH_DEFAULT_US,
 		.audit = 0,
+		.start = NF_START_WHOLE,
 	};
 	return o;
 }
@@ -160,51 +161,84 @@ static int parse_duration(const char *s, uint32_t *out)
 	return 0;
 }
 
-/* Applies one KEY=VALUE to o, whose action is already set. */
+/* Each option's value into its field of o: 0, or -EINVAL. */
+static int set_buffer(const char *s, struct nf_opts *o)
+{
+	return parse_size(s, &o->buffer);
+}
+
+static int set_flush(const char *s, struct nf_opts *o)
+{
+	return parse_duration(s, &o->flush_us);
+}
+
+static int set_audit(const char *s, struct nf_opts *o)
+{
+	if (strcmp(s, "0") != 0 && strcmp(s, "1") != 0)
+		return -EINVAL;
+	o->audit = s[0] == '1';
+	return 0;
+}
+
+static int set_start(const char *s, struct nf_opts *o)
+{
+	if (strcmp(s, "whole") == 0)
+		o->start = NF_START_WHOLE;
+	else if (strcmp(s, "split") == 0)
+		o->start = NF_START_SPLIT;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+#define ACTS(a) (1u << (a))
+
+/* The options a rule may give: the actions each applies to (and how the
+ * message names them), its setter, and what a good value looks like. */
+static const struct option {
+	const char *key;
+	unsigned actions;
+	const char *applies; /* "option 'KEY' applies only to ..." */
+	int (*set)(const char *val, struct nf_opts *o);
+	const char *bad;     /* "bad ... '%s' (expected ...)" */
+} options[] = {
+	{ "buffer", ACTS(NF_ACT_COALESCE), "coalesce", set_buffer,
+	  "bad buffer size '%s' (expected 64 to 16m, e.g. 16k)" },
+	{ "flush", ACTS(NF_ACT_COALESCE) | ACTS(NF_ACT_AUTO), "coalesce and auto", set_flush,
+	  "bad flush time '%s' (expected 10us to 1s, e.g. 500us)" },
+	{ "audit", ACTS(NF_ACT_NODELAY) | ACTS(NF_ACT_COALESCE) | ACTS(NF_ACT_AUTO),
+	  "nodelay, coalesce and auto", set_audit, "bad audit value '%s' (expected 0 or 1)" },
+	{ "start", ACTS(NF_ACT_COALESCE), "coalesce", set_start,
+	  "bad start value '%s' (expected whole or split)" },
+};
+
+#define NOPTIONS (sizeof(options) / sizeof(options[0]))
+
+/* Applies one KEY=VALUE to o, whose action is already set; seen has a bit
+ * for each option already given. */
 static int parse_option(const char *tok, struct nf_opts *o, unsigned *seen,
 			char *err, size_t errlen)
 {
 	const char *eq = strchr(tok, '=');
-	const char *val;
-	size_t klen;
+	size_t klen, i;
 
 	if (!eq || eq == tok)
 		return fail(err, errlen, "expected KEY=VALUE, got '%s'", tok);
 	klen = (size_t)(eq - tok);
-	val = eq + 1;
-	if (klen == 6 && strncmp(tok, "buffer", 6) == 0) {
-		if (o->action != NF_ACT_COALESCE)
-			return fail(err, errlen, "option 'buffer' applies only to coalesce");
-		if (*seen & 1)
-			return fail(err, errlen, "option 'buffer' given twice");
-		*seen |= 1;
-		if (parse_size(val, &o->buffer) < 0)
-			return fail(err, errlen, "bad buffer size '%s' (expected 64 to 16m, e.g. 16k)", val);
-		return 0;
-	}
-	if (klen == 5 && strncmp(tok, "flush", 5) == 0) {
-		if (o->action != NF_ACT_COALESCE && o->action != NF_ACT_AUTO)
-			return fail(err, errlen, "option 'flush' applies only to coalesce and auto");
-		if (*seen & 2)
-			return fail(err, errlen, "option 'flush' given twice");
-		*seen |= 2;
-		if (parse_duration(val, &o->flush_us) < 0)
-			return fail(err, errlen, "bad flush time '%s' (expected 10us to 1s, e.g. 500us)", val);
-		return 0;
-	}
-	if (klen == 5 && strncmp(tok, "audit", 5) == 0) {
-		if (o->action != NF_ACT_NODELAY && o->action != NF_ACT_COALESCE &&
-		    o->action != NF_ACT_AUTO)
-			return fail(err, errlen, "option 'audit' applies only to nodelay, coalesce and auto");
-		if (*seen & 4)
-			return fail(err, errlen, "option 'audit' given twice");
-		*seen |= 4;
-		if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
-			return fail(err, errlen, "bad audit value '%s' (expected 0 or 1)", val);
-		o->audit = val[0] == '1';
-		return 0;
-	}
-	return fail(err, errlen, "unknown option '%.*s'", (int)klen, tok);
+	for (i = 0; i < NOPTIONS; i++)
+		if (strlen(options[i].key) == klen && strncmp(tok, options[i].key, klen) == 0)
+			break;
+	if (i == NOPTIONS)
+		return fail(err, errlen, "unknown option '%.*s'", (int)klen, tok);
+	if (!(options[i].actions & ACTS(o->action)))
+		return fail(err, errlen, "option '%s' applies only to %s", options[i].key,
+			    options[i].applies);
+	if (*seen & (1u << i))
+		return fail(err, errlen, "option '%s' given twice", options[i].key);
+	*seen |= 1u << i;
+	if (options[i].set(eq + 1, o) < 0)
+		return fail(err, errlen, options[i].bad, eq + 1);
+	return 0;
 }
 
 /* ACTION [KEY=VALUE...] from tokens tok[0..n). */

@@ -390,6 +390,17 @@ START_TEST(test_policy_audit_zero_is_off)
 }
 END_TEST
 
+START_TEST(test_policy_coalesce_starts_whole_unless_told)
+{
+	ck_assert_int_eq(only_rule("*:80 coalesce")->opts.start, NF_START_WHOLE);
+	nf_policy_free(&pol);
+	ck_assert_int_eq(only_rule("*:80 coalesce start=split")->opts.start, NF_START_SPLIT);
+	nf_policy_free(&pol);
+	ck_assert_int_eq(only_rule("*:80 coalesce flush=2ms start=whole")->opts.start,
+			 NF_START_WHOLE);
+}
+END_TEST
+
 START_TEST(test_policy_default_takes_options)
 {
 	given("default coalesce buffer=4096 flush=2ms audit=1");
@@ -532,6 +543,11 @@ static const struct bad_line bad_options[] = {
 	{ "*:80 coalesce buffer=4k buffer=8k", "option 'buffer' given twice" },
 	{ "*:80 coalesce flush=1ms flush=2ms", "option 'flush' given twice" },
 	{ "*:80 nodelay audit=1 audit=0", "option 'audit' given twice" },
+	{ "*:80 nodelay start=split", "option 'start' applies only to coalesce" },
+	{ "*:80 auto start=whole", "option 'start' applies only to coalesce" },
+	{ "*:80 coalesce start=Split", "bad start value 'Split' (expected whole or split)" },
+	{ "*:80 coalesce start=", "bad start value '' (expected whole or split)" },
+	{ "*:80 coalesce start=split start=whole", "option 'start' given twice" },
 };
 
 START_TEST(test_policy_rejects_bad_option)
@@ -1004,6 +1020,7 @@ static TCase *parse_tcase(void)
 	unit_add(tc, test_policy_audit_on_nodelay);
 	unit_add(tc, test_policy_audit_on_coalesce);
 	unit_add(tc, test_policy_audit_zero_is_off);
+	unit_add(tc, test_policy_coalesce_starts_whole_unless_told);
 	unit_add(tc, test_policy_default_takes_options);
 	unit_add(tc, test_policy_action_names_round_trip);
 	unit_add(tc, test_policy_auto_option_defaults);
