@@ -47,6 +47,15 @@ static void whole_is(struct nf_coalesce *co, unsigned n)
 			      memory_order_release);
 }
 
+/* A new socket begins as its rule says (start=): as one whose messages
+ * came whole (its writes go straight until the first second write before
+ * a read), or as one that splits them (held from the first write). Caller
+ * holds c->lock. */
+static void begin(const struct nf_conn *c, struct nf_coalesce *co)
+{
+	whole_is(co, c->opts.start == NF_START_WHOLE ? WHOLE_AFTER : 0);
+}
+
 /*
  * The descriptor now names another socket (closed behind our back, or
  * replaced): what was held for the old one must never reach the new one,
@@ -64,9 +73,9 @@ static void start_over(struct nf_conn *c, unsigned gen)
 	co->proven = 0;
 	co->full = 0;
 	co->streak = 0;
-	whole_is(co, 0);
 	atomic_store_explicit(&co->straight, 0, memory_order_relaxed);
 	co->gen = gen;
+	begin(c, co);
 }
 
 /* c's first buffer, for the socket of generation gen, published whole
@@ -83,6 +92,7 @@ static struct nf_coalesce *make_co(struct nf_conn *c, unsigned gen)
 	}
 	co->pidx = -1;
 	co->gen = gen;
+	begin(c, co);
 	init_done(&co->done);
 	__atomic_store_n(&c->co, co, __ATOMIC_RELEASE);
 	return co;

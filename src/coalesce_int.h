@@ -49,14 +49,15 @@
 /*
  * A program that writes each message whole (one write, then its read)
  * gains nothing from a hold: the segment would be the same. A connection
- * whose last WHOLE_AFTER holds were each one write that the program's own
- * read or wait sent whole goes straight: its next write is the program's
- * own call to the kernel (TCP_NODELAY is on: it leaves at once), nothing
- * copied, nothing timed; only a read lets the next write go straight
- * again (nf_co_read_seen). A second write before the program reads again
- * is held as before, and ends the streak (whole 0): the first piece of
- * that message went alone, the one segment more a change of pattern
- * costs. README: "Whole messages".
+ * begins straight under start=whole (the default; start=split: holding),
+ * and one whose last WHOLE_AFTER holds were each one write that the
+ * program's own read or wait sent whole goes straight again: its next
+ * write is the program's own call to the kernel (TCP_NODELAY is on: it
+ * leaves at once), nothing copied, nothing timed; only a read lets the
+ * next write go straight again (nf_co_read_seen). A second write before
+ * the program reads again is held as before, and ends the streak (whole
+ * 0): the first piece of that message went alone, the one segment more a
+ * change of pattern costs. README: "Whole messages".
  */
 #define WHOLE_AFTER 64u
 

@@ -2,8 +2,11 @@
 # run.sh - the coalesce tests: each program build/tests/coalesce/test_* runs
 # once per variant under libnaglefix.so with NAGLEFIX_MODE=coalesce, plus a
 # conf/*.conf rule where the test needs its own flush= (flush=1s for the
-# flush triggers, so only the trigger can make a round trip fast). Each
-# program re-executes itself without the library as its peer.
+# flush triggers, so only the trigger can make a round trip fast). The
+# conf/*.conf files say start=split, so that a test's first small write is
+# held (as every write is on a connection that has split a message), but
+# whole-1s.conf; the tests without one run the default, start=whole. Each program re-executes
+# itself without the library as its peer.
 # `make test-coalesce` builds everything first; this only runs.
 #
 # Prints "PASS test variant (seconds)" or "FAIL test variant: why" with the
@@ -115,6 +118,7 @@ c flush-2ms.conf test_bigtls timer
 
 # 2b. whole messages go straight
 c "$HOLD" test_whole straight
+c whole-1s.conf test_whole start
 
 # 3. fork, exec, exit
 c "$HOLD" test_process fork-_exit fork-exit fork-full execv-self execv-true execve-true \
@@ -125,7 +129,7 @@ c "$HOLD" test_process fork-_exit fork-exit fork-full execv-self execv-true exec
 c "$HOLD" test_wait epoll-nonblock
 
 # 5. a full connection: EAGAIN, and nothing lost
-c - test_eagain nonblock sndtimeo sigrestart nodelay-full
+c split.conf test_eagain nonblock sndtimeo sigrestart nodelay-full
 
 # 6. a failed flush is reported by the next send
 c "$HOLD" test_flusherr ignore nosignal default handler sticky reuse
@@ -146,7 +150,7 @@ c "$HOLD" test_stdio stdout stdout-inherited fdopen fdopen-early _IO_fdopen fclo
 c - test_segments coalesce after-file
 
 # bytes of a closed socket never reach the next one with its number
-c - test_reuse closed-mid-send close-while-sending close-range-other
+c split.conf test_reuse closed-mid-send close-while-sending close-range-other
 
 # a signal handler's send keeps its place after bytes already held
 c "$HOLD" test_handler write sendmmsg big read close exit

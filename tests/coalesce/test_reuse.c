@@ -10,7 +10,7 @@
  *                     big send is in flight, then closes: every byte arrives
  *   close-range-other    close_range of an unrelated fd neither waits on
  *                     nor drops the bytes of a live, full connection
- * Run under NAGLEFIX_MODE=coalesce. Exit 0 = pass.
+ * Run under NAGLEFIX_MODE=coalesce with conf/split.conf. Exit 0 = pass.
  */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -8,6 +8,12 @@
  *            more is in the kernel as soon as write returns; a message in
  *            two writes: the first in the kernel, the second held until
  *            the read, the echo whole; the next one-write message is held
+ *   start    (conf/whole-1s.conf: start=whole, the default) a connection
+ *            begins as one whose messages are whole: its first write is
+ *            in the kernel when write returns, the second (before a read)
+ *            is held; the first message leaves as two data segments, each
+ *            of the next ten two-write messages as one, held from its
+ *            first write; a new connection begins straight again
  *
  * Every echo is compared byte for byte.
  */
@@ -64,8 +70,56 @@ static void run_straight(int unused)
 	ct_peer_stop(&p);
 }
 
+static unsigned segs_out(int fd)
+{
+	return ct_tcp_info(fd).tcpi_data_segs_out;
+}
+
+/* "hello " then "world\n", the second held until the read. */
+static void split_message(int fd)
+{
+	long long before = ct_kernel_bytes(fd);
+
+	ct_send_str(fd, "world\n");
+	ct_expect_held(fd, before);
+	ct_read_reply(fd, "hello world\n");
+}
+
+static void run_start(int unused)
+{
+	struct ct_peer p;
+	unsigned segs;
+	int fd;
+
+	(void)unused;
+	ct_expect_conf("whole-1s.conf");
+	ct_peer_start(&p, "echo");
+	fd = ct_connect(p.port);
+	segs = segs_out(fd);
+	write_straight(fd, "hello ");
+	split_message(fd);
+	CHECK(segs_out(fd) - segs == 2, "the first message left as %u segments, not 2",
+	      segs_out(fd) - segs);
+	for (int i = 0; i < 10; i++) {
+		long long before = ct_kernel_bytes(fd);
+
+		ct_send_str(fd, "hello ");
+		ct_expect_held(fd, before);
+		split_message(fd);
+	}
+	CHECK(segs_out(fd) - segs == 12, "11 messages left as %u segments, not 12",
+	      segs_out(fd) - segs);
+	close(fd);
+	fd = ct_connect(p.port);
+	write_straight(fd, "ping\n");
+	ct_read_reply(fd, "ping\n");
+	close(fd);
+	ct_peer_stop(&p);
+}
+
 static const struct ct_case cases[] = {
 	{ "straight", run_straight, 0 },
+	{ "start", run_start, 0 },
 };
 
 int main(int argc, char **argv)

@@ -24,7 +24,9 @@
 
 static struct nf_conn *conn;
 
-/* FAKE_FD: a TCP socket under the coalesce rule's defaults. */
+/* FAKE_FD: a TCP socket under the coalesce rule's defaults, but for
+ * start=split (held from its first write: how every connection holds once
+ * it has split a message; the "start" case tests the default). */
 static void setup(void)
 {
 	fake_install();
@@ -32,6 +34,7 @@ static void setup(void)
 	nf_conn_reset(FAKE_FD, NF_KIND_TCP);
 	conn = nf_conn_get(FAKE_FD);
 	conn->opts = nf_policy_opts_default(NF_ACT_COALESCE);
+	conn->opts.start = NF_START_SPLIT;
 	atomic_store(&conn->action, NF_ACT_COALESCE);
 }
 
@@ -599,6 +602,53 @@ START_TEST(test_coalesce_timer_flush_ends_whole_streak)
 }
 END_TEST
 
+/* ---- start=whole (the default): straight until a message splits ------- */
+
+static void start_whole(void)
+{
+	conn->opts.start = NF_START_WHOLE;
+}
+
+START_TEST(test_coalesce_start_whole_first_write_straight)
+{
+	ck_assert_int_eq(put("hello ", 0), NF_CO_PASS); /* the program's own call */
+	hold("world"); /* a second write before a read: held */
+	flush();
+	ck_assert_int_eq(fake.nsends, 1);
+	ck_offered(0, "world");
+	hold("request"); /* it split a message: it holds, learning anew */
+}
+END_TEST
+
+START_TEST(test_coalesce_start_whole_one_write_messages_hold_nothing)
+{
+	for (int i = 0; i < 3 * (int)WHOLE_AFTER; i++) {
+		ck_assert_int_eq(put("request", 0), NF_CO_PASS);
+		flush(); /* the read */
+	}
+	ck_assert_int_eq(fake.nsends, 0);
+	ck_assert_int_eq(fake_narms, 0); /* the timer never needed */
+}
+END_TEST
+
+START_TEST(test_coalesce_start_whole_new_socket_begins_straight)
+{
+	ck_assert_int_eq(put("hello ", 0), NF_CO_PASS);
+	hold("world");
+	atomic_fetch_add(&conn->gen, 1); /* the fd now names another socket */
+	ck_assert_int_eq(put("hello ", 0), NF_CO_PASS);
+	ck_assert_int_eq(fake.nsends, 0); /* nor did the old one's bytes reach it */
+}
+END_TEST
+
+START_TEST(test_coalesce_start_split_holds_first_write)
+{
+	hold("hello "); /* setup's start=split */
+	atomic_fetch_add(&conn->gen, 1);
+	hold("hello "); /* a new socket under the same rule: held as well */
+}
+END_TEST
+
 /* ---- ending ------------------------------------------------------------- */
 
 START_TEST(test_coalesce_close_drain_gives_up_and_drops)
@@ -681,6 +731,18 @@ static TCase *deadline_case(void)
 	return tc;
 }
 
+static TCase *start_case(void)
+{
+	TCase *tc = tcase_create("start");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_checked_fixture(tc, start_whole, NULL);
+	unit_add(tc, test_coalesce_start_whole_first_write_straight);
+	unit_add(tc, test_coalesce_start_whole_one_write_messages_hold_nothing);
+	unit_add(tc, test_coalesce_start_whole_new_socket_begins_straight);
+	return tc;
+}
+
 static TCase *whole_case(void)
 {
 	TCase *tc = tcase_create("whole");
@@ -695,6 +757,7 @@ static TCase *whole_case(void)
 	unit_add(tc, test_coalesce_straight_only_for_its_socket);
 	unit_add(tc, test_coalesce_failed_flush_never_goes_straight);
 	unit_add(tc, test_coalesce_any_hold_ends_whole_streak);
+	unit_add(tc, test_coalesce_start_split_holds_first_write);
 	return tc;
 }
 
@@ -717,6 +780,7 @@ Suite *coalesce_suite(void)
 	suite_add_tcase(s, through_case());
 	suite_add_tcase(s, deadline_case());
 	suite_add_tcase(s, whole_case());
+	suite_add_tcase(s, start_case());
 	suite_add_tcase(s, ending_case());
 	return s;
 }
