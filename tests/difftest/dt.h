@@ -8,7 +8,9 @@
  *                             the peer's behaviour on it and its parameter;
  *                             "stdout": the program's socket is descriptor 1;
  *                             "accept": the program accepts it (else connects)
- *   cfg BUFFER FLUSH          coalesce options for this list (buffer=, flush=)
+ *   cfg BUFFER FLUSH [START]  coalesce options for this list (buffer=, flush=,
+ *                             start=; a list without START: split, as every
+ *                             connection began before start= existed)
  *   ID NAME cC tT nN fF aA bB  one operation (see dt_kind_names)
  * ID is the op's number when it was generated; it names the op in traces and
  * fixes the content of its bytes, so a shrunk list sends the same bytes.
@@ -84,7 +86,7 @@ struct dt_conn {
 struct dt_list {
 	int nconn;
 	struct dt_conn conn[DT_MAXCONN];
-	char buffer[16], flush[16]; /* coalesce options */
+	char buffer[16], flush[16], start[8]; /* coalesce options */
 	int nops;
 	struct dt_op op[DT_MAXOPS];
 };
@@ -146,7 +148,7 @@ static inline void dt_print_list(FILE *f, const struct dt_list *l)
 	for (int i = 0; i < l->nconn; i++)
 		fprintf(f, "conn %d %s %d%s%s\n", i, dt_beh_names[l->conn[i].beh], l->conn[i].k,
 			l->conn[i].on_stdout ? " stdout" : "", l->conn[i].accepted ? " accept" : "");
-	fprintf(f, "cfg %s %s\n", l->buffer, l->flush);
+	fprintf(f, "cfg %s %s %s\n", l->buffer, l->flush, l->start);
 	for (int i = 0; i < l->nops; i++)
 		dt_print_op(f, &l->op[i]);
 }
@@ -173,6 +175,7 @@ static inline int dt_read_list(const char *path, struct dt_list *l)
 	memset(l, 0, sizeof *l);
 	strcpy(l->buffer, "16k");
 	strcpy(l->flush, "500us");
+	strcpy(l->start, "split");
 	while (fgets(line, sizeof line, f)) {
 		struct dt_op o;
 		int c, k;
@@ -189,7 +192,7 @@ static inline int dt_read_list(const char *path, struct dt_list *l)
 								strstr(line, " accept") != NULL };
 			continue;
 		}
-		if (sscanf(line, "cfg %15s %15s", l->buffer, l->flush) == 2)
+		if (sscanf(line, "cfg %15s %15s %7s", l->buffer, l->flush, l->start) >= 2)
 			continue;
 		if (sscanf(line, "%d %31s c%d t%d n%d f%d a%d b%d", &o.id, name, &o.c, &o.t,
 			   &o.n, &o.f, &o.a, &o.b) != 8)

@@ -158,6 +158,10 @@ static void dt_generate(uint64_t seed, struct dt_list *l)
 	}
 	strcpy(l->buffer, bufs[dt_rand(&r, 8)]);
 	strcpy(l->flush, fls[dt_rand(&r, 8)]);
+	{ /* start=: half the lists each, from a stream of its own (as above) */
+		uint64_t rs = seed ^ 0x57a27ULL;
+		strcpy(l->start, dt_rand(&rs, 2) ? "whole" : "split");
+	}
 	dt_gen_whole(seed, l);
 
 	nops = 3 + dt_rand(&r, 30);

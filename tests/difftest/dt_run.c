@@ -143,7 +143,8 @@ static char **make_env(const char *action, const struct dt_list *l, const char *
 		FILE *f;
 		snprintf(path, sizeof path, "%s/nf.conf", dir);
 		f = fopen(path, "w");
-		fprintf(f, "default coalesce buffer=%s flush=%s\n", l->buffer, l->flush);
+		fprintf(f, "default coalesce buffer=%s flush=%s start=%s\n", l->buffer, l->flush,
+			l->start);
 		fclose(f);
 		e[k++] = envdup("NAGLEFIX_CONF", path);
 	} else {
