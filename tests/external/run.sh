@@ -26,9 +26,10 @@
 #   rerun once; one that passes then is reported as flaky, not failed).
 #   `cpython` runs test_asyncio (all of it) and test_os (os.sendfile), about
 #   1.5 min each way here, then test_sendfile, test_sock_lowlevel and
-#   test_streams under `default coalesce flush=1s` (the timer then hides no
+#   test_streams under `default coalesce flush=1s start=split` (every small
+#   write held from a connection's first, and the timer then hides no
 #   misordering); `cpython-full` (make test-external-full, about 20 min)
-#   adds test_asyncio and test_os under `coalesce buffer=64`, test_socket,
+#   adds test_asyncio and test_os under `coalesce buffer=64 start=split`, test_socket,
 #   test_ssl and the socket-using stdlib suites (about 3 min each way), and
 #   runs both sets under nodelay and audit too. A library message that it
 #   dropped bytes ("buffered bytes dropped") fails the run it came from.
@@ -502,8 +503,10 @@ cpython_set() {
 CPY_IGNORE=(-i ThreadedVSOCKSocketStreamTest)
 CPY_CI=(test_asyncio test_os)
 # The modules that mix send, sendfile and close on full sockets, once more
-# with a flush period long enough that the timer never hides an ordering
-# or a close that waits (about 20 s each way).
+# with every small write held (start=split: from a connection's first, where
+# the default lets writes go straight until a message comes in two) and a
+# flush period long enough that the timer never hides an ordering or a
+# close that waits (about 20 s each way).
 CPY_SHARP=(test_asyncio.test_sendfile test_asyncio.test_sock_lowlevel
     test_asyncio.test_streams)
 CPY_FULL=(test_socket test_ssl test_selectors test_select test_poll test_epoll
@@ -513,15 +516,15 @@ CPY_FULL=(test_socket test_ssl test_selectors test_select test_poll test_epoll
 part_cpython() {
     find_python || return
     cpython_set ci coalesce "${CPY_CI[@]}"
-    cpython_set sharp "coalesce flush=1s" "${CPY_SHARP[@]}"
+    cpython_set sharp "coalesce flush=1s start=split" "${CPY_SHARP[@]}"
 }
 
 part_cpython_full() {
     local action
     find_python || return
     cpython_set ci coalesce "${CPY_CI[@]}"
-    cpython_set sharp "coalesce flush=1s" "${CPY_SHARP[@]}"
-    cpython_set ci "coalesce buffer=64" "${CPY_CI[@]}"
+    cpython_set sharp "coalesce flush=1s start=split" "${CPY_SHARP[@]}"
+    cpython_set ci "coalesce buffer=64 start=split" "${CPY_CI[@]}"
     cpython_set full coalesce "${CPY_FULL[@]}"
     for action in nodelay audit; do
         cpython_set ci "$action" "${CPY_CI[@]}"
