@@ -111,10 +111,12 @@ static ssize_t coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 
 	pthread_mutex_lock(&c->lock);
 	co = nf_co_get(c, fd);
+	if (co && !co->begun)
+		nf_co_begin(c);
 	if (atomic_load(&c->action) != NF_ACT_COALESCE || !co || co->broken ||
 	    nf_co_straight_now(c, co)) {
 		/* retired while we came (dup), no memory, a dead connection, or
-		 * straight (the buffer was just made or begun for a new socket) */
+		 * straight (the socket's first write, under start=whole) */
 		pthread_mutex_unlock(&c->lock);
 		return NF_CO_PASS;
 	}

@@ -47,12 +47,11 @@ static void whole_is(struct nf_coalesce *co, unsigned n)
 			      memory_order_release);
 }
 
-/* A new socket begins as its rule says (start=): as one whose messages
- * came whole (its writes go straight until the first second write before
- * a read), or as one that splits them (held from the first write). Caller
- * holds c->lock. */
-static void begin(const struct nf_conn *c, struct nf_coalesce *co)
+void nf_co_begin(struct nf_conn *c)
 {
+	struct nf_coalesce *co = c->co;
+
+	co->begun = 1;
 	whole_is(co, c->opts.start == NF_START_WHOLE ? WHOLE_AFTER : 0);
 }
 
@@ -73,9 +72,10 @@ static void start_over(struct nf_conn *c, unsigned gen)
 	co->proven = 0;
 	co->full = 0;
 	co->streak = 0;
+	whole_is(co, 0);
+	co->begun = 0; /* by its first write (nf_co_begin), under its own rule */
 	atomic_store_explicit(&co->straight, 0, memory_order_relaxed);
 	co->gen = gen;
-	begin(c, co);
 }
 
 /* c's first buffer, for the socket of generation gen, published whole
@@ -92,7 +92,6 @@ static struct nf_coalesce *make_co(struct nf_conn *c, unsigned gen)
 	}
 	co->pidx = -1;
 	co->gen = gen;
-	begin(c, co);
 	init_done(&co->done);
 	__atomic_store_n(&c->co, co, __ATOMIC_RELEASE);
 	return co;
@@ -534,10 +533,15 @@ void nf_co_flush_for_program(struct nf_conn *c, int fd)
 {
 	struct nf_coalesce *co = c->co;
 
+	unsigned gen;
+
 	if (!co || !co->len)
 		return;
+	gen = co->gen;
 	nf_co_flush_locked(c, fd);
-	if (co->len || co->err) /* not all sent, or failed (the error is the next send's) */
+	if (co->len || co->err || co->gen != gen) /* not all sent, failed (the error is
+						     the next send's), or dropped: the
+						     fd names another socket now */
 		return;
 	if (co->streak < TRUST_AFTER)
 		co->streak++;

@@ -88,6 +88,8 @@ struct nf_coalesce {
 	_Atomic int straight; /* a write went straight since the program's
 				 last read: set by the writer (nf_co_straight_now),
 				 cleared by the read (nf_co_read_seen) */
+	int begun;       /* the socket (gen) had its first write: it began as
+			    its rule's start= says (nf_co_begin) */
 	_Atomic unsigned go_gen; /* whole reached WHOLE_AFTER for the socket of
 				    generation go_gen - 1 (0: not): its writes
 				    may go straight without the lock */
@@ -146,6 +148,15 @@ void nf_co_pending_atfork_child(void);
  * memory runs out. Caller holds c->lock. */
 struct nf_coalesce *nf_co_get(struct nf_conn *c, int fd);
 
+/* The first write of c's socket (!c->co->begun): it begins as its rule
+ * says (start=): as one whose messages come whole (its writes go straight
+ * until a second write comes before a read), or as one that splits them
+ * (held from the first write). At its first write, not when the buffer is
+ * made or starts over: those may come from the timer or a flush before
+ * the new socket's rule is decided. Caller holds c->lock; nothing of this
+ * socket is held, in flight or failed yet. */
+void nf_co_begin(struct nf_conn *c);
+
 /* Copies n bytes of iov into the buffer, which has room: 0, or -1 when a
  * byte may not be readable (the buffer unchanged). Caller holds c->lock. */
 int nf_co_append(struct nf_conn *c, const struct iovec *iov, int iovcnt, size_t n);
@@ -188,10 +199,14 @@ void nf_co_flush_for_program(struct nf_conn *c, int fd);
  * Does the program's write go straight, decided without the lock? Yes if
  * this very socket (its generation) reached WHOLE_AFTER and no write went
  * straight since the program's last read: then noted. go_gen is non-zero
- * only while nothing is held, in flight or failed: every path that holds
- * (nf_co_append), sends without the lock (take_out) or stores a flush
- * error (fail_buffer) zeroes it first, under the lock, and it is set again
- * only by a read's flush that sent everything. A write that must come
+ * only while nothing of this socket is held, in flight or failed (a send
+ * of the socket the fd named before may still be under way: its bytes are
+ * that socket's, and put_back drops what it did not take): every path
+ * that holds (nf_co_append), sends without the lock (take_out), stores a
+ * flush error (fail_buffer) or starts over (start_over) zeroes it first,
+ * under the lock, and it is set only by a read's flush that sent
+ * everything, or by the socket's first write under start=whole
+ * (nf_co_begin), before which it had nothing. A write that must come
  * after such a hold starts after the hold's call returned, so it sees the
  * zero (release/acquire: the bytes of that call are in the kernel before
  * a straight write can be). Two writers let through at once were two

@@ -641,6 +641,35 @@ START_TEST(test_coalesce_start_whole_new_socket_begins_straight)
 }
 END_TEST
 
+/* The fd names a new socket (closed behind the library's back) whose first
+ * call is a read: what the old one held is dropped, and the new one still
+ * begins as its rule says at its first write. */
+START_TEST(test_coalesce_start_whole_read_first_on_new_socket)
+{
+	ck_assert_int_eq(put("hello ", 0), NF_CO_PASS);
+	hold("world");
+	atomic_fetch_add(&conn->gen, 1);
+	flush();
+	ck_assert_int_eq(fake.nsends, 0); /* the old socket's bytes reach no one */
+	ck_assert_int_eq(put("hello ", 0), NF_CO_PASS);
+}
+END_TEST
+
+/* The timer meets the new socket before its rule is decided: the rule it
+ * begins under is its own (decided before its first write), not the old
+ * socket's. */
+START_TEST(test_coalesce_start_is_the_new_sockets_rule)
+{
+	ck_assert_int_eq(put("hello ", 0), NF_CO_PASS);
+	hold("world");
+	atomic_fetch_add(&conn->gen, 1);
+	fake_now = fake_armed_at;
+	nf_coalesce_flush_due(fake_now); /* starts over for the new socket */
+	conn->opts.start = NF_START_SPLIT; /* then its rule is decided */
+	hold("first");
+}
+END_TEST
+
 START_TEST(test_coalesce_start_split_holds_first_write)
 {
 	hold("hello "); /* setup's start=split */
@@ -740,6 +769,8 @@ static TCase *start_case(void)
 	unit_add(tc, test_coalesce_start_whole_first_write_straight);
 	unit_add(tc, test_coalesce_start_whole_one_write_messages_hold_nothing);
 	unit_add(tc, test_coalesce_start_whole_new_socket_begins_straight);
+	unit_add(tc, test_coalesce_start_whole_read_first_on_new_socket);
+	unit_add(tc, test_coalesce_start_is_the_new_sockets_rule);
 	return tc;
 }
 
