@@ -5,7 +5,10 @@
 # flush triggers, so only the trigger can make a round trip fast). The
 # conf/*.conf files say start=split, so that a test's first small write is
 # held (as every write is on a connection that has split a message), but
-# whole-1s.conf; the tests without one run the default, start=whole. Each program re-executes
+# whole-1s.conf; the tests without one run the default, start=whole.
+# (Under start=whole a connection holds from its first second write on,
+# by the same code; the differential test, tests/difftest, runs its fork,
+# exec, close, dup, signal and thread operations under both starts.) Each program re-executes
 # itself without the library as its peer.
 # `make test-coalesce` builds everything first; this only runs.
 #
