@@ -532,7 +532,6 @@ void nf_co_flush_locked(struct nf_conn *c, int fd)
 void nf_co_flush_for_program(struct nf_conn *c, int fd)
 {
 	struct nf_coalesce *co = c->co;
-
 	unsigned gen;
 
 	if (!co || !co->len)
