@@ -121,7 +121,7 @@ c flush-2ms.conf test_bigtls timer
 
 # 2b. whole messages go straight
 c "$HOLD" test_whole straight
-c whole-1s.conf test_whole start
+c whole-1s.conf test_whole start more
 
 # 3. fork, exec, exit
 c "$HOLD" test_process fork-_exit fork-exit fork-full execv-self execv-true execve-true \

@@ -14,6 +14,11 @@
  *            is held; the first message leaves as two data segments, each
  *            of the next ten two-write messages as one, held from its
  *            first write; a new connection begins straight again
+ *   more     (conf/whole-1s.conf) one-write messages sent with MSG_MORE,
+ *            each then its echo read: the kernel would hold such a write
+ *            until its own timer (about 200 ms a round, under pass), so it
+ *            never goes straight: held, the read sends it; each round
+ *            under 50 ms, at the first message and after 80 plain ones
  *
  * Every echo is compared byte for byte.
  */
@@ -117,9 +122,41 @@ static void run_start(int unused)
 	ct_peer_stop(&p);
 }
 
+/* n messages of one send with MSG_MORE, each echo read: each under 50 ms
+ * (a stall on the kernel's timer is about 200). */
+static void more_messages(int fd, int n)
+{
+	for (int i = 0; i < n; i++) {
+		double t0 = ct_now_ms(), ms;
+
+		CHECK(send(fd, "ping\n", 5, MSG_MORE) == 5, "send MSG_MORE");
+		ct_read_reply(fd, "ping\n");
+		ms = ct_now_ms() - t0;
+		CHECK(ms < 50, "a MSG_MORE message took %.1f ms: the write was not held for the "
+		      "read to send", ms);
+	}
+}
+
+static void run_more(int unused)
+{
+	struct ct_peer p;
+	int fd;
+
+	(void)unused;
+	ct_expect_conf("whole-1s.conf");
+	ct_peer_start(&p, "echo");
+	fd = ct_connect(p.port);
+	more_messages(fd, 3);
+	whole_messages(fd, LEARN);
+	more_messages(fd, 3);
+	close(fd);
+	ct_peer_stop(&p);
+}
+
 static const struct ct_case cases[] = {
 	{ "straight", run_straight, 0 },
 	{ "start", run_start, 0 },
+	{ "more", run_more, 0 },
 };
 
 int main(int argc, char **argv)

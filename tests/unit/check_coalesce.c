@@ -670,6 +670,27 @@ START_TEST(test_coalesce_start_is_the_new_sockets_rule)
 }
 END_TEST
 
+/* MSG_MORE asks for a hold: the first write of a new socket, or one of a
+ * connection that learned to go straight, is held, for the read to send. */
+START_TEST(test_coalesce_more_never_goes_straight)
+{
+	ck_assert_int_eq(put("ping\n", MSG_MORE), 5);
+	ck_assert_int_eq(fake.nsends, 0);
+	flush();
+	ck_offered(0, "ping\n");
+}
+END_TEST
+
+START_TEST(test_coalesce_more_held_when_learned_straight)
+{
+	whole_rounds(WHOLE_AFTER);
+	ck_assert_int_eq(put("ping\n", MSG_MORE), 5);
+	ck_assert_int_eq(fake.nsends, WHOLE_AFTER);
+	flush();
+	ck_offered(WHOLE_AFTER, "ping\n");
+}
+END_TEST
+
 START_TEST(test_coalesce_start_split_holds_first_write)
 {
 	hold("hello "); /* setup's start=split */
@@ -771,6 +792,7 @@ static TCase *start_case(void)
 	unit_add(tc, test_coalesce_start_whole_new_socket_begins_straight);
 	unit_add(tc, test_coalesce_start_whole_read_first_on_new_socket);
 	unit_add(tc, test_coalesce_start_is_the_new_sockets_rule);
+	unit_add(tc, test_coalesce_more_never_goes_straight);
 	return tc;
 }
 
@@ -789,6 +811,7 @@ static TCase *whole_case(void)
 	unit_add(tc, test_coalesce_failed_flush_never_goes_straight);
 	unit_add(tc, test_coalesce_any_hold_ends_whole_streak);
 	unit_add(tc, test_coalesce_start_split_holds_first_write);
+	unit_add(tc, test_coalesce_more_held_when_learned_straight);
 	return tc;
 }
 
