@@ -102,22 +102,13 @@ static int holds(struct nf_coalesce *co, int fd)
 	return !atomic_load_explicit(&ending, memory_order_relaxed) && established(co, fd);
 }
 
-/* Does a write with flags go straight (nf_co_straight_now)? Never one with
- * MSG_MORE: the kernel holds that, and the program's read pushes nothing,
- * so it waits for the kernel's own timer (208-211 ms a round, measured on
- * loopback); held here, the read sends it. */
-static int straight_for(struct nf_conn *c, struct nf_coalesce *co, int flags)
-{
-	return !(flags & MSG_MORE) && nf_co_straight_now(c, co);
-}
-
 /* A whole message's write: the program's own call, decided without the
  * lock. */
 static int goes_straight(struct nf_conn *c, int flags)
 {
 	struct nf_coalesce *co = nf_co_of(c);
 
-	return co && straight_for(c, co, flags);
+	return co && nf_co_straight_now(c, co, flags);
 }
 
 /* iov holds n > 0 bytes in at most IOV_STACK pieces. */
@@ -132,7 +123,7 @@ static ssize_t coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 	if (co && !co->begun)
 		nf_co_begin(c);
 	if (atomic_load(&c->action) != NF_ACT_COALESCE || !co || co->broken ||
-	    straight_for(c, co, flags)) {
+	    nf_co_straight_now(c, co, flags)) {
 		/* retired while we came (dup), no memory, a dead connection, or
 		 * straight (the socket's first write, under start=whole) */
 		pthread_mutex_unlock(&c->lock);

@@ -550,7 +550,6 @@ void nf_co_flush_for_program(struct nf_conn *c, int fd)
 		whole_is(co, co->whole + 1);
 }
 
-
 /* Waits for another thread's send to end; 0, or -1 past give_up. */
 static int wait_done(struct nf_conn *c, enum drain_mode mode, unsigned long long give_up)
 {

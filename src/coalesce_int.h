@@ -196,29 +196,34 @@ void nf_co_flush_locked(struct nf_conn *c, int fd);
 void nf_co_flush_for_program(struct nf_conn *c, int fd);
 
 /*
- * Does the program's write go straight, decided without the lock? Yes if
- * this very socket (its generation) reached WHOLE_AFTER and no write went
- * straight since the program's last read: then noted. go_gen is non-zero
- * only while nothing of this socket is held, in flight or failed (a send
- * of the socket the fd named before may still be under way: its bytes are
- * that socket's, and put_back drops what it did not take): every path
- * that holds (nf_co_append), sends without the lock (take_out), stores a
- * flush error (fail_buffer) or starts over (start_over) zeroes it first,
- * under the lock, and it is set only by a read's flush that sent
+ * Does the program's write (its send flags) go straight, decided without
+ * the lock? Yes if this very socket (its generation) reached WHOLE_AFTER,
+ * no write went straight since the program's last read (then noted), and
+ * it is not MSG_MORE: the kernel would hold that, and the program's read
+ * would push nothing, so it would wait for the kernel's own timer (208-211
+ * ms a round, measured on loopback); held here, the read sends it. go_gen
+ * is non-zero only while nothing of this socket is held, in flight or
+ * failed (a send of the socket the fd named before may still be under way:
+ * its bytes are that socket's, and put_back drops what it did not take):
+ * every path that holds (nf_co_append), sends without the lock (take_out),
+ * stores a flush error (fail_buffer) or starts over (start_over) zeroes it
+ * first, under the lock, and it is set only by a read's flush that sent
  * everything, or by the socket's first write under start=whole
- * (nf_co_begin), before which it had nothing. A write that must come
- * after such a hold starts after the hold's call returned, so it sees the
- * zero (release/acquire: the bytes of that call are in the kernel before
- * a straight write can be). Two writers let through at once were two
- * overlapping calls, in either order theirs; a missed "second write"
- * costs only the segment it would have saved. Else 0: the write is held
- * or sent as before, and a hold ends the streak (nf_co_append).
+ * (nf_co_begin), before which it had nothing. A write that must come after
+ * such a hold starts after the hold's call returned, so it sees the zero
+ * (release/acquire: the bytes of that call are in the kernel before a
+ * straight write can be). Two writers let through at once were two
+ * overlapping calls, in either order theirs; a missed "second write" costs
+ * only the segment it would have saved. Else 0: the write is held or sent
+ * as before, and a hold ends the streak (nf_co_append).
  */
-static inline int nf_co_straight_now(const struct nf_conn *c, struct nf_coalesce *co)
+static inline int nf_co_straight_now(const struct nf_conn *c, struct nf_coalesce *co,
+				     int flags)
 {
 	unsigned g = atomic_load_explicit(&co->go_gen, memory_order_acquire);
 
-	if (g == 0 || g != atomic_load_explicit(&c->gen, memory_order_relaxed) + 1 ||
+	if (g == 0 || (flags & MSG_MORE) ||
+	    g != atomic_load_explicit(&c->gen, memory_order_relaxed) + 1 ||
 	    atomic_load_explicit(&co->straight, memory_order_relaxed))
 		return 0;
 	atomic_store_explicit(&co->straight, 1, memory_order_relaxed);
