@@ -46,11 +46,6 @@
 #define BULK_ROUNDS 7
 #define BULK_MAX_SEGS 50.0 /* "a few dozen": Nagle's batching kept */
 
-static unsigned segs_out(int fd)
-{
-	return ct_tcp_info(fd).tcpi_data_segs_out;
-}
-
 static int unsent(int fd)
 {
 	int n = -1;
@@ -121,9 +116,9 @@ static void run_chatty(int unused)
 	for (int i = 0; i < WARMUP; i++)
 		chatty_round(fd);
 	for (int i = 0; i < SEG_ROUNDS; i++) {
-		before = segs_out(fd);
+		before = ct_segs_out(fd);
 		t[i] = chatty_round(fd);
-		segs = segs_out(fd) - before;
+		segs = ct_segs_out(fd) - before;
 		total += segs;
 		if (segs > 2 && ++over <= 3)
 			ct_say("round %d: %u segments in %.3f ms", i, segs, t[i]);
@@ -143,7 +138,7 @@ static void run_chatty(int unused)
 static double bulk_round(int fd, unsigned *segs)
 {
 	char piece[BULK_PIECE];
-	unsigned before = segs_out(fd);
+	unsigned before = ct_segs_out(fd);
 	double t0;
 
 	memset(piece, 'x', sizeof(piece));
@@ -154,7 +149,7 @@ static double bulk_round(int fd, unsigned *segs)
 	}
 	t0 = ct_now_ms();
 	read_line_of(fd, BULK_WRITES * BULK_PIECE);
-	*segs = segs_out(fd) - before;
+	*segs = ct_segs_out(fd) - before;
 	return ct_now_ms() - t0;
 }
 

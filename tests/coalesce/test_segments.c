@@ -16,11 +16,6 @@
 #define ROUNDS 50
 #define MAX_PER_ROUND 1.05
 
-static unsigned segs_out(int fd)
-{
-	return ct_tcp_info(fd).tcpi_data_segs_out;
-}
-
 static void request_reply(int fd)
 {
 	char buf[64];
@@ -40,10 +35,10 @@ static void expect_one_segment(int fd)
 	double per;
 
 	request_reply(fd); /* warm up */
-	before = segs_out(fd);
+	before = ct_segs_out(fd);
 	for (int i = 0; i < ROUNDS; i++)
 		request_reply(fd);
-	per = (double)(segs_out(fd) - before) / ROUNDS;
+	per = (double)(ct_segs_out(fd) - before) / ROUNDS;
 	ct_say("%.2f data segments per request over %d rounds (want <= %.2f)", per, ROUNDS,
 	       MAX_PER_ROUND);
 	CHECK(per <= MAX_PER_ROUND, "%.2f segments per two-piece request, want <= %.2f", per,

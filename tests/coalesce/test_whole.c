@@ -47,10 +47,18 @@ static void write_straight(int fd, const char *s)
 	      ct_kernel_bytes(fd) - before, strlen(s));
 }
 
+/* Writes s, which must be held: not in the kernel when write returns. */
+static void write_held(int fd, const char *s)
+{
+	long long before = ct_kernel_bytes(fd);
+
+	ct_send_str(fd, s);
+	ct_expect_held(fd, before);
+}
+
 static void run_straight(int unused)
 {
 	struct ct_peer p;
-	long long before;
 	int fd;
 
 	(void)unused;
@@ -63,31 +71,12 @@ static void run_straight(int unused)
 		ct_read_reply(fd, "ping\n");
 	}
 	write_straight(fd, "hello ");
-	before = ct_kernel_bytes(fd);
-	ct_send_str(fd, "world\n");
-	ct_expect_held(fd, before); /* a second write before the read */
+	write_held(fd, "world\n"); /* a second write before the read */
 	ct_read_reply(fd, "hello world\n");
-	before = ct_kernel_bytes(fd);
-	ct_send_str(fd, "ping\n");
-	ct_expect_held(fd, before); /* learning anew */
+	write_held(fd, "ping\n"); /* learning anew */
 	ct_read_reply(fd, "ping\n");
 	close(fd);
 	ct_peer_stop(&p);
-}
-
-static unsigned segs_out(int fd)
-{
-	return ct_tcp_info(fd).tcpi_data_segs_out;
-}
-
-/* "hello " then "world\n", the second held until the read. */
-static void split_message(int fd)
-{
-	long long before = ct_kernel_bytes(fd);
-
-	ct_send_str(fd, "world\n");
-	ct_expect_held(fd, before);
-	ct_read_reply(fd, "hello world\n");
 }
 
 static void run_start(int unused)
@@ -100,20 +89,19 @@ static void run_start(int unused)
 	ct_expect_conf("whole-1s.conf");
 	ct_peer_start(&p, "echo");
 	fd = ct_connect(p.port);
-	segs = segs_out(fd);
+	segs = ct_segs_out(fd);
 	write_straight(fd, "hello ");
-	split_message(fd);
-	CHECK(segs_out(fd) - segs == 2, "the first message left as %u segments, not 2",
-	      segs_out(fd) - segs);
+	write_held(fd, "world\n");
+	ct_read_reply(fd, "hello world\n");
+	CHECK(ct_segs_out(fd) - segs == 2, "the first message left as %u segments, not 2",
+	      ct_segs_out(fd) - segs);
 	for (int i = 0; i < 10; i++) {
-		long long before = ct_kernel_bytes(fd);
-
-		ct_send_str(fd, "hello ");
-		ct_expect_held(fd, before);
-		split_message(fd);
+		write_held(fd, "hello ");
+		write_held(fd, "world\n");
+		ct_read_reply(fd, "hello world\n");
 	}
-	CHECK(segs_out(fd) - segs == 12, "11 messages left as %u segments, not 12",
-	      segs_out(fd) - segs);
+	CHECK(ct_segs_out(fd) - segs == 12, "11 messages left as %u segments, not 12",
+	      ct_segs_out(fd) - segs);
 	close(fd);
 	fd = ct_connect(p.port);
 	write_straight(fd, "ping\n");

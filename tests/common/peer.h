@@ -217,6 +217,12 @@ static inline struct tcp_info ct_tcp_info(int fd)
 	return ti;
 }
 
+/* Data segments the kernel has sent on fd since it was connected. */
+static inline unsigned ct_segs_out(int fd)
+{
+	return ct_tcp_info(fd).tcpi_data_segs_out;
+}
+
 /* Bytes the kernel has been handed on fd since it was connected: sent once
  * (retransmissions not counted again) plus queued but not yet sent. One
  * getsockopt, so one consistent snapshot. */
