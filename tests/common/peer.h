@@ -303,7 +303,6 @@ static inline long ct_timer_switches(void)
 	return found;
 }
 
-
 /* ---- sending the way a program would ------------------------------------------------ */
 
 enum ct_how { CT_WRITE, CT_SEND, CT_SENDTO, CT_WRITEV, CT_SENDMSG, CT_NHOW };
