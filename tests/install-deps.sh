@@ -2,15 +2,15 @@
 # Installs what building and testing naglefix needs on a Debian machine:
 # the C toolchain, the Check framework, strace, and the runtimes of the
 # legacy harness (Java 17, Python 3, Node.js, Perl, and Debian's memccp with a
-# memcached); for `make test-sanitize`
-# valgrind (gcc's ASan/UBSan/TSan runtimes come with build-essential), for
-# `make fuzz` clang and its runtimes (libFuzzer), for `make test-musl`
-# musl-tools (musl-gcc), for `make test-vm` qemu (without its recommended
-# GUI), cpio, systemd (the machine's PID 1) and Debian's kernel, unpacked
-# into a cache by
-# tests/vm/fetch-kernel.sh; for `make test-external` nginx and curl (nginx
-# installed with its service neither started nor enabled: the test runs its
-# own instance, and the test machine boots this root with systemd) and, for
+# memcached); for `make test-sanitize` valgrind (gcc's ASan/UBSan/TSan
+# runtimes come with build-essential), for `make fuzz` clang and its
+# runtimes (libFuzzer), for `make test-musl` musl-tools (musl-gcc), for
+# `make test-vm` qemu (without its recommended GUI), cpio, systemd (the
+# machine's PID 1) and Debian's kernel, unpacked into a cache by
+# tests/vm/fetch-kernel.sh; for `make test-external` nginx, curl, git and
+# rsync (nginx installed with its service neither started nor enabled: the
+# test runs its own instance, and the test machine boots this root with
+# systemd; Debian installs rsync's service disabled) and, for
 # Debian's own python3, its `test` package; for `make bench-real` (not part
 # of `make test`) PostgreSQL's server and pgbench (its service, like nginx's,
 # neither started nor enabled: the benchmark runs its own server) and the
@@ -18,7 +18,7 @@
 set -eu
 pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
 	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux cpio systemd
-	libmemcached-tools memcached nginx curl postgresql)
+	libmemcached-tools memcached nginx curl postgresql git rsync)
 bare=(qemu-system-x86) # installed without recommends
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
