@@ -23,7 +23,7 @@ PREFIX   ?= /usr/local
 
 # Modules with no interposed name: the static archive the unit tests link.
 CORE_OBJS := $(B)/obj/policy.o $(B)/obj/config.o $(B)/obj/conn.o $(B)/obj/hot.o \
-	$(B)/obj/json.o
+	$(B)/obj/json.o $(B)/obj/aside.o
 # The coalesce action and the audit action: a file split off one of them
 # is added here, and both the library and the unit tests link it.
 COALESCE_OBJS := $(B)/obj/coalesce.o $(B)/obj/coalesce_buf.o $(B)/obj/coalesce_pending.o \
@@ -43,7 +43,7 @@ LIB_OBJS  := $(CORE_OBJS) \
 	$(B)/obj/interpose/write.o $(B)/obj/interpose/read.o \
 	$(B)/obj/interpose/fd.o $(B)/obj/interpose/wait.o \
 	$(B)/obj/interpose/process.o $(B)/obj/interpose/stdio.o \
-	$(B)/obj/interpose/aio.o
+	$(B)/obj/interpose/aio.o $(B)/obj/interpose/sandbox.o $(B)/obj/sandbox.o
 CLI_OBJS  := $(B)/obj/cli/naglefix.o $(B)/obj/cli/audit.o $(B)/obj/cli/report.o
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)

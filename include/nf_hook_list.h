@@ -122,7 +122,8 @@
 	X(abort, void, (void), NF_REQUIRED, NF_NORETURN)                                     \
 	X(__assert_fail, void, (const char *, const char *, NF_ASSERT_LINE, const char *),   \
 	  NF_REQUIRED, NF_NORETURN)                                                          \
-	X(daemon, int, (int, int), NF_REQUIRED, )
+	X(daemon, int, (int, int), NF_REQUIRED, )                                            \
+	X(prctl, int, (int, ...), NF_REQUIRED, )
 
 #define NF_HOOKS_ALIAS(A)                                                                  \
 	A(__write)       /* write.c: write */                                                \

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/prctl.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/types.h>

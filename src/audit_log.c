@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nf_aside.h"
 #include "nf_clock.h"
 #include "nf_fnv.h"
 #include "nf_json.h"
@@ -474,13 +475,15 @@ static int lock_at_exit(void)
  * Nothing when nothing was counted, or the caller is not the process that
  * counted: a vfork child calling _exit shares our memory (no atfork
  * handler ran in it), and must neither write our summaries nor mark them
- * written.
+ * written; nor once the library stands aside (nf_aside.h: not even the
+ * getpid).
  */
 void nf_audit_log_exit(void)
 {
 	int saved = errno;
 
-	if (owner != getpid() || !nf_guard_enter()) /* re-entered from a handler */
+	if (!owner || nf_standing_aside() || owner != getpid() ||
+	    !nf_guard_enter()) /* re-entered from a handler */
 		return;
 	if (atomic_exchange(&exited, 1) || !lock_at_exit()) {
 		nf_guard_leave();

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include "nf_aside.h"
 #include "nf_copyin.h"
 #include "nf_guard.h"
 
@@ -366,7 +367,13 @@ void nf_coalesce_end(void)
 
 void nf_coalesce_resume(void)
 {
-	atomic_store(&ending, 0);
+	if (!nf_standing_aside())
+		atomic_store(&ending, 0);
+}
+
+void nf_coalesce_hold_no_more(void)
+{
+	atomic_store(&ending, 1);
 }
 
 unsigned long long nf_coalesce_flush_due(unsigned long long now)

@@ -22,6 +22,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "nf_aside.h"
+
 #define CHUNK_SHIFT NF_CONN_CHUNK_SHIFT
 #define CHUNK (1 << CHUNK_SHIFT)
 #define LIMIT_MAX (1 << 30)  /* the most the table covers, whatever the hard limit */
@@ -116,6 +118,8 @@ int nf_conn_leaves_alone(int fd)
 {
 	struct nf_conn *c = nf_conn_get(fd);
 
+	if (nf_standing_aside())
+		return 1;
 	switch (nf_conn_kind(c)) {
 	case NF_KIND_FRESH:
 	case NF_KIND_OTHER:

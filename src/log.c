@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nf_aside.h"
 #include "nf_real.h"
 
 #define LOG_PATH_MAX 4096
@@ -168,6 +169,8 @@ static void log_write(const char *line, size_t len, int stderr_fallback)
 {
 	int saved = errno;
 
+	if (nf_standing_aside()) /* an open, a write, a socket: none of the program's */
+		return;
 	if (log_syslog)
 		write_syslog(line, len);
 	else if (log_path[0] == '\0')

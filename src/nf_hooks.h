@@ -66,6 +66,8 @@ int nf_lio_listio(int mode, nf_lio_list list, int nent, struct sigevent *sev);
 int nf_lio_listio64(int mode, struct aiocb64 *const list[], int nent, struct sigevent *sev);
 int nf_dup(int fd);
 int nf_fcntl(int fd, int cmd, void *arg);
+int nf_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4,
+	     unsigned long a5);
 int nf_fcntl64(int fd, int cmd, void *arg);
 int nf_dup2(int oldfd, int newfd);
 int nf_dup3(int oldfd, int newfd, int flags);

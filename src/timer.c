@@ -36,6 +36,7 @@
 #include <unistd.h>
 #include <time.h>
 
+#include "nf_aside.h"
 #include "nf_clock.h"
 #include "nf_log.h"
 
@@ -222,7 +223,7 @@ void nf_timer_arm(unsigned long long deadline_ns)
 {
 	int saved;
 
-	if (looks_by(deadline_ns))
+	if (nf_standing_aside() || looks_by(deadline_ns)) /* no thread, no wake */
 		return;
 	saved = errno;
 	pthread_mutex_lock(&tlock);

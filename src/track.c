@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nf_aside.h"
 #include "nf_auto.h"
 #include "nf_quickack.h"
 #include "nf_real.h"
@@ -44,6 +45,8 @@ struct nf_conn *nf_track_lookup(int fd)
 	enum nf_kind kind = nf_conn_kind(c);
 	int saved;
 
+	if (nf_standing_aside()) /* no socket is ours: no getsockopt */
+		return NULL;
 	if (kind == NF_KIND_TCP)
 		return c;
 	if (kind != NF_KIND_UNKNOWN)

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "../nf_hooks.h"
+#include "nf_aside.h"
 #include "nf_atfork.h"
 #include "nf_audit.h"
 #include "nf_coalesce.h"
@@ -314,7 +315,7 @@ NF_EXPORT void quick_exit(int status)
 static void thread_exits(void)
 {
 	nf_init();
-	if (syscall(SYS_gettid) == getpid()) {
+	if (!nf_standing_aside() && syscall(SYS_gettid) == getpid()) {
 		nf_coalesce_flush_all(NF_FLUSH_NOW); /* main's bytes need not wait for the timer */
 		nf_timer_let_go();
 	}

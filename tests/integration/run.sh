@@ -124,6 +124,20 @@ done
 t nonblock-rule-port-range-on              "$P" NAGLEFIX_CONF="$CONF/port-range.conf" "$N" on
 t nonblock-rule-port-range-miss-off        "$P" NAGLEFIX_CONF="$CONF/port-range-miss.conf" "$N" off
 
+# ---- a program that puts itself in a seccomp sandbox ----------------------------
+
+X="$BT/test_sandbox"
+if [[ -n ${NFTEST_PRELOAD:-} ]]; then
+    skip sandbox "the sanitizer runtime in LD_PRELOAD makes system calls of its own"
+else
+    t sandbox-no-shim                      "$X"
+    for mode in pass nodelay audit coalesce auto quickack; do
+        t "sandbox-mode-$mode"             "$P" NAGLEFIX_MODE="$mode" "$X"
+    done
+    t sandbox-coalesce-held-first-write    "$P" NAGLEFIX_CONF="$CONF/coalesce-split-1s.conf" "$X"
+    t sandbox-audit-log-file               "$P" NAGLEFIX_MODE=audit NAGLEFIX_LOG="$TMP/sandbox-%p.log" "$X"
+fi
+
 # ---- sockets opened before the library loaded ---------------------------------
 
 I="$BT/test_inherited"

@@ -151,7 +151,7 @@ grep -v '^#' "$TABLE" | grep -v '^symbol	' | grep . >"$TMP/rows"
 awk -F'\t' '
     NF != 5 { printf "line \"%s\": %d fields, want 5\n", $0, NF; next }
     $2 !~ /^(glibc|musl|both|neither)$/ { printf "%s: libc \"%s\" is not glibc, musl, both or neither\n", $1, $2 }
-    $3 !~ /^(write|send|close|dup|exit|thread-exit|exec|spawn|stdio|open|read|wait|sockopt)$/ { printf "%s: unknown kind \"%s\"\n", $1, $3 }
+    $3 !~ /^(write|send|close|dup|exit|thread-exit|exec|spawn|stdio|open|read|wait|sockopt|sandbox)$/ { printf "%s: unknown kind \"%s\"\n", $1, $3 }
     $4 !~ /^(hook|via [A-Za-z_][A-Za-z0-9_]*|atfork|destructor|fallback|nosocket|none)$/ { printf "%s: unknown how \"%s\"\n", $1, $4 }
     $5 !~ /[a-z]/ { printf "%s: no reason\n", $1 }
     {

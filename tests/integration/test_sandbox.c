@@ -1,0 +1,130 @@
+/*
+ * test_sandbox - a program that puts itself in a seccomp sandbox, as
+ * OpenSSH's pre-authentication child does, must live on under the library.
+ *
+ *   test_sandbox
+ *
+ * It connects to an echo peer and writes "hello " (under coalesce with
+ * start=split, held by the library), then installs, with
+ * prctl(PR_SET_SECCOMP), a filter that allows only the system calls it
+ * makes itself from then on and kills the process (SIGSYS) for any other.
+ * Then it finishes the line with write, reads the echo, and makes one
+ * round with each call family (write, send, sendto, sendmsg, writev; read,
+ * recv, readv, recvmsg; poll), then shutdown and close, and exits through
+ * exit(): the library's destructor, its log and its audit summary run
+ * under the filter too. Any system call of the library's own after the
+ * filter (a setsockopt, an ioctl, a getsockopt, a thread's clone3, a log
+ * file's open) kills it. The action comes from the environment
+ * (NAGLEFIX_MODE, NAGLEFIX_CONF).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+
+#include "../common/echo.h"
+
+/* The kernel's seccomp and classic BPF ABI (linux/seccomp.h, filter.h,
+ * audit.h), written out: musl-gcc has no kernel headers. */
+struct bpf_insn_ {
+	uint16_t code;
+	uint8_t jt, jf;
+	uint32_t k;
+};
+struct bpf_prog_ {
+	unsigned short len;
+	struct bpf_insn_ *filter;
+};
+#define LD_ABS_W 0x20 /* BPF_LD | BPF_W | BPF_ABS */
+#define JEQ_K 0x15    /* BPF_JMP | BPF_JEQ | BPF_K */
+#define RET_K 0x06    /* BPF_RET | BPF_K */
+#define DATA_NR 0     /* offsetof(struct seccomp_data, nr) */
+#define DATA_ARCH 4   /* offsetof(struct seccomp_data, arch) */
+#define MODE_FILTER 2 /* SECCOMP_MODE_FILTER */
+#define RET_KILL_PROCESS 0x80000000u
+#define RET_ALLOW 0x7fff0000u
+#if defined(__x86_64__)
+#define ARCH 0xc000003eu /* AUDIT_ARCH_X86_64 */
+#elif defined(__aarch64__)
+#define ARCH 0xc00000b7u /* AUDIT_ARCH_AARCH64 */
+#endif
+
+#define ALLOW(nr) { JEQ_K, 0, 1, (nr) }, { RET_K, 0, 0, RET_ALLOW }
+
+/* Kills the process on any system call but the ones this program makes
+ * from here on (and what a failing CHECK or the alarm needs). */
+static void sandbox(void)
+{
+	struct bpf_insn_ code[] = {
+		{ LD_ABS_W, 0, 0, DATA_ARCH },
+		{ JEQ_K, 1, 0, ARCH },
+		{ RET_K, 0, 0, RET_KILL_PROCESS },
+		{ LD_ABS_W, 0, 0, DATA_NR },
+		ALLOW(__NR_read), ALLOW(__NR_readv), ALLOW(__NR_recvfrom), ALLOW(__NR_recvmsg),
+		ALLOW(__NR_write), ALLOW(__NR_writev), ALLOW(__NR_sendto), ALLOW(__NR_sendmsg),
+#ifdef __NR_poll
+		ALLOW(__NR_poll),
+#endif
+		ALLOW(__NR_ppoll), ALLOW(__NR_shutdown), ALLOW(__NR_close),
+		ALLOW(__NR_rt_sigreturn), ALLOW(__NR_exit), ALLOW(__NR_exit_group),
+		{ RET_K, 0, 0, RET_KILL_PROCESS },
+	};
+	struct bpf_prog_ prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
+
+	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "no_new_privs");
+	CHECK(prctl(PR_SET_SECCOMP, MODE_FILTER, &prog) == 0, "the filter");
+}
+
+/* One line in two pieces, sent with how, and its echo read back. */
+static void round_trip(int fd, enum nft_how how)
+{
+	char line[64];
+
+	nft_send_all(fd, "hello ", how);
+	nft_send_all(fd, "world\r\n", how);
+	nft_read_line(fd, line, sizeof(line));
+	CHECK(strcmp(line, "hello world\r\n") == 0, "bad echo '%s'", line);
+}
+
+/* Reads the echo of "ping\n" with recv, readv and recvmsg in turn. */
+static void read_families(int fd)
+{
+	char a[2], b[2], c[1];
+	struct iovec v = { .iov_base = b, .iov_len = sizeof(b) };
+	struct iovec w = { .iov_base = c, .iov_len = sizeof(c) };
+	struct msghdr m = { .msg_iov = &w, .msg_iovlen = 1 };
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	nft_send_all(fd, "ping\n", NFT_WRITE);
+	CHECK(poll(&p, 1, 5000) == 1, "no echo within 5 s");
+	CHECK(recv(fd, a, sizeof(a), MSG_WAITALL) == 2, "recv");
+	CHECK(readv(fd, &v, 1) == 2, "readv");
+	CHECK(recvmsg(fd, &m, 0) == 1, "recvmsg");
+	CHECK(memcmp(a, "pi", 2) == 0 && memcmp(b, "ng", 2) == 0 && c[0] == '\n',
+	      "bad echo of ping");
+}
+
+int main(int argc, char **argv)
+{
+	int port, fd;
+	char line[64];
+
+	nft_init(argc, argv);
+#ifndef ARCH
+	printf("SKIP test_sandbox: no seccomp filter for this architecture here\n");
+	return 77;
+#endif
+	nft_peer_listen("127.0.0.1", 23700, 23799, &port);
+	fd = nft_connect("127.0.0.1", port);
+	nft_send_all(fd, "hello ", NFT_WRITE); /* held under coalesce start=split */
+	sandbox();
+	nft_send_all(fd, "world\r\n", NFT_WRITE);
+	nft_read_line(fd, line, sizeof(line));
+	CHECK(strcmp(line, "hello world\r\n") == 0, "the held piece: bad echo '%s'", line);
+	for (int how = NFT_WRITE; how <= NFT_WRITEV; how++)
+		round_trip(fd, (enum nft_how)how);
+	read_families(fd);
+	CHECK(shutdown(fd, SHUT_WR) == 0, "shutdown");
+	CHECK(read(fd, line, sizeof(line)) == 0, "EOF after shutdown");
+	CHECK(close(fd) == 0, "close");
+	exit(0);
+}
