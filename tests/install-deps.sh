@@ -7,18 +7,19 @@
 # runtimes (libFuzzer), for `make test-musl` musl-tools (musl-gcc), for
 # `make test-vm` qemu (without its recommended GUI), cpio, systemd (the
 # machine's PID 1) and Debian's kernel, unpacked into a cache by
-# tests/vm/fetch-kernel.sh; for `make test-external` nginx, curl, git and
-# rsync (nginx installed with its service neither started nor enabled: the
-# test runs its own instance, and the test machine boots this root with
-# systemd; Debian installs rsync's service disabled) and, for
-# Debian's own python3, its `test` package; for `make bench-real` (not part
-# of `make test`) PostgreSQL's server and pgbench (its service, like nginx's,
-# neither started nor enabled: the benchmark runs its own server) and the
-# memcached and libmemcached-tools (memaslap) above. Needs root (or sudo).
+# tests/vm/fetch-kernel.sh; for `make test-external` nginx, curl, git,
+# rsync and OpenSSH (nginx and sshd installed with their services neither
+# started nor enabled: the test runs its own instances, and the test machine
+# boots this root with systemd; Debian installs rsync's service disabled)
+# and, for Debian's own python3, its `test` package; for `make bench-real`
+# (not part of `make test`) PostgreSQL's server and pgbench (its service,
+# like nginx's, neither started nor enabled: the benchmark runs its own
+# server) and the memcached and libmemcached-tools (memaslap) above. Needs
+# root (or sudo).
 set -eu
 pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
 	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux cpio systemd
-	libmemcached-tools memcached nginx curl postgresql git rsync)
+	libmemcached-tools memcached nginx curl postgresql git rsync openssh-server openssh-client)
 bare=(qemu-system-x86) # installed without recommends
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
@@ -69,6 +70,7 @@ fi
 for p in "${filtered[@]}"; do
 	case $p in
 	nginx | postgresql) $sudo systemctl disable --quiet "$p.service" 2>/dev/null || true ;;
+	openssh-server) $sudo systemctl disable --quiet ssh.service 2>/dev/null || true ;;
 	esac
 done
 [ ${#bare_missing[@]} -eq 0 ] ||

@@ -2,17 +2,17 @@
 # rsync's daemons with their clients, CPython's own regression tests, bare
 # and under the library (issue 9). Each ends with "N passed, M failed".
 # test-external is what `make test` runs (about 4 min here, 6 on a loaded
-# machine: nginx in 4 configurations under up to 5 actions, git and rsync
-# under 8 actions (20 s), test_asyncio and test_os bare and under
+# machine: nginx in 4 configurations under up to 5 actions, git, rsync and
+# sshd bare and under 8 actions (35 s), test_asyncio and test_os bare and under
 # coalesce, the sendfile and stream modules under coalesce flush=1s);
 # test-external-full adds
 # coalesce buffer=64, test_socket, test_ssl and the socket-using stdlib
 # suites, and nodelay and audit (about 20 min).
 
 test-external: all
-	tests/external/run.sh nginx git rsync cpython
+	tests/external/run.sh nginx git rsync sshd cpython
 
 test-external-full: all
-	tests/external/run.sh nginx git rsync cpython-full
+	tests/external/run.sh nginx git rsync sshd cpython-full
 
 .PHONY: test-external test-external-full

@@ -2,8 +2,8 @@
 # run.sh: real programs under the library (issue 9), each compared with the
 # same program run bare.
 #
-#   tests/external/run.sh [nginx|git|rsync|cpython|cpython-full]...
-#                                        (default: nginx git rsync cpython)
+#   tests/external/run.sh [nginx|git|rsync|sshd|cpython|cpython-full]...
+#                                  (default: nginx git rsync sshd cpython)
 #
 # nginx: Debian's nginx, run as a foreground process of our own (its own
 #   prefix and config in a scratch directory, `daemon off; master_process
@@ -20,8 +20,9 @@
 #   file (cmp), every status and transfer count be right, the connection
 #   count prove keep-alive (1) or not (one per file), and the response
 #   headers equal the bare run's (Date aside).
-# git, rsync: git daemon and rsync's daemon with their own clients, both
-#   ends under each action (tests/external/daemons.sh says what is checked).
+# git, rsync, sshd: git daemon, rsync's daemon and OpenSSH's sshd with
+#   their own clients, both ends under each action (tests/external/daemons.sh
+#   says what is checked).
 # cpython: CPython's own regression tests (python3 -m test -j2, the `test`
 #   package of the python3 on PATH): bare, then under NAGLEFIX_CONF=none
 #   NAGLEFIX_MODE=coalesce LD_PRELOAD=...; per test module, the test cases
@@ -52,7 +53,7 @@ scratch_dir naglefix-external
 export LC_ALL=C
 PYJOBS=${PYJOBS:-2}
 PARTS=("$@")
-((${#PARTS[@]})) || PARTS=(nginx git rsync cpython)
+((${#PARTS[@]})) || PARTS=(nginx git rsync sshd cpython)
 note_etc_conf "NAGLEFIX_CONF names the config in every run here"
 
 # lib_env ACTION: sets ENVV, the environment (for env) of a run under ACTION:
@@ -543,9 +544,10 @@ for part in "${PARTS[@]}"; do
     nginx) part_nginx ;;
     git) part_git ;;
     rsync) part_rsync ;;
+    sshd) part_sshd ;;
     cpython) part_cpython ;;
     cpython-full) part_cpython_full ;;
-    *) echo "run.sh: unknown part '$part' (nginx, git, rsync, cpython, cpython-full)" >&2; exit 2 ;;
+    *) echo "run.sh: unknown part '$part' (nginx, git, rsync, sshd, cpython, cpython-full)" >&2; exit 2 ;;
     esac
 done
 finish
