@@ -10,7 +10,10 @@
  * makes itself from then on and kills the process (SIGSYS) for any other.
  * Then it finishes the line with write, reads the echo, and makes one
  * round with each call family (write, send, sendto, sendmsg, writev; read,
- * recv, readv, recvmsg; poll), then shutdown and close, and exits through
+ * recv, readv, recvmsg; poll), then shutdown and close; connects again
+ * and makes a round on the new socket; accepts a connection on a listener
+ * made before the filter and makes rounds on the accepted socket, on a
+ * dup of it and after fcntl, select and epoll_wait; and exits through
  * exit(): the library's destructor, its log and its audit summary run
  * under the filter too. Any system call of the library's own after the
  * filter (a setsockopt, an ioctl, a getsockopt, a thread's clone3, a log
@@ -19,6 +22,8 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 
 #include "../common/echo.h"
@@ -65,6 +70,14 @@ static void sandbox(void)
 		ALLOW(__NR_poll),
 #endif
 		ALLOW(__NR_ppoll), ALLOW(__NR_shutdown), ALLOW(__NR_close),
+		ALLOW(__NR_socket), ALLOW(__NR_connect), ALLOW(__NR_accept), ALLOW(__NR_accept4),
+		ALLOW(__NR_dup), ALLOW(__NR_fcntl), ALLOW(__NR_pselect6), ALLOW(__NR_epoll_pwait), ALLOW(__NR_epoll_ctl),
+#ifdef __NR_select
+		ALLOW(__NR_select),
+#endif
+#ifdef __NR_epoll_wait
+		ALLOW(__NR_epoll_wait),
+#endif
 		ALLOW(__NR_rt_sigreturn), ALLOW(__NR_exit), ALLOW(__NR_exit_group),
 		{ RET_K, 0, 0, RET_KILL_PROCESS },
 	};
@@ -103,9 +116,38 @@ static void read_families(int fd)
 	      "bad echo of ping");
 }
 
+/* The accepted socket: rounds on it, on a dup of it, and after fcntl,
+ * select and epoll_wait. ep watches it for input. */
+static void accepted_rounds(int lfd, int ep)
+{
+	int fd = accept(lfd, NULL, NULL), d;
+	struct epoll_event ev;
+	fd_set r;
+
+	CHECK(fd >= 0, "accept");
+	round_trip(fd, NFT_WRITE);
+	d = dup(fd);
+	CHECK(d >= 0, "dup");
+	round_trip(d, NFT_SEND);
+	CHECK(close(d) == 0, "close the dup");
+	CHECK(fcntl(fd, F_GETFL) >= 0, "fcntl");
+	nft_send_all(fd, "sel\n", NFT_WRITE);
+	FD_ZERO(&r);
+	FD_SET(fd, &r);
+	CHECK(select(fd + 1, &r, NULL, NULL, NULL) == 1, "select");
+	CHECK(read(fd, (char[4]){ 0 }, 4) == 4, "the echo of sel");
+	ev.events = EPOLLIN;
+	ev.data.fd = fd;
+	CHECK(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0, "epoll_ctl");
+	nft_send_all(fd, "ep\n", NFT_WRITEV);
+	CHECK(epoll_wait(ep, &ev, 1, 5000) == 1, "epoll_wait");
+	CHECK(read(fd, (char[3]){ 0 }, 3) == 3, "the echo of ep");
+	CHECK(close(fd) == 0, "close the accepted socket");
+}
+
 int main(int argc, char **argv)
 {
-	int port, fd;
+	int port, fd, lfd, lport, ep;
 	char line[64];
 
 	nft_init(argc, argv);
@@ -114,6 +156,10 @@ int main(int argc, char **argv)
 	return 77;
 #endif
 	nft_peer_listen("127.0.0.1", 23700, 23799, &port);
+	lfd = nft_listen("127.0.0.1", 23700, 23799, &lport);
+	nft_peer_connect("127.0.0.1", lport); /* accepted after the filter */
+	ep = epoll_create1(0);
+	CHECK(ep >= 0, "epoll_create1");
 	fd = nft_connect("127.0.0.1", port);
 	nft_send_all(fd, "hello ", NFT_WRITE); /* held under coalesce start=split */
 	sandbox();
@@ -126,5 +172,9 @@ int main(int argc, char **argv)
 	CHECK(shutdown(fd, SHUT_WR) == 0, "shutdown");
 	CHECK(read(fd, line, sizeof(line)) == 0, "EOF after shutdown");
 	CHECK(close(fd) == 0, "close");
+	fd = nft_connect("127.0.0.1", port); /* a socket the library never decided */
+	round_trip(fd, NFT_WRITE);
+	round_trip(fd, NFT_SENDMSG);
+	accepted_rounds(lfd, ep);
 	exit(0);
 }
