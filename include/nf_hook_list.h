@@ -123,7 +123,16 @@
 	X(__assert_fail, void, (const char *, const char *, NF_ASSERT_LINE, const char *),   \
 	  NF_REQUIRED, NF_NORETURN)                                                          \
 	X(daemon, int, (int, int), NF_REQUIRED, )                                            \
-	X(prctl, int, (int, ...), NF_REQUIRED, )
+	X(prctl, int, (int, ...), NF_REQUIRED, )                                             \
+	NF_HOOK_SYSCALL(X)
+
+/* syscall's hook is a few instructions of x86-64 assembly
+ * (interpose/sandbox.c); elsewhere there is none. */
+#if defined(__x86_64__)
+#define NF_HOOK_SYSCALL(X) X(syscall, long, (long, ...), NF_REQUIRED, )
+#else
+#define NF_HOOK_SYSCALL(X)
+#endif
 
 #define NF_HOOKS_ALIAS(A)                                                                  \
 	A(__write)       /* write.c: write */                                                \

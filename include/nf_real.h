@@ -59,7 +59,7 @@ struct nf_real_table {
  * system call empties the TLB (page-table isolation), each further page
  * the call touches costs a page walk. Defined in hot.c.
  */
-#define NF_HOT_LEAVE 3456
+#define NF_HOT_LEAVE 3440
 struct nf_hot {
 	struct nf_real_table real;
 	unsigned char leave[NF_HOT_LEAVE];

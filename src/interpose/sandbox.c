@@ -1,11 +1,14 @@
 /*
- * sandbox.c - prctl: a program putting itself in a seccomp sandbox
- * (PR_SET_SECCOMP, as OpenSSH's pre-authentication child does). Before
- * the filter is in place the library sends what it holds and stands
- * aside (nf_sandbox.h); every other prctl passes untouched.
+ * sandbox.c - prctl and syscall: a program putting itself in a seccomp
+ * sandbox, with prctl(PR_SET_SECCOMP) (OpenSSH's pre-authentication child)
+ * or with the seccomp system call (libseccomp's seccomp_load, through
+ * syscall(SYS_seccomp, ...)). Before the filter is in place the library
+ * sends what it holds and stands aside (nf_sandbox.h); every other call
+ * passes untouched.
  */
 #include <stdarg.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #include "../nf_hooks.h"
 #include "nf_init.h"
@@ -35,3 +38,67 @@ NF_EXPORT int prctl(int option, ...)
 	nf_init();
 	return nf_prctl(option, a2, a3, a4, a5);
 }
+
+#if defined(__x86_64__)
+/*
+ * syscall(n, ...): for every n but SYS_seccomp and SYS_prctl, a jump to
+ * libc's syscall with the caller's registers and stack as they were, so
+ * that even a vfork, or a clone onto a new stack, made through syscall()
+ * never returns through a frame of ours. Those two numbers, and any
+ * before libc's syscall is known, go to nf_syscall_slow, a C function
+ * reached by the same jump: its arguments are the caller's (n and five in
+ * registers, the sixth on the stack), and it returns to the caller.
+ */
+void *nf_syscall_next __attribute__((visibility("hidden"))); /* libc's syscall */
+
+long nf_syscall_slow(long n, long a1, long a2, long a3, long a4, long a5, long a6)
+	__attribute__((visibility("hidden"), used));
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#ifdef __CET__
+#define ENDBR "\tendbr64\n"
+#else
+#define ENDBR ""
+#endif
+
+__asm__(".text\n"
+	".globl syscall\n"
+	".type syscall, @function\n"
+	"syscall:\n" ENDBR
+	"\tcmpq $" STR(SYS_seccomp) ", %rdi\n"
+	"\tje 1f\n"
+	"\tcmpq $" STR(SYS_prctl) ", %rdi\n"
+	"\tje 1f\n"
+	"\tmovq nf_syscall_next(%rip), %rax\n"
+	"\ttestq %rax, %rax\n"
+	"\tjz 1f\n"
+	"\tjmp *%rax\n"
+	"1:\tjmp nf_syscall_slow\n"
+	".size syscall, .-syscall\n");
+
+/* seccomp's operations (linux/seccomp.h, which musl-gcc has not) */
+#define SET_MODE_STRICT 0
+#define SET_MODE_FILTER 1
+
+/* Does system call n with first argument a1 install a seccomp filter? */
+static int sandboxes(long n, long a1)
+{
+	if (n == SYS_seccomp)
+		return a1 == SET_MODE_STRICT || a1 == SET_MODE_FILTER;
+	return n == SYS_prctl && a1 == PR_SET_SECCOMP;
+}
+
+long nf_syscall_slow(long n, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	if (!nf_real.syscall) /* before libc's is known (not from inside the
+				 set-up, which resolves it first) */
+		nf_init();
+	__atomic_store_n(&nf_syscall_next, (void *)nf_real.syscall, __ATOMIC_RELAXED);
+	if (sandboxes(n, a1)) {
+		nf_init();
+		nf_sandbox_enter();
+	}
+	return nf_real.syscall(n, a1, a2, a3, a4, a5, a6);
+}
+#endif
