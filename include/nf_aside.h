@@ -4,10 +4,13 @@
  * for), because the program has put itself in a seccomp sandbox that
  * would kill it for one (nf_sandbox.h). Set once, never cleared.
  *
- * Read where the library would otherwise make a call of its own: its
- * descriptors' first look (nf_conn_leaves_alone: every one is left
- * alone), the classification of a socket (nf_track_lookup: none is ours),
- * the timer (never started, never woken) and the log (nothing written).
+ * Read where the library would otherwise make a call of its own: the
+ * hooks' first look (nf_conn_leaves_alone: every descriptor is left
+ * alone), a socket's classification and rule (nf_track_lookup: none is
+ * ours; a rule decided meanwhile becomes pass), a new entry's memory
+ * (nf_conn_ensure), the timer (never started), the log (nothing written),
+ * audit's summary at exit, the fork handlers' signal mask, main's
+ * pthread_exit.
  */
 #ifndef NF_ASIDE_H
 #define NF_ASIDE_H

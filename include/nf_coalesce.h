@@ -110,13 +110,9 @@ void nf_coalesce_before_child(void);
  * socket holds first), and every buffer is drained (NF_DRAIN_MS in all). */
 void nf_coalesce_end(void);
 
-/* An exec failed and the process goes on: writes are buffered again. */
+/* An exec failed and the process goes on: writes are buffered again
+ * (unless the library stands aside: nf_aside.h). */
 void nf_coalesce_resume(void);
-
-/* The library stands aside (nf_sandbox.h): from now on no write is
- * buffered, as once the process ends; what is held stays the caller's to
- * send (nf_coalesce_retire). */
-void nf_coalesce_hold_no_more(void);
 
 /* In a forked child: drop every copied buffer (the parent sends them). */
 void nf_coalesce_atfork_child(void);

@@ -111,6 +111,11 @@ int nf_conn_leaves_alone(int fd);
  * entry meanwhile; the last one's state wins). */
 void nf_conn_publish(int fd);
 
+/* Sets every byte of nf_conn_leave: every descriptor left alone, those
+ * without an entry too (the library stands aside: nf_aside.h, whose flag
+ * nf_conn_leaves_alone also reads, so that no later publish undoes it). */
+void nf_conn_leave_all(void);
+
 /* The entry of fd, allocating its chunk; NULL if fd is out of range or
  * memory runs out. */
 struct nf_conn *nf_conn_ensure(int fd);

@@ -28,6 +28,13 @@ int nf_timer_register(nf_timer_due_fn fn);
  * the deadline is earlier than the one it sleeps towards. */
 void nf_timer_arm(unsigned long long deadline_ns);
 
+/* The library stands aside (nf_sandbox.h): the thread, if any, ends now
+ * and is never started again (nf_timer_arm does nothing then); waits, at
+ * most a second, until the kernel has reaped it, so that a seccomp filter
+ * put on every thread (SECCOMP_FILTER_FLAG_TSYNC) meets no thread of the
+ * library's, half-started or ending. Keeps errno. */
+void nf_timer_end(void);
+
 /* 1 once the thread could not be started (nothing looks at deadlines:
  * only reads, waits and closes flush), else 0. One load. */
 int nf_timer_failed(void);

@@ -9,27 +9,35 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include "nf_aside.h"
 #include "nf_audit.h"
 #include "nf_auto.h"
 #include "nf_coalesce.h"
 #include "nf_conn.h"
 #include "nf_timer.h"
 
-/* The forking thread's signal mask, from prepare to parent or child. */
+/* The forking thread's signal mask, from prepare to parent or child, and
+ * whether prepare blocked every signal (not once the library stands aside:
+ * no rt_sigprocmask the program did not make, for a seccomp filter). */
 static __thread sigset_t fork_mask __attribute__((tls_model("initial-exec")));
+static __thread int masked __attribute__((tls_model("initial-exec")));
 
 void nf_atfork_prepare(void)
 {
 	sigset_t all;
 
 	nf_coalesce_before_child();
+	masked = !nf_standing_aside();
+	if (!masked)
+		return;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &fork_mask);
 }
 
 void nf_atfork_parent(void)
 {
-	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
+	if (masked)
+		pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }
 
 void nf_atfork_child(void)
@@ -39,5 +47,6 @@ void nf_atfork_child(void)
 	nf_timer_atfork_child();
 	nf_auto_atfork_child();
 	nf_audit_atfork_child();
-	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
+	if (masked)
+		pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }

@@ -313,12 +313,15 @@ void nf_coalesce_drain_abort(struct nf_conn *c, int fd)
 static void flush_range(unsigned first, unsigned last, enum drain_mode mode)
 {
 	int wait = mode != DRAIN_NONE;
-	unsigned long long give_up = nf_co_drain_deadline();
+	unsigned long long give_up;
 	struct nf_conn *stack[SNAP_STACK], **all;
 	int saved = errno, n;
 
-	if (atomic_load_explicit(&nf_coalesce_npending, memory_order_relaxed) == 0)
+	/* standing aside, nothing is held: what was, went before (nf_sandbox.h) */
+	if (atomic_load_explicit(&nf_coalesce_npending, memory_order_relaxed) == 0 ||
+	    nf_standing_aside())
 		return;
+	give_up = nf_co_drain_deadline();
 	if (!nf_guard_enter()) {
 		nf_co_handler_flush_range(first, last, mode, give_up);
 		errno = saved;
@@ -369,11 +372,6 @@ void nf_coalesce_resume(void)
 {
 	if (!nf_standing_aside())
 		atomic_store(&ending, 0);
-}
-
-void nf_coalesce_hold_no_more(void)
-{
-	atomic_store(&ending, 1);
 }
 
 unsigned long long nf_coalesce_flush_due(unsigned long long now)

@@ -150,6 +150,12 @@ void nf_conn_publish(int fd)
 	} while (nf_conn_leaves_alone(fd) != v);
 }
 
+void nf_conn_leave_all(void)
+{
+	for (int fd = 0; fd < NF_CONN_LEAVE_FDS; fd++)
+		__atomic_store_n(&nf_conn_leave[fd], 1, __ATOMIC_SEQ_CST);
+}
+
 int nf_conn_limit(void)
 {
 	return nf_conn_ndir << CHUNK_SHIFT;
@@ -191,8 +197,8 @@ struct nf_conn *nf_conn_ensure(int fd)
 {
 	struct nf_conn *c = nf_conn_get(fd), *chunk, *expected = NULL;
 
-	if (c || fd < 0 || (fd >> CHUNK_SHIFT) >= nf_conn_ndir)
-		return c;
+	if (c || fd < 0 || (fd >> CHUNK_SHIFT) >= nf_conn_ndir || nf_standing_aside())
+		return c; /* standing aside: no malloc, whose mmap the program did not make */
 	chunk = new_chunk();
 	if (!chunk)
 		return NULL;

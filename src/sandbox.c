@@ -6,40 +6,35 @@
 #include <errno.h>
 
 #include "nf_aside.h"
+#include "nf_audit.h"
 #include "nf_coalesce.h"
 #include "nf_conn.h"
-
-/* fd's entry c: what it holds sent, its rule pass, its byte of the fast
- * map "leave alone". */
-static void stand_aside(struct nf_conn *c, int fd)
-{
-	if (nf_conn_kind(c) == NF_KIND_TCP) {
-		if (atomic_load(&c->action) == NF_ACT_COALESCE)
-			nf_coalesce_retire(c, fd, NF_ACT_PASS);
-		else
-			atomic_store(&c->action, NF_ACT_PASS);
-	}
-	nf_conn_publish(fd);
-}
+#include "nf_timer.h"
 
 void nf_sandbox_enter(void)
 {
 	int saved = errno;
 	unsigned used;
 
+	if (nf_standing_aside())
+		return;
+	/* while the log may still be written: audit's summaries so far, and
+	 * what coalesce holds sent (as at exit: NF_DRAIN_MS in all, then
+	 * dropped and said so); from here on no write is held */
+	nf_audit_log_exit();
+	nf_coalesce_end();
 	if (atomic_exchange(&nf_aside_flag, 1))
 		return;
-	/* no new hold, even on a socket another thread decides coalesce
-	 * meanwhile: each then sends what it holds, and nothing more */
-	nf_coalesce_hold_no_more();
+	nf_timer_end();
+	nf_conn_leave_all();
 	used = (unsigned)nf_conn_used();
 	for (unsigned fd = 0; fd < used; fd++) {
 		struct nf_conn *c = nf_conn_peek((int)fd);
 
 		if (!c)
 			fd |= (1u << NF_CONN_CHUNK_SHIFT) - 1; /* a chunk never made */
-		else
-			stand_aside(c, (int)fd);
+		else if (nf_conn_kind(c) == NF_KIND_TCP)
+			atomic_store(&c->action, NF_ACT_PASS);
 	}
 	errno = saved;
 }

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -50,6 +51,8 @@ static _Atomic unsigned long long horizon; /* next look promised; 0: none */
 static atomic_int touched; /* an arm came since the last look */
 static _Atomic nf_timer_due_fn clients[NF_TIMER_CLIENTS]; /* what each look calls */
 static atomic_int nclients;
+static int quit;           /* end now, for good: the library stands aside */
+static atomic_int timer_tid; /* the thread's id, for nf_timer_end */
 
 static struct timespec to_timespec(unsigned long long ns)
 {
@@ -151,12 +154,13 @@ static unsigned long long look(unsigned long long now)
 static void *timer_main(void *arg)
 {
 	(void)arg;
+	atomic_store(&timer_tid, (int)syscall(SYS_gettid));
 	prctl(PR_SET_NAME, "naglefix-timer");
 	pthread_mutex_lock(&tlock);
 	for (;;) {
 		unsigned long long now = nf_clock_now_ns();
 
-		if (wake_at == 0 && let_go)
+		if (quit || (wake_at == 0 && let_go))
 			break;
 		if (wake_at == 0) {
 			struct timespec ts = to_timespec(now + IDLE_CHECK_NS);
@@ -238,6 +242,31 @@ void nf_timer_arm(unsigned long long deadline_ns)
 	errno = saved;
 }
 
+/* Is the thread of id tid gone from the kernel (or never was)? */
+static int reaped(int tid)
+{
+	return tid == 0 || (syscall(SYS_tgkill, (long)getpid(), (long)tid, 0L) < 0 && errno == ESRCH);
+}
+
+void nf_timer_end(void)
+{
+	struct timespec ms = { .tv_sec = 0, .tv_nsec = 1000000 };
+	int saved = errno;
+
+	pthread_mutex_lock(&tlock);
+	quit = 1;
+	if (atomic_load_explicit(&started, memory_order_relaxed) == 1)
+		pthread_cond_signal(&tcond);
+	pthread_mutex_unlock(&tlock);
+	for (int i = 0; i < 1000; i++) {
+		if (atomic_load_explicit(&started, memory_order_relaxed) != 1 &&
+		    reaped(atomic_load(&timer_tid)))
+			break;
+		nanosleep(&ms, NULL);
+	}
+	errno = saved;
+}
+
 int nf_timer_failed(void)
 {
 	return atomic_load_explicit(&started, memory_order_relaxed) < 0;
@@ -264,4 +293,5 @@ void nf_timer_atfork_child(void)
 	wake_at = 0;
 	atomic_store(&horizon, 0);
 	atomic_store(&touched, 0);
+	atomic_store(&timer_tid, 0);
 }

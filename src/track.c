@@ -95,6 +95,8 @@ static void decide(int fd, struct nf_conn *c, enum nf_side side,
 	else if (c->opts.action == NF_ACT_QUICKACK)
 		nf_quickack_adopt(c, fd);
 	atomic_store_explicit(&c->action, (int)c->opts.action, memory_order_release);
+	if (nf_standing_aside()) /* stood aside while deciding: its pass stands */
+		atomic_store(&c->action, NF_ACT_PASS);
 	nf_conn_publish(fd);
 }
 

@@ -136,6 +136,18 @@ else
     done
     t sandbox-coalesce-held-first-write    "$P" NAGLEFIX_CONF="$CONF/coalesce-split-1s.conf" "$X"
     t sandbox-audit-log-file               "$P" NAGLEFIX_MODE=audit NAGLEFIX_LOG="$TMP/sandbox-%p.log" "$X"
+    # the filter installed through syscall(): libseccomp's way, and prctl's
+    for how in seccomp seccomp-tsync syscall-prctl; do
+        for mode in audit auto quickack; do
+            t "sandbox-$how-mode-$mode"    "$P" NAGLEFIX_MODE="$mode" "$X" "$how"
+        done
+        t "sandbox-$how-coalesce-held-first-write" "$P" NAGLEFIX_CONF="$CONF/coalesce-split-1s.conf" "$X" "$how"
+    done
+    # fork and wait after the filter (the library's fork handlers)
+    t sandbox-fork-no-shim                 "$X" prctl fork
+    for mode in pass coalesce auto; do
+        t "sandbox-fork-mode-$mode"        "$P" NAGLEFIX_MODE="$mode" "$X" prctl fork
+    done
 fi
 
 # ---- sockets opened before the library loaded ---------------------------------

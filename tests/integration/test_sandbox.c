@@ -2,18 +2,24 @@
  * test_sandbox - a program that puts itself in a seccomp sandbox, as
  * OpenSSH's pre-authentication child does, must live on under the library.
  *
- *   test_sandbox
+ *   test_sandbox [prctl|seccomp|seccomp-tsync|syscall-prctl [fork]]
  *
  * It connects to an echo peer and writes "hello " (under coalesce with
- * start=split, held by the library), then installs, with
- * prctl(PR_SET_SECCOMP), a filter that allows only the system calls it
- * makes itself from then on and kills the process (SIGSYS) for any other.
+ * start=split, held by the library), then installs a filter that allows
+ * only the system calls it makes itself from then on (and futex, which a
+ * libc with a second thread needs) and kills the process (SIGSYS) for any
+ * other: with prctl(PR_SET_SECCOMP) (the default, as OpenSSH does), with
+ * syscall(SYS_seccomp) (as libseccomp does; seccomp-tsync: the filter on
+ * every thread, the library's timer too), or with syscall(SYS_prctl).
  * Then it finishes the line with write, reads the echo, and makes one
  * round with each call family (write, send, sendto, sendmsg, writev; read,
  * recv, readv, recvmsg; poll), then shutdown and close; connects again
  * and makes a round on the new socket; accepts a connection on a listener
  * made before the filter and makes rounds on the accepted socket, on a
- * dup of it and after fcntl, select and epoll_wait; and exits through
+ * dup of it and after fcntl, select and epoll_wait; with fork, forks a
+ * child that exits at once, and waits for it (the filter then allows
+ * clone, wait4 and what libc's fork makes in the child, but not clone3: no
+ * thread may start); and exits through
  * exit(): the library's destructor, its log and its audit summary run
  * under the filter too. Any system call of the library's own after the
  * filter (a setsockopt, an ioctl, a getsockopt, a thread's clone3, a log
@@ -45,6 +51,8 @@ struct bpf_prog_ {
 #define DATA_NR 0     /* offsetof(struct seccomp_data, nr) */
 #define DATA_ARCH 4   /* offsetof(struct seccomp_data, arch) */
 #define MODE_FILTER 2 /* SECCOMP_MODE_FILTER */
+#define SET_MODE_FILTER 1 /* SECCOMP_SET_MODE_FILTER, seccomp's operation */
+#define FLAG_TSYNC 1 /* SECCOMP_FILTER_FLAG_TSYNC */
 #define RET_KILL_PROCESS 0x80000000u
 #define RET_ALLOW 0x7fff0000u
 #if defined(__x86_64__)
@@ -56,8 +64,9 @@ struct bpf_prog_ {
 #define ALLOW(nr) { JEQ_K, 0, 1, (nr) }, { RET_K, 0, 0, RET_ALLOW }
 
 /* Kills the process on any system call but the ones this program makes
- * from here on (and what a failing CHECK or the alarm needs). */
-static void sandbox(void)
+ * from here on (and what a failing CHECK or the alarm needs; with fork,
+ * fork's and wait's), installed the way how says. */
+static void sandbox(const char *how, int fork)
 {
 	struct bpf_insn_ code[] = {
 		{ LD_ABS_W, 0, 0, DATA_ARCH },
@@ -79,12 +88,33 @@ static void sandbox(void)
 		ALLOW(__NR_epoll_wait),
 #endif
 		ALLOW(__NR_rt_sigreturn), ALLOW(__NR_exit), ALLOW(__NR_exit_group),
+		ALLOW(__NR_futex),
+		{ JEQ_K, 0, 1, fork ? __NR_clone : __NR_exit }, { RET_K, 0, 0, RET_ALLOW },
+		{ JEQ_K, 0, 1, fork ? __NR_wait4 : __NR_exit }, { RET_K, 0, 0, RET_ALLOW },
+		/* what libc's fork does in the child */
+		{ JEQ_K, 0, 1, fork ? __NR_set_robust_list : __NR_exit }, { RET_K, 0, 0, RET_ALLOW },
+		{ JEQ_K, 0, 1, fork ? __NR_rseq : __NR_exit }, { RET_K, 0, 0, RET_ALLOW },
+#ifndef __GLIBC__
+		/* musl's fork: the fork system call, with every signal blocked
+		 * around it, and the child's gettid (so under musl the library's own rt_sigprocmask in
+		 * its fork handlers goes unseen: the glibc build's test sees it) */
+		{ JEQ_K, 0, 1, fork ? __NR_fork : __NR_exit }, { RET_K, 0, 0, RET_ALLOW },
+		{ JEQ_K, 0, 1, fork ? __NR_rt_sigprocmask : __NR_exit }, { RET_K, 0, 0, RET_ALLOW },
+		{ JEQ_K, 0, 1, fork ? __NR_gettid : __NR_exit }, { RET_K, 0, 0, RET_ALLOW },
+#endif
 		{ RET_K, 0, 0, RET_KILL_PROCESS },
 	};
 	struct bpf_prog_ prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
 
 	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "no_new_privs");
-	CHECK(prctl(PR_SET_SECCOMP, MODE_FILTER, &prog) == 0, "the filter");
+	if (strcmp(how, "seccomp") == 0)
+		CHECK(syscall(SYS_seccomp, SET_MODE_FILTER, 0, &prog) == 0, "the filter");
+	else if (strcmp(how, "seccomp-tsync") == 0)
+		CHECK(syscall(SYS_seccomp, SET_MODE_FILTER, FLAG_TSYNC, &prog) == 0, "the filter");
+	else if (strcmp(how, "syscall-prctl") == 0)
+		CHECK(syscall(SYS_prctl, PR_SET_SECCOMP, MODE_FILTER, &prog, 0, 0) == 0, "the filter");
+	else
+		CHECK(prctl(PR_SET_SECCOMP, MODE_FILTER, &prog) == 0, "the filter");
 }
 
 /* One line in two pieces, sent with how, and its echo read back. */
@@ -162,7 +192,7 @@ int main(int argc, char **argv)
 	CHECK(ep >= 0, "epoll_create1");
 	fd = nft_connect("127.0.0.1", port);
 	nft_send_all(fd, "hello ", NFT_WRITE); /* held under coalesce start=split */
-	sandbox();
+	sandbox(argc > 1 ? argv[1] : "prctl", argc > 2 && strcmp(argv[2], "fork") == 0);
 	nft_send_all(fd, "world\r\n", NFT_WRITE);
 	nft_read_line(fd, line, sizeof(line));
 	CHECK(strcmp(line, "hello world\r\n") == 0, "the held piece: bad echo '%s'", line);
@@ -176,5 +206,16 @@ int main(int argc, char **argv)
 	round_trip(fd, NFT_WRITE);
 	round_trip(fd, NFT_SENDMSG);
 	accepted_rounds(lfd, ep);
+	if (argc > 2 && strcmp(argv[2], "fork") == 0) {
+		pid_t child = fork();
+		int status;
+
+		CHECK(child >= 0, "fork");
+		if (child == 0)
+			_exit(7);
+		CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+			      WEXITSTATUS(status) == 7,
+		      "the child's exit");
+	}
 	exit(0);
 }
