@@ -110,6 +110,10 @@ void nf_coalesce_before_child(void);
  * socket holds first), and every buffer is drained (NF_DRAIN_MS in all). */
 void nf_coalesce_end(void);
 
+/* Did c's held bytes fail to go (dropped after NF_DRAIN_MS, or the send
+ * failed), with that error not yet returned to the program? 1 or 0. */
+int nf_coalesce_dropped(struct nf_conn *c);
+
 /* An exec failed and the process goes on: writes are buffered again
  * (unless the library stands aside: nf_aside.h). */
 void nf_coalesce_resume(void);

@@ -137,6 +137,8 @@ static ssize_t coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 		r = nf_co_pass_after_held(c, fd, flags);
 	} else if (!co->full && nf_co_try_make_room(co, (size_t)n)) {
 		r = nf_co_take_in(c, fd, iov, iovcnt, (size_t)n, flags);
+		if (r >= 0 && atomic_load(&ending)) /* see nf_coalesce_end */
+			nf_co_drain_locked(c, fd, DRAIN_FINAL, nf_co_drain_deadline());
 	} else {
 		r = nf_co_send_through(c, fd, iov, iovcnt, (size_t)n, flags);
 	}
@@ -362,10 +364,30 @@ void nf_coalesce_before_child(void)
 	flush_range(0, ~0u, DRAIN_KEEP);
 }
 
+/*
+ * A writer that found ending 0 may be about to hold bytes: it lists its
+ * buffer (nf_coalesce_npending), then looks at ending again, under its
+ * lock (coalesce_send). Stored and then loaded in the opposite orders,
+ * with full fences: either flush_range here sees the buffer listed (and
+ * waits for the lock), or the writer sees ending and drains it itself.
+ */
 void nf_coalesce_end(void)
 {
 	atomic_store(&ending, 1);
+	atomic_thread_fence(memory_order_seq_cst);
 	flush_range(0, ~0u, DRAIN_FINAL);
+}
+
+int nf_coalesce_dropped(struct nf_conn *c)
+{
+	int dropped = 0;
+
+	if (!nf_co_of(c))
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	dropped = c->co && c->co->err; /* cleared once returned (take_error) */
+	pthread_mutex_unlock(&c->lock);
+	return dropped;
 }
 
 void nf_coalesce_resume(void)

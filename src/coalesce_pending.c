@@ -79,7 +79,7 @@ int nf_co_pending_add(struct nf_conn *c)
 	pending[n] = c;
 	co->pidx = n;
 	co->listed = 1;
-	atomic_store(&nf_coalesce_npending, n + 1);
+	atomic_store(&nf_coalesce_npending, n + 1); /* seq_cst: see nf_coalesce_end */
 	pthread_mutex_unlock(&plock);
 	return 0;
 }

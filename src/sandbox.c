@@ -4,12 +4,38 @@
 #include "nf_sandbox.h"
 
 #include <errno.h>
+#include <sys/socket.h>
 
 #include "nf_aside.h"
 #include "nf_audit.h"
 #include "nf_coalesce.h"
 #include "nf_conn.h"
+#include "nf_guard.h"
+#include "nf_log.h"
+#include "nf_real.h"
 #include "nf_timer.h"
+
+/*
+ * Connections whose held bytes could not be sent (a peer that took
+ * nothing for NF_DRAIN_MS): their error would be the next send's, but from
+ * now on the library sees no send, and the program's later bytes would
+ * reach the peer with a hole before them. Shut down instead, in both
+ * directions: the peer sees the end, the program's next send EPIPE.
+ */
+static void end_dropped(unsigned used)
+{
+	for (unsigned fd = 0; fd < used; fd++) {
+		struct nf_conn *c = nf_conn_peek((int)fd);
+
+		if (!c) {
+			fd |= (1u << NF_CONN_CHUNK_SHIFT) - 1; /* a chunk never made */
+		} else if (nf_conn_kind(c) == NF_KIND_TCP && nf_coalesce_dropped(c)) {
+			nf_real.shutdown((int)fd, SHUT_RDWR);
+			nf_log_msg("fd %u: held bytes dropped before a seccomp filter; "
+				   "connection shut down", fd);
+		}
+	}
+}
 
 void nf_sandbox_enter(void)
 {
@@ -23,9 +49,12 @@ void nf_sandbox_enter(void)
 	 * dropped and said so); from here on no write is held */
 	nf_audit_log_exit();
 	nf_coalesce_end();
+	end_dropped((unsigned)nf_conn_used());
 	if (atomic_exchange(&nf_aside_flag, 1))
 		return;
-	nf_timer_end();
+	if (!nf_guard_inside) /* not from a handler that interrupted the library,
+				 perhaps holding the timer's lock */
+		nf_timer_end();
 	nf_conn_leave_all();
 	used = (unsigned)nf_conn_used();
 	for (unsigned fd = 0; fd < used; fd++) {

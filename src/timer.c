@@ -231,6 +231,11 @@ void nf_timer_arm(unsigned long long deadline_ns)
 		return;
 	saved = errno;
 	pthread_mutex_lock(&tlock);
+	if (quit) { /* ended for good meanwhile (nf_timer_end) */
+		pthread_mutex_unlock(&tlock);
+		errno = saved;
+		return;
+	}
 	if (atomic_load_explicit(&started, memory_order_relaxed) == 0)
 		start();
 	atomic_store(&touched, 1);

@@ -6,6 +6,7 @@
  * sends what it holds and stands aside (nf_sandbox.h); every other call
  * passes untouched.
  */
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -14,10 +15,27 @@
 #include "nf_init.h"
 #include "nf_sandbox.h"
 
+/* seccomp's modes and operations (linux/seccomp.h, which musl-gcc has not) */
+#define MODE_STRICT 1
+#define MODE_FILTER 2
+#define SET_MODE_STRICT 0
+#define SET_MODE_FILTER 1
+
+/*
+ * Does prctl(PR_SET_SECCOMP, mode, prog) install a filter? Not a probe
+ * that the kernel refuses without installing anything (systemd's: the
+ * filter mode with no program, EFAULT), which must not make the library
+ * stand aside for good.
+ */
+static int prctl_sandboxes(unsigned long mode, unsigned long prog)
+{
+	return mode == MODE_STRICT || (mode == MODE_FILTER && prog != 0);
+}
+
 int nf_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4,
 	     unsigned long a5)
 {
-	if (option == PR_SET_SECCOMP)
+	if (option == PR_SET_SECCOMP && prctl_sandboxes(a2, a3))
 		nf_sandbox_enter();
 	return nf_real.prctl(option, a2, a3, a4, a5);
 }
@@ -70,35 +88,40 @@ __asm__(".text\n"
 	"\tje 1f\n"
 	"\tcmpq $" STR(SYS_prctl) ", %rdi\n"
 	"\tje 1f\n"
-	"\tmovq nf_syscall_next(%rip), %rax\n"
-	"\ttestq %rax, %rax\n"
+	"\tmovq nf_syscall_next(%rip), %r11\n"
+	"\ttestq %r11, %r11\n"
 	"\tjz 1f\n"
-	"\tjmp *%rax\n"
+	"\tjmp *%r11\n"
 	"1:\tjmp nf_syscall_slow\n"
 	".size syscall, .-syscall\n");
 
-/* seccomp's operations (linux/seccomp.h, which musl-gcc has not) */
-#define SET_MODE_STRICT 0
-#define SET_MODE_FILTER 1
-
-/* Does system call n with first argument a1 install a seccomp filter? */
-static int sandboxes(long n, long a1)
+/*
+ * Does system call n (a1, a2, a3) install a seccomp filter? Not the
+ * probes that the kernel refuses without installing anything
+ * (libseccomp's: strict mode with flags, EINVAL; the filter operation with
+ * no program, EFAULT), which must not make the library stand aside.
+ */
+static int sandboxes(long n, long a1, long a2, long a3)
 {
 	if (n == SYS_seccomp)
-		return a1 == SET_MODE_STRICT || a1 == SET_MODE_FILTER;
-	return n == SYS_prctl && a1 == PR_SET_SECCOMP;
+		return (a1 == SET_MODE_STRICT && a2 == 0 && a3 == 0) ||
+		       (a1 == SET_MODE_FILTER && a3 != 0);
+	return n == SYS_prctl && a1 == PR_SET_SECCOMP && prctl_sandboxes((unsigned long)a2,
+									  (unsigned long)a3);
 }
 
 long nf_syscall_slow(long n, long a1, long a2, long a3, long a4, long a5, long a6)
 {
-	if (!nf_real.syscall) /* before libc's is known (not from inside the
-				 set-up, which resolves it first) */
-		nf_init();
-	__atomic_store_n(&nf_syscall_next, (void *)nf_real.syscall, __ATOMIC_RELAXED);
-	if (sandboxes(n, a1)) {
+	long (*next)(long, ...) = nf_real.syscall;
+
+	if (!next) /* not resolved yet: from another library's constructor, or
+		      from the set-up itself (its fatal message): no nf_init */
+		next = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	__atomic_store_n(&nf_syscall_next, (void *)next, __ATOMIC_RELAXED);
+	if (sandboxes(n, a1, a2, a3)) {
 		nf_init();
 		nf_sandbox_enter();
 	}
-	return nf_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	return next(n, a1, a2, a3, a4, a5, a6);
 }
 #endif

@@ -148,6 +148,11 @@ else
     for mode in pass coalesce auto; do
         t "sandbox-fork-mode-$mode"        "$P" NAGLEFIX_MODE="$mode" "$X" prctl fork
     done
+    # the calls that only ask whether seccomp works do not make it stand aside
+    t sandbox-probe-no-shim                "$X" prctl probe
+    t sandbox-probe-mode-nodelay           "$P" NAGLEFIX_MODE=nodelay "$X" seccomp probe
+    # held bytes it gave up on: the connection is shut down, not left with a hole
+    t sandbox-coalesce-dropped-shut-down   "$P" NAGLEFIX_CONF="$CONF/coalesce-split-1s.conf" "$X" prctl gap
 fi
 
 # ---- sockets opened before the library loaded ---------------------------------

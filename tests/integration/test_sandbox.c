@@ -2,7 +2,7 @@
  * test_sandbox - a program that puts itself in a seccomp sandbox, as
  * OpenSSH's pre-authentication child does, must live on under the library.
  *
- *   test_sandbox [prctl|seccomp|seccomp-tsync|syscall-prctl [fork]]
+ *   test_sandbox [prctl|seccomp|seccomp-tsync|syscall-prctl [fork|probe|gap]]
  *
  * It connects to an echo peer and writes "hello " (under coalesce with
  * start=split, held by the library), then installs a filter that allows
@@ -19,7 +19,14 @@
  * dup of it and after fcntl, select and epoll_wait; with fork, forks a
  * child that exits at once, and waits for it (the filter then allows
  * clone, wait4 and what libc's fork makes in the child, but not clone3: no
- * thread may start); and exits through
+ * thread may start); with probe, first makes the calls with which systemd
+ * and libseccomp ask whether seccomp works, which install nothing (the
+ * kernel refuses each): the library must not stand aside for them, so a
+ * new connection under NAGLEFIX_MODE=nodelay still gets TCP_NODELAY. With
+ * gap (under coalesce), instead of all this: a connection whose peer reads
+ * nothing, written until the library holds bytes the kernel will not take;
+ * after the filter (the library gave up on them) the next send must fail
+ * with EPIPE, not carry the stream on with a hole in it. It exits through
  * exit(): the library's destructor, its log and its audit summary run
  * under the filter too. Any system call of the library's own after the
  * filter (a setsockopt, an ioctl, a getsockopt, a thread's clone3, a log
@@ -175,9 +182,54 @@ static void accepted_rounds(int lfd, int ep)
 	CHECK(close(fd) == 0, "close the accepted socket");
 }
 
+/* The calls that ask whether seccomp works, each refused by the kernel
+ * without installing a thing; then a new connection's TCP_NODELAY, on if
+ * NAGLEFIX_MODE says nodelay. */
+static void probes(int port)
+{
+	const char *mode = getenv("NAGLEFIX_MODE");
+	int fd;
+
+	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "no_new_privs");
+	CHECK_ERRNO(prctl(PR_SET_SECCOMP, MODE_FILTER, NULL), EFAULT); /* systemd's */
+	CHECK_ERRNO(syscall(SYS_seccomp, 0 /* strict */, 1, NULL), EINVAL); /* libseccomp's */
+	CHECK_ERRNO(syscall(SYS_seccomp, SET_MODE_FILTER, FLAG_TSYNC, NULL), EFAULT);
+	fd = nft_connect("127.0.0.1", port);
+	if (mode && strcmp(mode, "nodelay") == 0)
+		CHECK(nft_nodelay(fd) == 1, "no TCP_NODELAY after the probes: the library stood aside");
+	CHECK(close(fd) == 0, "close");
+}
+
+/* A connection nobody reads, filled until the library holds bytes; after
+ * the filter, a send fails with EPIPE. Exits. */
+static void gap(const char *how)
+{
+	int lport, lfd, fd, n = 0, small = 4096;
+	char buf[1000];
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	memset(buf, 'g', sizeof(buf));
+	lfd = nft_listen("127.0.0.1", 23800, 23899, &lport); /* never accepted */
+	/* small buffers on both ends, so the kernel's never grow: full stays full */
+	CHECK(setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) == 0, "SO_RCVBUF");
+	len = nft_addr("127.0.0.1", lport, &ss);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)) == 0,
+	      "SO_SNDBUF");
+	CHECK(connect(fd, (struct sockaddr *)&ss, len) == 0, "connect");
+	while (n++ < 100000 && send(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
+		;
+	CHECK(errno == EAGAIN, "filling the socket");
+	sandbox(how, 0);
+	CHECK_ERRNO(send(fd, "x", 1, MSG_DONTWAIT | MSG_NOSIGNAL), EPIPE);
+	exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	int port, fd, lfd, lport, ep;
+	const char *extra = argc > 2 ? argv[2] : "";
 	char line[64];
 
 	nft_init(argc, argv);
@@ -185,14 +237,18 @@ int main(int argc, char **argv)
 	printf("SKIP test_sandbox: no seccomp filter for this architecture here\n");
 	return 77;
 #endif
+	if (strcmp(extra, "gap") == 0)
+		gap(argv[1]);
 	nft_peer_listen("127.0.0.1", 23700, 23799, &port);
+	if (strcmp(extra, "probe") == 0)
+		probes(port);
 	lfd = nft_listen("127.0.0.1", 23700, 23799, &lport);
 	nft_peer_connect("127.0.0.1", lport); /* accepted after the filter */
 	ep = epoll_create1(0);
 	CHECK(ep >= 0, "epoll_create1");
 	fd = nft_connect("127.0.0.1", port);
 	nft_send_all(fd, "hello ", NFT_WRITE); /* held under coalesce start=split */
-	sandbox(argc > 1 ? argv[1] : "prctl", argc > 2 && strcmp(argv[2], "fork") == 0);
+	sandbox(argc > 1 ? argv[1] : "prctl", strcmp(extra, "fork") == 0);
 	nft_send_all(fd, "world\r\n", NFT_WRITE);
 	nft_read_line(fd, line, sizeof(line));
 	CHECK(strcmp(line, "hello world\r\n") == 0, "the held piece: bad echo '%s'", line);
@@ -206,7 +262,7 @@ int main(int argc, char **argv)
 	round_trip(fd, NFT_WRITE);
 	round_trip(fd, NFT_SENDMSG);
 	accepted_rounds(lfd, ep);
-	if (argc > 2 && strcmp(argv[2], "fork") == 0) {
+	if (strcmp(extra, "fork") == 0) {
 		pid_t child = fork();
 		int status;
 
