@@ -32,13 +32,7 @@ export GIT_AUTHOR_NAME=naglefix GIT_AUTHOR_EMAIL=naglefix@localhost \
 
 # daemon_env ACTION: ENVV for a run of a daemon or its client under ACTION
 # (`default ACTION`: both sides of every connection), or nothing for bare.
-daemon_env() {
-    local conf=$TMP/daemon-${1// /_}.conf
-    ENVV=()
-    [[ $1 == bare ]] && return
-    printf 'default %s\n' "$1" >"$conf"
-    ENVV=(LD_PRELOAD="$LIB" NAGLEFIX_CONF="$conf" NAGLEFIX_LOG="$TMP/naglefix-%p.log")
-}
+daemon_env() { lib_env "$1" "default $1"; }
 
 DAEMON_PID=""
 DAEMON_PORT=""
@@ -88,6 +82,20 @@ end_run() {
     stop_daemon
     [[ $1 != audit ]] || cat "$TMP"/naglefix-*.log >"$2/audit.jsonl" 2>/dev/null
     lib_messages "$3"
+}
+
+# same_as_bare ACTION TAG WHAT RC FILE BAREFILE MIN: a listing's verdict.
+# Bare, the command (status RC) listed at least MIN lines into FILE; under
+# an action, exactly what it listed bare (BAREFILE).
+same_as_bare() {
+    local action=$1 tag=$2 what=$3 rc=$4 file=$5 bare=$6 min=$7
+    if [[ $action == bare ]]; then
+        ((rc == 0)) && (($(grep -c . "$file") >= min))
+        check "$tag: $what (status $rc)" $? "$file"
+    else
+        ((rc == 0)) && cmp -s "$bare" "$file"
+        check "$tag: $what, as bare (status $rc)" $? "$file"
+    fi
 }
 
 # check WHAT COND-STATUS [LOG]: pass or fail WHAT on the status of the
@@ -164,14 +172,7 @@ git_run() {
         git -C "$dir/shallow" fsck --strict --no-progress >>"$dir/shallow.log" 2>&1
     check "$tag: shallow clone of a tag (status $rc)" $? "$dir/shallow.log"
     client "$action" "$dir/ls-remote" git ls-remote "$url"
-    rc=$?
-    if [[ $action == bare ]]; then
-        ((rc == 0)) && [[ $(grep -c . "$dir/ls-remote") -ge 4 ]]
-        check "$tag: ls-remote (status $rc)" $? "$dir/ls-remote"
-    else
-        ((rc == 0)) && cmp -s "$base/ls-remote" "$dir/ls-remote"
-        check "$tag: ls-remote lists what it lists bare (status $rc)" $? "$dir/ls-remote"
-    fi
+    same_as_bare "$action" "$tag" ls-remote $? "$dir/ls-remote" "$base/ls-remote" 4
     end_run "$action" "$dir" "$tag"
 }
 
@@ -257,14 +258,7 @@ rsync_run() {
             "$dir/delta.log"
     fi
     client "$action" "$dir/list" rsync --list-only "$url/src/"
-    rc=$?
-    if [[ $action == bare ]]; then
-        ((rc == 0)) && [[ $(grep -c . "$dir/list") -ge 6 ]]
-        check "$tag: list (status $rc)" $? "$dir/list"
-    else
-        ((rc == 0)) && cmp -s "$base/list" "$dir/list"
-        check "$tag: the listing is the bare one (status $rc)" $? "$dir/list"
-    fi
+    same_as_bare "$action" "$tag" "the listing" $? "$dir/list" "$base/list" 6
     end_run "$action" "$dir" "$tag"
 }
 

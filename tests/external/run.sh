@@ -56,15 +56,18 @@ PARTS=("$@")
 ((${#PARTS[@]})) || PARTS=(nginx git rsync sshd cpython)
 note_etc_conf "NAGLEFIX_CONF names the config in every run here"
 
-# lib_env ACTION: sets ENVV, the environment (for env) of a run under ACTION:
-# nothing for bare, else the library and `accept 127.0.0.1 ACTION`. Audit
-# records and the library's messages go to $TMP/naglefix-PID.log.
+# lib_env ACTION [RULE]: sets ENVV, the environment (for env) of a run under
+# ACTION: nothing for bare, else the library and a config of the one line
+# RULE (default `accept 127.0.0.1 ACTION`). Audit records and the library's
+# messages go to $TMP/naglefix-PID.log.
 ENVV=()
 lib_env() {
+    local rule=${2:-accept 127.0.0.1 $1} conf
     ENVV=()
     [[ $1 == bare ]] && return
-    printf 'accept 127.0.0.1 %s\n' "$1" >"$TMP/$1.conf"
-    ENVV=(LD_PRELOAD="$LIB" NAGLEFIX_CONF="$TMP/$1.conf" NAGLEFIX_LOG="$TMP/naglefix-%p.log")
+    conf=$TMP/conf-${rule//[ \/]/_}.conf
+    printf '%s\n' "$rule" >"$conf"
+    ENVV=(LD_PRELOAD="$LIB" NAGLEFIX_CONF="$conf" NAGLEFIX_LOG="$TMP/naglefix-%p.log")
 }
 
 # ---- nginx ----------------------------------------------------------------
