@@ -10,7 +10,7 @@
  * ours; a rule decided meanwhile becomes pass), a new entry's memory
  * (nf_conn_ensure), the timer (never started), the log (nothing written),
  * audit's summary at exit, the fork handlers' signal mask, main's
- * pthread_exit.
+ * pthread_exit, vfork (libc's own again: interpose/process.c).
  */
 #ifndef NF_ASIDE_H
 #define NF_ASIDE_H

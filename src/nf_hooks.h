@@ -26,6 +26,14 @@
 
 #define NF_EXPORT __attribute__((visibility("default")))
 
+/* The first instruction of a hook written in assembly (x86-64), where the
+ * build asks for indirect-branch tracking. */
+#ifdef __CET__
+#define NF_ASM_ENDBR "\tendbr64\n"
+#else
+#define NF_ASM_ENDBR ""
+#endif
+
 int nf_socket(int domain, int type, int protocol);
 int nf_connect(int fd, const struct sockaddr *sa, socklen_t len);
 int nf_accept(int fd, struct sockaddr *sa, socklen_t *len);
@@ -68,6 +76,9 @@ int nf_dup(int fd);
 int nf_fcntl(int fd, int cmd, void *arg);
 int nf_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4,
 	     unsigned long a5);
+/* Before the library stands aside (interpose/sandbox.c): what vfork will
+ * then be (process.c). */
+void nf_vfork_prepare_aside(void);
 int nf_fcntl64(int fd, int cmd, void *arg);
 int nf_dup2(int oldfd, int newfd);
 int nf_dup3(int oldfd, int newfd, int flags);

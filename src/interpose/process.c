@@ -13,6 +13,7 @@
  * twice. At exit, audit writes its per-peer summaries (once, whichever of
  * these comes first).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -179,19 +180,67 @@ NF_EXPORT FILE *_IO_popen(const char *command, const char *type)
  * the child's exec, and a child that writes to the parent's memory
  * (undefined for vfork) no longer changes it. posix_spawn, which libc runs
  * without copying, stays the fast way to start a program.
+ *
+ * Once the library stands aside (nf_aside.h: a seccomp filter), vfork is
+ * libc's own again: a fork would be a clone that the filter may not allow,
+ * and the child's exec or _exit then touches nothing of the library's. On
+ * x86-64 the exported vfork (and glibc's __vfork) is a few instructions
+ * that jump there with the caller's stack untouched, so the child returns
+ * straight to the program; elsewhere it stays a fork.
  */
-NF_EXPORT pid_t vfork(void)
+static pid_t vfork_as_fork(void)
 {
 	nf_init();
 	return fork();
 }
 
+#if defined(__x86_64__)
+void *nf_vfork_next __attribute__((visibility("hidden"))); /* libc's vfork */
+
+pid_t nf_vfork_slow(void) __attribute__((visibility("hidden"), used));
+
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork, @function\n"
+	".globl __vfork\n"
+	".type __vfork, @function\n"
+	"vfork:\n"
+	"__vfork:\n" NF_ASM_ENDBR
+	"\tcmpl $0, nf_aside_flag(%rip)\n"
+	"\tje 1f\n"
+	"\tmovq nf_vfork_next(%rip), %r11\n"
+	"\ttestq %r11, %r11\n"
+	"\tjz 1f\n"
+	"\tjmp *%r11\n"
+	"1:\tjmp nf_vfork_slow\n"
+	".size vfork, .-vfork\n"
+	".size __vfork, .-__vfork\n");
+
+pid_t nf_vfork_slow(void)
+{
+	return vfork_as_fork();
+}
+
+void nf_vfork_prepare_aside(void)
+{
+	__atomic_store_n(&nf_vfork_next, dlsym(RTLD_NEXT, "vfork"), __ATOMIC_RELAXED);
+}
+#else
+NF_EXPORT pid_t vfork(void)
+{
+	return vfork_as_fork();
+}
+
 /* glibc exports vfork's internal name too: the same. */
 NF_EXPORT pid_t __vfork(void)
 {
-	nf_init();
-	return fork();
+	return vfork_as_fork();
 }
+
+void nf_vfork_prepare_aside(void)
+{
+}
+#endif
 
 /*
  * _Fork is fork without the atfork handlers: the child would keep copies

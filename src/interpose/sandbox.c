@@ -32,11 +32,18 @@ static int prctl_sandboxes(unsigned long mode, unsigned long prog)
 	return mode == MODE_STRICT || (mode == MODE_FILTER && prog != 0);
 }
 
+/* The library stands aside, and its hooks with it. */
+static void stand_aside(void)
+{
+	nf_vfork_prepare_aside();
+	nf_sandbox_enter();
+}
+
 int nf_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4,
 	     unsigned long a5)
 {
 	if (option == PR_SET_SECCOMP && prctl_sandboxes(a2, a3))
-		nf_sandbox_enter();
+		stand_aside();
 	return nf_real.prctl(option, a2, a3, a4, a5);
 }
 
@@ -74,16 +81,11 @@ long nf_syscall_slow(long n, long a1, long a2, long a3, long a4, long a5, long a
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
-#ifdef __CET__
-#define ENDBR "\tendbr64\n"
-#else
-#define ENDBR ""
-#endif
 
 __asm__(".text\n"
 	".globl syscall\n"
 	".type syscall, @function\n"
-	"syscall:\n" ENDBR
+	"syscall:\n" NF_ASM_ENDBR
 	"\tcmpq $" STR(SYS_seccomp) ", %rdi\n"
 	"\tje 1f\n"
 	"\tcmpq $" STR(SYS_prctl) ", %rdi\n"
@@ -120,7 +122,7 @@ long nf_syscall_slow(long n, long a1, long a2, long a3, long a4, long a5, long a
 	__atomic_store_n(&nf_syscall_next, (void *)next, __ATOMIC_RELAXED);
 	if (sandboxes(n, a1, a2, a3)) {
 		nf_init();
-		nf_sandbox_enter();
+		stand_aside();
 	}
 	return next(n, a1, a2, a3, a4, a5, a6);
 }

@@ -148,6 +148,13 @@ else
     for mode in pass coalesce auto; do
         t "sandbox-fork-mode-$mode"        "$P" NAGLEFIX_MODE="$mode" "$X" prctl fork
     done
+    # vfork after the filter: libc's own again (x86-64; elsewhere a fork)
+    t sandbox-vfork-no-shim                "$X" prctl vfork
+    if [[ $(uname -m) == x86_64 ]]; then
+        for mode in pass coalesce; do
+            t "sandbox-vfork-mode-$mode"   "$P" NAGLEFIX_MODE="$mode" "$X" seccomp vfork
+        done
+    fi
     # the calls that only ask whether seccomp works do not make it stand aside
     t sandbox-probe-no-shim                "$X" prctl probe
     t sandbox-probe-mode-nodelay           "$P" NAGLEFIX_MODE=nodelay "$X" seccomp probe

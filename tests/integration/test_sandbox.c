@@ -2,7 +2,7 @@
  * test_sandbox - a program that puts itself in a seccomp sandbox, as
  * OpenSSH's pre-authentication child does, must live on under the library.
  *
- *   test_sandbox [prctl|seccomp|seccomp-tsync|syscall-prctl [fork|probe|gap]]
+ *   test_sandbox [prctl|seccomp|seccomp-tsync|syscall-prctl [fork|vfork|probe|gap]]
  *
  * It connects to an echo peer and writes "hello " (under coalesce with
  * start=split, held by the library), then installs a filter that allows
@@ -19,7 +19,9 @@
  * dup of it and after fcntl, select and epoll_wait; with fork, forks a
  * child that exits at once, and waits for it (the filter then allows
  * clone, wait4 and what libc's fork makes in the child, but not clone3: no
- * thread may start); with probe, first makes the calls with which systemd
+ * thread may start); with vfork, the same with vfork (the filter allows
+ * vfork and wait4, not clone: the library, which makes a vfork a fork,
+ * must leave it libc's own); with probe, first makes the calls with which systemd
  * and libseccomp ask whether seccomp works, which install nothing (the
  * kernel refuses each): the library must not stand aside for them, so a
  * new connection under NAGLEFIX_MODE=nodelay still gets TCP_NODELAY. With
@@ -73,7 +75,7 @@ struct bpf_prog_ {
 /* Kills the process on any system call but the ones this program makes
  * from here on (and what a failing CHECK or the alarm needs; with fork,
  * fork's and wait's), installed the way how says. */
-static void sandbox(const char *how, int fork)
+static void sandbox(const char *how, int fork, int vfork)
 {
 	struct bpf_insn_ code[] = {
 		{ LD_ABS_W, 0, 0, DATA_ARCH },
@@ -96,6 +98,8 @@ static void sandbox(const char *how, int fork)
 #endif
 		ALLOW(__NR_rt_sigreturn), ALLOW(__NR_exit), ALLOW(__NR_exit_group),
 		ALLOW(__NR_futex),
+		{ JEQ_K, 0, 1, vfork ? __NR_vfork : __NR_exit }, { RET_K, 0, 0, RET_ALLOW },
+		{ JEQ_K, 0, 1, vfork ? __NR_wait4 : __NR_exit }, { RET_K, 0, 0, RET_ALLOW },
 		{ JEQ_K, 0, 1, fork ? __NR_clone : __NR_exit }, { RET_K, 0, 0, RET_ALLOW },
 		{ JEQ_K, 0, 1, fork ? __NR_wait4 : __NR_exit }, { RET_K, 0, 0, RET_ALLOW },
 		/* what libc's fork does in the child */
@@ -221,7 +225,7 @@ static void gap(const char *how)
 	while (n++ < 100000 && send(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
 		;
 	CHECK(errno == EAGAIN, "filling the socket");
-	sandbox(how, 0);
+	sandbox(how, 0, 0);
 	CHECK_ERRNO(send(fd, "x", 1, MSG_DONTWAIT | MSG_NOSIGNAL), EPIPE);
 	exit(0);
 }
@@ -248,7 +252,8 @@ int main(int argc, char **argv)
 	CHECK(ep >= 0, "epoll_create1");
 	fd = nft_connect("127.0.0.1", port);
 	nft_send_all(fd, "hello ", NFT_WRITE); /* held under coalesce start=split */
-	sandbox(argc > 1 ? argv[1] : "prctl", strcmp(extra, "fork") == 0);
+	sandbox(argc > 1 ? argv[1] : "prctl", strcmp(extra, "fork") == 0,
+		strcmp(extra, "vfork") == 0);
 	nft_send_all(fd, "world\r\n", NFT_WRITE);
 	nft_read_line(fd, line, sizeof(line));
 	CHECK(strcmp(line, "hello world\r\n") == 0, "the held piece: bad echo '%s'", line);
@@ -262,8 +267,8 @@ int main(int argc, char **argv)
 	round_trip(fd, NFT_WRITE);
 	round_trip(fd, NFT_SENDMSG);
 	accepted_rounds(lfd, ep);
-	if (strcmp(extra, "fork") == 0) {
-		pid_t child = fork();
+	if (strcmp(extra, "fork") == 0 || strcmp(extra, "vfork") == 0) {
+		pid_t child = strcmp(extra, "fork") == 0 ? fork() : vfork();
 		int status;
 
 		CHECK(child >= 0, "fork");
