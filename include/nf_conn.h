@@ -153,4 +153,8 @@ int nf_conn_limit(void);
 /* Upper bound (exclusive) of fds the table has ever held an entry for. */
 int nf_conn_used(void);
 
+/* Calls fn(c, fd) for the entry of every fd below nf_conn_used(), in
+ * order, skipping the chunks never made. */
+void nf_conn_each(void (*fn)(struct nf_conn *c, int fd));
+
 #endif

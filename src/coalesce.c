@@ -421,17 +421,15 @@ unsigned long long nf_coalesce_flush_due(unsigned long long now)
  * buffer ever made is some entry's co, for good: the fd table's published
  * chunks are walked for them.
  */
+static void buf_atfork_child(struct nf_conn *c, int fd)
+{
+	(void)fd;
+	if (nf_co_of(c))
+		nf_co_buf_atfork_child(nf_co_of(c));
+}
+
 void nf_coalesce_atfork_child(void)
 {
-	unsigned used = (unsigned)nf_conn_used();
-
 	nf_co_pending_atfork_child();
-	for (unsigned fd = 0; fd < used; fd++) {
-		struct nf_conn *c = nf_conn_peek((int)fd);
-
-		if (!c)
-			fd |= (1u << NF_CONN_CHUNK_SHIFT) - 1; /* a chunk never made */
-		else if (nf_co_of(c))
-			nf_co_buf_atfork_child(nf_co_of(c));
-	}
+	nf_conn_each(buf_atfork_child);
 }

@@ -116,10 +116,11 @@ int nf_conn_init(int mark_open)
 
 int nf_conn_leaves_alone(int fd)
 {
-	struct nf_conn *c = nf_conn_get(fd);
+	struct nf_conn *c;
 
 	if (nf_standing_aside())
 		return 1;
+	c = nf_conn_get(fd);
 	switch (nf_conn_kind(c)) {
 	case NF_KIND_FRESH:
 	case NF_KIND_OTHER:
@@ -154,6 +155,20 @@ void nf_conn_leave_all(void)
 {
 	for (int fd = 0; fd < NF_CONN_LEAVE_FDS; fd++)
 		__atomic_store_n(&nf_conn_leave[fd], 1, __ATOMIC_SEQ_CST);
+}
+
+void nf_conn_each(void (*fn)(struct nf_conn *c, int fd))
+{
+	unsigned used = (unsigned)nf_conn_used();
+
+	for (unsigned fd = 0; fd < used; fd++) {
+		struct nf_conn *c = nf_conn_peek((int)fd);
+
+		if (!c)
+			fd |= CHUNK - 1; /* a chunk never made */
+		else
+			fn(c, (int)fd);
+	}
 }
 
 int nf_conn_limit(void)

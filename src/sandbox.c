@@ -16,31 +16,31 @@
 #include "nf_timer.h"
 
 /*
- * Connections whose held bytes could not be sent (a peer that took
- * nothing for NF_DRAIN_MS): their error would be the next send's, but from
+ * A connection whose held bytes could not be sent (a peer that took
+ * nothing for NF_DRAIN_MS): its error would be the next send's, but from
  * now on the library sees no send, and the program's later bytes would
  * reach the peer with a hole before them. Shut down instead, in both
  * directions: the peer sees the end, the program's next send EPIPE.
  */
-static void end_dropped(unsigned used)
+static void end_if_dropped(struct nf_conn *c, int fd)
 {
-	for (unsigned fd = 0; fd < used; fd++) {
-		struct nf_conn *c = nf_conn_peek((int)fd);
-
-		if (!c) {
-			fd |= (1u << NF_CONN_CHUNK_SHIFT) - 1; /* a chunk never made */
-		} else if (nf_conn_kind(c) == NF_KIND_TCP && nf_coalesce_dropped(c)) {
-			nf_real.shutdown((int)fd, SHUT_RDWR);
-			nf_log_msg("fd %u: held bytes dropped before a seccomp filter; "
-				   "connection shut down", fd);
-		}
+	if (nf_conn_kind(c) == NF_KIND_TCP && nf_coalesce_dropped(c)) {
+		nf_real.shutdown(fd, SHUT_RDWR);
+		nf_log_msg("fd %d: held bytes dropped before a seccomp filter; "
+			   "connection shut down", fd);
 	}
+}
+
+static void pass(struct nf_conn *c, int fd)
+{
+	(void)fd;
+	if (nf_conn_kind(c) == NF_KIND_TCP)
+		atomic_store(&c->action, NF_ACT_PASS);
 }
 
 void nf_sandbox_enter(void)
 {
 	int saved = errno;
-	unsigned used;
 
 	if (nf_standing_aside())
 		return;
@@ -49,21 +49,13 @@ void nf_sandbox_enter(void)
 	 * dropped and said so); from here on no write is held */
 	nf_audit_log_exit();
 	nf_coalesce_end();
-	end_dropped((unsigned)nf_conn_used());
+	nf_conn_each(end_if_dropped);
 	if (atomic_exchange(&nf_aside_flag, 1))
 		return;
 	if (!nf_guard_inside) /* not from a handler that interrupted the library,
 				 perhaps holding the timer's lock */
 		nf_timer_end();
 	nf_conn_leave_all();
-	used = (unsigned)nf_conn_used();
-	for (unsigned fd = 0; fd < used; fd++) {
-		struct nf_conn *c = nf_conn_peek((int)fd);
-
-		if (!c)
-			fd |= (1u << NF_CONN_CHUNK_SHIFT) - 1; /* a chunk never made */
-		else if (nf_conn_kind(c) == NF_KIND_TCP)
-			atomic_store(&c->action, NF_ACT_PASS);
-	}
+	nf_conn_each(pass);
 	errno = saved;
 }
