@@ -23,7 +23,7 @@ PREFIX   ?= /usr/local
 
 # Modules with no interposed name: the static archive the unit tests link.
 CORE_OBJS := $(B)/obj/policy.o $(B)/obj/config.o $(B)/obj/conn.o $(B)/obj/hot.o \
-	$(B)/obj/json.o $(B)/obj/aside.o
+	$(B)/obj/json.o $(B)/obj/aside.o $(B)/obj/addr.o
 # The coalesce action and the audit action: a file split off one of them
 # is added here, and both the library and the unit tests link it.
 COALESCE_OBJS := $(B)/obj/coalesce.o $(B)/obj/coalesce_buf.o $(B)/obj/coalesce_pending.o \
@@ -44,7 +44,11 @@ LIB_OBJS  := $(CORE_OBJS) \
 	$(B)/obj/interpose/fd.o $(B)/obj/interpose/wait.o \
 	$(B)/obj/interpose/process.o $(B)/obj/interpose/stdio.o \
 	$(B)/obj/interpose/aio.o $(B)/obj/interpose/sandbox.o $(B)/obj/sandbox.o
-CLI_OBJS  := $(B)/obj/cli/naglefix.o $(B)/obj/cli/audit.o $(B)/obj/cli/report.o
+# The command: every file of src/cli/. The packet side (src/wire/: capture
+# readers, decoder, live ring, detector) is an archive of its own that the
+# command and tests/wire's unit tests link; the library never does.
+CLI_OBJS  := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/cli/*.c))
+WIRE_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/wire/*.c))
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst tests/unit/%.c,$(B)/tests/unit/%.o,$(UNIT_SRCS))
@@ -77,8 +81,31 @@ $(B)/libnaglefix.so: $(LIB_OBJS) src/naglefix.map
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,--version-script=src/naglefix.map -Wl,-z,now \
 		-o $@ $(LIB_OBJS) $(LDLIBS)
 
-$(B)/naglefix: $(CLI_OBJS) $(B)/libnfcore.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/libnfcore.a
+$(B)/libnfwire.a: $(WIRE_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/naglefix: $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfcore.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfcore.a -lm
+
+# ---- the packet side's unit tests (tests/wire/check_*.c): one Check
+# program each, linked with the wire and core archives, run by
+# tests/wire/run.sh with its other checks.
+WTEST_SRCS := $(wildcard tests/wire/check_*.c)
+WTESTS     := $(patsubst tests/wire/%.c,$(B)/tests/wire/%,$(WTEST_SRCS))
+
+$(B)/tests/wire/%: tests/wire/%.c $(B)/libnfwire.a $(B)/libnfcore.a $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(TEST_CC) -o $@ $< $(B)/libnfwire.a $(B)/libnfcore.a $(CHECK_LIBS) -lpthread -lm
+
+test-wire: all $(WTESTS)
+	tests/wire/run.sh
+
+# naglefix fix PID (tests/fix/run.sh)
+test-fix: all
+	tests/fix/run.sh
+
+.PHONY: test-wire test-fix
 
 # ---- tests ---------------------------------------------------------------
 

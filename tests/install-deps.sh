@@ -14,12 +14,15 @@
 # and, for Debian's own python3, its `test` package; for `make bench-real`
 # (not part of `make test`) PostgreSQL's server and pgbench (its service,
 # like nginx's, neither started nor enabled: the benchmark runs its own
-# server) and the memcached and libmemcached-tools (memaslap) above. Needs
-# root (or sudo).
+# server) and the memcached and libmemcached-tools (memaslap) above; for
+# `make test-wire` and `make bench` tcpdump and tshark (with Wireshark's
+# dumpcap), whose captures scan reads and whose speed it is measured
+# against. Needs root (or sudo).
 set -eu
 pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
 	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux cpio systemd
-	libmemcached-tools memcached nginx curl postgresql git rsync openssh-server openssh-client)
+	libmemcached-tools memcached nginx curl postgresql git rsync openssh-server openssh-client
+	tcpdump tshark)
 bare=(qemu-system-x86) # installed without recommends
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo

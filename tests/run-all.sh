@@ -50,6 +50,8 @@ run_suite legacy tests/legacy/run.sh nodelay coalesce auto quickack
 run_suite coalesce make -s test-coalesce
 run_suite auto make -s test-auto
 run_suite audit make -s test-audit
+run_suite wire make -s test-wire
+run_suite fix make -s test-fix
 run_suite install tests/install/run.sh
 run_suite stress make -s test-stress
 run_suite security make -s test-security

@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 
+#include "nf_wire.h"
+
 #define NF_EXIT_USAGE 125
 
 /* Room for a command-line word as nf_cli_quote writes it. */
@@ -36,5 +38,34 @@ int nf_cli_report(int argc, char **argv);
  * saying so on stderr).
  */
 int nf_report_print(char *const paths[], int n, int json, FILE *out);
+
+/* --- scan and watch (scan.c, watch.c), their output (wire_out.c) --- */
+
+/* naglefix scan [--json] CAPTURE...: argv[0] is "scan". Returns 0, 1 if
+ * a capture could not be read whole (what was read is still reported),
+ * NF_EXIT_USAGE on a usage error. */
+int nf_cli_scan(int argc, char **argv);
+
+/* naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG] [--fix]:
+ * argv[0] is "watch". Returns 0, 1 on a failure (no CAP_NET_RAW...),
+ * NF_EXIT_USAGE on a usage error. */
+int nf_cli_watch(int argc, char **argv);
+
+/* The config line that fixes h on the holder's host, in buf: "connect
+ * PEER coalesce" for a client, "accept LOCAL nodelay" for a server. */
+const char *nf_cli_wire_fix(const struct nf_holder *h, char *buf, size_t len);
+
+/* The table of rows h[0..n-1] (most total stall first) to out, then a
+ * line of what was seen (st: connections, one-way ones, duplicates). */
+void nf_cli_wire_table(FILE *out, struct nf_holder *const *h, size_t n,
+		       const struct nf_wire_stats *st);
+
+/* One JSON line for row h ("event":"wire_stall"; source "scan" or
+ * "watch"), field names as the audit log's where they mean the same. */
+void nf_cli_wire_json(FILE *out, const struct nf_holder *h, const char *source);
+
+/* watch's line when a row first stalls: holder, peer, side, process,
+ * the stall and the fix. */
+void nf_cli_wire_first(FILE *out, const struct nf_holder *h, const struct nf_stall *s);
 
 #endif
