@@ -1,0 +1,65 @@
+/*
+ * nf_ring.h - the live capture of `naglefix watch` (src/wire/ring.c): an
+ * AF_PACKET socket of type SOCK_DGRAM (frames start at the network
+ * header) with a memory-mapped TPACKET_V3 receive ring and a classic BPF
+ * filter in the kernel that keeps IPv4 and IPv6 TCP only, cut to
+ * NF_RING_SNAP bytes (the headers), and drops loopback's outgoing copy
+ * of each packet (lo shows every packet twice: sent, PACKET_OUTGOING,
+ * and received, PACKET_HOST; the received one is kept, as libpcap does).
+ * No libpcap; libc and the kernel's headers only.
+ */
+#ifndef NF_RING_H
+#define NF_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define NF_RING_SNAP 160      /* bytes kept of a packet: IPv4 60 + TCP 60, IPv6 40 + 60 */
+#define NF_RING_ERR_MAX 256
+
+/* One captured frame, valid until the next nf_ring_next or nf_ring_close. */
+struct nf_ring_frame {
+	uint64_t ts_ns;      /* the kernel's receive time, ns since the epoch */
+	uint16_t ethertype;  /* ETH_P_IP or ETH_P_IPV6, host order (sll_protocol) */
+	uint8_t pkttype;     /* PACKET_HOST, PACKET_OUTGOING... (sll_pkttype) */
+	int ifindex;
+	uint32_t caplen;     /* bytes in data (at most NF_RING_SNAP) */
+	uint32_t origlen;    /* the packet's length from its network header */
+	const uint8_t *data; /* the network header */
+};
+
+struct nf_ring_stats {
+	uint64_t packets;    /* packets the filter passed, kernel's count */
+	uint64_t drops;      /* of them, lost because the ring was full */
+};
+
+struct nf_ring;
+
+/*
+ * Opens the capture on interface ifname (NULL or "any": every interface)
+ * with a ring of about ring_mib MiB (0: the default, 16). The filter is
+ * attached before the socket is bound, so no unfiltered packet is ever
+ * queued. Returns the ring, or NULL with errno set and err holding one
+ * line: EPERM for a process without CAP_NET_RAW, ENODEV for an unknown
+ * interface, else the failing call.
+ */
+struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_mib, char err[NF_RING_ERR_MAX]);
+
+/*
+ * The next frame into *f, waiting up to timeout_ms (poll) when the ring
+ * holds none. Returns 1 with *f set, 0 if none came in time or the wait
+ * was interrupted by a signal, -1 with errno on a failure of poll.
+ */
+int nf_ring_next(struct nf_ring *r, int timeout_ms, struct nf_ring_frame *f);
+
+/* The kernel's counts since nf_ring_open (PACKET_STATISTICS, which the
+ * kernel resets at each read: the ring adds them up). 0, or -errno. */
+int nf_ring_stats(struct nf_ring *r, struct nf_ring_stats *s);
+
+/* The socket, for a caller's own poll. */
+int nf_ring_fd(const struct nf_ring *r);
+
+/* Unmaps and closes r. NULL is allowed. */
+void nf_ring_close(struct nf_ring *r);
+
+#endif

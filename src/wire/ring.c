@@ -1,0 +1,298 @@
+/*
+ * ring.c - watch's live capture: AF_PACKET, SOCK_DGRAM, a TPACKET_V3
+ * ring mapped into this process, and a classic BPF filter that keeps TCP
+ * over IPv4 and IPv6, cut to its headers (nf_ring.h).
+ *
+ * The kernel fills the ring a block at a time; a block is ours from the
+ * moment its status has TP_STATUS_USER until we give it back (status
+ * TP_STATUS_KERNEL), which happens only when the caller asks for the
+ * frame after its last one, so the frame handed out stays valid.
+ */
+#include <errno.h>
+#include <arpa/inet.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "nf_ring.h"
+
+#define BLOCK_SIZE (1u << 20)    /* a block; the ring is ring_mib of them */
+#define DEFAULT_MIB 16
+#define MAX_MIB 1024
+#define FRAME_SIZE 2048          /* TPACKET_V3 ignores it but checks it divides the ring */
+#define RETIRE_MS 10             /* a block not full is handed over after this */
+
+struct nf_ring {
+	int fd;
+	uint8_t *map;
+	size_t map_len;
+	unsigned nblocks;
+	unsigned cur;                      /* the block read next */
+	struct tpacket_block_desc *held;   /* the block being read, ours */
+	uint32_t left;                     /* its packets not yet handed out */
+	uint32_t next_off;                 /* the next one's offset in the block */
+	struct nf_ring_stats total;
+};
+
+/* The ifindex of the loopback interface (IFF_LOOPBACK), 0 if none. */
+static unsigned loopback_ifindex(int fd)
+{
+	struct if_nameindex *all = if_nameindex(), *i;
+	unsigned found = 0;
+
+	if (!all)
+		return 0;
+	for (i = all; i->if_index && !found; i++) {
+		struct ifreq ifr;
+
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", i->if_name);
+		if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags & IFF_LOOPBACK))
+			found = i->if_index;
+	}
+	if_freenameindex(all);
+	return found;
+}
+
+#define AD(x) ((uint32_t)(SKF_AD_OFF + (x)))
+#define J(from, to) ((uint8_t)((to) - (from) - 1))
+enum { L_KEEP = 16, L_DROP = 17 };
+
+/*
+ * Keeps TCP in unfragmented IPv4, and IPv6 whose first header is TCP or
+ * an extension header that may lead to it (hop-by-hop, routing,
+ * destination options: the decoder walks them), cut to NF_RING_SNAP
+ * bytes; drops loopback's PACKET_OUTGOING copy. Offsets are from the
+ * network header (SOCK_DGRAM).
+ */
+static int attach_filter(int fd, unsigned lo)
+{
+	struct sock_filter code[] = {
+		/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, AD(SKF_AD_IFINDEX)),
+		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, lo, 0, J(1, 4)),
+		/* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, AD(SKF_AD_PKTTYPE)),
+		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PACKET_OUTGOING, J(3, L_DROP), 0),
+		/* 4 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, AD(SKF_AD_PROTOCOL)),
+		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, J(5, 7), 0),
+		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IPV6, J(6, 11), J(6, L_DROP)),
+		/* 7 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 9),
+		/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_TCP, 0, J(8, L_DROP)),
+		/* 9 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 6),
+		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x3fff, J(10, L_DROP), J(10, L_KEEP)),
+		/* 11 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 6),
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_TCP, J(12, L_KEEP), 0),
+		/* 13 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, J(13, L_KEEP), 0),
+		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 43, J(14, L_KEEP), 0),
+		/* 15 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 60, J(15, L_KEEP), J(15, L_DROP)),
+		/* 16 */ BPF_STMT(BPF_RET | BPF_K, NF_RING_SNAP),
+		/* 17 */ BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	struct sock_fprog prog = { .len = sizeof(code) / sizeof(code[0]), .filter = code };
+
+	if (!lo) /* no loopback: no ifindex is 0, the first test never matches */
+		code[1].k = 0;
+	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) ? -errno : 0;
+}
+
+/* TPACKET_V3 and a ring of nblocks blocks, mapped. */
+static int map_ring(struct nf_ring *r)
+{
+	int v = TPACKET_V3;
+	struct tpacket_req3 req;
+
+	if (setsockopt(r->fd, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)))
+		return -errno;
+	memset(&req, 0, sizeof(req));
+	req.tp_block_size = BLOCK_SIZE;
+	req.tp_block_nr = r->nblocks;
+	req.tp_frame_size = FRAME_SIZE;
+	req.tp_frame_nr = BLOCK_SIZE / FRAME_SIZE * r->nblocks;
+	req.tp_retire_blk_tov = RETIRE_MS;
+	if (setsockopt(r->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)))
+		return -errno;
+	r->map_len = (size_t)BLOCK_SIZE * r->nblocks;
+	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+static int bind_to(int fd, unsigned ifindex)
+{
+	struct sockaddr_ll sll;
+
+	memset(&sll, 0, sizeof(sll));
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(ETH_P_ALL);
+	sll.sll_ifindex = (int)ifindex;
+	return bind(fd, (struct sockaddr *)&sll, sizeof(sll)) ? -errno : 0;
+}
+
+/* NULL after filling err and errno from rc (a negative errno). */
+static struct nf_ring *fail(struct nf_ring *r, int rc, char err[NF_RING_ERR_MAX], const char *what)
+{
+	if (rc == -EPERM || rc == -EACCES)
+		snprintf(err, NF_RING_ERR_MAX,
+			 "capturing packets needs CAP_NET_RAW (run as root, or "
+			 "setcap cap_net_raw+ep on naglefix)");
+	else
+		snprintf(err, NF_RING_ERR_MAX, "%s: %s", what, strerror(-rc));
+	nf_ring_close(r);
+	errno = -rc;
+	return NULL;
+}
+
+struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_mib, char err[NF_RING_ERR_MAX])
+{
+	struct nf_ring *r = calloc(1, sizeof(*r));
+	unsigned ifindex = 0;
+	int rc;
+
+	err[0] = '\0';
+	if (!r)
+		return fail(NULL, -ENOMEM, err, "ring");
+	r->fd = -1;
+	r->nblocks = ring_mib ? (ring_mib > MAX_MIB ? MAX_MIB : ring_mib) : DEFAULT_MIB;
+	/* protocol 0: the socket receives nothing until bound below */
+	r->fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (r->fd < 0)
+		return fail(r, -errno, err, "socket(AF_PACKET)");
+	if (ifname && strcmp(ifname, "any") != 0) {
+		ifindex = if_nametoindex(ifname);
+		if (!ifindex) {
+			snprintf(err, NF_RING_ERR_MAX, "no interface %.64s", ifname);
+			nf_ring_close(r);
+			errno = ENODEV;
+			return NULL;
+		}
+	}
+	if ((rc = attach_filter(r->fd, loopback_ifindex(r->fd))) < 0)
+		return fail(r, rc, err, "SO_ATTACH_FILTER");
+	if ((rc = map_ring(r)) < 0)
+		return fail(r, rc, err, "PACKET_RX_RING");
+	if ((rc = bind_to(r->fd, ifindex)) < 0)
+		return fail(r, rc, err, "bind(AF_PACKET)");
+	return r;
+}
+
+static struct tpacket_block_desc *block(struct nf_ring *r, unsigned i)
+{
+	return (struct tpacket_block_desc *)(r->map + (size_t)i * BLOCK_SIZE);
+}
+
+/* Gives the block being read back to the kernel; the next one is read next. */
+static void release(struct nf_ring *r)
+{
+	__atomic_store_n(&r->held->hdr.bh1.block_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+	r->held = NULL;
+	r->left = 0;
+	r->cur = (r->cur + 1) % r->nblocks;
+}
+
+/* Takes the current block if the kernel has handed it over. */
+static int take(struct nf_ring *r)
+{
+	struct tpacket_block_desc *b = block(r, r->cur);
+
+	if (!(__atomic_load_n(&b->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER))
+		return 0;
+	r->held = b;
+	r->left = b->hdr.bh1.num_pkts;
+	r->next_off = b->hdr.bh1.offset_to_first_pkt;
+	return 1;
+}
+
+/* The held block's next packet into *f: 1, or 0 if its offsets leave the
+ * block (the rest of the block is then skipped). */
+static int next_in_block(struct nf_ring *r, struct nf_ring_frame *f)
+{
+	const uint8_t *base = (const uint8_t *)r->held;
+	const struct tpacket3_hdr *h;
+	const struct sockaddr_ll *sll;
+	uint32_t off = r->next_off;
+
+	if (off > BLOCK_SIZE - TPACKET3_HDRLEN)
+		return 0;
+	h = (const struct tpacket3_hdr *)(base + off);
+	sll = (const struct sockaddr_ll *)(base + off + TPACKET_ALIGN(sizeof(*h)));
+	if (h->tp_net > BLOCK_SIZE - off || h->tp_snaplen > BLOCK_SIZE - off - h->tp_net)
+		return 0;
+	f->ts_ns = (uint64_t)h->tp_sec * 1000000000u + h->tp_nsec;
+	f->ethertype = ntohs(sll->sll_protocol);
+	f->pkttype = sll->sll_pkttype;
+	f->ifindex = sll->sll_ifindex;
+	f->caplen = h->tp_snaplen;
+	f->origlen = h->tp_len;
+	f->data = base + off + h->tp_net;
+	r->left--;
+	r->next_off = off + h->tp_next_offset;
+	if (r->left && h->tp_next_offset == 0)
+		r->left = 0;
+	return 1;
+}
+
+int nf_ring_next(struct nf_ring *r, int timeout_ms, struct nf_ring_frame *f)
+{
+	int waited = 0;
+
+	for (;;) {
+		if (r->held && r->left && next_in_block(r, f))
+			return 1;
+		if (r->held)
+			release(r);
+		if (take(r))
+			continue;
+		if (waited)
+			return 0;
+		struct pollfd p = { .fd = r->fd, .events = POLLIN | POLLERR };
+		int n = poll(&p, 1, timeout_ms);
+
+		if (n < 0)
+			return errno == EINTR ? 0 : -1;
+		if (n == 0)
+			return 0;
+		waited = 1;
+	}
+}
+
+int nf_ring_stats(struct nf_ring *r, struct nf_ring_stats *s)
+{
+	struct tpacket_stats_v3 st;
+	socklen_t len = sizeof(st);
+
+	memset(&st, 0, sizeof(st));
+	if (getsockopt(r->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len))
+		return -errno;
+	r->total.packets += st.tp_packets;
+	r->total.drops += st.tp_drops;
+	*s = r->total;
+	return 0;
+}
+
+int nf_ring_fd(const struct nf_ring *r)
+{
+	return r->fd;
+}
+
+void nf_ring_close(struct nf_ring *r)
+{
+	if (!r)
+		return;
+	if (r->map)
+		munmap(r->map, r->map_len);
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r);
+}
