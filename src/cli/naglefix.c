@@ -20,6 +20,7 @@
 
 #include "nf_cli.h"
 #include "nf_config.h"
+#include "nf_fix.h"
 #include "nf_policy.h"
 #include "nf_version.h"
 
@@ -30,6 +31,8 @@ static const char usage_text[] =
 	"       naglefix check [FILE]\n"
 	"       naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]\n"
 	"       naglefix report [--json] LOG...\n"
+	"       naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...\n"
+	"       naglefix scan [--json] CAPTURE...\n"
 	"\n"
 	"Runs COMMAND with libnaglefix.so preloaded, which removes the ~40 ms\n"
 	"stall of small split writes (Nagle's algorithm meeting delayed ACK).\n"
@@ -50,7 +53,10 @@ static const char usage_text[] =
 	"                     peer, with the config line that fixes each, on\n"
 	"                     stderr (--json: a JSON array on stdout); -l LOG\n"
 	"                     keeps the JSON lines in LOG\n"
-	"report LOG...        the same table from saved audit logs\n";
+	"report LOG...        the same table from saved audit logs (and from\n"
+	"                     scan's and watch's --json lines)\n"
+	"scan CAPTURE...      the stalls of packet captures (pcap, pcapng; - for\n"
+	"                     standard input): every end that held, with its fix\n";
 
 static int usage(FILE *out, int status)
 {
@@ -274,6 +280,10 @@ int main(int argc, char **argv)
 		return nf_cli_audit(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "report") == 0)
 		return nf_cli_report(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "fix") == 0)
+		return nf_cli_fix(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "scan") == 0)
+		return nf_cli_scan(argc - 1, argv + 1);
 	opterr = 0; /* getopt would print the word raw: bad_option quotes it */
 	while ((opt = getopt_long(argc, argv, "+:c:m:l:hV", longopts, NULL)) != -1) {
 		switch (opt) {

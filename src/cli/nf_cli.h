@@ -64,6 +64,9 @@ void nf_cli_wire_table(FILE *out, struct nf_holder *const *h, size_t n,
  * "watch"), field names as the audit log's where they mean the same. */
 void nf_cli_wire_json(FILE *out, const struct nf_holder *h, const char *source);
 
+/* One line of what the detector saw (st), for who ("scan", "watch"). */
+void nf_cli_wire_stats(FILE *out, const char *who, const struct nf_wire_stats *st);
+
 /* watch's line when a row first stalls: holder, peer, side, process,
  * the stall and the fix. */
 void nf_cli_wire_first(FILE *out, const struct nf_holder *h, const struct nf_stall *s);

@@ -1,0 +1,162 @@
+/*
+ * scan.c - naglefix scan [--json] CAPTURE...: the stalls of a packet
+ * capture (pcap or pcapng; "-" for standard input), one row per end that
+ * held, with the config line that fixes it.
+ *
+ * The captures are read in the order given into one detector, so the
+ * files of a rotated capture (tcpdump -C, -G) make one timeline. A
+ * capture that cannot be read whole is named with the byte offset at
+ * fault; what was read up to there is still reported, and the exit
+ * status is 1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nf_cap.h"
+#include "nf_cli.h"
+#include "nf_pkt.h"
+#include "nf_wire.h"
+
+static const char usage_text[] =
+	"usage: naglefix scan [--json] CAPTURE...\n"
+	"Reads packet captures (pcap or pcapng, as tcpdump -w and dumpcap write them;\n"
+	"- for standard input) and lists every connection end whose Nagle held a\n"
+	"segment until the other end's delayed ACK: holder, peer, side, stalls, sizes,\n"
+	"median and total stall, and the config line that fixes it.\n"
+	"  --json      one JSON line a row (naglefix report reads them)\n"
+	"  -h, --help  this text\n";
+
+/* Frames of a scan that gave no segment, by why. */
+struct skipped {
+	unsigned long long n[NF_SKIP_NKINDS];
+};
+
+/* Feeds every frame of the capture on fd to w. 0, or -1 after printing
+ * the reader's message (what was read still counts). */
+static int scan_fd(struct nf_wire *w, int fd, const char *name, struct skipped *sk)
+{
+	char err[NF_CAP_ERR_MAX];
+	struct nf_cap *c = nf_cap_open(fd, name, err);
+	struct nf_frame f;
+	struct nf_pkt p;
+	int rc;
+
+	if (!c) {
+		fprintf(stderr, "naglefix scan: %s\n", err);
+		return -1;
+	}
+	while ((rc = nf_cap_next(c, &f)) == 1) {
+		enum nf_pkt_skip why;
+
+		p.dir = f.dir;
+		why = nf_pkt_decode(f.link, 0, f.data, f.caplen, f.origlen, &p);
+		if (why != NF_SKIP_NONE) {
+			sk->n[why]++;
+			continue;
+		}
+		p.ts_ns = f.ts_ns;
+		nf_wire_packet(w, &p);
+	}
+	if (rc < 0)
+		fprintf(stderr, "naglefix scan: %s\n", nf_cap_error(c));
+	nf_cap_close(c);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Opens and scans one capture ("-": standard input). */
+static int scan_path(struct nf_wire *w, const char *path, struct skipped *sk)
+{
+	char q[NF_CLI_QUOTE_MAX];
+	int fd, rc;
+
+	if (strcmp(path, "-") == 0)
+		return scan_fd(w, STDIN_FILENO, "-", sk);
+	nf_cli_quote(path, q);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "naglefix scan: %s: %s\n", q, strerror(errno));
+		return -1;
+	}
+	rc = scan_fd(w, fd, q, sk);
+	close(fd);
+	return rc;
+}
+
+/* The frames that were not TCP segments, if any, on stderr. */
+static void print_skipped(const struct skipped *sk)
+{
+	const char *sep = "naglefix scan: frames skipped: ";
+
+	for (int i = 1; i < NF_SKIP_NKINDS; i++)
+		if (sk->n[i]) {
+			fprintf(stderr, "%s%llu %s", sep, sk->n[i], nf_pkt_skip_name(i));
+			sep = ", ";
+		}
+	if (*sep == ',')
+		fputc('\n', stderr);
+}
+
+/* The rows of w: the table, or --json lines, on stdout. */
+static void print_rows(struct nf_wire *w, int json)
+{
+	struct nf_holder *const *rows;
+	struct nf_wire_stats st;
+	size_t n = nf_wire_holders(w, &rows);
+
+	nf_wire_stats(w, &st);
+	if (json)
+		for (size_t i = 0; i < n; i++)
+			nf_cli_wire_json(stdout, rows[i], "scan");
+	else
+		nf_cli_wire_table(stdout, rows, n, &st);
+	nf_cli_wire_stats(stderr, "scan", &st);
+}
+
+int nf_cli_scan(int argc, char **argv)
+{
+	struct skipped sk = { { 0 } };
+	int json = 0, rc = 0, opts = 1, ncap = 0;
+	char q[NF_CLI_QUOTE_MAX];
+	struct nf_wire *w;
+
+	for (int i = 1; i < argc; i++) {
+		if (opts && strcmp(argv[i], "--") == 0) {
+			opts = 0;
+		} else if (opts && strcmp(argv[i], "--json") == 0) {
+			json = 1;
+		} else if (opts && (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (opts && argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "naglefix scan: unknown option '%s'\n", nf_cli_quote(argv[i], q));
+			fputs(usage_text, stderr);
+			return NF_EXIT_USAGE;
+		} else {
+			ncap++;
+		}
+	}
+	if (ncap == 0) {
+		fputs("naglefix scan: no CAPTURE given (- reads standard input)\n", stderr);
+		fputs(usage_text, stderr);
+		return NF_EXIT_USAGE;
+	}
+	if (!(w = nf_wire_new(NULL))) {
+		fputs("naglefix scan: out of memory\n", stderr);
+		return 1;
+	}
+	opts = 1;
+	for (int i = 1; i < argc; i++) {
+		if (opts && argv[i][0] == '-' && argv[i][1]) {
+			opts = strcmp(argv[i], "--") != 0;
+			continue;
+		}
+		if (scan_path(w, argv[i], &sk) < 0)
+			rc = 1;
+	}
+	print_rows(w, json);
+	print_skipped(&sk);
+	nf_wire_free(w);
+	return rc;
+}

@@ -1,0 +1,235 @@
+/*
+ * detect.c - the Nagle x delayed-ACK signature, read on each direction
+ * of a connection as its segments come (nf_wire.h says the signature).
+ *
+ * A direction's sender H goes ST_NONE -> ST_HELD when it sends a small
+ * segment S1; -> ST_ACKED when the first ACK of S1 from the other end R
+ * is a pure ACK that came late (an ACK timer, beyond R's round trip);
+ * and then H's next new segment S2, small, contiguous and tied to that
+ * ACK, is a stall. Anything else in between sends it back to ST_NONE: a
+ * prompt ACK, an ACK carrying R's data, R's data at all (a slow server
+ * answering, not a timer), a zero window from R, a retransmission by H.
+ *
+ * A stall counts at once when R had sent data before S1 (S1 and S2 are
+ * an answer), else when R next sends data or its FIN before H sends
+ * more: a one-way sender whose pauses end just after R's ACKs is never
+ * answered, so its look-alike stalls are dropped.
+ */
+#include "wire_int.h"
+
+#include <string.h>
+
+/* Is a payload of len bytes smaller than what H may send in one segment?
+ * The MSS of R's SYN less 40 bytes of options; with no SYN seen, the
+ * largest payload seen, but never below IPv4's default 536. */
+static int is_small(const struct dir *h, uint32_t len)
+{
+	uint32_t full = h->mss > 40 ? h->mss - 40u : h->max_len;
+
+	if (full < 536)
+		full = 536;
+	return len < full;
+}
+
+/* The hash of what makes a segment the same segment. */
+static uint32_t seg_sig(const struct nf_pkt *p)
+{
+	uint64_t h = ((uint64_t)p->seq << 32 | p->ack) * 0x9e3779b97f4a7c15ull;
+
+	h ^= ((uint64_t)p->len << 24 | (uint64_t)p->flags << 16 | p->win) * 0xc2b2ae3d27d4eb4full;
+	return (uint32_t)(h ^ h >> 32);
+}
+
+/* Is p a second copy of the segment d saw last, within a millisecond (a
+ * capture on "any" or on lo, where a segment can be seen going and
+ * coming)? Remembers p for the next time. */
+static int duplicate(struct dir *d, const struct nf_pkt *p, uint32_t now)
+{
+	uint32_t sig = seg_sig(p);
+	int dup = d->seen && d->dup_sig == sig && (uint32_t)(now - d->dup_us) < 1000;
+
+	d->dup_sig = sig;
+	d->dup_us = now;
+	d->seen = 1;
+	return dup;
+}
+
+/* A stall of H (direction i) found at S2, p: counted, or kept until R
+ * answers. */
+static void found(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t now)
+{
+	struct dir *h = &c->d[i];
+	struct nf_stall s = {
+		.start_ns = w->now_ns - (uint64_t)(uint32_t)(now - h->s1_us) * 1000,
+		.ack_ns = w->now_ns - (uint64_t)(uint32_t)(now - h->ack_us) * 1000,
+		.end_ns = w->now_ns,
+		.size1 = h->s1_len,
+		.size2 = p->len,
+	};
+
+	if (h->s1_heard) {
+		nf_wire_row_stall(w, c, i, &s);
+		return;
+	}
+	h->pend = 1;
+	h->pend_start_us = h->s1_us;
+	h->pend_ack_us = h->ack_us;
+	h->pend_end_us = now;
+	h->pend_size1 = h->s1_len > 0xffff ? 0xffff : (uint16_t)h->s1_len;
+	h->pend_size2 = p->len > 0xffff ? 0xffff : (uint16_t)p->len;
+}
+
+/* R answered (data or FIN): H's waiting stall counts. */
+static void confirm(struct nf_wire *w, struct conn *c, int i, uint32_t now)
+{
+	struct dir *h = &c->d[i];
+	struct nf_stall s = {
+		.start_ns = w->now_ns - (uint64_t)(uint32_t)(now - h->pend_start_us) * 1000,
+		.ack_ns = w->now_ns - (uint64_t)(uint32_t)(now - h->pend_ack_us) * 1000,
+		.end_ns = w->now_ns - (uint64_t)(uint32_t)(now - h->pend_end_us) * 1000,
+		.size1 = h->pend_size1,
+		.size2 = h->pend_size2,
+	};
+
+	h->pend = 0;
+	nf_wire_row_stall(w, c, i, &s);
+}
+
+/* The handshake: which end opened, the MSS each may send, listeners. A
+ * new SYN on a connection that had other numbers starts it over. */
+static void handshake(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p)
+{
+	struct dir *me = &c->d[i];
+
+	if (!(p->flags & NF_TCP_ACK)) {
+		if (me->has_nxt && p->seq + 1 != me->nxt) {
+			uint32_t r0 = c->d[0].row, r1 = c->d[1].row;
+
+			memset(c->d, 0, sizeof(c->d));
+			c->d[0].row = r0;
+			c->d[1].row = r1;
+			me->seen = 1;
+		}
+		c->client = (uint8_t)i;
+	} else {
+		c->client = (uint8_t)!i;
+		nf_wire_listen_add(w, &c->ends[i]);
+	}
+	if (p->mss)
+		c->d[!i].mss = p->mss;
+}
+
+/* p, from the end of direction i (R here), may acknowledge the other
+ * direction's data (H's): its reaction time, and H's S1. */
+static void peer_ack(struct conn *c, int i, const struct nf_pkt *p, uint32_t now,
+		     uint32_t delack_us)
+{
+	struct dir *r = &c->d[i], *h = &c->d[!i];
+
+	if (h->state == ST_HELD && !nf_seq_lt(p->ack, h->s1_end)) {
+		int late = (uint32_t)(now - h->s1_us) >= delack_us + r->rtt_us;
+
+		h->state = ST_NONE;
+		if (late && p->len == 0 && !(p->flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST))) {
+			h->state = ST_ACKED;
+			h->ack_us = now;
+		}
+	}
+	if (h->data_wait && !nf_seq_lt(p->ack, h->data_end)) {
+		uint32_t rt = (uint32_t)(now - h->data_us);
+
+		if (rt == 0)
+			rt = 1;
+		if (!r->rtt_us || rt < r->rtt_us)
+			r->rtt_us = rt;
+		h->data_wait = 0;
+	}
+}
+
+/* Is S2, now, tied to R's ACK: within the floor plus 1.5 of H's round
+ * trips from the capture point (0 near H, one RTT near R)? */
+static int tied(const struct dir *h, uint32_t now, uint32_t floor_us)
+{
+	return (uint32_t)(now - h->ack_us) <= floor_us + h->rtt_us + h->rtt_us / 2;
+}
+
+/* The data, SYN or FIN of p, from H (direction i): a stall at S2, a new
+ * S1, or a retransmission. */
+static void own_data(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t now)
+{
+	struct dir *h = &c->d[i];
+	uint32_t seglen = p->len + !!(p->flags & NF_TCP_SYN) + !!(p->flags & NF_TCP_FIN);
+	uint32_t end = p->seq + seglen;
+	int small, plain = !(p->flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST));
+
+	if (!seglen)
+		return;
+	if (h->has_nxt && nf_seq_lt(p->seq, h->nxt)) {
+		w->st.retransmits += p->len != 0;
+		if (nf_seq_lt(h->nxt, end))
+			h->nxt = end;
+		h->state = ST_NONE;
+		return;
+	}
+	small = p->len && is_small(h, p->len);
+	h->pend = 0; /* R did not answer before H sent more */
+	if (h->state == ST_ACKED && small && plain && p->seq == h->s1_end &&
+	    tied(h, now, (uint32_t)(w->o.tie_floor_ns / 1000)))
+		found(w, c, i, p, now);
+	h->state = ST_NONE;
+	if (small && plain) {
+		h->state = ST_HELD;
+		h->s1_end = end;
+		h->s1_len = p->len;
+		h->s1_us = now;
+		h->s1_heard = h->heard;
+	}
+	h->heard = 0;
+	h->nxt = end;
+	h->has_nxt = 1;
+	h->data_end = end;
+	h->data_us = now;
+	h->data_wait = 1;
+	if (p->len) {
+		h->has_data = 1;
+		if (p->len > h->max_len)
+			h->max_len = p->len;
+	}
+}
+
+/* What p, from direction i's end, tells of the other direction (H's):
+ * its data or a zero window ends H's wait; its data or FIN answers H. */
+static void peer_acts(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t now)
+{
+	struct dir *h = &c->d[!i];
+
+	if (p->len || (p->win == 0 && !(p->flags & (NF_TCP_SYN | NF_TCP_RST))))
+		h->state = ST_NONE;
+	if (p->len)
+		h->heard = 1;
+	if (h->pend && (p->len || (p->flags & NF_TCP_FIN)))
+		confirm(w, c, !i, now);
+}
+
+void nf_wire_detect(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p)
+{
+	uint32_t now = nf_us(w->now_ns);
+
+	if (duplicate(&c->d[i], p, now)) {
+		w->st.duplicates++;
+		return;
+	}
+	if (c->closed && (p->flags & (NF_TCP_SYN | NF_TCP_ACK)) == NF_TCP_SYN)
+		nf_wire_reopen(w, c);
+	nf_wire_touch(w, c);
+	if (p->flags & NF_TCP_SYN)
+		handshake(w, c, i, p);
+	if (p->flags & NF_TCP_ACK)
+		peer_ack(c, i, p, now, (uint32_t)(w->o.delack_min_ns / 1000));
+	peer_acts(w, c, i, p, now);
+	own_data(w, c, i, p, now);
+	if (p->flags & NF_TCP_FIN)
+		c->d[i].fin = 1;
+	if ((p->flags & NF_TCP_RST) || (c->d[0].fin && c->d[1].fin))
+		nf_wire_close(w, c);
+}

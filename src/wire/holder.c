@@ -1,0 +1,267 @@
+/*
+ * holder.c - the rows of findings: each end that held, with the end it
+ * waited on, its stalls counted, their median kept from a sample, the
+ * sizes of its most frequent stall, and how its side was told.
+ *
+ * A row is keyed by side and the two ends, less the port that varies: a
+ * client's own port (its next connection has another), a server's
+ * client's port. So a client that opens a connection a request is one
+ * row, and memory follows the distinct pairs of hosts and services, not
+ * the connections.
+ */
+#include "wire_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Which end of c accepted it when no handshake was seen: 0 or 1. The
+ * end seen accepting other connections; else the port under 1024 facing
+ * one above; else the one outside Linux's ephemeral range facing one in
+ * it; else the lower port. *how says which. */
+static int guess_server(const struct nf_wire *w, const struct conn *c, uint8_t *how)
+{
+	uint16_t p0 = c->ends[0].port, p1 = c->ends[1].port;
+
+	*how = NF_SIDE_LISTENER;
+	if (nf_wire_listen_has(w, &c->ends[0]) != nf_wire_listen_has(w, &c->ends[1]))
+		return nf_wire_listen_has(w, &c->ends[1]);
+	*how = NF_SIDE_PORTS;
+	if ((p0 < 1024) != (p1 < 1024))
+		return p1 < 1024;
+	if ((p0 >= 32768) != (p1 >= 32768))
+		return p1 < 32768;
+	return p1 < p0;
+}
+
+/* The side of the end of direction i, and how it was told. */
+static uint8_t side_of(const struct nf_wire *w, const struct conn *c, int i, uint8_t *how)
+{
+	if (c->client < 2) {
+		*how = NF_SIDE_SYN;
+		return c->client == i ? NF_WIRE_CONNECT : NF_WIRE_ACCEPT;
+	}
+	return guess_server(w, c, how) == i ? NF_WIRE_ACCEPT : NF_WIRE_CONNECT;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v;
+	h *= 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+static uint32_t row_hash(uint8_t side, const struct nf_end *self, const struct nf_end *peer)
+{
+	uint64_t v[4], h = side;
+
+	memcpy(v, self->addr, 16);
+	memcpy(v + 2, peer->addr, 16);
+	for (int k = 0; k < 4; k++)
+		h = mix(h, v[k]);
+	h = mix(h, (uint64_t)self->port << 16 | peer->port);
+	return (uint32_t)h;
+}
+
+static int end_eq(const struct nf_end *a, const struct nf_end *b)
+{
+	return a->port == b->port && a->family == b->family &&
+	       memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+}
+
+/* The key ends of a row: the side's varying port zeroed. */
+static void row_key(uint8_t side, const struct nf_end *self, const struct nf_end *peer,
+		    struct nf_end *kself, struct nf_end *kpeer)
+{
+	*kself = *self;
+	*kpeer = *peer;
+	if (side == NF_WIRE_CONNECT)
+		kself->port = 0;
+	else
+		kpeer->port = 0;
+}
+
+static int row_is(const struct nf_holder *r, uint8_t side, const struct nf_end *kself,
+		  const struct nf_end *kpeer)
+{
+	struct nf_end s, p;
+
+	if (r->side != side)
+		return 0;
+	row_key(side, &r->self, &r->peer, &s, &p);
+	return end_eq(&s, kself) && end_eq(&p, kpeer);
+}
+
+/* Doubles the rows' index; 0, or -1 on no memory. */
+static int grow_index(struct nf_wire *w)
+{
+	uint32_t n = w->nrbuckets ? w->nrbuckets * 2 : 64, *b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return -1;
+	for (uint32_t k = 0; k < w->nrows; k++) {
+		struct nf_holder *r = w->rows[k];
+		struct nf_end s, p;
+		uint32_t h;
+
+		row_key(r->side, &r->self, &r->peer, &s, &p);
+		h = row_hash(r->side, &s, &p) & (n - 1);
+		while (b[h])
+			h = (h + 1) & (n - 1);
+		b[h] = k + 1;
+	}
+	free(w->rbucket);
+	w->rbucket = b;
+	w->nrbuckets = n;
+	return 0;
+}
+
+/* A new row at index slot *at of the index; its number + 1, 0 on no memory. */
+static uint32_t new_row(struct nf_wire *w, uint8_t side, uint8_t how, const struct nf_end *self,
+			const struct nf_end *peer)
+{
+	struct nf_holder *r;
+
+	if (w->nrows == w->caprows) {
+		uint32_t n = w->caprows ? w->caprows * 2 : 16;
+		struct nf_holder **rows = realloc(w->rows, n * sizeof(*rows));
+
+		if (!rows)
+			return 0;
+		w->rows = rows;
+		w->caprows = n;
+	}
+	if (!(r = calloc(1, sizeof(*r))))
+		return 0;
+	r->self = *self;
+	r->peer = *peer;
+	r->side = side;
+	r->side_how = how;
+	r->rng = 0x2545f4914f6cdd1dull ^ w->nrows;
+	w->rows[w->nrows] = r;
+	return ++w->nrows;
+}
+
+/* The row of the holder at the end of direction i of c: found or made. */
+static struct nf_holder *row_of(struct nf_wire *w, const struct conn *c, int i)
+{
+	uint8_t how, side = side_of(w, c, i, &how);
+	struct nf_end ks, kp;
+	uint32_t h, x;
+
+	row_key(side, &c->ends[i], &c->ends[!i], &ks, &kp);
+	if ((w->nrows + 1) * 2 > w->nrbuckets && grow_index(w) < 0)
+		return NULL;
+	for (h = row_hash(side, &ks, &kp) & (w->nrbuckets - 1); (x = w->rbucket[h]);
+	     h = (h + 1) & (w->nrbuckets - 1))
+		if (row_is(w->rows[x - 1], side, &ks, &kp))
+			return w->rows[x - 1];
+	if (!(x = new_row(w, side, how, &c->ends[i], &c->ends[!i])))
+		return NULL;
+	w->rbucket[h] = x;
+	return w->rows[x - 1];
+}
+
+static uint64_t next_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Adds the stall of ms to r's counts and sample. */
+static void add(struct nf_holder *r, const struct nf_stall *s)
+{
+	double ms = (double)(s->end_ns - s->start_ns) / 1e6;
+
+	if (r->stalls++ == 0)
+		r->first_ns = s->start_ns;
+	r->last_ns = s->start_ns;
+	r->total_ms += ms;
+	r->ack_total_ms += (double)(s->ack_ns - s->start_ns) / 1e6;
+	if (r->nsamples < NF_HOLDER_SAMPLES) {
+		r->samples[r->nsamples++] = (float)ms;
+	} else {
+		uint64_t j = next_rand(&r->rng) % r->stalls;
+
+		if (j < NF_HOLDER_SAMPLES)
+			r->samples[j] = (float)ms;
+	}
+	if (r->size_votes == 0) {
+		r->size1 = s->size1;
+		r->size2 = s->size2;
+	}
+	r->size_votes += r->size1 == s->size1 && r->size2 == s->size2 ? 1 : -1u;
+}
+
+void nf_wire_row_stall(struct nf_wire *w, struct conn *c, int i, const struct nf_stall *s)
+{
+	struct nf_holder *r = c->d[i].row ? w->rows[c->d[i].row - 1] : row_of(w, c, i);
+
+	if (!r)
+		return;
+	if (!c->d[i].row) {
+		for (uint32_t k = 0; k < w->nrows; k++)
+			if (w->rows[k] == r)
+				c->d[i].row = k + 1;
+		r->conns++;
+	}
+	add(r, s);
+	if (r->stalls == 1 && w->o.on_first)
+		w->o.on_first(w->o.arg, r, s);
+}
+
+static int by_total(const void *a, const void *b)
+{
+	const struct nf_holder *x = *(struct nf_holder *const *)a, *y = *(struct nf_holder *const *)b;
+
+	if (x->total_ms != y->total_ms)
+		return x->total_ms < y->total_ms ? 1 : -1;
+	return x->first_ns < y->first_ns ? -1 : x->first_ns > y->first_ns;
+}
+
+size_t nf_wire_holders(struct nf_wire *w, struct nf_holder *const **out)
+{
+	struct nf_holder **s = realloc(w->sorted, (w->nrows ? w->nrows : 1) * sizeof(*s));
+
+	if (!s) {
+		*out = w->rows;
+		return w->nrows;
+	}
+	memcpy(s, w->rows, w->nrows * sizeof(*s));
+	qsort(s, w->nrows, sizeof(*s), by_total);
+	w->sorted = s;
+	*out = s;
+	return w->nrows;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double nf_holder_median_ms(const struct nf_holder *h)
+{
+	float v[NF_HOLDER_SAMPLES];
+	uint32_t n = h->nsamples;
+
+	if (n == 0)
+		return 0;
+	memcpy(v, h->samples, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), by_value);
+	return n % 2 ? v[n / 2] : ((double)v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void nf_wire_rows_free(struct nf_wire *w)
+{
+	for (uint32_t k = 0; k < w->nrows; k++)
+		free(w->rows[k]);
+	free(w->rows);
+	free(w->rbucket);
+	free(w->sorted);
+	w->rows = w->sorted = NULL;
+	w->rbucket = NULL;
+	w->nrows = w->caprows = w->nrbuckets = 0;
+}

@@ -1,0 +1,361 @@
+/*
+ * table.c - the detector's table of TCP connections: found by their two
+ * ends in a hash of chains, kept in chunks that never move (a slot's
+ * index is its name), and forgotten oldest first: a live connection
+ * after idle_ns without a segment, a closed one (RST, or FIN both ways)
+ * closed_ns after it closed. So memory follows the connections alive in
+ * the capture, not its length.
+ */
+#include "wire_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define NF_MS 1000000ull
+
+void nf_wire_opts_default(struct nf_wire_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->delack_min_ns = 10 * NF_MS;
+	o->tie_floor_ns = 1 * NF_MS;
+	o->idle_ns = 300000 * NF_MS;
+	o->closed_ns = 2000 * NF_MS;
+}
+
+struct nf_wire *nf_wire_new(const struct nf_wire_opts *o)
+{
+	struct nf_wire *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	if (o)
+		w->o = *o;
+	else
+		nf_wire_opts_default(&w->o);
+	w->nbuckets = 1024;
+	w->bucket = calloc(w->nbuckets, sizeof(*w->bucket));
+	w->listen = calloc(LISTEN_MAX, sizeof(*w->listen));
+	if (!w->bucket || !w->listen) {
+		nf_wire_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void nf_wire_free(struct nf_wire *w)
+{
+	if (!w)
+		return;
+	for (uint32_t i = 0; i < w->nchunks; i++)
+		free(w->chunk[i]);
+	free(w->bucket);
+	free(w->listen);
+	nf_wire_rows_free(w);
+	free(w);
+}
+
+static struct conn *slot(const struct nf_wire *w, uint32_t idx1)
+{
+	uint32_t i = idx1 - 1;
+
+	return &w->chunk[i >> CHUNK_SHIFT][i & (CHUNK_LEN - 1)];
+}
+
+/* The slot's index + 1 of c. */
+static uint32_t index_of(const struct nf_wire *w, const struct conn *c)
+{
+	(void)w;
+	return c->idx;
+}
+
+/* Orders two ends: address bytes, then port. */
+static int end_cmp(const struct nf_end *a, const struct nf_end *b)
+{
+	int r = memcmp(a->addr, b->addr, sizeof(a->addr));
+
+	return r ? r : (int)a->port - (int)b->port;
+}
+
+static int end_eq(const struct nf_end *a, const struct nf_end *b)
+{
+	return a->port == b->port && a->family == b->family &&
+	       memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v;
+	h *= 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+/* The hash of an unordered pair of ends (the same both ways). */
+static uint64_t pair_hash(const struct nf_end *a, const struct nf_end *b)
+{
+	uint64_t ha = 0, hb = 0, v[2];
+
+	memcpy(v, a->addr, 16);
+	ha = mix(mix(mix(ha, v[0]), v[1]), a->port);
+	memcpy(v, b->addr, 16);
+	hb = mix(mix(mix(hb, v[0]), v[1]), b->port);
+	return mix(ha + hb, ha ^ hb);
+}
+
+static void set_end(struct nf_end *e, int family, const uint8_t *addr, uint16_t port)
+{
+	e->family = (uint8_t)family;
+	e->port = port;
+	memcpy(e->addr, addr, sizeof(e->addr));
+}
+
+/* Doubles the hash when it holds more chains than buckets; on no memory
+ * the chains just grow longer. */
+static void grow_buckets(struct nf_wire *w)
+{
+	uint32_t n = w->nbuckets * 2, *b;
+
+	if (w->st.live < w->nbuckets || n == 0 || !(b = calloc(n, sizeof(*b))))
+		return;
+	for (uint32_t i = 0; i < w->nbuckets; i++) {
+		uint32_t x = w->bucket[i];
+
+		while (x) {
+			struct conn *c = slot(w, x);
+			uint32_t nx = c->hnext, h = (uint32_t)pair_hash(&c->ends[0], &c->ends[1]) & (n - 1);
+
+			c->hnext = b[h];
+			b[h] = x;
+			x = nx;
+		}
+	}
+	free(w->bucket);
+	w->bucket = b;
+	w->nbuckets = n;
+}
+
+/* A free slot's index + 1, or 0 if none can be made. */
+static uint32_t take_slot(struct nf_wire *w)
+{
+	uint32_t x = w->free_head;
+
+	if (x) {
+		w->free_head = slot(w, x)->hnext;
+		return x;
+	}
+	if ((w->nslots >> CHUNK_SHIFT) >= w->nchunks) {
+		if (w->nchunks == MAX_CHUNKS)
+			return 0;
+		w->chunk[w->nchunks] = malloc(CHUNK_LEN * sizeof(struct conn));
+		if (!w->chunk[w->nchunks])
+			return 0;
+		w->nchunks++;
+	}
+	return ++w->nslots;
+}
+
+static void list_unlink(struct nf_wire *w, struct age_list *l, struct conn *c, uint32_t x)
+{
+	if (c->prev)
+		slot(w, c->prev)->next = c->next;
+	else if (l->head == x)
+		l->head = c->next;
+	if (c->next)
+		slot(w, c->next)->prev = c->prev;
+	else if (l->tail == x)
+		l->tail = c->prev;
+	c->prev = c->next = 0;
+}
+
+static void list_append(struct nf_wire *w, struct age_list *l, struct conn *c, uint32_t x)
+{
+	c->prev = l->tail;
+	c->next = 0;
+	if (l->tail)
+		slot(w, l->tail)->next = x;
+	else
+		l->head = x;
+	l->tail = x;
+}
+
+void nf_wire_touch(struct nf_wire *w, struct conn *c)
+{
+	uint32_t x;
+
+	if (c->closed)
+		return; /* kept in closing order */
+	c->last_ns = w->now_ns;
+	if (w->live.tail == (x = index_of(w, c)))
+		return;
+	list_unlink(w, &w->live, c, x);
+	list_append(w, &w->live, c, x);
+}
+
+void nf_wire_close(struct nf_wire *w, struct conn *c)
+{
+	uint32_t x = index_of(w, c);
+
+	if (c->closed)
+		return;
+	list_unlink(w, &w->live, c, x);
+	c->closed = 1;
+	c->last_ns = w->now_ns;
+	list_append(w, &w->closed, c, x);
+}
+
+void nf_wire_reopen(struct nf_wire *w, struct conn *c)
+{
+	uint32_t x = index_of(w, c);
+
+	if (!c->closed)
+		return;
+	list_unlink(w, &w->closed, c, x);
+	c->closed = 0;
+	list_append(w, &w->live, c, x);
+}
+
+/* Takes c out of the table (its slot to the free list). */
+static void forget(struct nf_wire *w, struct conn *c, uint32_t x)
+{
+	uint32_t h = (uint32_t)pair_hash(&c->ends[0], &c->ends[1]) & (w->nbuckets - 1);
+	uint32_t *pp = &w->bucket[h];
+
+	while (*pp && *pp != x)
+		pp = &slot(w, *pp)->hnext;
+	if (*pp)
+		*pp = c->hnext;
+	list_unlink(w, c->closed ? &w->closed : &w->live, c, x);
+	if ((c->d[0].has_data && !c->d[1].seen) || (c->d[1].has_data && !c->d[0].seen))
+		w->st.one_way++;
+	c->used = 0;
+	c->hnext = w->free_head;
+	w->free_head = x;
+	w->st.live--;
+}
+
+void nf_wire_expire(struct nf_wire *w, uint64_t now_ns)
+{
+	struct conn *c;
+
+	while (w->closed.head && (c = slot(w, w->closed.head))->last_ns + w->o.closed_ns <= now_ns)
+		forget(w, c, w->closed.head);
+	while (w->live.head && (c = slot(w, w->live.head))->last_ns + w->o.idle_ns <= now_ns)
+		forget(w, c, w->live.head);
+}
+
+/* A new connection for p in slot x; *dir_out as nf_wire_conn says. */
+static struct conn *make_conn(struct nf_wire *w, uint32_t x, const struct nf_end *src,
+			      const struct nf_end *dst, int *dir_out)
+{
+	struct conn *c = slot(w, x);
+	uint32_t h;
+
+	memset(c, 0, sizeof(*c));
+	c->idx = x;
+	*dir_out = end_cmp(src, dst) > 0;
+	c->ends[*dir_out] = *src;
+	c->ends[!*dir_out] = *dst;
+	c->client = 2;
+	c->used = 1;
+	h = (uint32_t)pair_hash(src, dst) & (w->nbuckets - 1);
+	c->hnext = w->bucket[h];
+	w->bucket[h] = x;
+	list_append(w, &w->live, c, x);
+	w->st.conns++;
+	if (++w->st.live > w->st.peak)
+		w->st.peak = w->st.live;
+	grow_buckets(w);
+	return c;
+}
+
+struct conn *nf_wire_conn(struct nf_wire *w, const struct nf_pkt *p, int *dir_out)
+{
+	struct nf_end src, dst;
+	uint32_t x, h;
+
+	set_end(&src, p->family, p->saddr, p->sport);
+	set_end(&dst, p->family, p->daddr, p->dport);
+	h = (uint32_t)pair_hash(&src, &dst) & (w->nbuckets - 1);
+	for (x = w->bucket[h]; x; x = slot(w, x)->hnext) {
+		struct conn *c = slot(w, x);
+
+		if (end_eq(&c->ends[0], &src) && end_eq(&c->ends[1], &dst)) {
+			*dir_out = 0;
+			return c;
+		}
+		if (end_eq(&c->ends[1], &src) && end_eq(&c->ends[0], &dst)) {
+			*dir_out = 1;
+			return c;
+		}
+	}
+	if (!(x = take_slot(w))) {
+		w->st.dropped_conns++;
+		return NULL;
+	}
+	return make_conn(w, x, &src, &dst, dir_out);
+}
+
+/* Where e goes in the listeners' open addressing (its slot, or the
+ * empty one where it would be). */
+static uint32_t listen_slot(const struct nf_wire *w, const struct nf_end *e)
+{
+	uint32_t i = (uint32_t)pair_hash(e, e) & (LISTEN_MAX - 1);
+
+	while (w->listen[i].port && !end_eq(&w->listen[i], e))
+		i = (i + 1) & (LISTEN_MAX - 1);
+	return i;
+}
+
+void nf_wire_listen_add(struct nf_wire *w, const struct nf_end *e)
+{
+	uint32_t i;
+
+	if (!e->port || w->nlisten >= LISTEN_MAX / 2)
+		return;
+	i = listen_slot(w, e);
+	if (!w->listen[i].port) {
+		w->listen[i] = *e;
+		w->nlisten++;
+	}
+}
+
+int nf_wire_listen_has(const struct nf_wire *w, const struct nf_end *e)
+{
+	return e->port && w->listen[listen_slot(w, e)].port != 0;
+}
+
+void nf_wire_stats(const struct nf_wire *w, struct nf_wire_stats *s)
+{
+	*s = w->st;
+	for (uint32_t k = 0; k < w->nchunks; k++)
+		for (uint32_t i = 0; i < CHUNK_LEN && (k << CHUNK_SHIFT) + i < w->nslots; i++) {
+			const struct conn *c = &w->chunk[k][i];
+
+			if (c->used && ((c->d[0].has_data && !c->d[1].seen) ||
+					(c->d[1].has_data && !c->d[0].seen)))
+				s->one_way++;
+		}
+}
+
+/* The time of p, never before the newest one seen. */
+static uint64_t clock_of(struct nf_wire *w, const struct nf_pkt *p)
+{
+	if (p->ts_ns > w->now_ns)
+		w->now_ns = p->ts_ns;
+	return w->now_ns;
+}
+
+void nf_wire_packet(struct nf_wire *w, const struct nf_pkt *p)
+{
+	struct conn *c;
+	int i;
+
+	if (p->family != AF_INET && p->family != AF_INET6)
+		return;
+	clock_of(w, p);
+	w->st.packets++;
+	nf_wire_expire(w, w->now_ns);
+	if (!(c = nf_wire_conn(w, p, &i)))
+		return;
+	nf_wire_detect(w, c, i, p);
+}

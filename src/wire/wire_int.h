@@ -1,0 +1,144 @@
+/*
+ * wire_int.h - what the detector's three files share: the connection
+ * table (table.c), the signature read on each direction (detect.c) and
+ * the rows of findings (holder.c). Not for the command.
+ *
+ * A connection is kept in about 200 bytes (the bench checks it stays
+ * under 300 a live connection): its two ends, and per direction what the
+ * signature needs of the sender (struct dir).
+ */
+#ifndef NF_WIRE_INT_H
+#define NF_WIRE_INT_H
+
+#include <stdint.h>
+
+#include "nf_wire.h"
+
+/* What a direction's sender is doing, for the signature (detect.c). */
+enum dir_state {
+	ST_NONE = 0, /* no small segment waiting */
+	ST_HELD,     /* S1 sent, not yet acknowledged */
+	ST_ACKED,    /* R's late pure ACK of S1 seen: waiting for S2 */
+};
+
+/*
+ * One direction of a connection: its sender's state. Times are the low
+ * 32 bits of the packets' microseconds (differences modulo 2^32: right
+ * for gaps under 71 minutes), so that a connection stays small.
+ */
+struct dir {
+	uint32_t nxt;       /* sequence number after the newest data seen */
+	uint32_t s1_end;    /* S1's end (ST_HELD, ST_ACKED) */
+	uint32_t s1_len;
+	uint32_t s1_us;     /* S1 seen */
+	uint32_t ack_us;    /* R's late ACK of S1 seen (ST_ACKED) */
+	uint32_t data_end;  /* our newest data's end (SYN and FIN count one) */
+	uint32_t data_us;   /* ... seen, for the other end's reaction */
+	uint32_t max_len;   /* the largest payload seen (the MSS when no SYN said it) */
+	uint32_t rtt_us;    /* our quickest reaction to the other end (capture -> us -> capture); 0 unknown */
+	uint32_t dup_sig;   /* our last segment's hash and time: a second copy is dropped */
+	uint32_t dup_us;
+	/* a stall waiting for R to answer (pend): one-way senders never do */
+	uint32_t pend_start_us, pend_ack_us, pend_end_us;
+	uint16_t pend_size1, pend_size2;
+	uint16_t mss;       /* the MSS the other end's SYN allows us; 0 unknown */
+	uint8_t state;      /* enum dir_state */
+	uint8_t seen : 1;   /* a segment of ours was seen */
+	uint8_t has_nxt : 1;
+	uint8_t data_wait : 1; /* data_end not yet acknowledged */
+	uint8_t fin : 1;
+	uint8_t has_data : 1;  /* a payload of ours was seen */
+	uint8_t heard : 1;     /* the other end sent data since our newest data */
+	uint8_t s1_heard : 1;  /* ... before S1: S1 and S2 answer it */
+	uint8_t pend : 1;
+	uint32_t row;       /* our row (holder.c) + 1 once we stalled; 0 before */
+};
+
+/* A connection: ends[0] is the lower of the two (address, then port). */
+struct conn {
+	struct nf_end ends[2];
+	struct dir d[2];      /* d[i]: ends[i] sending */
+	uint64_t last_ns;     /* its last segment */
+	uint32_t hnext;       /* the next in its hash chain (index + 1; 0 none) */
+	uint32_t prev, next;  /* its place in the age list (index + 1) */
+	uint32_t idx;         /* its own slot's index + 1 */
+	uint8_t client;       /* the end that opened it: 0 or 1, 2 unknown */
+	uint8_t closed : 1;   /* RST, or FIN both ways: on the closed list */
+	uint8_t used : 1;
+};
+
+/* An age list: oldest first, by last_ns (live) or by closing (closed). */
+struct age_list {
+	uint32_t head, tail; /* index + 1 */
+};
+
+#define CHUNK_SHIFT 12
+#define CHUNK_LEN   (1u << CHUNK_SHIFT)
+#define MAX_CHUNKS  4096 /* 16.7 M connections at once */
+#define LISTEN_MAX  4096 /* listening ends remembered (learned from SYN-ACKs) */
+
+struct nf_wire {
+	struct nf_wire_opts o;
+	struct conn *chunk[MAX_CHUNKS];
+	uint32_t nchunks;
+	uint32_t free_head;   /* freed slots (index + 1), chained by hnext */
+	uint32_t nslots;      /* slots ever handed out */
+	uint32_t *bucket;     /* hash chains (index + 1) */
+	uint32_t nbuckets;    /* a power of two */
+	struct age_list live, closed;
+	uint64_t now_ns;      /* the newest packet time */
+	struct nf_wire_stats st;
+	struct nf_end *listen; /* open addressing, port 0 = empty */
+	uint32_t nlisten;
+	/* rows (holder.c) */
+	struct nf_holder **rows;
+	uint32_t nrows, caprows;
+	uint32_t *rbucket;     /* row index + 1, open addressing */
+	uint32_t nrbuckets;
+	struct nf_holder **sorted; /* nf_wire_holders' answer */
+};
+
+/* --- table.c --- */
+
+/* The connection of p, made if new (*dir_out: 0 if p's source is ends[0],
+ * else 1). NULL when no memory is left (counted). */
+struct conn *nf_wire_conn(struct nf_wire *w, const struct nf_pkt *p, int *dir_out);
+
+/* Moves c to the live list's end (a segment came) or, closing it, to the
+ * closed list's end. */
+void nf_wire_touch(struct nf_wire *w, struct conn *c);
+void nf_wire_close(struct nf_wire *w, struct conn *c);
+/* Moves a closed c back to the live list (a new SYN on its ends). */
+void nf_wire_reopen(struct nf_wire *w, struct conn *c);
+
+/* Remembers e as a listening end (a SYN-ACK came from it); is e one? */
+void nf_wire_listen_add(struct nf_wire *w, const struct nf_end *e);
+int nf_wire_listen_has(const struct nf_wire *w, const struct nf_end *e);
+
+/* --- detect.c --- */
+
+/* Reads segment p of direction i of c (c already touched). */
+void nf_wire_detect(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p);
+
+/* --- holder.c --- */
+
+/* Counts stall s of direction i of c in its row, made (and on_first
+ * called) at the row's first stall. */
+void nf_wire_row_stall(struct nf_wire *w, struct conn *c, int i, const struct nf_stall *s);
+
+/* Frees the rows. */
+void nf_wire_rows_free(struct nf_wire *w);
+
+/* The low 32 bits of ns in microseconds (struct dir's clock). */
+static inline uint32_t nf_us(uint64_t ns)
+{
+	return (uint32_t)(ns / 1000);
+}
+
+/* Serial-number comparison of sequence numbers (RFC 1982): a before b. */
+static inline int nf_seq_lt(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+
+#endif
