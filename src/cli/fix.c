@@ -1,0 +1,730 @@
+/*
+ * fix.c - naglefix fix: the config's rule applied to the TCP sockets of
+ * running processes from outside, by duplicate (see nf_fix.h), once or
+ * (--follow) until they end; and --undo, which turns off again what fix
+ * turned on, and only that.
+ *
+ *   naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...
+ *   naglefix fix --undo [--dry-run] [--json] PID...
+ */
+#include "nf_fix.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nf_cli.h"
+#include "nf_config.h"
+
+#define FOLLOW_INTERVAL_MS 100 /* --follow: a rescan at least this often */
+
+/* The run's settings and what it met. */
+struct fixer {
+	struct nf_policy pol;
+	const char *conf; /* the file's name, NULL for -m nodelay */
+	int dry, json, follow;
+	int status;            /* the largest NF_FIX_EXIT_* met */
+	unsigned char *left;   /* left[i]: rule i (nrules: the default) said */
+	size_t nset;           /* sockets set, over all processes */
+};
+
+/* One process and what was done to it. */
+struct target {
+	struct nf_fix_proc p;
+	int live;               /* still to scan */
+	int checked;            /* the library and the undo record looked at */
+	unsigned long *seen;    /* seen[fd]: the inode handled there, 0 none */
+	size_t nseen;
+	struct nf_fix_sock *ls; /* its listeners */
+	size_t nls, capls;
+	size_t nset;
+};
+
+/* A descriptor found in a scan, then what its duplicate said. */
+struct found {
+	int fd;
+	unsigned long ino;
+	int ok; /* s filled: a TCP socket */
+	struct nf_fix_sock s;
+};
+
+struct found_list {
+	struct target *t;
+	struct found *v;
+	size_t n, cap;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void worse(struct fixer *f, int status)
+{
+	if (status > f->status)
+		f->status = status;
+}
+
+/* --- what a scan finds ---------------------------------------------------- */
+
+static int seen_is(const struct target *t, int fd, unsigned long ino)
+{
+	return (size_t)fd < t->nseen && t->seen[fd] == ino;
+}
+
+static int seen_set(struct target *t, int fd, unsigned long ino)
+{
+	if ((size_t)fd >= t->nseen) {
+		size_t n = t->nseen ? t->nseen : 64;
+		unsigned long *v;
+
+		while (n <= (size_t)fd)
+			n *= 2;
+		v = realloc(t->seen, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memset(v + t->nseen, 0, (n - t->nseen) * sizeof(*v));
+		t->seen = v;
+		t->nseen = n;
+	}
+	t->seen[fd] = ino;
+	return 0;
+}
+
+static int collect(int fd, unsigned long ino, void *arg)
+{
+	struct found_list *l = arg;
+
+	if (seen_is(l->t, fd, ino))
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct found *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = (struct found){ .fd = fd, .ino = ino };
+	return 0;
+}
+
+/* Forgets the listener that was at fd (its descriptor now holds another file). */
+static void drop_listener(struct target *t, int fd)
+{
+	for (size_t i = 0; i < t->nls; i++)
+		if (t->ls[i].fd == fd)
+			t->ls[i--] = t->ls[--t->nls];
+}
+
+static int add_listener(struct target *t, const struct nf_fix_sock *s)
+{
+	if (t->nls == t->capls) {
+		size_t cap = t->capls ? 2 * t->capls : 8;
+		struct nf_fix_sock *v = realloc(t->ls, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->ls = v;
+		t->capls = cap;
+	}
+	t->ls[t->nls++] = *s;
+	return 0;
+}
+
+/* --- messages ---------------------------------------------------------------- */
+
+static int is_mfile(int rc)
+{
+	return rc == -EMFILE || rc == -ENFILE;
+}
+
+static void say_mfile(struct fixer *f, pid_t pid, const char *what)
+{
+	struct rlimit rl;
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	fprintf(stderr,
+		"naglefix fix: pid %d: %s: naglefix's own descriptor limit is reached (%s, ulimit -n "
+		"%llu): stopped there; raise the limit and run it again\n",
+		(int)pid, what, strerror(EMFILE), (unsigned long long)rl.rlim_cur);
+	worse(f, NF_FIX_EXIT_MFILE);
+}
+
+static void say_nosys(struct fixer *f)
+{
+	fputs("naglefix fix: this kernel has no pidfd_open/pidfd_getfd (ENOSYS: Linux 5.6 or later "
+	      "has them), or a seccomp filter refuses them: nothing changed\n",
+	      stderr);
+	worse(f, NF_FIX_EXIT_NOSYS);
+}
+
+/* The end of process t's handling, after an error rc; says what was done. */
+static void say_stopped(struct fixer *f, struct target *t, int rc)
+{
+	char why[512];
+	int pid = (int)t->p.pid;
+
+	if (rc == -EPERM || rc == -EACCES) {
+		fprintf(stderr, "naglefix fix: pid %d: not allowed to take its sockets (%s): %s\n", pid,
+			strerror(EPERM), nf_fix_proc_why_eperm(&t->p, why, sizeof(why)));
+		worse(f, NF_FIX_EXIT_PERM);
+	} else if (rc == -ENOSYS) {
+		say_nosys(f);
+	} else if (rc == -ESRCH) {
+		fprintf(stderr, "naglefix fix: pid %d: the process ended%s\n", pid,
+			t->checked ? " meanwhile" : "");
+		worse(f, NF_FIX_EXIT_GONE);
+	} else if (is_mfile(rc)) {
+		say_mfile(f, t->p.pid, "taking its sockets");
+	} else {
+		fprintf(stderr, "naglefix fix: pid %d: %s\n", pid, strerror(-rc));
+		worse(f, NF_FIX_EXIT_PARTIAL);
+	}
+	if (t->nset)
+		fprintf(stderr,
+			"naglefix fix: pid %d: %zu socket%s set before that (listed above); the others "
+			"left as they were\n",
+			pid, t->nset, t->nset == 1 ? "" : "s");
+	t->live = 0;
+}
+
+/* The rule that chose o: "CONF:LINE", "CONF: default", "-m nodelay". */
+static const char *rule_label(const struct fixer *f, const struct nf_opts *o, char *buf,
+			      size_t len, size_t *index)
+{
+	if (o == &f->pol.dflt) {
+		*index = f->pol.nrules;
+		if (!f->conf)
+			return "-m nodelay";
+		snprintf(buf, len, "%s: default", f->conf);
+		return buf;
+	}
+	const struct nf_rule *r =
+		(const struct nf_rule *)(const void *)((const char *)o - offsetof(struct nf_rule, opts));
+
+	*index = (size_t)(r - f->pol.rules);
+	snprintf(buf, len, "%s:%d", f->conf, r->line);
+	return buf;
+}
+
+/* Says once per rule that its action needs the library. */
+static void say_needs_library(struct fixer *f, size_t index, const char *rule, const char *action)
+{
+	if (f->left[index])
+		return;
+	f->left[index] = 1;
+	fprintf(stderr,
+		"naglefix fix: %s: %s needs the library, which fix cannot apply from outside: its "
+		"sockets are left as they are; restart the program under it (naglefix -c %s -- "
+		"COMMAND), or fix them now with nodelay (naglefix fix -m nodelay PID)\n",
+		rule, action, f->conf ? f->conf : "CONF");
+}
+
+/* --- one socket ---------------------------------------------------------------- */
+
+/* Turns TCP_NODELAY on for s of t, recorded for undo first. Fills r. */
+static int apply_nodelay(struct fixer *f, struct target *t, const struct nf_fix_sock *s,
+			 struct nf_fix_row *r)
+{
+	static char why[256];
+	int dup = nf_fix_sock_take(&t->p, s->fd, s->ino), rc;
+
+	if (dup < 0) {
+		if (dup != -ESTALE && dup != -EBADF)
+			return dup;
+		r->result = NF_FIX_SKIPPED;
+		r->why = "closed meanwhile";
+		return 0;
+	}
+	r->before = nf_fix_sock_nodelay(dup);
+	r->after = r->before;
+	if (r->before == 1) {
+		r->result = NF_FIX_UNCHANGED;
+	} else if ((rc = nf_fix_undo_record(&t->p, s->fd, s->ino)) < 0) {
+		snprintf(why, sizeof(why), "not changed: cannot record it for undo in %s: %s",
+			 nf_fix_state_dir(), strerror(-rc));
+		r->result = NF_FIX_SKIPPED;
+		r->why = why;
+		worse(f, NF_FIX_EXIT_PARTIAL);
+	} else if ((rc = nf_fix_sock_set_nodelay(dup, 1)) < 0) {
+		snprintf(why, sizeof(why), "setsockopt: %s", strerror(-rc));
+		r->result = NF_FIX_SKIPPED;
+		r->why = why;
+		worse(f, NF_FIX_EXIT_PARTIAL);
+	} else {
+		r->after = nf_fix_sock_nodelay(dup);
+		r->result = NF_FIX_SET;
+		t->nset++;
+		f->nset++;
+	}
+	close(dup);
+	return 0;
+}
+
+/* The side of s in t and the options its rule gives. */
+static const struct nf_opts *choose(const struct fixer *f, const struct target *t,
+				    const struct nf_fix_sock *s, const char **side)
+{
+	if (s->listening) {
+		*side = "listen";
+		return nf_policy_match(&f->pol, NF_SIDE_ACCEPT, (const struct sockaddr *)&s->local,
+				       s->local_len);
+	}
+	for (size_t i = 0; i < t->nls; i++)
+		if (nf_fix_sock_listener_of(&t->ls[i], s)) {
+			*side = "accept";
+			return nf_policy_match(&f->pol, NF_SIDE_ACCEPT,
+					       (const struct sockaddr *)&s->local, s->local_len);
+		}
+	*side = "connect";
+	return nf_policy_match(&f->pol, NF_SIDE_CONNECT,
+			       s->peer_len ? (const struct sockaddr *)&s->peer : NULL, s->peer_len);
+}
+
+/* Applies the rule to one identified socket; prints its line. */
+static int handle(struct fixer *f, struct target *t, const struct nf_fix_sock *s)
+{
+	char label[4200];
+	size_t index;
+	struct nf_fix_row r = { .pid = t->p.pid, .s = s, .before = s->nodelay, .after = s->nodelay };
+	const struct nf_opts *o = choose(f, t, s, &r.side);
+	int rc = 0;
+
+	r.action = nf_policy_action_name(o->action);
+	r.rule = rule_label(f, o, label, sizeof(label), &index);
+	if (o->action == NF_ACT_PASS) {
+		r.result = NF_FIX_LEFT;
+	} else if (o->action != NF_ACT_NODELAY) {
+		r.result = NF_FIX_LEFT;
+		r.why = "needs the library";
+		say_needs_library(f, index, r.rule, r.action);
+	} else if (s->nodelay == 1) {
+		r.result = NF_FIX_UNCHANGED;
+	} else if (f->dry) {
+		r.result = NF_FIX_WOULD_SET;
+		r.after = 1;
+	} else if ((rc = apply_nodelay(f, t, s, &r)) < 0) {
+		return rc;
+	}
+	nf_fix_out_row(stdout, f->json, &r);
+	return 0;
+}
+
+/* --- one process ---------------------------------------------------------------- */
+
+/* Takes and identifies each descriptor of l (each duplicate closed at once). */
+static int identify_all(struct target *t, struct found_list *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		struct found *x = &l->v[i];
+		int dup = nf_fix_sock_take(&t->p, x->fd, x->ino), rc;
+
+		if (dup == -ESTALE || dup == -EBADF)
+			continue; /* closed (and reused) meanwhile: the next scan sees it anew */
+		if (dup < 0)
+			return dup;
+		rc = nf_fix_sock_identify(dup, x->fd, x->ino, &x->s);
+		close(dup);
+		if (rc < 0 && rc != -EPROTONOSUPPORT)
+			return rc;
+		x->ok = rc == 0;
+		if ((size_t)x->fd < t->nseen && t->seen[x->fd])
+			drop_listener(t, x->fd);
+		if (x->ok && x->s.listening && (rc = add_listener(t, &x->s)) < 0)
+			return rc;
+		if ((rc = seen_set(t, x->fd, x->ino)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The checks before t's first scan: the library, the undo record. */
+static int first_checks(struct fixer *f, struct target *t)
+{
+	int rc = nf_fix_proc_has_library(&t->p);
+
+	t->checked = 1;
+	if (rc == 1) {
+		fprintf(stderr,
+			"naglefix fix: pid %d runs under libnaglefix.so (its /proc/%d/maps): left to the "
+			"library and its own policy; restart it to change that\n",
+			(int)t->p.pid, (int)t->p.pid);
+		t->live = 0;
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	if (!f->dry && (rc = nf_fix_undo_writable(t->p.pid)) < 0) {
+		if (is_mfile(rc))
+			return rc;
+		fprintf(stderr,
+			"naglefix fix: pid %d: nothing changed: cannot keep the undo record in %s: %s "
+			"(NAGLEFIX_STATE_DIR names another directory)\n",
+			(int)t->p.pid, nf_fix_state_dir(), strerror(-rc));
+		worse(f, NF_FIX_EXIT_PARTIAL);
+		t->live = 0;
+	}
+	return 0;
+}
+
+/* One pass over t's descriptors: every socket not handled yet. */
+static void scan(struct fixer *f, struct target *t)
+{
+	struct found_list l = { .t = t };
+	int rc = 0;
+
+	if (!t->checked && (rc = first_checks(f, t)) < 0)
+		goto stop;
+	if (!t->live)
+		return;
+	rc = nf_fix_proc_each_socket(&t->p, collect, &l);
+	if (rc == 0)
+		rc = identify_all(t, &l);
+	for (size_t i = 0; rc == 0 && i < l.n; i++)
+		if (l.v[i].ok)
+			rc = handle(f, t, &l.v[i].s);
+	free(l.v);
+	if (rc == 0)
+		return;
+stop:
+	say_stopped(f, t, rc);
+}
+
+/* --- the run -------------------------------------------------------------------- */
+
+static int open_targets(struct fixer *f, struct target *ts, int n, char **pids)
+{
+	int live = 0;
+
+	for (int i = 0; i < n; i++) {
+		int rc = nf_fix_proc_open((pid_t)atoi(pids[i]), &ts[i].p);
+
+		if (rc == 0) {
+			ts[i].live = 1;
+			live++;
+		} else if (rc == -ENOSYS) {
+			say_nosys(f);
+		} else if (rc == -ESRCH) {
+			fprintf(stderr, "naglefix fix: pid %s: no such process\n", pids[i]);
+			worse(f, NF_FIX_EXIT_GONE);
+		} else if (is_mfile(rc)) {
+			say_mfile(f, (pid_t)atoi(pids[i]), "pidfd_open");
+		} else {
+			fprintf(stderr, "naglefix fix: pid %s: pidfd_open: %s\n", pids[i], strerror(-rc));
+			worse(f, NF_FIX_EXIT_PARTIAL);
+		}
+		if (rc < 0)
+			ts[i].p.pidfd = -1;
+	}
+	return live;
+}
+
+/* Waits up to FOLLOW_INTERVAL_MS for a process to end or a signal. */
+static void follow_wait(struct target *ts, int n, const sigset_t *wait_mask)
+{
+	struct pollfd pfd[n];
+	struct timespec ts_int = { 0, FOLLOW_INTERVAL_MS * 1000000L };
+	int m = 0;
+
+	for (int i = 0; i < n; i++)
+		if (ts[i].live)
+			pfd[m++] = (struct pollfd){ .fd = ts[i].p.pidfd, .events = POLLIN };
+	if (ppoll(pfd, (nfds_t)m, &ts_int, wait_mask) <= 0)
+		return;
+	for (int i = 0; i < n; i++)
+		if (ts[i].live && nf_fix_proc_ended(&ts[i].p)) {
+			fprintf(stderr, "naglefix fix: pid %d ended (%zu socket%s set)\n", (int)ts[i].p.pid,
+				ts[i].nset, ts[i].nset == 1 ? "" : "s");
+			ts[i].live = 0;
+		}
+}
+
+static int any_live(const struct target *ts, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (ts[i].live)
+			return 1;
+	return 0;
+}
+
+static void run_follow(struct fixer *f, struct target *ts, int n)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t block, old;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigdelset(&old, SIGINT);
+	sigdelset(&old, SIGTERM);
+	while (!stop_signal && any_live(ts, n)) {
+		for (int i = 0; i < n && !stop_signal; i++)
+			if (ts[i].live)
+				scan(f, &ts[i]);
+		if (!stop_signal && any_live(ts, n))
+			follow_wait(ts, n, &old);
+	}
+	if (stop_signal)
+		fprintf(stderr, "naglefix fix: %s: stopped following (%zu socket%s set)\n",
+			strsignal(stop_signal), f->nset, f->nset == 1 ? "" : "s");
+}
+
+static int run_fix(struct fixer *f, int n, char **pids)
+{
+	struct target *ts = calloc((size_t)n, sizeof(*ts));
+
+	f->left = calloc(f->pol.nrules + 1, 1);
+	if (!ts || !f->left) {
+		fputs("naglefix fix: out of memory\n", stderr);
+		free(ts);
+		return NF_FIX_EXIT_PARTIAL;
+	}
+	open_targets(f, ts, n, pids);
+	if (!f->json)
+		nf_fix_out_header(stdout);
+	if (f->follow) {
+		run_follow(f, ts, n);
+	} else {
+		for (int i = 0; i < n; i++)
+			if (ts[i].live)
+				scan(f, &ts[i]);
+	}
+	for (int i = 0; i < n; i++) {
+		nf_fix_proc_close(&ts[i].p);
+		free(ts[i].seen);
+		free(ts[i].ls);
+	}
+	free(ts);
+	free(f->left);
+	return f->status;
+}
+
+/* --- undo ---------------------------------------------------------------------- */
+
+/* Turns TCP_NODELAY off again on one recorded socket of p, if it is still
+ * that socket and still on. Returns 0, or a fatal negative errno. */
+static int undo_one(struct fixer *f, const struct nf_fix_proc *p, const struct nf_fix_undo_entry *e)
+{
+	struct nf_fix_sock s = { .fd = e->fd, .ino = e->ino, .nodelay = -1 };
+	struct nf_fix_row r = { .pid = p->pid, .s = &s, .side = "-", .undo = 1, .before = -1 };
+	int dup = nf_fix_sock_take(p, e->fd, e->ino), rc;
+
+	r.after = -1;
+	if (dup == -ESTALE || dup == -EBADF) {
+		r.result = NF_FIX_SKIPPED;
+		r.why = "the descriptor was closed (or now holds another file): left";
+		nf_fix_out_row(stdout, f->json, &r);
+		return 0;
+	}
+	if (dup < 0)
+		return dup;
+	if (nf_fix_sock_identify(dup, e->fd, e->ino, &s) == 0)
+		r.side = s.listening ? "listen" : "-";
+	r.before = r.after = nf_fix_sock_nodelay(dup);
+	if (r.before != 1) {
+		r.result = NF_FIX_SKIPPED;
+		r.why = "TCP_NODELAY is off already (the program turned it off): left";
+	} else if (f->dry) {
+		r.result = NF_FIX_WOULD_UNDO;
+		r.after = 0;
+	} else if ((rc = nf_fix_sock_set_nodelay(dup, 0)) < 0) {
+		r.result = NF_FIX_SKIPPED;
+		r.why = strerror(-rc);
+		worse(f, NF_FIX_EXIT_PARTIAL);
+	} else {
+		r.after = nf_fix_sock_nodelay(dup);
+		r.result = NF_FIX_UNDONE;
+	}
+	close(dup);
+	nf_fix_out_row(stdout, f->json, &r);
+	return 0;
+}
+
+static void undo_pid(struct fixer *f, pid_t pid)
+{
+	struct nf_fix_undo_entry *v = NULL;
+	struct target t = { .checked = 1 };
+	size_t n = 0, i;
+	int rc = nf_fix_undo_read(pid, &v, &n);
+
+	if (rc < 0 || n == 0) {
+		fprintf(stderr, "naglefix fix: pid %d: nothing to undo (%s/fix-%d: %s)\n", (int)pid,
+			nf_fix_state_dir(), (int)pid, rc < 0 ? strerror(-rc) : "empty");
+		worse(f, rc == -EMFILE ? NF_FIX_EXIT_MFILE : NF_FIX_EXIT_PARTIAL);
+		free(v);
+		return;
+	}
+	rc = nf_fix_proc_open(pid, &t.p);
+	if (rc == 0 && t.p.start != v[0].start) {
+		fprintf(stderr,
+			"naglefix fix: pid %d: another process has this PID now (started at %llu, the "
+			"record's at %llu): nothing undone%s\n",
+			(int)pid, t.p.start, v[0].start, f->dry ? "" : ", the record removed");
+		if (!f->dry)
+			nf_fix_undo_forget(pid);
+		worse(f, NF_FIX_EXIT_GONE);
+	} else if (rc == -ESRCH) {
+		fprintf(stderr, "naglefix fix: pid %d: the process has ended: nothing to undo%s\n",
+			(int)pid, f->dry ? "" : ", the record removed");
+		if (!f->dry)
+			nf_fix_undo_forget(pid);
+		worse(f, NF_FIX_EXIT_GONE);
+	} else if (rc == 0) {
+		for (i = 0; i < n && rc == 0; i++)
+			if (v[i].pid == pid)
+				rc = undo_one(f, &t.p, &v[i]);
+		if (rc < 0)
+			say_stopped(f, &t, rc); /* the record kept: what is left can be undone later */
+		else if (!f->dry)
+			nf_fix_undo_forget(pid);
+	} else {
+		t.p.pid = pid;
+		t.p.pidfd = -1;
+		say_stopped(f, &t, rc);
+	}
+	nf_fix_proc_close(&t.p);
+	free(v);
+}
+
+static int run_undo(struct fixer *f, int n, char **pids)
+{
+	if (!f->json)
+		nf_fix_out_header(stdout);
+	for (int i = 0; i < n; i++)
+		undo_pid(f, (pid_t)atoi(pids[i]));
+	return f->status;
+}
+
+/* --- options -------------------------------------------------------------------- */
+
+static const char usage_fix[] =
+	"usage: naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...\n"
+	"       naglefix fix --undo [--dry-run] [--json] PID...\n"
+	"\n"
+	"Applies CONF's rules (default: $NAGLEFIX_CONF, else " NF_CONF_DEFAULT_PATH ") or\n"
+	"nodelay for every socket to the TCP sockets of running processes, from\n"
+	"outside (pidfd_getfd; root or ptrace rights over them). nodelay rules are\n"
+	"applied, to listeners too (the connections they accept later get it);\n"
+	"coalesce, auto, quickack and audit need the library and are left.\n"
+	"\n"
+	"  -c, --config CONF  the policy file        -m, --mode nodelay  every socket\n"
+	"  -n, --dry-run      change nothing         -f, --follow  rescan every 100 ms\n"
+	"                                                          until they end\n"
+	"  --json             JSON lines             -u, --undo    turn off again what\n"
+	"                                                          fix turned on\n"
+	"Exit status: 0; 1 a socket not handled; 2 no permission; 3 no pidfd_getfd;\n"
+	"4 a process ended or its PID was reused; 5 descriptor limit; 125 usage.\n";
+
+static const struct option fix_longopts[] = {
+	{ "config", required_argument, NULL, 'c' },
+	{ "mode", required_argument, NULL, 'm' },
+	{ "dry-run", no_argument, NULL, 'n' },
+	{ "follow", no_argument, NULL, 'f' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "undo", no_argument, NULL, 'u' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int usage_err(const char *msg, const char *word)
+{
+	char q[NF_CLI_QUOTE_MAX];
+
+	fprintf(stderr, "naglefix fix: %s", msg);
+	if (word)
+		fprintf(stderr, " '%s'", nf_cli_quote(word, q));
+	fputc('\n', stderr);
+	fputs(usage_fix, stderr);
+	return NF_EXIT_USAGE;
+}
+
+/* The policy of -c, -m, or (neither) what the library would read. */
+static int load_policy(struct fixer *f, const char *conf, const char *mode)
+{
+	char err[512];
+
+	if (conf && mode)
+		return usage_err("-c and -m exclude each other", NULL);
+	if (mode) {
+		if (strcmp(mode, "nodelay") != 0)
+			return usage_err("fix applies nodelay only (the other actions need the library): "
+					 "unknown or library-only mode", mode);
+		nf_policy_parse(&f->pol, "default nodelay\n", "-m", err, sizeof(err));
+		return 0;
+	}
+	if (!conf)
+		conf = nf_config_path(getenv("NAGLEFIX_CONF"));
+	if (!conf)
+		return usage_err("no policy: give -c CONF or -m nodelay (no NAGLEFIX_CONF, no "
+				 NF_CONF_DEFAULT_PATH ")", NULL);
+	if (nf_config_parse_file(conf, &f->pol, err, sizeof(err)) < 0) {
+		fprintf(stderr, "naglefix fix: %s\n", err);
+		return NF_EXIT_USAGE;
+	}
+	f->conf = conf;
+	return 0;
+}
+
+static int check_pids(int n, char **pids)
+{
+	if (n == 0)
+		return usage_err("no PID given", NULL);
+	for (int i = 0; i < n; i++) {
+		char *end;
+		long v = strtol(pids[i], &end, 10);
+
+		if (*end || end == pids[i] || v <= 0 || v > 0x3fffffff)
+			return usage_err("not a PID:", pids[i]);
+	}
+	return 0;
+}
+
+int nf_cli_fix(int argc, char **argv)
+{
+	struct fixer f = { 0 };
+	const char *conf = NULL, *mode = NULL;
+	int opt, undo = 0, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:c:m:nfuh", fix_longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': conf = optarg; break;
+		case 'm': mode = optarg; break;
+		case 'n': f.dry = 1; break;
+		case 'f': f.follow = 1; break;
+		case 'j': f.json = 1; break;
+		case 'u': undo = 1; break;
+		case 'h': fputs(usage_fix, stdout); return 0;
+		case ':': return usage_err("an option needs its argument:", argv[optind - 1]);
+		default: return usage_err("unknown option", argv[optind - 1]);
+		}
+	}
+	if ((rc = check_pids(argc - optind, argv + optind)) != 0)
+		return rc;
+	if (undo) {
+		if (conf || mode || f.follow)
+			return usage_err("--undo takes no -c, -m or --follow", NULL);
+		return run_undo(&f, argc - optind, argv + optind);
+	}
+	if ((rc = load_policy(&f, conf, mode)) != 0)
+		return rc;
+	rc = run_fix(&f, argc - optind, argv + optind);
+	nf_policy_free(&f.pol);
+	return rc;
+}

@@ -1,0 +1,184 @@
+/*
+ * fix_undo.c - what fix set, kept so that it can be undone, and only
+ * that: one state file a process, DIR/fix-PID, a line "PID START FD INO"
+ * for each socket fix turned TCP_NODELAY on (from 0). START (the
+ * process's start time) tells a PID reused since; INO a descriptor
+ * reused since.
+ */
+#include "nf_fix.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define STATE_DIR_DEFAULT "/run/naglefix"
+
+const char *nf_fix_state_dir(void)
+{
+	const char *d = getenv("NAGLEFIX_STATE_DIR");
+
+	return d && *d ? d : STATE_DIR_DEFAULT;
+}
+
+static void state_path(pid_t pid, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/fix-%d", nf_fix_state_dir(), (int)pid);
+}
+
+/* Opens pid's state file for reading and appending, made if need be, locked. */
+static int open_state(pid_t pid)
+{
+	char path[4096];
+	int fd;
+
+	if (mkdir(nf_fix_state_dir(), 0700) < 0 && errno != EEXIST)
+		return -errno;
+	state_path(pid, path, sizeof(path));
+	fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int nf_fix_undo_writable(pid_t pid)
+{
+	int fd = open_state(pid);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/* Parses one line; 0, or -EINVAL. */
+static int parse_line(const char *line, struct nf_fix_undo_entry *e)
+{
+	int pid, fd;
+	char tail;
+
+	if (sscanf(line, "%d %llu %d %lu%c", &pid, &e->start, &fd, &e->ino, &tail) != 5 ||
+	    tail != '\n' || pid <= 0 || fd < 0)
+		return -EINVAL;
+	e->pid = pid;
+	e->fd = fd;
+	return 0;
+}
+
+/* Reads every line of the open state file fd (from its start). */
+static int read_entries(int fd, struct nf_fix_undo_entry **out, size_t *n)
+{
+	FILE *f;
+	char line[256];
+	struct nf_fix_undo_entry e, *v = NULL;
+	size_t cnt = 0, cap = 0;
+	int dfd = dup(fd), rc = 0;
+
+	if (dfd < 0)
+		return -errno;
+	f = fdopen(dfd, "r");
+	if (!f) {
+		close(dfd);
+		return -ENOMEM;
+	}
+	rewind(f);
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		if (parse_line(line, &e) < 0) {
+			rc = -EINVAL;
+			break;
+		}
+		size_t i;
+
+		for (i = 0; i < cnt && (v[i].fd != e.fd || v[i].ino != e.ino); i++)
+			;
+		if (i < cnt)
+			continue;
+		if (cnt == cap) {
+			struct nf_fix_undo_entry *nv = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*v));
+
+			if (!nv) {
+				rc = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		v[cnt++] = e;
+	}
+	fclose(f);
+	if (rc < 0) {
+		free(v);
+		return rc;
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+int nf_fix_undo_record(const struct nf_fix_proc *p, int fd, unsigned long ino)
+{
+	struct nf_fix_undo_entry *v = NULL;
+	size_t n = 0, i;
+	char line[128];
+	int sfd = open_state(p->pid), rc, len;
+
+	if (sfd < 0)
+		return sfd;
+	rc = read_entries(sfd, &v, &n);
+	/* a file of an earlier process of this PID (or unreadable) starts over */
+	if (rc < 0 || (n && v[0].start != p->start)) {
+		if (ftruncate(sfd, 0) < 0) {
+			rc = -errno;
+			goto out;
+		}
+		n = 0;
+	}
+	for (i = 0; i < n && (v[i].fd != fd || v[i].ino != ino); i++)
+		;
+	rc = 0;
+	if (i == n) {
+		len = snprintf(line, sizeof(line), "%d %llu %d %lu\n", (int)p->pid, p->start, fd, ino);
+		if (write(sfd, line, (size_t)len) != len)
+			rc = errno ? -errno : -EIO;
+	}
+out:
+	free(v);
+	close(sfd);
+	return rc;
+}
+
+int nf_fix_undo_read(pid_t pid, struct nf_fix_undo_entry **out, size_t *n)
+{
+	char path[4096];
+	int fd, rc;
+
+	state_path(pid, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_SH) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	rc = read_entries(fd, out, n);
+	close(fd);
+	return rc;
+}
+
+int nf_fix_undo_forget(pid_t pid)
+{
+	char path[4096];
+
+	state_path(pid, path, sizeof(path));
+	return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+}

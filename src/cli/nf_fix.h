@@ -1,0 +1,238 @@
+/*
+ * nf_fix.h - fixing a running program from outside (naglefix fix): its
+ * TCP sockets taken by duplicate (pidfd_open + pidfd_getfd), identified
+ * from the duplicate, TCP_NODELAY set on it (the same socket as the
+ * program's), and what was set recorded so that it can be undone.
+ *
+ *   fix_proc.c  the process: pidfd, start time, library check, /proc/PID/fd
+ *   fix_sock.c  one socket: taken, identified, TCP_NODELAY read and set
+ *   fix_undo.c  the state file under /run/naglefix/ (record, undo)
+ *   fix_out.c   the lines it prints (text, --json)
+ *   fix_api.c   nf_fix_inode and nf_fix_listener, for watch --fix
+ *   fix.c       the command
+ *
+ * Every function returns 0 or a negative errno unless it says otherwise;
+ * none exits or prints, except fix.c's and fix_out.c's.
+ */
+#ifndef NF_FIX_H
+#define NF_FIX_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "nf_addr.h"
+#include "nf_policy.h"
+
+/* Exit status of naglefix fix (documented in naglefix(1) and README). */
+#define NF_FIX_EXIT_PARTIAL 1 /* some socket not handled (said which) */
+#define NF_FIX_EXIT_PERM    2 /* no ptrace right over a process */
+#define NF_FIX_EXIT_NOSYS   3 /* the kernel (or a seccomp filter) lacks pidfd_getfd */
+#define NF_FIX_EXIT_GONE    4 /* a process ended, or its PID was reused */
+#define NF_FIX_EXIT_MFILE   5 /* naglefix's own descriptor limit */
+
+/* A process being fixed, held by its pidfd from the start. */
+struct nf_fix_proc {
+	pid_t pid;
+	int pidfd;
+	unsigned long long start; /* /proc/PID/stat field 22: the PID's identity */
+	uid_t uid;                /* its real uid, for messages */
+	int dumpable;             /* 0: not ptrace-able by its own user */
+};
+
+/* One TCP socket of a process, as its duplicate says it is. */
+struct nf_fix_sock {
+	int fd;                      /* the program's descriptor */
+	unsigned long ino;           /* its socket inode */
+	int family;                  /* AF_INET or AF_INET6 */
+	int listening;               /* SO_ACCEPTCONN */
+	int state;                   /* TCP_INFO's tcpi_state (TCP_ESTABLISHED...) */
+	struct sockaddr_storage local, peer;
+	socklen_t local_len, peer_len; /* peer_len 0: no peer */
+	int nodelay;                 /* TCP_NODELAY as read, -1 unknown */
+};
+
+/* --- fix_proc.c --- */
+
+/*
+ * Opens pid (pidfd_open, then its start time and owner from /proc): the
+ * pidfd is held from here on, so a PID reused later is seen (pidfd_getfd
+ * answers ESRCH for the process that was). Returns 0, -ESRCH (no such
+ * process), -ENOSYS (no pidfd_open), -EMFILE, ...; fills *p.
+ */
+int nf_fix_proc_open(pid_t pid, struct nf_fix_proc *p);
+
+/* Closes p's pidfd. */
+void nf_fix_proc_close(struct nf_fix_proc *p);
+
+/* 1 if the process p has ended (its pidfd is readable), else 0. */
+int nf_fix_proc_ended(const struct nf_fix_proc *p);
+
+/* 1 if libnaglefix.so is mapped in p (/proc/PID/maps), 0 if not, or a
+ * negative errno (the file unreadable). */
+int nf_fix_proc_has_library(const struct nf_fix_proc *p);
+
+/* Reads /proc/PID/stat's start time (field 22) of pid into *start. */
+int nf_fix_proc_start_time(pid_t pid, unsigned long long *start);
+
+/*
+ * Calls fn(fd, ino, arg) for each descriptor of p that is a socket
+ * ("socket:[INO]" in /proc/PID/fd), in the order the directory lists
+ * them; stops at fn's first non-zero return and returns it. A descriptor
+ * closed meanwhile is skipped. Returns 0, or a negative errno (-ESRCH:
+ * the process is gone, or its PID was reused: p's pidfd says it ended).
+ */
+int nf_fix_proc_each_socket(const struct nf_fix_proc *p,
+			    int (*fn)(int fd, unsigned long ino, void *arg), void *arg);
+
+/*
+ * Why pidfd_getfd was refused (EPERM) for p, in buf: another user and no
+ * CAP_SYS_PTRACE, Yama's ptrace_scope, a process that is not dumpable.
+ * Returns buf.
+ */
+const char *nf_fix_proc_why_eperm(const struct nf_fix_proc *p, char *buf, size_t len);
+
+/* --- fix_sock.c --- */
+
+/*
+ * Takes the program's descriptor fd of p by duplicate and checks that it
+ * is still the socket of inode ino (fstat of the duplicate). Returns the
+ * duplicate (the caller closes it), or -ESTALE (fd now another file: closed
+ * and reused meanwhile), -ESRCH, -EPERM, -ENOSYS, -EMFILE, -EBADF (closed).
+ */
+int nf_fix_sock_take(const struct nf_fix_proc *p, int fd, unsigned long ino);
+
+/*
+ * Fills *s from the duplicate dup of the program's fd (inode ino): its
+ * family, addresses, state, listener or not, TCP_NODELAY. Returns 0,
+ * -EPROTONOSUPPORT if it is not TCP over IPv4 or IPv6, or an errno.
+ */
+int nf_fix_sock_identify(int dup, int fd, unsigned long ino, struct nf_fix_sock *s);
+
+/* Sets TCP_NODELAY to on (0 or 1) on dup; 0 or a negative errno. */
+int nf_fix_sock_set_nodelay(int dup, int on);
+
+/* TCP_NODELAY of dup (0 or 1), or a negative errno. */
+int nf_fix_sock_nodelay(int dup);
+
+/* s's local (or peer) end as messages write it. */
+const char *nf_fix_sock_local(const struct nf_fix_sock *s, char buf[NF_ADDR_MAX]);
+const char *nf_fix_sock_peer(const struct nf_fix_sock *s, char buf[NF_ADDR_MAX]);
+
+/* The local port of s (host order). */
+int nf_fix_sock_port(const struct nf_fix_sock *s);
+
+/* 1 if listener l accepts connections whose local end is s's: the same
+ * port, and the same address, or l's is the wildcard of s's family (what
+ * an IPv6 wildcard listener accepts from IPv4 is an IPv6 socket with an
+ * IPv4-mapped address, so families always agree). */
+int nf_fix_sock_listener_of(const struct nf_fix_sock *l, const struct nf_fix_sock *s);
+
+/* The name of a TCP state ("established", "listen", ...). */
+const char *nf_fix_state_name(int state);
+
+/* --- fix_undo.c: the state file, one per process --- */
+
+/* The directory of the state files: $NAGLEFIX_STATE_DIR, else /run/naglefix. */
+const char *nf_fix_state_dir(void);
+
+/*
+ * Records that fix turned TCP_NODELAY from 0 to 1 on fd (inode ino) of
+ * p: a line "PID START FD INO" appended to DIR/fix-PID (made 0600, the
+ * directory 0700). A line for the same fd and inode already there is
+ * not written again. Returns 0 or a negative errno.
+ */
+int nf_fix_undo_record(const struct nf_fix_proc *p, int fd, unsigned long ino);
+
+/* Checks that a record can be written (the directory made, the file
+ * opened) before anything is changed. */
+int nf_fix_undo_writable(pid_t pid);
+
+/* One recorded change. */
+struct nf_fix_undo_entry {
+	pid_t pid;
+	unsigned long long start;
+	int fd;
+	unsigned long ino;
+};
+
+/*
+ * Reads the records of pid into a malloc'd array *out of *n entries (the
+ * duplicates of a line dropped). Returns 0, -ENOENT (no state file: fix
+ * changed nothing of pid), -EINVAL (a line that is not a record), ...
+ */
+int nf_fix_undo_read(pid_t pid, struct nf_fix_undo_entry **out, size_t *n);
+
+/* Removes pid's state file (0, or a negative errno; -ENOENT is 0). */
+int nf_fix_undo_forget(pid_t pid);
+
+/* --- fix_api.c: for naglefix watch --fix --- */
+
+/* What nf_fix_inode or nf_fix_listener did (all optional). */
+struct nf_fix_done {
+	struct nf_fix_sock sock; /* the socket as identified */
+	int before;              /* TCP_NODELAY before: 0 or 1 */
+	int recorded;            /* 1 if set and recorded for undo (it was 0) */
+};
+
+/*
+ * Sets TCP_NODELAY on the socket of inode ino of process pid (its
+ * descriptor fd if fd >= 0, else looked up in /proc/PID/fd): duplicated,
+ * the inode verified, TCP over IPv4/IPv6 checked, set, and recorded for
+ * `naglefix fix --undo PID` when it was 0. A process under libnaglefix.so
+ * is left to it (-EALREADY). Returns 0 (also when it was already 1), or
+ * -ESRCH (gone), -ENOENT (no descriptor of that inode), -ESTALE (fd not
+ * that inode), -EPERM, -ENOSYS, -EMFILE, -EPROTONOSUPPORT (not TCP), ...
+ * done (may be NULL) says what was found and done.
+ */
+int nf_fix_inode(pid_t pid, unsigned long ino, int fd, struct nf_fix_done *done);
+
+/*
+ * The same for the listening TCP socket of pid that accepts connections
+ * to local port port (host order) on family's addresses (AF_INET or
+ * AF_INET6; 0: either), so the connections it accepts from now on get
+ * TCP_NODELAY from it (Linux passes it on at accept). -ENOENT if pid holds
+ * no such listener.
+ */
+int nf_fix_listener(pid_t pid, int family, int port, struct nf_fix_done *done);
+
+/* --- fix_out.c: the command's lines --- */
+
+enum nf_fix_result {
+	NF_FIX_SET,        /* TCP_NODELAY turned on */
+	NF_FIX_WOULD_SET,  /* --dry-run: would be */
+	NF_FIX_UNCHANGED,  /* the rule's, already */
+	NF_FIX_LEFT,       /* its rule is pass, or needs the library */
+	NF_FIX_SKIPPED,    /* not handled: why says why */
+	NF_FIX_UNDONE,     /* --undo: turned off again */
+	NF_FIX_WOULD_UNDO, /* --undo --dry-run */
+};
+
+/* One line of output: a socket and what was done to it. */
+struct nf_fix_row {
+	pid_t pid;
+	const struct nf_fix_sock *s;
+	const char *side;   /* "connect", "accept", "listen" */
+	const char *action; /* the rule's action name, or NULL */
+	const char *rule;   /* where the rule is: "FILE:LINE", "FILE: default", "-m nodelay" */
+	int before, after;  /* TCP_NODELAY, -1 unknown */
+	enum nf_fix_result result;
+	const char *why;    /* NULL, or a reason */
+	int undo;           /* a line of --undo */
+};
+
+/* The text table's header line. */
+void nf_fix_out_header(FILE *out);
+
+/* r as a table row or (json) a JSON line, flushed. */
+void nf_fix_out_row(FILE *out, int json, const struct nf_fix_row *r);
+
+/* --- fix.c --- */
+
+/* naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json]
+ * PID... and naglefix fix --undo [--dry-run] [--json] PID...: argv[0] is
+ * "fix". Returns an NF_FIX_EXIT_* status, 0, or NF_EXIT_USAGE. */
+int nf_cli_fix(int argc, char **argv);
+
+#endif
