@@ -33,6 +33,7 @@ static const char usage_text[] =
 	"       naglefix report [--json] LOG...\n"
 	"       naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...\n"
 	"       naglefix scan [--json] CAPTURE...\n"
+	"       naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG]\n"
 	"\n"
 	"Runs COMMAND with libnaglefix.so preloaded, which removes the ~40 ms\n"
 	"stall of small split writes (Nagle's algorithm meeting delayed ACK).\n"
@@ -56,7 +57,10 @@ static const char usage_text[] =
 	"report LOG...        the same table from saved audit logs (and from\n"
 	"                     scan's and watch's --json lines)\n"
 	"scan CAPTURE...      the stalls of packet captures (pcap, pcapng; - for\n"
-	"                     standard input): every end that held, with its fix\n";
+	"                     standard input): every end that held, with its fix\n"
+	"watch                the same on the live host (every interface, or -i),\n"
+	"                     each holder with its pid and command, until -t\n"
+	"                     SECONDS or SIGINT/SIGTERM; needs CAP_NET_RAW\n";
 
 static int usage(FILE *out, int status)
 {
@@ -284,6 +288,8 @@ int main(int argc, char **argv)
 		return nf_cli_fix(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "scan") == 0)
 		return nf_cli_scan(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "watch") == 0)
+		return nf_cli_watch(argc - 1, argv + 1);
 	opterr = 0; /* getopt would print the word raw: bad_option quotes it */
 	while ((opt = getopt_long(argc, argv, "+:c:m:l:hV", longopts, NULL)) != -1) {
 		switch (opt) {

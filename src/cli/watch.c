@@ -1,0 +1,344 @@
+/*
+ * watch.c - naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG]:
+ * the stall detector on the live host. The ring (nf_ring.h) hands over
+ * each TCP packet's headers, nf_pkt_decode turns them into a segment, the
+ * detector (nf_wire.h) reads the signature; at a row's first stall the
+ * holder is named from the kernel's socket table (nf_owner.h) and a line
+ * is printed; at the end (-t, or SIGINT/SIGTERM) the table and the
+ * ring's drop count.
+ *
+ * Exit status: 0; 1 if the capture cannot be opened (no CAP_NET_RAW, no
+ * such interface) or fails, or LOG cannot be opened; NF_EXIT_USAGE on a
+ * usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <linux/if_packet.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "nf_cli.h"
+#include "nf_owner.h"
+#include "nf_pkt.h"
+#include "nf_ring.h"
+#include "nf_wire.h"
+#include "watch_int.h"
+
+#define TICK_MS 100 /* the loop wakes at least this often to expire connections */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void end_of(const struct nf_end *e, struct nf_owner_end *o)
+{
+	o->family = e->family;
+	o->port = e->port;
+	memcpy(o->addr, e->addr, sizeof(o->addr));
+}
+
+int nf_watch_owner(const struct nf_end *local, const struct nf_end *remote, struct nf_owner *o)
+{
+	struct nf_owner_end l, r;
+
+	end_of(local, &l);
+	end_of(remote, &r);
+	return nf_owner_find(&l, &r, o);
+}
+
+/* The detector's call at a row's first stall: the holder named if it is a
+ * process of this host, the line printed. */
+static void on_first(void *arg, struct nf_holder *h, const struct nf_stall *s)
+{
+	struct nf_watch *w = arg;
+	struct nf_owner o;
+
+	if (nf_watch_owner(&h->self, &h->peer, &o) == 0) {
+		h->pid = o.pid;
+		snprintf(h->cmd, sizeof(h->cmd), "%s", o.cmd);
+	}
+	if (w->json)
+		nf_cli_wire_json(w->out, h, "watch");
+	else
+		nf_cli_wire_first(w->out, h, s);
+	fflush(w->out);
+	if (w->log) {
+		nf_cli_wire_json(w->log, h, "watch");
+		fflush(w->log);
+	}
+}
+
+static int usage(FILE *out, int status)
+{
+	fputs("usage: naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG]\n"
+	      "  -i IFACE     capture on IFACE only (default: every interface, lo too)\n"
+	      "  -t SECONDS   stop after SECONDS (default: at SIGINT or SIGTERM)\n"
+	      "  --json       JSON lines on standard output, not text\n"
+	      "  -l LOG       also append the JSON lines to LOG\n",
+	      out);
+	return status;
+}
+
+/* -t's argument: seconds > 0; -1 if it is not one. */
+static double parse_seconds(const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v <= 0 || v > 1e9)
+		return -1;
+	return v;
+}
+
+/* Options into *w: 0, -1 after --help, or NF_EXIT_USAGE after saying why. */
+static int parse_args(struct nf_watch *w, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "interface", required_argument, NULL, 'i' },
+		{ "time", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+i:t:l:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			w->ifname = optarg;
+			break;
+		case 't':
+			if ((w->seconds = parse_seconds(optarg)) < 0) {
+				fprintf(stderr, "naglefix watch: -t needs a number of seconds > 0, not '%s'\n",
+					optarg);
+				return NF_EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			w->json = 1;
+			break;
+		case 'l':
+			w->log_path = optarg;
+			break;
+		case 'h':
+			usage(stdout, 0);
+			return -1;
+		default:
+			return usage(stderr, NF_EXIT_USAGE);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "naglefix watch: unexpected argument '%s'\n", argv[optind]);
+		return usage(stderr, NF_EXIT_USAGE);
+	}
+	if (w->log_path && !*w->log_path) {
+		fputs("naglefix watch: -l needs a LOG path\n", stderr);
+		return NF_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal; /* no SA_RESTART: poll returns at once */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static uint8_t dir_of(uint8_t pkttype)
+{
+	switch (pkttype) {
+	case PACKET_OUTGOING:
+		return NF_DIR_OUT;
+	case PACKET_HOST:
+	case PACKET_BROADCAST:
+	case PACKET_MULTICAST:
+		return NF_DIR_IN;
+	default:
+		return NF_DIR_UNKNOWN;
+	}
+}
+
+static void feed(struct nf_watch *w, const struct nf_ring_frame *f)
+{
+	struct nf_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	p.dir = dir_of(f->pkttype);
+	w->frames++;
+	if (nf_pkt_decode(NF_LINK_NETWORK, f->ethertype, f->data, f->caplen, f->origlen, &p) !=
+	    NF_SKIP_NONE) {
+		w->skipped++;
+		return;
+	}
+	p.ts_ns = f->ts_ns;
+	nf_wire_packet(w->wire, &p);
+}
+
+/* Reads the ring until a signal or the deadline. 0, or 1 if reading failed. */
+static int run(struct nf_watch *w)
+{
+	uint64_t deadline = 0, next_tick = clock_ns(CLOCK_MONOTONIC) + TICK_MS * 1000000u;
+	struct nf_ring_frame f;
+
+	if (w->seconds > 0)
+		deadline = clock_ns(CLOCK_MONOTONIC) + (uint64_t)(w->seconds * 1e9);
+	while (!stop_signal) {
+		int rc = nf_ring_next(w->ring, TICK_MS, &f);
+		uint64_t mono;
+
+		if (rc < 0) {
+			fprintf(stderr, "naglefix watch: reading the ring: %s\n", strerror(errno));
+			return 1;
+		}
+		if (rc > 0) {
+			feed(w, &f);
+			if (w->frames % 64) /* the clocks every 64 frames while busy */
+				continue;
+		}
+		mono = clock_ns(CLOCK_MONOTONIC);
+		if (deadline && mono >= deadline)
+			break;
+		if (mono >= next_tick) {
+			nf_wire_expire(w->wire, clock_ns(CLOCK_REALTIME));
+			next_tick = mono + TICK_MS * 1000000u;
+		}
+	}
+	return 0;
+}
+
+/* The JSON line of what was captured and missed. */
+static void stats_json(FILE *to, const struct nf_watch *w, const struct nf_ring_stats *rs,
+		       const struct nf_wire_stats *ws, double secs)
+{
+	fprintf(to,
+		"{\"event\":\"wire_stats\",\"source\":\"watch\",\"seconds\":%.3f,"
+		"\"captured\":%llu,\"drops\":%llu,\"segments\":%llu,\"conns\":%llu,"
+		"\"peak_conns\":%llu,\"duplicates\":%llu,\"one_way\":%llu,\"not_tcp\":%llu}\n",
+		secs, (unsigned long long)rs->packets, (unsigned long long)rs->drops,
+		(unsigned long long)ws->packets, (unsigned long long)ws->conns,
+		(unsigned long long)ws->peak, (unsigned long long)ws->duplicates,
+		(unsigned long long)ws->one_way, (unsigned long long)w->skipped);
+}
+
+/* What was captured and missed, after the table. */
+static void print_totals(struct nf_watch *w, double secs)
+{
+	struct nf_ring_stats rs = { 0, 0 };
+	struct nf_wire_stats ws;
+
+	nf_ring_stats(w->ring, &rs);
+	nf_wire_stats(w->wire, &ws);
+	if (w->json)
+		stats_json(w->out, w, &rs, &ws, secs);
+	else
+		fprintf(w->out,
+			"watch: %.1f s, %llu packets captured, %llu dropped by the kernel (ring full)%s\n",
+			secs, (unsigned long long)rs.packets, (unsigned long long)rs.drops,
+			rs.drops ? ": stalls may have been missed" : "");
+	if (w->log)
+		stats_json(w->log, w, &rs, &ws, secs);
+}
+
+/* The table (text) or the rows' final JSON lines, then the totals. */
+static void report(struct nf_watch *w, double secs)
+{
+	struct nf_holder *const *rows;
+	struct nf_wire_stats ws;
+	size_t n = nf_wire_holders(w->wire, &rows);
+
+	nf_wire_stats(w->wire, &ws);
+	if (w->json)
+		for (size_t i = 0; i < n; i++)
+			nf_cli_wire_json(w->out, rows[i], "watch");
+	else
+		nf_cli_wire_table(w->out, rows, n, &ws);
+	if (w->log)
+		for (size_t i = 0; i < n; i++)
+			nf_cli_wire_json(w->log, rows[i], "watch");
+	print_totals(w, secs);
+	fflush(w->out);
+}
+
+static int open_all(struct nf_watch *w)
+{
+	char err[NF_RING_ERR_MAX];
+	struct nf_wire_opts o;
+
+	if (w->log_path && !(w->log = fopen(w->log_path, "ae"))) {
+		fprintf(stderr, "naglefix watch: %s: %s\n", w->log_path, strerror(errno));
+		return 1;
+	}
+	if (w->log)
+		setvbuf(w->log, NULL, _IOLBF, 0);
+	w->ring = nf_ring_open(w->ifname, 0, err);
+	if (!w->ring) {
+		fprintf(stderr, "naglefix watch: %s\n", err);
+		return 1;
+	}
+	nf_wire_opts_default(&o);
+	o.on_first = on_first;
+	o.arg = w;
+	if (!(w->wire = nf_wire_new(&o))) {
+		fputs("naglefix watch: out of memory\n", stderr);
+		return 1;
+	}
+	return 0;
+}
+
+static void close_all(struct nf_watch *w)
+{
+	nf_wire_free(w->wire);
+	nf_ring_close(w->ring);
+	if (w->log)
+		fclose(w->log);
+}
+
+int nf_cli_watch(int argc, char **argv)
+{
+	struct nf_watch w;
+	uint64_t t0;
+	int rc;
+
+	memset(&w, 0, sizeof(w));
+	w.out = stdout;
+	if ((rc = parse_args(&w, argc, argv)) != 0)
+		return rc < 0 ? 0 : rc; /* -1: --help */
+	if ((rc = open_all(&w)) != 0) {
+		close_all(&w);
+		return rc;
+	}
+	catch_signals();
+	if (!w.json)
+		fprintf(stderr, "naglefix watch: TCP on %s%s; SIGINT or SIGTERM ends it\n",
+			w.ifname ? w.ifname : "every interface", "");
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	rc = run(&w);
+	report(&w, (double)(clock_ns(CLOCK_MONOTONIC) - t0) / 1e9);
+	close_all(&w);
+	return rc;
+}
