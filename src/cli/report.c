@@ -299,7 +299,7 @@ static int line_kind(const char *line, const char *event)
 {
 	char of[32];
 
-	if (strcmp(event, "split_write") == 0)
+	if (strcmp(event, "split_write") == 0 || strcmp(event, "wire_stall") == 0)
 		return 0;
 	if (strcmp(event, "recv_split") == 0)
 		return 1;
@@ -310,7 +310,38 @@ static int line_kind(const char *line, const char *event)
 	return strcmp(of, "recv_split") == 0 ? 1 : strcmp(of, "split_write") == 0 ? 0 : -1;
 }
 
-/* One "split_write", "recv_split" or "repeat" line into its group. */
+/* Does a line of event stand for one finding (split_write, recv_split)?
+ * Else it counts several: a repeat its "count", scan's and watch's
+ * wire_stall its "stalls" (counts_in), with their "total_stall_ms". */
+static int counted_once(const char *event)
+{
+	return strcmp(event, "repeat") != 0 && strcmp(event, "wire_stall") != 0;
+}
+
+static const char *counts_in(const char *event)
+{
+	return strcmp(event, "wire_stall") == 0 ? "stalls" : "count";
+}
+
+/* The CALLER of a wire_stall line: the holder's process where watch
+ * knew it, else where the finding came from. 0, or -1 for another line. */
+static int wire_caller(const char *line, const char *event, char *out, size_t outlen)
+{
+	char prog[FIELD_LEN / 2], src[16];
+
+	if (strcmp(event, "wire_stall") != 0)
+		return -1;
+	if (field_str(line, "source", src, sizeof(src)) < 0)
+		snprintf(src, sizeof(src), "wire");
+	if (field_str(line, "prog", prog, sizeof(prog)) == 0)
+		snprintf(out, outlen, "%s (%s)", prog, src);
+	else
+		snprintf(out, outlen, "(packets: %s)", src);
+	return 0;
+}
+
+/* One "split_write", "recv_split", "repeat" or "wire_stall" line into its
+ * group. */
 static void add_line(struct groups *gs, const char *line)
 {
 	char event[32], side[16], addr[FIELD_LEN], writes[FIELD_LEN], caller[FIELD_LEN];
@@ -326,11 +357,11 @@ static void add_line(struct groups *gs, const char *line)
 	if (field_str(line, accept ? "local" : "peer", addr, sizeof(addr)) < 0 ||
 	    !(g = group_of(gs, recv, accept, addr)))
 		return;
-	if (strcmp(event, "repeat") == 0 &&
-	    (field_num(line, "count", &count) < 0 || count < 1 || count > REPEAT_MAX))
+	if (!counted_once(event) &&
+	    (field_num(line, counts_in(event), &count) < 0 || count < 1 || count > REPEAT_MAX))
 		return;
 	g->findings += (unsigned long)count;
-	if (field_num(line, strcmp(event, "repeat") == 0 ? "total_stall_ms" : "stall_ms", &ms) < 0) {
+	if (field_num(line, counted_once(event) ? "stall_ms" : "total_stall_ms", &ms) < 0) {
 		g->prevented += (unsigned long)count;
 	} else {
 		g->total += ms;
@@ -341,7 +372,8 @@ static void add_line(struct groups *gs, const char *line)
 		if (!recv && is_bulk(line, writes))
 			g->bulk += (unsigned long)count;
 	}
-	if (field_str(line, "caller", caller, sizeof(caller)) == 0)
+	if (field_str(line, "caller", caller, sizeof(caller)) == 0 ||
+	    wire_caller(line, event, caller, sizeof(caller)) == 0)
 		tally_add(&g->callers, caller, (unsigned long)count);
 }
 
