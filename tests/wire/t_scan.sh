@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# t_scan.sh - `naglefix scan` as a command: a real capture of a split-write
+# client read from a file, from standard input and from a pipe; what it
+# says of bad input (not a capture, truncated, missing, usage errors),
+# with the findings read up to the fault still printed; `naglefix report`
+# reading scan's JSON lines beside an audit log. Ends "N passed, M failed".
+set -u
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$TOP/tests/lib.sh"
+export LC_ALL=C
+clean_env
+NF="$TOP/build/naglefix"
+need_built make "$NF"
+scratch_dir nf-scan
+
+# ok NAME CMD...: pass if CMD succeeds, else fail with its output.
+ok() {
+	local name=$1
+	shift
+	selected "$name" || return 0
+	if "$@" >"$TMP/ok.log" 2>&1; then pass "$name"; else fail "$name" "" "$TMP/ok.log"; fi
+}
+
+# rows FILE: the rows scan --json writes for FILE (stdin if -), as
+# "side local peer stalls stall_ms" lines.
+rows() {
+	python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    print(r["side"], r["local"], r["peer"], r["stalls"], r["stall_ms"])'
+}
+
+# The capture: legacy_client.py (split writes, 13 rounds) against
+# legacy_server.py on loopback, tcpdump writing it.
+sleep 60 | timeout 60 python3 "$TOP/tests/legacy/legacy_server.py" 0 60 >"$TMP/srv.out" 2>&1 &
+srv=$!
+for _ in $(seq 50); do grep -q '^PORT' "$TMP/srv.out" && break; sleep 0.1; done
+PORT=$(awk '/^PORT/ { print $2 }' "$TMP/srv.out")
+timeout 30 tcpdump -i lo -U -w "$TMP/cap.pcap" "tcp port $PORT" 2>"$TMP/td.err" &
+td=$!
+for _ in $(seq 50); do grep -q listening "$TMP/td.err" && break; sleep 0.1; done
+timeout 30 python3 "$TOP/tests/legacy/legacy_client.py" 127.0.0.1 "$PORT" 13 split >"$TMP/client.out"
+sleep 0.2
+kill -INT "$td"
+wait "$td"
+kill "$srv" 2>/dev/null
+measured=$(sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p' "$TMP/client.out")
+
+"$NF" scan --json "$TMP/cap.pcap" 2>"$TMP/scan.err" | rows >"$TMP/rows"
+ok "file: one connect row, 12 stalls (the first round's ACK came at once)" \
+	awk -v p="$PORT" 'NR == 1 && $1 == "connect" && $3 == "127.0.0.1:" p && $4 == 12 { ok = 1 } END { exit !(ok && NR == 1) }' "$TMP/rows"
+ok "file: median within 10% of the client's ($measured ms)" \
+	awk -v m="$measured" '{ d = $5 - m; if (d < 0) d = -d; exit !(m > 30 && d <= m / 10) }' "$TMP/rows"
+ok "file: the stats line on stderr" grep -q '^naglefix scan: [0-9]* segments, 1 connections' "$TMP/scan.err"
+"$NF" scan --json - <"$TMP/cap.pcap" 2>/dev/null | rows >"$TMP/rows-stdin"
+ok "standard input: the same rows" cmp "$TMP/rows" "$TMP/rows-stdin"
+cat "$TMP/cap.pcap" | "$NF" scan --json - 2>/dev/null | rows >"$TMP/rows-pipe"
+ok "a pipe: the same rows" cmp "$TMP/rows" "$TMP/rows-pipe"
+"$NF" scan "$TMP/cap.pcap" >"$TMP/table" 2>/dev/null
+ok "table: the row and its fix" grep -q "^127.0.0.1:[0-9]* *127.0.0.1:$PORT *connect *1 *12 *100+100 .*connect 127.0.0.1:$PORT coalesce" "$TMP/table"
+
+# Bad input.
+size=$(stat -c %s "$TMP/cap.pcap")
+head -c $((size * 2 / 3)) "$TMP/cap.pcap" >"$TMP/cut.pcap"
+"$NF" scan --json "$TMP/cut.pcap" >"$TMP/cut.out" 2>"$TMP/cut.err"
+rc=$?
+ok "truncated: exit 1" test "$rc" -eq 1
+ok "truncated: one line naming the file and the offset" \
+	grep -q "^naglefix scan: $TMP/cut.pcap: offset [0-9]*: " "$TMP/cut.err"
+ok "truncated: the stalls read up to there still printed" \
+	sh -c 'rows() { python3 -c "import json,sys; [print(json.loads(l)[\"stalls\"]) for l in sys.stdin]"; }; n=$(rows <"$1"); [ "$n" -ge 4 ] && [ "$n" -lt 12 ]' sh "$TMP/cut.out"
+printf 'GET / HTTP/1.0\r\n\r\nnot a capture at all\n' >"$TMP/text"
+"$NF" scan "$TMP/text" >"$TMP/text.out" 2>"$TMP/text.err"
+rc=$?
+ok "not a capture: exit 1, the file and offset 0 named" \
+	sh -c '[ "$1" -eq 1 ] && grep -q "^naglefix scan: $2: offset 0: " "$3"' sh "$rc" "$TMP/text" "$TMP/text.err"
+"$NF" scan "$TMP/no-such" >/dev/null 2>"$TMP/missing.err"
+rc=$?
+ok "missing file: exit 1, strerror" \
+	sh -c '[ "$1" -eq 1 ] && grep -q "no-such: No such file or directory" "$2"' sh "$rc" "$TMP/missing.err"
+"$NF" scan "$TMP/no-such" "$TMP/cap.pcap" >"$TMP/both.out" 2>/dev/null
+rc=$?
+ok "a bad capture among good ones: exit 1, the good one still read" \
+	sh -c '[ "$1" -eq 1 ] && grep -q " 12 *100+100 " "$2"' sh "$rc" "$TMP/both.out"
+"$NF" scan >/dev/null 2>"$TMP/usage.err"
+rc=$?
+ok "no capture: usage error (125)" sh -c '[ "$1" -eq 125 ] && grep -q "no CAPTURE" "$2"' sh "$rc" "$TMP/usage.err"
+"$NF" scan --bogus "$TMP/cap.pcap" >/dev/null 2>"$TMP/opt.err"
+rc=$?
+ok "unknown option named: usage error (125)" \
+	sh -c '[ "$1" -eq 125 ] && grep -q "unknown option .--bogus." "$2"' sh "$rc" "$TMP/opt.err"
+
+# report reads scan's lines beside an audit log of another program.
+"$NF" scan --json "$TMP/cap.pcap" >"$TMP/scan.json" 2>/dev/null
+printf '%s\n' '{"event":"split_write","time":"2026-12-01T00:00:00.000Z","pid":1,"prog":"x","fd":3,"side":"connect","local":"10.0.0.1:5","peer":"10.9.9.9:80","writes":[6,7],"held":[1],"caller":"x+0x1","stall_ms":41.000}' >"$TMP/audit.log"
+"$NF" report --json "$TMP/scan.json" "$TMP/audit.log" >"$TMP/report.json" 2>"$TMP/report.err"
+ok "report: scan's row and the audit log's, each with its fix" python3 -c '
+import json, sys
+rows = {r["peer"]: r for r in json.load(open(sys.argv[1]))}
+s = rows["127.0.0.1:" + sys.argv[2]]
+a = rows["10.9.9.9:80"]
+assert s["findings"] == 12 and s["fix"] == "connect 127.0.0.1:%s coalesce" % sys.argv[2], s
+assert s["caller"] == "(packets: scan)", s
+assert a["findings"] == 1, a' "$TMP/report.json" "$PORT"
+finish
