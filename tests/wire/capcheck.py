@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""capcheck.py: the checks of tests/wire/t_captures.sh on one capture.
+
+Reads a capture twice, independently: `naglefix scan --json` output (one
+wire_stall row a line) and the packets themselves through tshark (the
+ground truth: the stalls as a reader of the packets finds them by hand).
+Prints one line per check: "pass<TAB>NAME" or "fail<TAB>NAME<TAB>WHY"; the
+script turns them into tests/lib.sh's pass and fail. Exit status 0 unless
+the arguments or a file could not be read (2).
+
+  capcheck.py truth CAPTURE
+      the ground truth's rows, as JSON lines (for a look by hand)
+  SCAN "-" (scan did not run): only the capture's and the ground truth's
+  checks
+  capcheck.py found NAME SCAN CAPTURE --side connect|accept --server A:P
+          --program-ms MS --stalls N [--conns N] [--tol 0.10]
+      the program's one row: the holder is the client that connected to
+      A:P (connect; its port that of its first connection that stalled) or
+      A:P itself (accept); exactly one row; stalls = N (and so many in the
+      ground truth); median within tol of MS (the program's own
+      per-round time) and of the ground truth's median
+  capcheck.py none NAME SCAN CAPTURE --ports P,Q --conns N
+      a control: no row, and none in the ground truth either, on a capture
+      that holds at least N connections to the ports P, Q (else it proves
+      nothing)
+  capcheck.py real NAME SCAN CAPTURE --ports P --conns N [--audit LOG...]
+      a real server's traffic: at least N connections captured; the rows
+      scan writes are the ground truth's, holder for holder and count for
+      count; with --audit, each row's holder also wrote split writes as
+      `naglefix audit` saw them (its split_write records' local address)
+
+The ground truth, on each direction H to R of each connection: a segment
+S1 of new data from H, then R's first ACK that covers S1, pure (no data
+from R between S1 and S2) and at least 30 ms after S1 (delayed), then H's
+next segment of new data S2 at most 2 ms after that ACK (tied to it: the
+capture is on loopback, next to both ends). The stall is S2's time less
+S1's. Retransmitted data (not beyond what H sent before) is no S1 or S2.
+The end that sent the SYN is the client (connect), the other accepts.
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+
+DELAYED_S = 0.030  # an ACK this late after S1 was delayed
+TIED_S = 0.002  # S2 this soon after the ACK was released by it
+
+FIELDS = ["frame.time_epoch", "ip.src", "ipv6.src", "tcp.srcport", "ip.dst", "ipv6.dst",
+          "tcp.dstport", "tcp.len", "tcp.seq_raw", "tcp.ack_raw", "tcp.flags.syn",
+          "tcp.flags.ack"]
+
+
+def after(a, b):
+    """a is later than b in 32-bit sequence space."""
+    return a != b and ((a - b) & 0xFFFFFFFF) < 0x80000000
+
+
+def endname(addr, port):
+    return ("[%s]:%s" % (addr, port)) if ":" in addr else ("%s:%s" % (addr, port))
+
+
+def packets(capture):
+    cmd = ["tshark", "-n", "-r", capture, "-Y", "tcp", "-T", "fields", "-E", "separator=/t"]
+    for f in FIELDS:
+        cmd += ["-e", f]
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+                         check=False)
+    if out.returncode != 0:
+        sys.exit("capcheck: tshark -r %s failed: %s" % (capture, out.stderr.decode()[-300:]))
+    for line in out.stdout.decode().splitlines():
+        v = line.split("\t")
+        if len(v) < len(FIELDS) or not v[8]:
+            continue
+        src = endname(v[1] or v[2], v[3])
+        dst = endname(v[4] or v[5], v[6])
+        yield {"t": float(v[0]), "src": src, "dst": dst, "len": int(v[7] or 0),
+               "seq": int(v[8]), "ack": int(v[9] or 0), "syn": v[10] in ("1", "True"),
+               "ackf": v[11] in ("1", "True")}
+
+
+class Dir:
+    """One direction of a connection, as the ground truth follows it."""
+
+    def __init__(self):
+        self.hi = None  # end of the highest data sent
+        self.s1 = None  # (time, seq end, len) of the last new data
+        self.acked_at = None  # R's first ACK covering s1, if pure
+        self.r_data = False  # R sent data since s1
+
+
+def truth(capture):
+    """Per connection: {"client", "server", "stalls": [(holder, ms, size1, size2)], ...}."""
+    conns = {}
+    for p in packets(capture):
+        key = tuple(sorted((p["src"], p["dst"])))
+        c = conns.get(key)
+        if c is None or (p["syn"] and not p["ackf"] and c["data"]):
+            c = conns[key] = {"client": None, "server": None, "stalls": [], "data": 0,
+                              "first": p["t"], "dirs": {key[0]: Dir(), key[1]: Dir()}}
+        if p["syn"] and not p["ackf"]:
+            c["client"], c["server"] = p["src"], p["dst"]
+        d, r = c["dirs"][p["src"]], c["dirs"][p["dst"]]
+        if p["len"] > 0:
+            c["data"] += 1
+            end = (p["seq"] + p["len"]) & 0xFFFFFFFF
+            if d.hi is None or after(end, d.hi):
+                if (d.s1 is not None and not d.r_data and d.acked_at is not None
+                        and d.acked_at - d.s1[0] >= DELAYED_S and p["t"] - d.acked_at <= TIED_S):
+                    c["stalls"].append((p["src"], (p["t"] - d.s1[0]) * 1000, d.s1[2], p["len"]))
+                d.hi, d.s1, d.acked_at, d.r_data = end, (p["t"], end, p["len"]), None, False
+            r.r_data = True
+        elif p["ackf"] and not p["syn"] and r.s1 is not None and r.acked_at is None:
+            if not after(r.s1[1], p["ack"]):
+                r.acked_at = p["t"]
+    return list(conns.values())
+
+
+def truth_rows(conns):
+    """The ground truth grouped as scan groups its rows: a server's per
+    (server end, client address), a client's per (client address, server
+    end), the client's port that of its first connection that held."""
+    rows = {}
+    for c in sorted(conns, key=lambda c: c["first"]):
+        for holder, ms, s1, s2 in c["stalls"]:
+            side = "connect" if holder == c["client"] else "accept"
+            peer = c["server"] if holder == c["client"] else c["client"]
+            if c["client"] is None:
+                side, peer = "unknown", [e for e in c["dirs"] if e != holder][0]
+            key = (side, holder, addr_of(peer)) if side == "accept" else (side, addr_of(holder), peer)
+            row = rows.setdefault(key, {"side": side, "local": holder, "peer": peer,
+                                        "ms": [], "conns": set(), "writes": (s1, s2)})
+            row["ms"].append(ms)
+            row["conns"].add(id(c))
+    return list(rows.values())
+
+
+def addr_of(end):
+    return end.rsplit(":", 1)[0]
+
+
+def port_of(end):
+    return int(end.rsplit(":", 1)[1])
+
+
+def scan_rows(path):
+    if path == "-":  # --truth-only: scan did not run
+        return None
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                r = json.loads(line)
+            except ValueError:
+                sys.exit("capcheck: %s:%d: not JSON: %.80s" % (path, n, line))
+            if r.get("event") == "wire_stall":
+                rows.append(r)
+    return rows
+
+
+def show(r):
+    return "%s %s peer %s stalls %s median %s ms" % (r.get("side"), r.get("local"), r.get("peer"),
+                                                     r.get("stalls"), r.get("stall_ms"))
+
+
+def show_truth(t):
+    return "%s %s peer %s stalls %d median %.3f ms writes %s" % (
+        t["side"], t["local"], t["peer"], len(t["ms"]), statistics.median(t["ms"]), t["writes"])
+
+
+def out(ok, name, why=""):
+    print("%s\t%s%s" % ("pass" if ok else "fail", name, ("\t" + why) if why and not ok else ""))
+
+
+def conns_on(conns, ports):
+    return [c for c in conns if c["server"] and port_of(c["server"]) in ports]
+
+
+def cmd_found(a):
+    rows, conns = scan_rows(a.scan), truth(a.capture)
+    server = a.server
+    mine = [c for c in conns if c["server"] == server]
+    held = [c for c in mine if any(s[0] == (c["client"] if a.side == "connect" else server)
+                                   for s in c["stalls"])]
+    tr = [t for t in truth_rows(mine) if t["side"] == a.side]
+    tmed = statistics.median(tr[0]["ms"]) if tr else None
+    tn = sum(len(t["ms"]) for t in tr)
+    nm = a.name
+    out(len(mine) >= 1, nm + ": the capture holds its connection to " + server,
+        "%d connections to it captured" % len(mine))
+    out(tn == a.stalls, "%s: ground truth (tshark): %d stalls%s" % (
+        nm, tn, (" of %.1f ms median" % tmed) if tmed else ""),
+        "expected %d: %s" % (a.stalls, "; ".join(show_truth(t) for t in tr) or "none"))
+    if rows is None:
+        return
+    if a.side == "connect":
+        want = held[0]["client"] if held else (mine[0]["client"] if mine else "?")
+    else:
+        want = server
+    out(len(rows) == 1, nm + ": scan writes exactly one row",
+        "%d rows: %s" % (len(rows), " | ".join(show(r) for r in rows)))
+    if not rows:
+        return
+    r = rows[0]
+    okh = r.get("local") == want and r.get("side") == a.side
+    if a.side == "connect":
+        okh = okh and r.get("peer") == server
+    else:
+        okh = okh and addr_of(str(r.get("peer"))) in [addr_of(c["client"]) for c in mine]
+    out(okh, "%s: holder %s (%s), peer %s" % (nm, want, a.side,
+                                              server if a.side == "connect" else "its client"),
+        "row: " + show(r))
+    out(r.get("stalls") == a.stalls, "%s: %d stalls" % (nm, a.stalls), "row: " + show(r))
+    if a.conns is not None and "conns" in r:
+        out(r.get("conns") == a.conns, "%s: %d connections held" % (nm, a.conns),
+            "row says conns %s" % r.get("conns"))
+    ms = r.get("stall_ms")
+    ok = isinstance(ms, (int, float)) and abs(ms - a.program_ms) <= a.tol * a.program_ms
+    out(ok, "%s: median stall %s ms within %d%% of the program's %.3f ms a round" % (
+        nm, ms, round(a.tol * 100), a.program_ms), "row: " + show(r))
+    if tmed is not None:
+        ok = isinstance(ms, (int, float)) and abs(ms - tmed) <= 0.05 * tmed
+        out(ok, "%s: median stall within 5%% of the ground truth's %.3f ms" % (nm, tmed),
+            "row: " + show(r))
+
+
+def cmd_none(a):
+    rows, conns = scan_rows(a.scan), truth(a.capture)
+    ports = [int(p) for p in a.ports.split(",")]
+    mine = conns_on(conns, ports)
+    nm = a.name
+    out(len(mine) >= a.conns, "%s: the capture holds >= %d connections (%d)" % (
+        nm, a.conns, len(mine)), "ports %s" % a.ports)
+    tr = truth_rows(mine)
+    out(not tr, nm + ": ground truth (tshark): no stall", "; ".join(show_truth(t) for t in tr))
+    if rows is None:
+        return
+    out(not rows, nm + ": scan writes no row",
+        "%d rows: %s" % (len(rows), " | ".join(show(r) for r in rows)))
+
+
+def audit_locals(paths):
+    """Local addresses of the ends `naglefix audit` saw split writes on."""
+    seen = set()
+    for path in paths:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue
+                if r.get("event") in ("split_write", "repeat") and r.get("local"):
+                    if r.get("event") == "repeat" and r.get("of") not in (None, "split_write"):
+                        continue
+                    seen.add(r["local"])
+    return seen
+
+
+def cmd_real(a):
+    rows, conns = scan_rows(a.scan), truth(a.capture)
+    ports = [int(p) for p in a.ports.split(",")]
+    mine = conns_on(conns, ports)
+    nm = a.name
+    out(len(mine) >= a.conns, "%s: the capture holds >= %d connections (%d)" % (
+        nm, a.conns, len(mine)), "ports %s" % a.ports)
+    tr = truth_rows(mine)
+    by_local = {(t["side"], t["local"]): t for t in tr}
+    if rows is None:
+        print("note\t%s: the ground truth finds %d holders: %s" % (
+            nm, len(tr), "; ".join(show_truth(t) for t in tr) or "none"))
+        return
+    if not tr:
+        out(not rows, nm + ": no stall in the ground truth (tshark), and scan writes no row",
+            "%d rows: %s" % (len(rows), " | ".join(show(r) for r in rows)))
+        return
+    print("note\t%s: the ground truth finds %d holders: %s" % (
+        nm, len(tr), "; ".join(show_truth(t) for t in tr)))
+    extra = [r for r in rows if (r.get("side"), r.get("local")) not in by_local]
+    out(not extra, nm + ": every row scan writes is a stall of the ground truth",
+        "rows the packets do not show: " + " | ".join(show(r) for r in extra))
+    got = {(r.get("side"), r.get("local")): r for r in rows}
+    missed = [t for k, t in by_local.items() if k not in got]
+    out(not missed, nm + ": every holder of the ground truth has its row",
+        "missed: " + "; ".join(show_truth(t) for t in missed))
+    bad = [(t, got[k]) for k, t in by_local.items() if k in got and got[k].get("stalls") != len(t["ms"])]
+    out(not bad, nm + ": each row's stall count is the ground truth's",
+        "; ".join("%s vs %s" % (show(r), show_truth(t)) for t, r in bad))
+    if a.audit:
+        seen = audit_locals(a.audit)
+        unseen = [r for r in rows if r.get("local") not in seen]
+        out(bool(rows) and not unseen,
+            nm + ": naglefix audit saw split writes on each row's holder",
+            "audit's split-write ends: %s; rows not among them: %s" % (
+                sorted(seen), " | ".join(show(r) for r in unseen) or "(no rows)"))
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="capcheck.py")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("truth")
+    t.add_argument("capture")
+    f = sub.add_parser("found")
+    n = sub.add_parser("none")
+    r = sub.add_parser("real")
+    for p in (f, n, r):
+        p.add_argument("name")
+        p.add_argument("scan")
+        p.add_argument("capture")
+    f.add_argument("--side", choices=("connect", "accept"), required=True)
+    f.add_argument("--server", required=True)
+    f.add_argument("--program-ms", type=float, required=True)
+    f.add_argument("--stalls", type=int, required=True)
+    f.add_argument("--conns", type=int)
+    f.add_argument("--tol", type=float, default=0.10)
+    for p in (n, r):
+        p.add_argument("--ports", required=True)
+        p.add_argument("--conns", type=int, default=1)
+    r.add_argument("--audit", nargs="*")
+    a = ap.parse_args()
+    if a.cmd == "truth":
+        for c in truth(a.capture):
+            for s in c["stalls"]:
+                print(json.dumps({"client": c["client"], "server": c["server"], "holder": s[0],
+                                  "stall_ms": round(s[1], 3), "writes": [s[2], s[3]]}))
+        return
+    {"found": cmd_found, "none": cmd_none, "real": cmd_real}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (OSError, subprocess.SubprocessError) as e:
+        sys.exit("capcheck: %s" % e)
