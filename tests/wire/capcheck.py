@@ -13,12 +13,17 @@ the arguments or a file could not be read (2).
   SCAN "-" (scan did not run): only the capture's and the ground truth's
   checks
   capcheck.py found NAME SCAN CAPTURE --side connect|accept --server A:P
-          --program-ms MS --stalls N [--conns N] [--tol 0.10]
+          --stalls N|truth [--program-ms MS] [--run-ms MS [--run-conn K]]
+          [--tol 0.10]
       the program's one row: the holder is the client that connected to
       A:P (connect; its port that of its first connection that stalled) or
       A:P itself (accept); exactly one row; stalls = N (and so many in the
-      ground truth); median within tol of MS (the program's own
-      per-round time) and of the ground truth's median
+      ground truth; "truth": the ground truth's count, at least 1), conns
+      the ground truth's connections that held; median within tol of MS
+      (the program's own per-round time) and within 5% of the ground
+      truth's, total within 2% of it. --run-ms: the ground truth's stall
+      total on the K-th connection (default 2) within tol of MS, what the
+      program lost in that run
   capcheck.py none NAME SCAN CAPTURE --ports P,Q --conns N
       a control: no row, and none in the ground truth either, on a capture
       that holds at least N connections to the ports P, Q (else it proves
@@ -179,27 +184,35 @@ def conns_on(conns, ports):
     return [c for c in conns if c["server"] and port_of(c["server"]) in ports]
 
 
+def near(v, want, tol):
+    return isinstance(v, (int, float)) and abs(v - want) <= tol * want
+
+
 def cmd_found(a):
     rows, conns = scan_rows(a.scan), truth(a.capture)
-    server = a.server
-    mine = [c for c in conns if c["server"] == server]
-    held = [c for c in mine if any(s[0] == (c["client"] if a.side == "connect" else server)
-                                   for s in c["stalls"])]
+    server, nm = a.server, a.name
+    mine = sorted((c for c in conns if c["server"] == server), key=lambda c: c["first"])
+    holder_of = (lambda c: c["client"]) if a.side == "connect" else (lambda c: server)
+    held = [c for c in mine if any(s[0] == holder_of(c) for s in c["stalls"])]
     tr = [t for t in truth_rows(mine) if t["side"] == a.side]
-    tmed = statistics.median(tr[0]["ms"]) if tr else None
-    tn = sum(len(t["ms"]) for t in tr)
-    nm = a.name
+    tms = [m for t in tr for m in t["ms"]]
+    tmed = statistics.median(tms) if tms else None
+    want_n = len(tms) if a.stalls == "truth" else int(a.stalls)
     out(len(mine) >= 1, nm + ": the capture holds its connection to " + server,
         "%d connections to it captured" % len(mine))
-    out(tn == a.stalls, "%s: ground truth (tshark): %d stalls%s" % (
-        nm, tn, (" of %.1f ms median" % tmed) if tmed else ""),
-        "expected %d: %s" % (a.stalls, "; ".join(show_truth(t) for t in tr) or "none"))
+    out(len(tms) == want_n and want_n > 0, "%s: ground truth (tshark): %d stalls%s" % (
+        nm, len(tms), (" of %.1f ms median" % tmed) if tmed else ""),
+        "expected %s: %s" % (a.stalls, "; ".join(show_truth(t) for t in tr) or "none"))
+    if a.run_ms is not None:
+        k = a.run_conn - 1
+        got = sum(s[1] for s in mine[k]["stalls"]) if k < len(mine) else 0.0
+        out(near(got, a.run_ms, a.tol), "%s: the stalls of run %d on the wire, %.1f ms, within "
+            "%d%% of what the run lost (%.1f ms: as is less -m nodelay)" % (
+                nm, a.run_conn, got, round(a.tol * 100), a.run_ms),
+            "%d connections captured" % len(mine))
     if rows is None:
         return
-    if a.side == "connect":
-        want = held[0]["client"] if held else (mine[0]["client"] if mine else "?")
-    else:
-        want = server
+    want = holder_of(held[0]) if held else "?"
     out(len(rows) == 1, nm + ": scan writes exactly one row",
         "%d rows: %s" % (len(rows), " | ".join(show(r) for r in rows)))
     if not rows:
@@ -213,18 +226,20 @@ def cmd_found(a):
     out(okh, "%s: holder %s (%s), peer %s" % (nm, want, a.side,
                                               server if a.side == "connect" else "its client"),
         "row: " + show(r))
-    out(r.get("stalls") == a.stalls, "%s: %d stalls" % (nm, a.stalls), "row: " + show(r))
-    if a.conns is not None and "conns" in r:
-        out(r.get("conns") == a.conns, "%s: %d connections held" % (nm, a.conns),
-            "row says conns %s" % r.get("conns"))
+    out(r.get("stalls") == want_n, "%s: %d stalls" % (nm, want_n), "row: " + show(r))
+    out(r.get("conns") == len(held), "%s: %d connection%s held" % (
+        nm, len(held), "" if len(held) == 1 else "s"), "row says conns %s" % r.get("conns"))
     ms = r.get("stall_ms")
-    ok = isinstance(ms, (int, float)) and abs(ms - a.program_ms) <= a.tol * a.program_ms
-    out(ok, "%s: median stall %s ms within %d%% of the program's %.3f ms a round" % (
-        nm, ms, round(a.tol * 100), a.program_ms), "row: " + show(r))
-    if tmed is not None:
-        ok = isinstance(ms, (int, float)) and abs(ms - tmed) <= 0.05 * tmed
-        out(ok, "%s: median stall within 5%% of the ground truth's %.3f ms" % (nm, tmed),
+    if a.program_ms is not None:
+        out(near(ms, a.program_ms, a.tol), "%s: median stall %s ms within %d%% of the "
+            "program's %.3f ms a round" % (nm, ms, round(a.tol * 100), a.program_ms),
             "row: " + show(r))
+    if tmed is not None:
+        out(near(ms, tmed, 0.05), "%s: median stall within 5%% of the ground truth's %.3f ms"
+            % (nm, tmed), "row: " + show(r))
+        out(near(r.get("total_stall_ms"), sum(tms), 0.02), "%s: total stall within 2%% of "
+            "the ground truth's %.1f ms" % (nm, sum(tms)),
+            "row's total_stall_ms %s" % r.get("total_stall_ms"))
 
 
 def cmd_none(a):
@@ -311,9 +326,10 @@ def main():
         p.add_argument("capture")
     f.add_argument("--side", choices=("connect", "accept"), required=True)
     f.add_argument("--server", required=True)
-    f.add_argument("--program-ms", type=float, required=True)
-    f.add_argument("--stalls", type=int, required=True)
-    f.add_argument("--conns", type=int)
+    f.add_argument("--program-ms", type=float)
+    f.add_argument("--stalls", required=True)
+    f.add_argument("--run-ms", type=float)
+    f.add_argument("--run-conn", type=int, default=2)
     f.add_argument("--tol", type=float, default=0.10)
     for p in (n, r):
         p.add_argument("--ports", required=True)

@@ -7,9 +7,10 @@
 # Exits when CMD does, or when its standard input closes (start_server's
 # FIFO: the harness went away) or on TERM, INT or HUP, stopping CMD (TERM).
 # CMD's standard output goes to our standard error: only the PORT line
-# is ours.
+# is ours. SERVE_PORT in the environment: that port instead of a free one
+# (a server whose port is in a config file the caller wrote).
 set -u
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') || exit 1
+port=${SERVE_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')} || exit 1
 args=()
 for a in "$@"; do args+=("${a//PORT/$port}"); done
 exec 3<&0 # a background job's standard input is /dev/null: keep ours

@@ -75,10 +75,12 @@ on_exit() {
 }
 trap on_exit EXIT
 
-# results CMD...: capcheck.py's lines -> pass / fail (in this shell: the
-# counts are its variables)
+# results CMD...: capcheck.py's lines -> pass / fail (read in this shell:
+# the counts are its variables); its failure to run is a failure too
 results() {
-    local kind name why
+    local kind name why rc
+    "$@" >"$W/capcheck.out" 2>"$W/capcheck.err"
+    rc=$?
     while IFS=$'\t' read -r kind name why; do
         case $kind in
             pass) pass "$name" ;;
@@ -86,7 +88,8 @@ results() {
             note) echo "note: $name" ;;
             *) fail "capcheck" "unexpected line: $kind $name $why" ;;
         esac
-    done < <("$@")
+    done <"$W/capcheck.out"
+    ((rc == 0)) || fail "capcheck.py $2 ${3:-}" "exit $rc" "$W/capcheck.err"
 }
 
 # ---- capturing -------------------------------------------------------------
@@ -167,12 +170,13 @@ measured() {
 }
 
 # found NAME SIDE SERVER MS STALLS [capcheck options]: NAME's capture and
-# scan output checked for its one row.
+# scan output checked for its one row (MS "": no program's time a round).
 found() {
     local name=$1 side=$2 server=$3 ms=$4 stalls=$5
     shift 5
+    [[ -z $ms ]] || set -- --program-ms "$ms" "$@"
     results "${CHECK[@]}" found "$name" "$SCAN_JSON" "$W/$name.pcap" --side "$side" \
-        --server "$server" --program-ms "$ms" --stalls "$stalls" "$@"
+        --server "$server" --stalls "$stalls" "$@"
 }
 
 # capture_client NAME TOOL SERVER SIDE STALLS OPTS... -- CLIENT...: the
@@ -258,5 +262,89 @@ start_server jhttp java -cp "$LEGACY_BUILD" JHttpServer "$SERVER_LIFETIME"
 jhport=$SERVER_PORT
 capture_client HttpServer tcpdump "$H:$jhport" accept $((ROUNDS - 1)) -i lo -- \
     python3 "$HERE/http_rounds.py" "$H" "$jhport" "$ROUNDS" /hello.txt
+
+# memccp: a whole memccp process a round (memccp_rounds.sh), 40 files of
+# 200,000 bytes: round 1 a warm-up, round 2 measured; the capture cut to
+# 96 bytes a packet (-s 96: sizes from the IP header). Then the same under
+# `naglefix -m nodelay`, captured too (a control: no row): what a run
+# loses is its time as is less its time fixed.
+MC_FILES=40
+check_memccp() {
+    local name=memccp asis fixed i files=()
+    any_selected "$name" "$name -m nodelay" || return 0
+    if ! command -v memccp >/dev/null || ! command -v memcached >/dev/null; then
+        skip "$name" "memccp or memcached missing (tests/install-deps.sh installs them)"
+        return
+    fi
+    mkdir -p "$W/mc"
+    head -c 200000 /dev/zero | tr '\0' m >"$W/mc/f1.bin"
+    for ((i = 1; i <= MC_FILES; i++)); do
+        ((i > 1)) && cp "$W/mc/f1.bin" "$W/mc/f$i.bin"
+        files+=("$W/mc/f$i.bin")
+    done
+    start_server memcached "$LEGACY_DIR/memcached_server.sh" || return
+    local server=$H:$SERVER_PORT
+    cap_start "$name" tcpdump "tcp port $SERVER_PORT" -i lo -s 96 || return
+    asis=$(run_client none "$LEGACY_DIR/memccp_rounds.sh" "$server" 2 "${files[@]}")
+    cap_stop || return
+    cap_start "$name-nodelay" tcpdump "tcp port $SERVER_PORT" -i lo -s 96 || return
+    fixed=$(run_client nodelay "$LEGACY_DIR/memccp_rounds.sh" "$server" 2 "${files[@]}")
+    cap_stop || return
+    measured "$name" "$asis" && measured "$name -m nodelay" "$fixed" || return
+    scan "$name"
+    found "$name" connect "$server" "" truth \
+        --run-ms "$(awk -v a="$asis" -v f="$fixed" 'BEGIN { printf "%.3f", a - f }')" --run-conn 2
+    scan "$name-nodelay"
+    results "${CHECK[@]}" none "$name -m nodelay" "$SCAN_JSON" "$W/$name-nodelay.pcap" \
+        --ports "$SERVER_PORT" --conns 2
+}
+check_memccp
+
+# ---- controls: one write, and the stalling programs fixed --------------------
+
+# control NAME FILE PORTS CONNS: scan of the capture NAME (FILE) must find
+# nothing, nor the ground truth, with at least CONNS connections captured.
+control() {
+    scan "$1" "$2"
+    results "${CHECK[@]}" none "$1" "$SCAN_JSON" "$2" --ports "$3" --conns "$4"
+}
+
+# the one-write control: LegacyClient and legacy_client.py, single
+if selected "one write"; then
+    if cap_start single tcpdump "tcp port $jport or tcp port $pyport" -i lo; then
+        j=$(run_client none java -cp "$LEGACY_BUILD" LegacyClient "$H" "$jport" "$ROUNDS" single)
+        p=$(run_client none python3 "$LEGACY_DIR/legacy_client.py" "$H" "$pyport" "$ROUNDS" single)
+        cap_stop && measured "one write: java" "$j" && measured "one write: python" "$p" &&
+            control "one write (java, python single)" "$W/single.pcap" "$jport,$pyport" 2
+    fi
+fi
+
+# every stalling program under `naglefix -m nodelay` (the HTTP servers
+# under it, their client as is), one capture; each must also be fast
+if selected "-m nodelay"; then
+    start_server http.server-nodelay "$HERE/serve_port.sh" "$NAGLEFIX" -m nodelay -- \
+        python3 -m http.server --protocol HTTP/1.1 --bind "$H" --directory "$W/www" PORT
+    hsnd=$SERVER_PORT
+    start_server jhttp-nodelay "$NAGLEFIX" -m nodelay -- java -cp "$LEGACY_BUILD" JHttpServer \
+        "$SERVER_LIFETIME"
+    jhnd=$SERVER_PORT
+    nd_ports="$jport,$pyport,$py6port,$hsnd,$jhnd"
+    if cap_start nodelay tcpdump "tcp port ${nd_ports//,/ or tcp port }" -i lo; then
+        nd_fast() { # nd_fast NAME MODE CMD...: run, and fast
+            local ms
+            ms=$(run_client "$@")
+            assert_ms_lt "$NAME -m nodelay: fast" "$ms" 5
+        }
+        NAME=java nd_fast nodelay java -cp "$LEGACY_BUILD" LegacyClient "$H" "$jport" "$ROUNDS" split
+        NAME=python4 nd_fast nodelay python3 "$LEGACY_DIR/legacy_client.py" "$H" "$pyport" "$ROUNDS" split
+        NAME=python6 nd_fast nodelay python3 "$LEGACY_DIR/legacy_client.py" ::1 "$py6port" "$ROUNDS" split
+        NAME=node nd_fast nodelay node "$LEGACY_DIR/legacy_client.js" "$H" "$jport" "$ROUNDS" split
+        NAME=perl nd_fast nodelay perl "$LEGACY_DIR/legacy_client.pl" "$H" "$jport" "$ROUNDS" split
+        NAME=http.server nd_fast none python3 "$HERE/http_rounds.py" "$H" "$hsnd" "$ROUNDS" /hello.txt
+        NAME=HttpServer nd_fast none python3 "$HERE/http_rounds.py" "$H" "$jhnd" "$ROUNDS" /hello.txt
+        cap_stop && control "-m nodelay (java, python4, python6, node, perl, http.server, HttpServer)" \
+            "$W/nodelay.pcap" "$nd_ports" 7
+    fi
+fi
 
 finish
