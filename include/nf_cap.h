@@ -8,7 +8,13 @@
  *
  * Memory is fixed at open (a read buffer of a few MiB at most), whatever
  * the file's size; a record or block longer than NF_CAP_RECORD_MAX is
- * an error, not an allocation.
+ * an error, not an allocation, except a pcapng block that carries no
+ * packet and defines nothing read (statistics, names, custom blocks):
+ * that is read through, whatever its length.
+ * A link type nf_pkt_decode does not know (pcap's file header, an IDB)
+ * is an error at the header that names it. pcapng's simple packet block
+ * carries no time: its frame gets the section's last timestamp (0
+ * before any) and interface 0.
  */
 #ifndef NF_CAP_H
 #define NF_CAP_H
