@@ -38,6 +38,13 @@ int nf_cbuf_want(struct nf_cbuf *b, uint32_t n, const uint8_t **p, uint32_t *hav
 {
 	uint32_t avail = b->end - b->start;
 
+	if (n > NF_CAP_BUF) {
+		b->err = EFBIG;
+		*p = b->mem + b->start;
+		if (have)
+			*have = avail;
+		return -1;
+	}
 	if (avail < n) {
 		if (b->start + n > NF_CAP_BUF) { /* no room after it: to the front */
 			memmove(b->mem, b->mem + b->start, avail);

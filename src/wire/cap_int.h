@@ -18,8 +18,12 @@
 #include "nf_cap.h"
 
 /* The read buffer: a record of NF_CAP_RECORD_MAX and its header fit,
- * and reads stay large. */
+ * and reads stay large. The fuzz target builds with a smaller one
+ * (-DNF_CAP_BUF=65536: a record longer is then "too long" instead, and
+ * blocks are read through with small inputs). */
+#ifndef NF_CAP_BUF
 #define NF_CAP_BUF (4u << 20)
+#endif
 /* pcapng: the interfaces one section may define (memory fixed at open). */
 #define NF_CAP_IFACES 256
 
@@ -68,10 +72,11 @@ struct nf_cap {
 };
 
 /*
- * Makes sure the n bytes (n <= NF_CAP_BUF) at the current position are
- * in the buffer, reading what it must. Returns 1 with *p pointing to
- * them, 0 at the end of the file with none of them there, or -1: some
- * but not all (*have says how many), or a read error (b->err set).
+ * Makes sure the n bytes at the current position are in the buffer,
+ * reading what it must. Returns 1 with *p pointing to them, 0 at the end
+ * of the file with none of them there, or -1: some but not all (*have
+ * says how many), a read error (b->err set), or n > NF_CAP_BUF (b->err
+ * EFBIG; never for a record of NF_CAP_RECORD_MAX and its header).
  */
 int nf_cbuf_want(struct nf_cbuf *b, uint32_t n, const uint8_t **p, uint32_t *have);
 

@@ -95,7 +95,7 @@ static int block_skip(struct nf_cap *c, uint32_t len, uint64_t off)
 {
 	const uint8_t *p;
 
-	if (len <= NF_CAP_RECORD_MAX) {
+	if (len <= NF_CAP_BUF && len <= NF_CAP_RECORD_MAX) {
 		if (block_whole(c, len, off, &p) < 0)
 			return -1;
 		nf_cbuf_take(&c->b, len);

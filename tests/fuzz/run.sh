@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# run.sh - fuzzes the config parser and the endpoint matcher (`make fuzz`).
+# run.sh - fuzzes the config parser, the endpoint matcher and the capture
+# readers with the frame decoder (`make fuzz`).
 #
-# Builds the libFuzzer targets fuzz_parse.c and fuzz_match.c with clang
-# (-fsanitize=fuzzer,address,undefined, UB fatal) against src/policy.c into
-# build/fuzz/, then runs each for FUZZ_TIME seconds (default 60) on top of
+# Builds the libFuzzer targets fuzz_parse.c and fuzz_match.c against
+# src/policy.c, and fuzz_cap.c against src/wire/cap.c, pcap.c, pcapng.c
+# and decode.c, with clang (-fsanitize=fuzzer,address,undefined, UB fatal)
+# into build/fuzz/, then runs each for FUZZ_TIME seconds (default 60) on top of
 # its committed seed corpus tests/fuzz/corpus/TARGET/ (read only: what the
 # run finds goes to build/fuzz/corpus/TARGET/, kept between runs). A target
 # passes iff it ran to the end without a crash, a leak, a timeout or an
 # out-of-memory; the input that broke it is build/fuzz/artifacts/TARGET-*,
 # to be turned into a unit test in tests/unit/check_policy.c
-# (test_policy_fuzz_WHAT) once the bug is understood.
+# (test_policy_fuzz_WHAT) or tests/wire/check_cap.c / check_decode.c once
+# the bug is understood.
 #
 # Before that, fuzz-canary-TARGET proves the run can fail: the same target
-# built from a copy of src/policy.c with a heap overflow injected
-# where the seed corpus reaches it must crash within a few seconds.
+# built from a copy of its source (src/policy.c; src/wire/pcapng.c for cap)
+# with a heap overflow injected where the seed corpus reaches it must
+# crash within a few seconds.
 #
 # Prints "PASS name" or "FAIL name: why", ends with "N passed, M failed";
 # exit status 0 iff nothing failed. Env: FUZZ_TIME, FUZZ_CC (clang), WERROR
@@ -30,7 +34,24 @@ B="$TOP/build/fuzz"
 # shellcheck disable=SC2054 # the commas are clang's
 FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
     -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra ${WERROR--Werror} -D_GNU_SOURCE -Iinclude)
-TARGETS=(parse match)
+TARGETS=(parse match cap)
+
+# defines TARGET: its own compiler flags. The capture reader's buffer is
+# 64 KiB, not 4 MiB: ASan's poisoning of 4 MiB a run made the target 30
+# times slower, and small inputs then reach the read-through of blocks
+# longer than the buffer.
+defines() {
+    [[ $1 == cap ]] && echo -DNF_CAP_BUF=65536
+}
+
+# sources TARGET: the sources a target links, the one the canary copies first.
+sources() {
+    if [[ $1 == cap ]]; then
+        echo src/wire/pcapng.c src/wire/cap.c src/wire/pcap.c src/wire/decode.c
+    else
+        echo src/policy.c
+    fi
+}
 
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$HERE/../lib.sh"
@@ -54,23 +75,30 @@ mkdir -p "$B/artifacts" "$B/logs"
 # (build/fuzz/corpus/NAME/, where new inputs go) and TARGET's seeds; sets
 # RC and LOG.
 fuzz() {
-    local name=$1 bin=$2 target=$3 secs=$4 work="$B/corpus/$1"
+    local name=$1 bin=$2 target=$3 secs=$4 work="$B/corpus/$1" dict=$HERE/policy.dict
+    [[ $target == cap ]] && dict=$HERE/cap.dict
     LOG="$B/logs/$name.log"
     mkdir -p "$work"
     rm -f "$B/artifacts/$name-"*
     # -timeout: no input may take a second; -rss_limit_mb: nor eat the machine.
     timeout -k 10 $((secs + 120)) "$bin" -max_total_time="$secs" -timeout=1 -rss_limit_mb=2048 \
-        -dict="$HERE/policy.dict" -print_final_stats=1 -artifact_prefix="$B/artifacts/$name-" \
+        -dict="$dict" -print_final_stats=1 -artifact_prefix="$B/artifacts/$name-" \
         "$work" "$HERE/corpus/$target" >"$LOG" 2>&1
     RC=$?
 }
 
 # The copy of src/policy.c with a write past a heap block where the seeds
 # go: in nf_policy_parse_endpoint for a bracketed endpoint ("[::1]:80"), in
-# nf_policy_match for a full-sized IPv6 address.
+# nf_policy_match for a full-sized IPv6 address; of src/wire/pcapng.c, in
+# read_epb for an enhanced packet block of a big-endian section.
 canary_source() {
-    local target=$1 fn code
-    if [[ $target == parse ]]; then
+    local target=$1 fn code src
+    src=$(sources "$target")
+    src=${src%% *}
+    if [[ $target == cap ]]; then
+        fn=read_epb
+        code='if (c->be) { char *volatile nf_c = __builtin_malloc(4); nf_c[4] = 1; __builtin_free(nf_c); }'
+    elif [[ $target == parse ]]; then
         fn=nf_policy_parse_endpoint
         code='if (s[0] == '"'['"') { char *volatile nf_c = malloc(4); nf_c[4] = 1; free(nf_c); }'
     else
@@ -81,18 +109,22 @@ canary_source() {
         !done && $0 !~ /^[ \t]/ && index($0, fn "(") > 0 && $0 !~ /;[ \t]*$/ { infn = 1 }
         { print }
         infn && !done && $0 == "{" { print code; done = 1 }
-        END { exit !done }' src/policy.c >"$B/canary-$target.c"
+        END { exit !done }' "$src" >"$B/canary-$target.c"
 }
 
 for t in "${TARGETS[@]}"; do
-    if ! "$CC" "${FLAGS[@]}" -o "$B/fuzz_$t" "$HERE/fuzz_$t.c" src/policy.c >"$B/logs/build-$t.log" 2>&1; then
+    read -r -a srcs <<<"$(sources "$t")"
+    read -r -a defs <<<"$(defines "$t")"
+    if ! "$CC" "${FLAGS[@]}" "${defs[@]}" -o "$B/fuzz_$t" "$HERE/fuzz_$t.c" "${srcs[@]}" \
+        >"$B/logs/build-$t.log" 2>&1; then
         fail "build-fuzz_$t" "cannot build" "$B/logs/build-$t.log"
         sed 's/^/    /' "$B/logs/build-$t.log" | head -n 20
         continue
     fi
     if ! canary_source "$t"; then
-        fail "fuzz-canary-$t" "cannot inject the fault into a copy of src/policy.c"
-    elif ! "$CC" "${FLAGS[@]}" -o "$B/canary_$t" "$HERE/fuzz_$t.c" "$B/canary-$t.c" \
+        fail "fuzz-canary-$t" "cannot inject the fault into a copy of ${srcs[0]}"
+    elif ! "$CC" "${FLAGS[@]}" "${defs[@]}" -I"${srcs[0]%/*}" -o "$B/canary_$t" "$HERE/fuzz_$t.c" "$B/canary-$t.c" \
+        "${srcs[@]:1}" \
         >"$B/logs/build-canary-$t.log" 2>&1; then
         fail "fuzz-canary-$t" "cannot build the canary" "$B/logs/build-canary-$t.log"
     else

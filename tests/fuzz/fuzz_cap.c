@@ -1,0 +1,128 @@
+/*
+ * fuzz_cap.c - libFuzzer target for the capture readers and the frame
+ * decoder (src/wire/cap.c, pcap.c, pcapng.c, decode.c): the input is a
+ * capture file, written to a memfd that nf_cap_open reads; every frame
+ * is decoded under its own link type and under each other one.
+ *
+ * Besides what the sanitizers catch (each frame is copied to a block of
+ * exactly its captured length first, so a decoder read past it is seen),
+ * it aborts when a contract breaks: a message that is not one printable
+ * line "fuzz.cap: offset N: why" (N within the input; "fuzz.cap: why"
+ * only for no memory); a frame beyond the input, out of order, longer
+ * than NF_CAP_RECORD_MAX or of a link type no reader accepts; a call
+ * after the end or an error that does not return the same; a decoded
+ * segment with a family, skip reason or window scale out of range.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "nf_cap.h"
+#include "nf_pkt.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define EXPECT(cond)                                                          \
+	do {                                                                  \
+		if (!(cond)) {                                                \
+			fprintf(stderr, "fuzz_cap: contract broken: %s\n", #cond); \
+			abort();                                              \
+		}                                                             \
+	} while (0)
+
+static const uint32_t links[] = { NF_LINK_NULL, NF_LINK_ETHERNET, NF_LINK_RAW, NF_LINK_LOOP,
+				  NF_LINK_LINUX_SLL, NF_LINK_IPV4, NF_LINK_IPV6,
+				  NF_LINK_LINUX_SLL2, NF_LINK_NETWORK };
+
+/* Is the message one printable line "fuzz.cap: offset N: why", N <= size? */
+static void check_message(const char *msg, size_t size)
+{
+	unsigned long long off;
+	int n = -1;
+
+	for (const char *p = msg; *p; p++)
+		EXPECT((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f);
+	EXPECT(strlen(msg) < NF_CAP_ERR_MAX);
+	if (strcmp(msg, "fuzz.cap: no memory for the read buffer") == 0)
+		return;
+	EXPECT(sscanf(msg, "fuzz.cap: offset %llu: %n", &off, &n) == 1 && n > 0 && msg[n]);
+	EXPECT(off <= size);
+}
+
+static void check_segment(enum nf_pkt_skip r, const struct nf_pkt *p)
+{
+	EXPECT((unsigned)r < NF_SKIP_NKINDS);
+	if (r != NF_SKIP_NONE)
+		return;
+	EXPECT(p->family == AF_INET || p->family == AF_INET6);
+	EXPECT(p->wscale >= -1 && p->wscale <= 14);
+	EXPECT(p->dir <= NF_DIR_OUT);
+	EXPECT(p->mss == 0 || (p->flags & NF_TCP_SYN));
+}
+
+/* Decodes the frame, copied to a block of its exact length, under its
+ * own link type and every other. */
+static void decode_all(const struct nf_frame *f)
+{
+	uint8_t *copy = malloc(f->caplen ? f->caplen : 1);
+	struct nf_pkt p;
+
+	if (!copy)
+		return;
+	memcpy(copy, f->data, f->caplen);
+	memset(&p, 0, sizeof(p));
+	check_segment(nf_pkt_decode(f->link, 0, copy, f->caplen, f->origlen, &p), &p);
+	for (unsigned i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		uint16_t et = f->caplen ? (f->data[0] & 1 ? 0x86dd : 0x0800) : 0;
+
+		memset(&p, 0, sizeof(p));
+		check_segment(nf_pkt_decode(links[i], et, copy, f->caplen, f->origlen, &p), &p);
+	}
+	free(copy);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char err[NF_CAP_ERR_MAX];
+	struct nf_cap *c;
+	struct nf_frame f;
+	uint64_t last = 0;
+	int fd = memfd_create("fuzz.cap", 0), r, frames = 0;
+
+	if (fd < 0)
+		return 0;
+	if (write(fd, data, size) != (ssize_t)size || lseek(fd, 0, SEEK_SET) != 0) {
+		close(fd);
+		return 0;
+	}
+	c = nf_cap_open(fd, "fuzz.cap", err);
+	if (!c) {
+		check_message(err, size);
+		close(fd);
+		return 0;
+	}
+	EXPECT(err[0] == '\0');
+	while ((r = nf_cap_next(c, &f)) == 1) {
+		EXPECT(f.caplen <= NF_CAP_RECORD_MAX);
+		EXPECT(f.offset + 12 + f.caplen <= size); /* a header of 12 or more before */
+		EXPECT(frames == 0 || f.offset > last);
+		EXPECT(f.dir <= NF_DIR_OUT);
+		EXPECT(f.link != NF_LINK_NETWORK && f.link <= 0xffff);
+		last = f.offset;
+		frames++;
+		decode_all(&f);
+	}
+	EXPECT(r == 0 || r == -1);
+	if (r == 0)
+		EXPECT(nf_cap_error(c)[0] == '\0');
+	else
+		check_message(nf_cap_error(c), size);
+	EXPECT(nf_cap_next(c, &f) == r && nf_cap_next(c, &f) == r);
+	EXPECT(nf_cap_bytes(c) <= size);
+	nf_cap_close(c);
+	close(fd);
+	return 0;
+}
