@@ -73,15 +73,10 @@ static void on_first(void *arg, struct nf_holder *h, const struct nf_stall *s)
 		h->pid = o.pid;
 		snprintf(h->cmd, sizeof(h->cmd), "%s", o.cmd);
 	}
-	if (w->json)
-		nf_cli_wire_json(w->out, h, "watch");
-	else
+	if (!w->json)
 		nf_cli_wire_first(w->out, h, s);
+	nf_watch_json_first(w, h);
 	fflush(w->out);
-	if (w->log) {
-		nf_cli_wire_json(w->log, h, "watch");
-		fflush(w->log);
-	}
 }
 
 static int usage(FILE *out, int status)
@@ -203,6 +198,7 @@ static void feed(struct nf_watch *w, const struct nf_ring_frame *f)
 static int run(struct nf_watch *w)
 {
 	uint64_t deadline = 0, next_tick = clock_ns(CLOCK_MONOTONIC) + TICK_MS * 1000000u;
+	uint64_t next_flush = next_tick + NF_WATCH_FLUSH_S * 1000000000ull;
 	struct nf_ring_frame f;
 
 	if (w->seconds > 0)
@@ -227,6 +223,10 @@ static int run(struct nf_watch *w)
 			nf_wire_expire(w->wire, clock_ns(CLOCK_REALTIME));
 			next_tick = mono + TICK_MS * 1000000u;
 		}
+		if (mono >= next_flush) {
+			nf_watch_json_flush(w);
+			next_flush = mono + NF_WATCH_FLUSH_S * 1000000000ull;
+		}
 	}
 	return 0;
 }
@@ -238,10 +238,10 @@ static void stats_json(FILE *to, const struct nf_watch *w, const struct nf_ring_
 	fprintf(to,
 		"{\"event\":\"wire_stats\",\"source\":\"watch\",\"seconds\":%.3f,"
 		"\"captured\":%llu,\"drops\":%llu,\"segments\":%llu,\"conns\":%llu,"
-		"\"peak_conns\":%llu,\"duplicates\":%llu,\"one_way\":%llu,\"not_tcp\":%llu}\n",
+		"\"live_conns\":%llu,\"peak_conns\":%llu,\"duplicates\":%llu,\"one_way\":%llu,\"not_tcp\":%llu}\n",
 		secs, (unsigned long long)rs->packets, (unsigned long long)rs->drops,
 		(unsigned long long)ws->packets, (unsigned long long)ws->conns,
-		(unsigned long long)ws->peak, (unsigned long long)ws->duplicates,
+		(unsigned long long)ws->live, (unsigned long long)ws->peak, (unsigned long long)ws->duplicates,
 		(unsigned long long)ws->one_way, (unsigned long long)w->skipped);
 }
 
@@ -264,22 +264,19 @@ static void print_totals(struct nf_watch *w, double secs)
 		stats_json(w->log, w, &rs, &ws, secs);
 }
 
-/* The table (text) or the rows' final JSON lines, then the totals. */
+/* The table (text) and the rows' last JSON lines, then the totals. */
 static void report(struct nf_watch *w, double secs)
 {
 	struct nf_holder *const *rows;
 	struct nf_wire_stats ws;
-	size_t n = nf_wire_holders(w->wire, &rows);
+	size_t n;
 
-	nf_wire_stats(w->wire, &ws);
-	if (w->json)
-		for (size_t i = 0; i < n; i++)
-			nf_cli_wire_json(w->out, rows[i], "watch");
-	else
+	nf_watch_json_flush(w);
+	if (!w->json) {
+		n = nf_wire_holders(w->wire, &rows);
+		nf_wire_stats(w->wire, &ws);
 		nf_cli_wire_table(w->out, rows, n, &ws);
-	if (w->log)
-		for (size_t i = 0; i < n; i++)
-			nf_cli_wire_json(w->log, rows[i], "watch");
+	}
 	print_totals(w, secs);
 	fflush(w->out);
 }
@@ -312,6 +309,7 @@ static int open_all(struct nf_watch *w)
 
 static void close_all(struct nf_watch *w)
 {
+	nf_watch_json_free(w);
 	nf_wire_free(w->wire);
 	nf_ring_close(w->ring);
 	if (w->log)

@@ -11,6 +11,9 @@
 #include "nf_wire.h"
 
 struct nf_ring;
+struct nf_watch_sent;
+
+#define NF_WATCH_FLUSH_S 60 /* the JSON lines of rows that stalled again, this often */
 
 struct nf_watch {
 	const char *ifname;   /* -i, NULL: every interface */
@@ -23,11 +26,27 @@ struct nf_watch {
 	struct nf_wire *wire;
 	uint64_t frames;      /* frames read from the ring */
 	uint64_t skipped;     /* of them, not a TCP segment the decoder took */
+	struct nf_watch_sent *sent; /* watch_json.c's, one per row */
+	size_t nsent, capsent;
+	int sent_sorted;
 };
 
 /* The process of this host holding the TCP connection whose local end is
  * local and remote end remote, into *o (nf_owner_find). 0, or -errno
  * (-ENOENT: none here). */
 int nf_watch_owner(const struct nf_end *local, const struct nf_end *remote, struct nf_owner *o);
+
+/* --- watch_json.c: the JSON lines (--json's and -l's) --- */
+
+/* Row h's first line (it has just stalled for the first time). */
+void nf_watch_json_first(struct nf_watch *w, const struct nf_holder *h);
+
+/* A line for each row with stalls its lines have not said yet: those
+ * stalls only (count, total), so that report's sum of a row's lines is
+ * the row. */
+void nf_watch_json_flush(struct nf_watch *w);
+
+/* Frees that bookkeeping. */
+void nf_watch_json_free(struct nf_watch *w);
 
 #endif
