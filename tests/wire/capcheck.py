@@ -28,11 +28,14 @@ the arguments or a file could not be read (2).
       a control: no row, and none in the ground truth either, on a capture
       that holds at least N connections to the ports P, Q (else it proves
       nothing)
-  capcheck.py real NAME SCAN CAPTURE --ports P --conns N [--audit LOG...]
+  capcheck.py real NAME SCAN CAPTURE --ports P --conns N [--audit LOG...
+          [--audit-sides connect,accept]]
       a real server's traffic: at least N connections captured; the rows
       scan writes are the ground truth's, holder for holder and count for
-      count; with --audit, each row's holder also wrote split writes as
-      `naglefix audit` saw them (its split_write records' local address)
+      count; with --audit, each row of those sides has its holder among
+      the ends `naglefix audit`'s records name holding (a split_write's
+      local end, a recv_split's peer); a row of another side that audit
+      did not see is a note
 
 The ground truth, on each direction H to R of each connection: a segment
 S1 of new data from H, then R's first ACK that covers S1, pure (no data
@@ -257,8 +260,10 @@ def cmd_none(a):
         "%d rows: %s" % (len(rows), " | ".join(show(r) for r in rows)))
 
 
-def audit_locals(paths):
-    """Local addresses of the ends `naglefix audit` saw split writes on."""
+def audit_ends(paths):
+    """The ends `naglefix audit` saw hold: the local end of its split_write
+    records (the holder's own), the peer of its recv_split records (what the
+    reader saw held)."""
     seen = set()
     for path in paths:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -267,10 +272,13 @@ def audit_locals(paths):
                     r = json.loads(line)
                 except ValueError:
                     continue
-                if r.get("event") in ("split_write", "repeat") and r.get("local"):
-                    if r.get("event") == "repeat" and r.get("of") not in (None, "split_write"):
-                        continue
+                ev = r.get("event")
+                if ev == "repeat":
+                    ev = r.get("of") or "split_write"
+                if ev == "split_write" and r.get("local"):
                     seen.add(r["local"])
+                elif ev == "recv_split" and r.get("peer"):
+                    seen.add(r["peer"])
     return seen
 
 
@@ -304,12 +312,16 @@ def cmd_real(a):
     out(not bad, nm + ": each row's stall count is the ground truth's",
         "; ".join("%s vs %s" % (show(r), show_truth(t)) for t, r in bad))
     if a.audit:
-        seen = audit_locals(a.audit)
-        unseen = [r for r in rows if r.get("local") not in seen]
-        out(bool(rows) and not unseen,
-            nm + ": naglefix audit saw split writes on each row's holder",
-            "audit's split-write ends: %s; rows not among them: %s" % (
-                sorted(seen), " | ".join(show(r) for r in unseen) or "(no rows)"))
+        seen = audit_ends(a.audit)
+        for r in rows:
+            ok = r.get("local") in seen
+            if r.get("side") in a.audit_sides.split(","):
+                out(ok, "%s: naglefix audit saw the %s holder %s hold" % (
+                    nm, r.get("side"), r.get("local")),
+                    "audit's holders: %s" % (sorted(seen) or "none"))
+            elif not ok:
+                print("note\t%s: naglefix audit did not see the %s holder %s (the ground truth "
+                      "did)" % (nm, r.get("side"), r.get("local")))
 
 
 def main():
@@ -335,6 +347,7 @@ def main():
         p.add_argument("--ports", required=True)
         p.add_argument("--conns", type=int, default=1)
     r.add_argument("--audit", nargs="*")
+    r.add_argument("--audit-sides", default="connect,accept")
     a = ap.parse_args()
     if a.cmd == "truth":
         for c in truth(a.capture):
