@@ -57,6 +57,7 @@ if [[ $EUID -ne 0 ]]; then
 fi
 
 WATCH_PID=""
+WATCH_PREFIX=()
 BG_PIDS=()
 on_exit() {
     local p
@@ -68,13 +69,14 @@ on_exit() {
 trap on_exit EXIT
 
 # watch_start NAME ARG...: `naglefix watch ARG...` in the background
+# (run by the command WATCH_PREFIX, if set)
 # (stdout NAME.out, stderr NAME.err), WATCH_PID its pid; returns once its
 # packet socket is bound (listed in /proc/net/packet with a protocol), so
 # nothing sent after it is missed.
 watch_start() {
     local name=$1 i ino fd
     shift
-    timeout -k 5 300 "$NAGLEFIX" watch "$@" >"$W/$name.out" 2>"$W/$name.err" &
+    timeout -k 5 300 "${WATCH_PREFIX[@]}" "$NAGLEFIX" watch "$@" >"$W/$name.out" 2>"$W/$name.err" &
     WATCH_PID=$!
     for ((i = 0; i < 100; i++)); do
         for fd in /proc/$WATCH_PID/task/*/fd/* /proc/$(pgrep -P "$WATCH_PID" | head -n 1)/fd/*; do
@@ -322,6 +324,51 @@ if selected "-t 1 ends it"; then
         pass "-t 1 ends it ($secs s)"
     else
         fail "-t 1 ends it" "exit $rc after $secs s" "$W/t1.out"
+    fi
+fi
+
+# ---- the systemd unit -------------------------------------------------------------
+
+# conf/naglefix-watch.service: systemd-analyze finds nothing wrong in it
+# (but the paths of this machine: the binary not installed, the man page),
+# and its ExecStart, run with only its CapabilityBoundingSet and stopped
+# with SIGTERM as systemd does, names the process of another user (the
+# static client run as the test's user): the capabilities are enough.
+UNIT=$TOP/conf/naglefix-watch.service
+if selected "the unit: systemd-analyze verify"; then
+    if ! command -v systemd-analyze >/dev/null; then
+        skip "the unit: systemd-analyze verify" "no systemd-analyze"
+    else
+        sed "s|/usr/local/bin/naglefix|$NAGLEFIX|" "$UNIT" >"$W/naglefix-watch.service"
+        systemd-analyze verify "$W/naglefix-watch.service" >"$W/verify.out" 2>&1
+        if grep -v "man naglefix(1)" "$W/verify.out" | grep -q .; then
+            fail "the unit: systemd-analyze verify" "" "$W/verify.out"
+        else
+            pass "the unit: systemd-analyze verify"
+        fi
+    fi
+fi
+if selected "the unit's ExecStart with its capabilities only"; then
+    caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$UNIT" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
+    read -r -a args <<<"$(sed -n 's|^ExecStart=/usr/local/bin/naglefix watch ||p' "$UNIT")"
+    WATCH_PREFIX=(setpriv --bounding-set=-all,"$caps" --)
+    if watch_start unit "${args[@]}"; then
+        run_bg unit-client setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups \
+            "$W/split_client" "$H" "$port_static" "$ROUNDS"
+        pid=$BG_PID
+        wait_bg unit-client "$pid" >/dev/null
+        sleep 0.3
+        watch_stop TERM
+        WATCH_PREFIX=()
+        read -r rpid _ <<<"$(row "$W/unit.out" "$H:$port_static")"
+        if [[ $WATCH_RC == 0 && ${rpid:-} == "$pid" ]]; then
+            pass "the unit's ExecStart with its capabilities only ($caps): pid $pid of $TEST_USER named"
+        else
+            fail "the unit's ExecStart with its capabilities only" "exit $WATCH_RC, pid '${rpid:-}' not $pid" \
+                "$W/unit.err"
+        fi
+    else
+        fail "the unit's ExecStart with its capabilities only" "did not start" "$W/unit.err"
     fi
 fi
 
