@@ -15,14 +15,15 @@
 
 #define PCAPNG_SHB 0x0a0d0d0au /* the same in both byte orders */
 
-/* Reads into the free end of the buffer once (EINTR retried); sets eof
- * or err when the read says so. */
+/* Reads into the free end of the buffer once (EINTR retried), at most
+ * NF_CAP_READ; sets eof or err when the read says so. */
 static void cbuf_fill(struct nf_cbuf *b)
 {
+	uint32_t room = NF_CAP_BUF - b->end;
 	ssize_t got;
 
 	do
-		got = read(b->fd, b->mem + b->end, NF_CAP_BUF - b->end);
+		got = read(b->fd, b->mem + b->end, room < NF_CAP_READ ? room : NF_CAP_READ);
 	while (got < 0 && errno == EINTR);
 	if (got > 0) {
 		b->end += (uint32_t)got;
@@ -34,7 +35,7 @@ static void cbuf_fill(struct nf_cbuf *b)
 	}
 }
 
-int nf_cbuf_want(struct nf_cbuf *b, uint32_t n, const uint8_t **p, uint32_t *have)
+int nf_cbuf_want_slow(struct nf_cbuf *b, uint32_t n, const uint8_t **p, uint32_t *have)
 {
 	uint32_t avail = b->end - b->start;
 

@@ -17,6 +17,10 @@
 
 #include "nf_cap.h"
 
+/* Bytes asked of one read: what the copy writes is still in the cache
+ * when the reader gets to it (a read of 4 MiB at once was 20% slower). */
+#define NF_CAP_READ (256u << 10)
+
 /* The read buffer: a record of NF_CAP_RECORD_MAX and its header fit,
  * and reads stay large. The fuzz target builds with a smaller one
  * (-DNF_CAP_BUF=65536: a record longer is then "too long" instead, and
@@ -78,7 +82,19 @@ struct nf_cap {
  * says how many), a read error (b->err set), or n > NF_CAP_BUF (b->err
  * EFBIG; never for a record of NF_CAP_RECORD_MAX and its header).
  */
-int nf_cbuf_want(struct nf_cbuf *b, uint32_t n, const uint8_t **p, uint32_t *have);
+int nf_cbuf_want_slow(struct nf_cbuf *b, uint32_t n, const uint8_t **p, uint32_t *have);
+
+static inline int nf_cbuf_want(struct nf_cbuf *b, uint32_t n, const uint8_t **p,
+			       uint32_t *have)
+{
+	if (__builtin_expect(b->end - b->start >= n, 1)) {
+		*p = b->mem + b->start;
+		if (have)
+			*have = n;
+		return 1;
+	}
+	return nf_cbuf_want_slow(b, n, p, have);
+}
 
 /* Consumes n bytes that nf_cbuf_want made available. */
 static inline void nf_cbuf_take(struct nf_cbuf *b, uint32_t n)
