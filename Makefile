@@ -98,7 +98,13 @@ $(B)/tests/wire/%: tests/wire/%.c $(B)/libnfwire.a $(B)/libnfcore.a $(DEPS_STAMP
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -o $@ $< $(B)/libnfwire.a $(B)/libnfcore.a $(CHECK_LIBS) -lpthread -lm
 
-test-wire: all $(WTESTS)
+# The model writer (tests/wire/model.c): captures of modelled ends over a
+# path with a given round trip, for t_model.sh and tests/bench/scan.sh.
+$(B)/tests/wire/model: tests/wire/model.c $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(TEST_CC) -o $@ $< -lm
+
+test-wire: all $(WTESTS) $(B)/tests/wire/model
 	tests/wire/run.sh
 
 # naglefix fix PID (tests/fix/run.sh)

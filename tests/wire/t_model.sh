@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# t_model.sh - `naglefix scan` on captures of a real round trip, written
+# by the model of two TCP ends (build/tests/wire/model, tests/wire/model.c:
+# this kernel has no netem). For every scenario, at every capture point
+# (near the holder, near the receiver, in the middle of the path), round
+# trips of 20 and 100 ms, ACK timers of 40 ms (Linux) and 200 ms (another
+# stack), the model's capture is read by `naglefix scan --json` and what
+# it says is held against the model's ground truth:
+#   stalls  (split, split-server, think-nagle: a think shorter than the
+#           ACK timer that Nagle absorbs): one row, the holder's
+#           address:port as `local`, its side, the stall count, the
+#           median within 10% of the truth's (the ACK timer plus a round
+#           trip, S1 to S2 at the capture point)
+#   nothing (the controls onewrite, nodelay, quickack and the traps: think
+#           time below, equal to and above the ACK timer that nothing
+#           holds, one-way senders whose pauses fall near the ACK timer,
+#           bulk with a short tail, RTO retransmissions, a zero window):
+#           no row, and the model's truth says no stall either
+# Then the capture's forms on one stalling case (IPv6, raw IP, pcapng,
+# ns timestamps, big-endian pcap, snaplen 96, no handshake, sequence
+# numbers that wrap, quick ACKs at the start, three connections), each
+# also read by tshark (the file is a capture, every packet in it).
+# Each check is named SCENARIO/at-WHERE/rtt-N/ack-M. T=pattern picks
+# checks (tests/lib.sh). Ends with "N passed, M failed".
+set -u
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+# shellcheck source=../lib.sh
+source "$TOP/tests/lib.sh"
+export LC_ALL=C
+clean_env
+MODEL=$TOP/build/tests/wire/model
+NF=${NAGLEFIX_BIN:-$TOP/build/naglefix} # another build's command: NAGLEFIX_BIN
+need_built "make test-wire" "$MODEL" "$NF"
+scratch_dir t_model
+
+# The comparison: truth (the model's stdout), scan's JSON lines, what is
+# expected ("stall" or "none"). Prints why not on stdout, exit 1; or 0.
+cat >"$TMP/cmp.py" <<'EOF'
+import json, sys
+truth_path, scan_path, expect = sys.argv[1:4]
+truth = []
+for line in open(truth_path):
+    if line.startswith("truth "):
+        truth.append(dict(kv.split("=", 1) for kv in line.split()[1:]))
+rows = []
+for line in open(scan_path):
+    line = line.strip()
+    if not line.startswith("{"):
+        continue
+    try:
+        j = json.loads(line)
+    except ValueError:
+        print("scan wrote a line that is not JSON: %s" % line[:100]); sys.exit(1)
+    if j.get("event") == "wire_stall":
+        rows.append(j)
+if not truth:
+    print("model: no truth line"); sys.exit(1)
+stalling = [t for t in truth if int(t["stalls"]) > 0]
+def short(r):
+    return "local=%s peer=%s side=%s stalls=%s stall_ms=%s" % (
+        r.get("local"), r.get("peer"), r.get("side"), r.get("stalls"), r.get("stall_ms"))
+if expect == "none":
+    if stalling:
+        print("model: its truth has stalls (%s): not a trap" % stalling[0]); sys.exit(1)
+    if rows:
+        print("scan found %d row(s) where nothing stalls: %s" % (len(rows), "; ".join(short(r) for r in rows[:3])))
+        sys.exit(1)
+    sys.exit(0)
+# expect == "stall": the truth's rows as scan groups them (a client per
+# server end, its port that of its first connection; a server per client
+# address)
+if not stalling:
+    print("model: its truth has no stall"); sys.exit(1)
+groups = {}
+for t in stalling:
+    if abs(float(t["stall_ms"]) - float(t["expected_ms"])) > 0.01 * float(t["expected_ms"]):
+        print("model: stall %s ms, not the expected %s" % (t["stall_ms"], t["expected_ms"])); sys.exit(1)
+    if t["side"] == "connect":
+        key = ("connect", t["client"].rsplit(":", 1)[0], t["server"])
+    else:
+        key = ("accept", t["server"], t["client"].rsplit(":", 1)[0])
+    g = groups.setdefault(key, {"local": t["holder"], "side": t["side"], "stalls": 0, "ms": []})
+    g["stalls"] += int(t["stalls"])
+    g["ms"].append(float(t["stall_ms"]))
+bad = []
+if len(rows) != len(groups):
+    bad.append("scan found %d row(s), the truth has %d: %s" % (len(rows), len(groups),
+               "; ".join(short(r) for r in rows[:3]) or "none"))
+for g in groups.values():
+    r = [r for r in rows if r.get("local") == g["local"]]
+    if not r:
+        bad.append("no row for holder %s (%s, %d stalls)" % (g["local"], g["side"], g["stalls"]))
+        continue
+    r = r[0]
+    med = sorted(g["ms"])[len(g["ms"]) // 2]
+    if r.get("side") != g["side"]:
+        bad.append("holder %s: side %s, truth %s" % (g["local"], r.get("side"), g["side"]))
+    if r.get("stalls") != g["stalls"]:
+        bad.append("holder %s: %s stalls, truth %d" % (g["local"], r.get("stalls"), g["stalls"]))
+    ms = r.get("stall_ms")
+    if not isinstance(ms, (int, float)) or abs(ms - med) > 0.10 * med:
+        bad.append("holder %s: median %s ms, truth %.3f" % (g["local"], ms, med))
+if bad:
+    print("; ".join(bad)); sys.exit(1)
+EOF
+
+# run_case NAME EXPECT MODEL-ARGS...: the model, scan, the comparison.
+run_case() {
+	local name=$1 expect=$2 why rc
+	shift 2
+	selected "$name" || return 0
+	local f=$TMP/case.pcap
+	if ! timeout 30 "$MODEL" -o "$f" "$@" >"$TMP/truth" 2>"$TMP/model.err"; then
+		fail "$name" "the model failed: $(head -n 1 "$TMP/model.err")"
+		return
+	fi
+	timeout 30 "$NF" scan --json "$f" >"$TMP/scan.json" 2>"$TMP/scan.err"
+	rc=$?
+	if ((rc != 0)); then
+		fail "$name" "scan exit status $rc: $(head -n 1 "$TMP/scan.err")"
+		return
+	fi
+	if why=$(python3 "$TMP/cmp.py" "$TMP/truth" "$TMP/scan.json" "$expect"); then
+		pass "$name"
+	else
+		fail "$name" "$why (model $*)"
+	fi
+}
+
+# scan must exist before anything here means something
+if ! timeout 10 "$NF" scan --help >/dev/null 2>&1; then
+	fail "scan-exists" "'naglefix scan --help' fails: no scan command"
+	finish
+	exit
+fi
+
+ROUNDS=10
+for rtt in 20 100; do
+	for ack in 40 200; do
+		below=$((ack / 2))
+		above=$((2 * ack + 2 * rtt))
+		after_lo=$((ack + rtt + 2))
+		after_hi=$((ack + rtt + ack / 2))
+		common=(--rtt "$rtt" --ack-timer "$ack" --rounds "$ROUNDS")
+		for at in holder receiver middle; do
+			tag="at-$at/rtt-$rtt/ack-$ack"
+			c=("${common[@]}" --at "$at" --seed "$((rtt * 1000 + ack))")
+			# stalls
+			run_case "split/$tag" stall --scenario split "${c[@]}"
+			run_case "split-server/$tag" stall --scenario split-server "${c[@]}"
+			run_case "think-nagle/$tag" stall --scenario think --think "$below" "${c[@]}"
+			# controls
+			run_case "onewrite/$tag" none --scenario onewrite "${c[@]}"
+			run_case "nodelay/$tag" none --scenario nodelay "${c[@]}"
+			run_case "quickack/$tag" none --scenario quickack "${c[@]}"
+			# traps: what looks like it and is not
+			run_case "think-below/$tag" none --scenario think --nodelay --think "$below" "${c[@]}"
+			run_case "think-equal/$tag" none --scenario think --nodelay --think "$ack" "${c[@]}"
+			run_case "think-above/$tag" none --scenario think --think "$above" "${c[@]}"
+			run_case "oneway-after-ack/$tag" none --scenario oneway \
+				--pause "$after_lo:$after_hi" "${c[@]}"
+			run_case "oneway-nodelay/$tag" none --scenario oneway --nodelay \
+				--pause "$((ack / 2)):$((ack * 3 / 2))" "${c[@]}"
+			run_case "bulk-tail/$tag" none --scenario bulk --bulk-segs 16 --tail 300 \
+				--gap "$((ack * 3 / 2))" "${c[@]}"
+			run_case "rto/$tag" none --scenario rto --lose-every 3 "${c[@]}"
+			run_case "rto-second-piece/$tag" none --scenario nodelay --lose-every 2 "${c[@]}"
+			run_case "zerowin/$tag" none --scenario zerowin --w1 500 --rcvbuf 2000 \
+				--pause 12 --read-pause "$((2 * ack))" "${c[@]}" --rounds 30
+		done
+	done
+done
+
+# The capture's forms, on the plain stall (client holder, 20 ms, 40 ms)
+# and on the server-side one; each file also read whole by tshark.
+form_case() {
+	local name=$1
+	shift
+	run_case "$name" stall "$@"
+	selected "$name/tshark" || return 0
+	local n want
+	want=$(sed -n 's/^summary .*packets=\([0-9]*\).*/\1/p' "$TMP/truth")
+	n=$(timeout 60 tshark -r "$TMP/case.pcap" -q -z io,stat,0 2>"$TMP/tshark.err" |
+		awk -F'|' '/<>/ { gsub(/ /, "", $3); print $3 }')
+	if [[ -n $want && $n == "$want" ]]; then
+		pass "$name/tshark"
+	else
+		fail "$name/tshark" "tshark counted '${n}' frames, the model wrote '$want'" "$TMP/tshark.err"
+	fi
+}
+base=(--rtt 20 --ack-timer 40 --rounds "$ROUNDS")
+for sc in split split-server; do
+	for at in holder receiver; do
+		form_case "form-ipv6/$sc/at-$at" --scenario "$sc" --at "$at" --ipv6 "${base[@]}"
+		form_case "form-raw/$sc/at-$at" --scenario "$sc" --at "$at" --link raw "${base[@]}"
+		form_case "form-pcapng/$sc/at-$at" --scenario "$sc" --at "$at" --format pcapng "${base[@]}"
+		form_case "form-pcapng-ns-ipv6-raw/$sc/at-$at" --scenario "$sc" --at "$at" --format pcapng \
+			--nsec --ipv6 --link raw "${base[@]}"
+		form_case "form-pcap-ns/$sc/at-$at" --scenario "$sc" --at "$at" --nsec "${base[@]}"
+		form_case "form-big-endian/$sc/at-$at" --scenario "$sc" --at "$at" --big-endian "${base[@]}"
+		form_case "form-snaplen-96/$sc/at-$at" --scenario "$sc" --at "$at" --snaplen 96 --resp 1000 \
+			"${base[@]}"
+		form_case "form-mid-connection/$sc/at-$at" --scenario "$sc" --at "$at" --mid "${base[@]}"
+		form_case "form-isn-wrap/$sc/at-$at" --scenario "$sc" --at "$at" --isn-wrap --w1 30 --w2 30 \
+			--resp 200 "${base[@]}"
+		form_case "form-quick-start/$sc/at-$at" --scenario "$sc" --at "$at" --quick 2 "${base[@]}"
+		form_case "form-three-conns/$sc/at-$at" --scenario "$sc" --at "$at" --conns 3 "${base[@]}"
+		form_case "form-rtt-100-ack-200/$sc/at-$at" --scenario "$sc" --at "$at" --rtt 100 \
+			--ack-timer 200 --rounds "$ROUNDS" --format pcapng --ipv6
+	done
+done
+finish
