@@ -252,7 +252,10 @@ static int apply_nodelay(struct fixer *f, struct target *t, const struct nf_fix_
 	r->after = r->before;
 	if (r->before == 1) {
 		r->result = NF_FIX_UNCHANGED;
-	} else if ((rc = nf_fix_undo_record(&t->p, s->fd, s->ino)) < 0) {
+	} else if ((rc = nf_fix_undo_record(&t->p, s->fd, s->ino)) < 0 && is_mfile(rc)) {
+		close(dup);
+		return rc; /* the record needs one descriptor more than the duplicate */
+	} else if (rc < 0) {
 		snprintf(why, sizeof(why), "not changed: cannot record it for undo in %s: %s",
 			 nf_fix_state_dir(), strerror(-rc));
 		r->result = NF_FIX_SKIPPED;

@@ -124,34 +124,44 @@ static int read_entries(int fd, struct nf_fix_undo_entry **out, size_t *n)
 	return 0;
 }
 
+/* The start time of the record's first line (0: an empty file), or -EINVAL. */
+static int first_start(int fd, unsigned long long *start)
+{
+	char line[128];
+	struct nf_fix_undo_entry e;
+	ssize_t n = pread(fd, line, sizeof(line) - 1, 0);
+	char *nl;
+
+	*start = 0;
+	if (n <= 0)
+		return 0;
+	line[n] = '\0';
+	nl = strchr(line, '\n');
+	if (!nl)
+		return -EINVAL;
+	nl[1] = '\0';
+	if (parse_line(line, &e) < 0)
+		return -EINVAL;
+	*start = e.start;
+	return 0;
+}
+
 int nf_fix_undo_record(const struct nf_fix_proc *p, int fd, unsigned long ino)
 {
-	struct nf_fix_undo_entry *v = NULL;
-	size_t n = 0, i;
 	char line[128];
-	int sfd = open_state(p->pid), rc, len;
+	unsigned long long start;
+	int sfd = open_state(p->pid), rc = 0, len;
 
 	if (sfd < 0)
 		return sfd;
-	rc = read_entries(sfd, &v, &n);
-	/* a file of an earlier process of this PID (or unreadable) starts over */
-	if (rc < 0 || (n && v[0].start != p->start)) {
-		if (ftruncate(sfd, 0) < 0) {
-			rc = -errno;
-			goto out;
-		}
-		n = 0;
-	}
-	for (i = 0; i < n && (v[i].fd != fd || v[i].ino != ino); i++)
-		;
-	rc = 0;
-	if (i == n) {
+	/* a file of an earlier process of this PID (or not a record) starts over */
+	if ((first_start(sfd, &start) < 0 || (start && start != p->start)) && ftruncate(sfd, 0) < 0)
+		rc = -errno;
+	if (rc == 0) {
 		len = snprintf(line, sizeof(line), "%d %llu %d %lu\n", (int)p->pid, p->start, fd, ino);
 		if (write(sfd, line, (size_t)len) != len)
 			rc = errno ? -errno : -EIO;
 	}
-out:
-	free(v);
 	close(sfd);
 	return rc;
 }

@@ -140,8 +140,9 @@ const char *nf_fix_state_dir(void);
 /*
  * Records that fix turned TCP_NODELAY from 0 to 1 on fd (inode ino) of
  * p: a line "PID START FD INO" appended to DIR/fix-PID (made 0600, the
- * directory 0700). A line for the same fd and inode already there is
- * not written again. Returns 0 or a negative errno.
+ * directory 0700; a file left by an earlier process of the same PID is
+ * emptied first). One write, under flock: fix and watch --fix may record
+ * at once; a line repeated is read once. Returns 0 or a negative errno.
  */
 int nf_fix_undo_record(const struct nf_fix_proc *p, int fd, unsigned long ino);
 

@@ -1,0 +1,622 @@
+#!/usr/bin/env bash
+# run.sh - naglefix fix PID (`make test-fix`): unmodified runtimes and a
+# static C program, started bare and left running, fixed from outside.
+# Each split-writing client (Java, Python over IPv4 and IPv6, Node, Perl,
+# the static C client, memccp) must stall before (median >= 30 ms) and,
+# after `naglefix fix -m nodelay PID`, every later round must be < 5 ms
+# with every echoed byte as sent (the clients check their echoes). Servers
+# (Python's http.server, Java's HttpServer) fixed through their listener
+# answer new connections < 5 ms. Then --follow, --dry-run, --undo, -c
+# rules and sides, and the failures (another user, ENOSYS under a seccomp
+# filter, our own descriptor limit, a process gone, a PID reused, a
+# process under the library, a program that turns TCP_NODELAY off itself).
+# The tests' own reading of TCP_NODELAY (nodelay_of.c, pidfd_getfd) checks
+# what fix says it did. Ends with "N passed, M failed".
+# T=pattern runs only the checks whose name it matches (tests/lib.sh).
+set -u
+export LC_ALL=C
+SERVER_LIFETIME=${SERVER_LIFETIME:-400} # the servers serve the whole suite
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../legacy/common.sh
+. "$HERE/../legacy/common.sh"
+clean_env NAGLEFIX_STATE_DIR
+W="$TOP/build/fix"
+mkdir -p "$W"
+rm -f "$W"/*.out "$W"/*.fix "$W"/*.err
+need_built make "$NAGLEFIX"
+
+STALL_MIN_MS=30 # a median of rounds behind Nagle + delayed ACK (~44 ms here)
+FAST_MAX_MS=5   # a median (and p99) of rounds that do not stall (~0.1 ms)
+HELD_MIN_MS=40  # no single round held by Nagle takes less: the delayed-ACK
+                # timer's minimum (TCP_DELACK_MIN); a shorter slow round is
+                # the machine (a JIT, a collector, another worker), not a stall
+ROUNDS=${ROUNDS:-800}
+BOUND_MS=150    # --follow: rescans every 100 ms; 50 ms for a loaded machine
+H=127.0.0.1
+FIX=("$NAGLEFIX" fix)
+
+CLIENT_PIDS=()
+TEST_USER=""
+fix_cleanup() {
+    local p
+    for p in "${CLIENT_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+    [[ -n $TEST_USER ]] && userdel -f "$TEST_USER" 2>/dev/null
+    rm -rf "$W/state"
+    cleanup # common.sh's: the servers
+}
+trap fix_cleanup EXIT
+
+# ---- helpers ------------------------------------------------------------
+
+# start_client NAME CMD...: CMD in the background (stdin /dev/null), its
+# stdout in $W/NAME.out; waits up to 15 s for its "pid N" line and sets
+# PID (the client's own pid, not a wrapper's). Status 1 if none came.
+start_client() {
+    local name=$1 i
+    shift
+    PID=""
+    (exec timeout -k 5 90 "$@" </dev/null >"$W/$name.out" 2>"$W/$name.err") &
+    CLIENT_PIDS+=("$!")
+    for ((i = 0; i < 150; i++)); do
+        PID=$(sed -n 's/^pid \([0-9]*\)$/\1/p' "$W/$name.out" 2>/dev/null | head -n 1)
+        [[ -n $PID ]] && return 0
+        sleep 0.1
+    done
+    echo "start_client: $name printed no pid (see $W/$name.err)" >&2
+    return 1
+}
+
+# rounds NAME: the number of rounds NAME has printed.
+rounds() { grep -c '^round ' "$W/$1.out"; }
+
+# wait_rounds NAME N: until NAME has printed N rounds (at most 20 s).
+wait_rounds() {
+    local i
+    for ((i = 0; i < 200; i++)); do
+        (($(rounds "$1") >= $2)) && return 0
+        grep -q '^BAD' "$W/$1.out" && return 1
+        sleep 0.1
+    done
+    return 1
+}
+
+# wait_done NAME: until NAME has printed "done" or a BAD line (at most 30 s).
+wait_done() {
+    local i
+    for ((i = 0; i < 300; i++)); do
+        grep -q '^done\|^BAD' "$W/$1.out" && break
+        sleep 0.1
+    done
+    grep -q '^done' "$W/$1.out"
+}
+
+# stat_rounds NAME FROM TO: "median max n p99" of the rounds FROM..TO (index).
+stat_rounds() {
+    awk -v a="$2" -v b="$3" '$1 == "round" && $2 >= a && $2 <= b { print $3 }' "$W/$1.out" |
+        sort -g | awk '{ t[NR] = $1 } END {
+            if (!NR) { print "NA NA 0"; exit }
+            m = NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2
+            p = int(0.99 * NR); if (p < 0.99 * NR) p++
+            printf "%.3f %.3f %d %.3f\n", m, t[NR], NR, t[p] }'
+}
+
+# ge A B / lt A B: decimal comparisons.
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "NA" && a + 0 >= b + 0) }'; }
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "NA" && a + 0 < b + 0) }'; }
+
+# nodelay PID INODE: TCP_NODELAY (0/1) of the socket INODE of PID, as the
+# tests' own nodelay_of reads it; "none" if PID holds no such socket.
+nodelay() {
+    local v
+    v=$("$W/nodelay_of" "$1" | awk -v i="$2" '$2 == i { print $3 }')
+    echo "${v:-none}"
+}
+
+# check_fixed NAME: NAME stalled before the fix and every round started
+# after it is fast and intact. FIXAT is the number of rounds printed when
+# `naglefix fix` returned (set by fix_running).
+check_fixed() {
+    local name=$1 before after
+    read -r before _ _ < <(stat_rounds "$name" 1 $((PRE - 1)))
+    if ! wait_done "$name"; then
+        fail "$name: ran to the end, every echo intact" "$(grep -m1 '^BAD' "$W/$name.out")" "$W/$name.err"
+        return
+    fi
+    read -r amed amax an ap99 < <(stat_rounds "$name" $((FIXAT + 1)) 999999)
+    if ! ge "$before" "$STALL_MIN_MS"; then
+        fail "$name: stalls before the fix" "median $before ms, expected >= $STALL_MIN_MS"
+    elif ((an < 100)); then
+        fail "$name: rounds after the fix" "only $an"
+    elif ! lt "$amed" "$FAST_MAX_MS" || ! lt "$ap99" "$FAST_MAX_MS" || ! lt "$amax" "$HELD_MIN_MS"; then
+        fail "$name: rounds after the fix < $FAST_MAX_MS ms, none stalled" \
+            "before: median $before ms; after: median $amed, p99 $ap99, max $amax ms over $an rounds"
+    else
+        pass "$name: $before ms a round before; after 'fix PID' $an rounds, median $amed, p99 $ap99, max $amax ms (none stalled), every echo intact"
+    fi
+}
+
+# fix_running NAME ARGS...: waits for NAME's PRE rounds, runs naglefix fix
+# ARGS PID (output in $W/NAME.fix, status in FIXRC), sets FIXAT.
+PRE=12
+fix_running() {
+    local name=$1
+    shift
+    wait_rounds "$name" "$PRE" || { FIXRC=99; return 1; }
+    timeout 20 "${FIX[@]}" "$@" "$PID" >"$W/$name.fix" 2>&1
+    FIXRC=$?
+    FIXAT=$(rounds "$name")
+}
+
+# split_client NAME SERVERPORT CMD... (PORT in CMD replaced): the whole check.
+split_client() {
+    local name=$1 port=$2
+    shift 2
+    selected "$name" || return 0
+    start_client "$name" "${@/#PORT/$port}" || { fail "$name: started" "" "$W/$name.err"; return; }
+    fix_running "$name" -m nodelay
+    if ((FIXRC != 0)) || ! grep -q 'connect .* set' "$W/$name.fix"; then
+        fail "$name: naglefix fix PID" "exit $FIXRC" "$W/$name.fix"
+        return
+    fi
+    check_fixed "$name"
+}
+
+# ---- build --------------------------------------------------------------
+
+compile_java || fail "compile the legacy Java sources"
+timeout 120 javac -d "$W" "$HERE"/*.java || fail "compile tests/fix Java sources"
+for p in nodelay_of deny_getfd; do
+    cc -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/$p" "$HERE/$p.c" || fail "build $p"
+done
+cc -static -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/static_client" "$HERE/static_client.c" ||
+    fail "build static_client (cc -static)"
+
+start_server fix-java-echo java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME" || exit 1
+JPORT=$SERVER_PORT
+start_server fix-py-echo python3 "$HERE/echo_server.py" "$H" "$SERVER_LIFETIME" || exit 1
+PPORT=$SERVER_PORT
+start_server fix-py-echo6 python3 "$HERE/echo_server.py" ::1 "$SERVER_LIFETIME" || exit 1
+P6PORT=$SERVER_PORT
+
+# ---- every stalling client, fixed while it runs ----------------------------
+
+split_client "java client" "$JPORT" java -cp "$W" FixClient "$H" PORT "$ROUNDS"
+split_client "python client IPv4" "$PPORT" python3 "$HERE/fix_client.py" "$H" PORT "$ROUNDS"
+split_client "python client IPv6" "$P6PORT" python3 "$HERE/fix_client.py" ::1 PORT "$ROUNDS"
+split_client "node client" "$JPORT" node "$HERE/fix_client.js" "$H" PORT "$ROUNDS"
+split_client "perl client" "$JPORT" perl "$HERE/fix_client.pl" "$H" PORT "$ROUNDS"
+if selected "static C client"; then
+    if file -L "$W/static_client" | grep -q 'statically linked'; then
+        split_client "static C client" "$JPORT" "$W/static_client" "$H" PORT "$ROUNDS"
+    else
+        fail "static C client" "$W/static_client is not statically linked"
+    fi
+fi
+
+# memccp: one process storing one 200,000-byte file 3,000 times; each store
+# timed from memcached's side (mc_watch.py). As is, stores stall (about half
+# of them, 42 ms each); after fix, none of the next 300.
+check_memccp() {
+    local name="memccp" mport before after i
+    selected "$name" || return 0
+    if ! command -v memccp >/dev/null || ! command -v memcached >/dev/null; then
+        skip "$name" "memccp or memcached missing (tests/install-deps.sh installs them)"
+        return
+    fi
+    start_server fix-memcached "$LEGACY_DIR/memcached_server.sh" || { fail "$name: memcached"; return; }
+    mport=$SERVER_PORT
+    head -c 200000 /dev/zero | tr '\0' m >"$W/memccp.bin"
+    local -a files=()
+    for ((i = 0; i < 3000; i++)); do files+=("$W/memccp.bin"); done
+    (exec timeout -k 5 90 memccp --servers="$H:$mport" "${files[@]}" >"$W/memccp.out" 2>&1) &
+    local tpid=$!
+    CLIENT_PIDS+=("$tpid")
+    before=$(timeout 30 python3 "$HERE/mc_watch.py" "$mport" 40)
+    PID=$(pgrep -P "$tpid" -x memccp)
+    if [[ -z $PID ]]; then
+        fail "$name: running" "no memccp process" "$W/memccp.out"
+        return
+    fi
+    timeout 20 "${FIX[@]}" -m nodelay "$PID" >"$W/memccp.fix" 2>&1
+    FIXRC=$?
+    after=$(timeout 30 python3 "$HERE/mc_watch.py" "$mport" 300)
+    local bstalls=${before##*stalls=} astalls=${after##*stalls=} amed=${after#median_ms=}
+    bstalls=${bstalls%% *} astalls=${astalls%% *} amed=${amed%% *}
+    if ((FIXRC != 0)) || ! grep -q 'connect .* set' "$W/memccp.fix"; then
+        fail "$name: naglefix fix PID" "exit $FIXRC" "$W/memccp.fix"
+    elif [[ -z $bstalls || -z $astalls ]] || ((bstalls < 3)); then
+        fail "$name: stalls before the fix" "before: $before" "$W/memccp.out"
+    elif ((astalls != 0)) || ! lt "$amed" "$FAST_MAX_MS"; then
+        fail "$name: no store stalls after the fix" "before: $before; after: $after"
+    else
+        pass "$name: before $before; after 'fix PID' $after"
+    fi
+    kill "$tpid" 2>/dev/null
+}
+check_memccp
+
+# ---- servers, fixed through their listener ---------------------------------
+
+# accepted_nodelay SPID PORT FIXOUT: opens a connection to PORT and, while
+# it is open, sets ND to the TCP_NODELAY of a socket SPID accepted that is
+# not listening and not listed (by inode) in FIXOUT, ND_INO to its inode.
+accepted_nodelay() {
+    local spid=$1 port=$2 out=$3 hold
+    ND="" ND_INO=""
+    exec {hold}<>"/dev/tcp/$H/$2"
+    sleep 0.3
+    read -r ND_INO ND < <("$W/nodelay_of" "$spid" | while read -r _ ino nd listen; do
+        ((listen == 0)) && ! grep -q "\"inode\":$ino," "$out" && echo "$ino $nd"
+    done | tail -n 1)
+    exec {hold}>&-
+}
+
+# check_server NAME SERVER...: an HTTP server answering http_client.py
+# (http.client, keep-alive) stalls; fixed once, a new connection (accepted
+# after the fix, so never touched by it) is fast and has TCP_NODELAY 1:
+# Linux passes the listener's to what it accepts.
+check_server() {
+    local name=$1 port spid before after ino ino_new
+    shift
+    selected "$name" || return 0
+    start_server "fix-$name" "$@" || { fail "$name: started"; return; }
+    port=$SERVER_PORT
+    spid=$(pgrep -P "${SERVER_PID_OF[fix-$name]}" | head -n 1)
+    before=$(timeout 30 python3 "$HERE/http_client.py" "$port" 15)
+    accepted_nodelay "$spid" "$port" /dev/null
+    local nd0=$ND
+    timeout 20 "${FIX[@]}" -m nodelay --json "$spid" >"$W/$name.fix" 2>&1
+    FIXRC=$?
+    after=$(timeout 30 python3 "$HERE/http_client.py" "$port" 30)
+    accepted_nodelay "$spid" "$port" "$W/$name.fix"
+    local bmed=${before#median_ms=} amed=${after#median_ms=} amax=${after#*max_ms=}
+    bmed=${bmed%% *} amed=${amed%% *} amax=${amax%% *}
+    if ((FIXRC != 0)) || ! grep -q '"side":"listen".*"result":"set"' "$W/$name.fix"; then
+        fail "$name: fix through its listener" "exit $FIXRC" "$W/$name.fix"
+    elif ! ge "$bmed" "$STALL_MIN_MS"; then
+        fail "$name: stalls before the fix" "$before"
+    elif ! lt "$amed" "$FAST_MAX_MS" || ! lt "$amax" "$HELD_MIN_MS"; then
+        fail "$name: a new connection after the fix" "before: $before; after: $after"
+    else
+        pass "$name: $bmed ms a round before; a new connection after 'fix PID' $amed ms (max $amax), body intact"
+    fi
+    local n="$name: a connection accepted after the fix inherits TCP_NODELAY from the listener"
+    if [[ $nd0 == 0 && $ND == 1 ]]; then
+        pass "$n (one accepted before the fix reads 0; after, inode $ND_INO, not touched by fix, reads 1)"
+    else
+        fail "$n" "accepted before the fix: '$nd0' (expected 0); after: '$ND' (expected 1)"
+    fi
+}
+check_server "python http.server" python3 "$HERE/http_server.py" "$SERVER_LIFETIME"
+check_server "java HttpServer" java -cp "$W" HttpServerFix "$SERVER_LIFETIME"
+
+# ---- --follow -----------------------------------------------------------------
+
+# A client that opens a new connection for every request and reads its own
+# TCP_NODELAY every millisecond: without --follow none is fixed (and it
+# stalls); under `fix --follow PID` each new one is within BOUND_MS, and
+# follow ends by itself when the client does.
+check_follow() {
+    local name="--follow: new connections" fpid rc go="$W/follow.go" worst n
+    selected "$name" || return 0
+    touch "$W/nofollow.go"
+    start_client nofollow python3 "$HERE/fix_client.py" "$H" "$PPORT" 2 --newconn "$W/nofollow.go"
+    wait_done nofollow
+    rm -f "$go"
+    start_client follow python3 "$HERE/fix_client.py" "$H" "$PPORT" 20 --newconn "$go" ||
+        { fail "$name: started"; return; }
+    timeout 60 "${FIX[@]}" -m nodelay --follow "$PID" >"$W/follow.fix" 2>&1 &
+    fpid=$!
+    sleep 0.3
+    touch "$go"
+    wait_done follow
+    for ((n = 0; n < 30; n++)); do kill -0 "$fpid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$fpid" 2>/dev/null && { kill -INT "$fpid"; rc=999; }
+    wait "$fpid"
+    rc=${rc:-$?}
+    # conn I fixed_ms X max_round_ms Y
+    worst=$(awk '$1 == "conn" { if ($4 < 0) bad = 1; if ($4 > w) w = $4; n++ }
+        END { printf "%s %.1f %d", bad ? "unfixed" : "ok", w, n }' "$W/follow.out")
+    read -r verdict fmax n <<<"$worst"
+    # the median over the connections of each one's slowest round
+    rmax=$(awk '$1 == "conn" { print $6 }' "$W/follow.out" | sort -g |
+        awk '{ t[NR] = $1 } END { print NR ? t[int((NR + 1) / 2)] : "NA" }')
+    local ctrl
+    ctrl=$(awk '$1 == "conn" && $4 < 0 && $6 >= 30 { n++ } END { print n + 0 }' "$W/nofollow.out")
+    if ((ctrl != 2)); then
+        fail "$name: without --follow none is fixed and each stalls" "" "$W/nofollow.out"
+    elif [[ $verdict != ok ]] || ((n != 20)) || ! lt "$fmax" "$BOUND_MS" || ! lt "$rmax" "$FAST_MAX_MS"; then
+        fail "$name: each of 20 fixed within $BOUND_MS ms" "$worst" "$W/follow.out"
+    elif ((rc != 0)) || ! grep -q "pid $PID ended (20 sockets set)" "$W/follow.fix"; then
+        fail "$name: follow ends with the process" "exit $rc" "$W/follow.fix"
+    else
+        pass "$name: without it 2 of 2 unfixed and stalled; under it each of $n fixed within $fmax ms at most (bound $BOUND_MS), then fast (median of each one's slowest round $rmax ms); ended with the process"
+    fi
+}
+check_follow
+
+# ---- --dry-run, --undo, a program's own setsockopt ------------------------------
+
+# A client holding a socket it set TCP_NODELAY on itself and one with Nagle
+# on: --dry-run changes nothing; fix sets only the second; --undo clears
+# only that one again and removes the record; the stall is back.
+check_dry_undo() {
+    local name="dry-run and undo" main own oport
+    selected "$name" || return 0
+    start_client undo python3 "$HERE/fix_client.py" "$H" "$PPORT" 100000 --own-nodelay ||
+        { fail "$name: started"; return; }
+    wait_rounds undo "$PRE"
+    oport=$(sed -n 's/^own_nodelay_port //p' "$W/undo.out")
+    "${FIX[@]}" -m nodelay --json --dry-run "$PID" >"$W/undo-dry.fix" 2>&1
+    local rc=$?
+    own=$(sed -n "s/.*\"inode\":\([0-9]*\),.*\"local\":\"$H:$oport\".*/\1/p" "$W/undo-dry.fix")
+    main=$(grep -v "\"local\":\"$H:$oport\"" "$W/undo-dry.fix" | sed -n 's/.*"inode":\([0-9]*\),.*"side":"connect".*/\1/p')
+    local n1=$(rounds undo)
+    sleep 0.5
+    read -r med _ < <(stat_rounds undo "$n1" 999999)
+    if ((rc != 0)) || [[ -z $own || -z $main ]] || ! grep -q '"result":"would_set"' "$W/undo-dry.fix"; then
+        fail "$name: --dry-run" "exit $rc" "$W/undo-dry.fix"
+    elif [[ $(nodelay "$PID" "$main") != 0 || -e $W/state/fix-$PID ]] || ! ge "$med" "$STALL_MIN_MS"; then
+        fail "$name: --dry-run changes nothing" "nodelay $(nodelay "$PID" "$main"), rounds after $med ms"
+    else
+        pass "$name: --dry-run says 'would set', changes nothing (TCP_NODELAY still 0, no record, rounds $med ms)"
+    fi
+    "${FIX[@]}" -m nodelay "$PID" >"$W/undo.fix" 2>&1
+    n1=$(rounds undo)
+    sleep 0.3
+    read -r med _ < <(stat_rounds undo $((n1 + 1)) 999999)
+    if [[ $(nodelay "$PID" "$main") == 1 && $(nodelay "$PID" "$own") == 1 ]] && lt "$med" "$FAST_MAX_MS" &&
+        [[ $(wc -l <"$W/state/fix-$PID") == 1 ]] && grep -q " $main\$" "$W/state/fix-$PID"; then
+        pass "$name: fix sets the one with Nagle on ($med ms a round), records only it"
+    else
+        fail "$name: fix sets the one with Nagle on, records only it" "rounds $med ms" "$W/undo.fix"
+    fi
+    "${FIX[@]}" --undo "$PID" >"$W/undo-undo.fix" 2>&1
+    rc=$?
+    n1=$(rounds undo)
+    sleep 0.6
+    read -r med _ < <(stat_rounds undo $((n1 + 1)) 999999)
+    if ((rc == 0)) && [[ $(nodelay "$PID" "$main") == 0 && $(nodelay "$PID" "$own") == 1 && ! -e $W/state/fix-$PID ]] &&
+        ge "$med" "$STALL_MIN_MS" && grep -q 'undone' "$W/undo-undo.fix"; then
+        pass "$name: --undo turns off only what fix turned on (the program's own TCP_NODELAY stays 1), the record removed, the stall back ($med ms)"
+    else
+        fail "$name: --undo restores exactly" "exit $rc, main $(nodelay "$PID" "$main"), own $(nodelay "$PID" "$own"), rounds $med ms" "$W/undo-undo.fix"
+    fi
+    "${FIX[@]}" --undo "$PID" >"$W/undo-again.fix" 2>&1
+    rc=$?
+    if ((rc == 1)) && grep -q "nothing to undo" "$W/undo-again.fix"; then
+        pass "$name: a second --undo: nothing to undo, exit 1"
+    else
+        fail "$name: a second --undo" "exit $rc" "$W/undo-again.fix"
+    fi
+    kill "$PID" 2>/dev/null
+}
+
+# What the program does later wins: under --follow, the client sets
+# TCP_NODELAY 0 itself; follow leaves it (the stall is back), and --undo
+# then says the program turned it off and leaves it.
+check_program_wins() {
+    local name="the program's own setsockopt(TCP_NODELAY, 0) wins" fpid off="$W/off.flag" ino n1 med
+    selected "$name" || return 0
+    rm -f "$off"
+    start_client off python3 "$HERE/fix_client.py" "$H" "$PPORT" 100000 --off-when "$off" ||
+        { fail "$name: started"; return; }
+    wait_rounds off "$PRE"
+    timeout 60 "${FIX[@]}" -m nodelay --follow --json "$PID" >"$W/off.fix" 2>&1 &
+    fpid=$!
+    sleep 0.5
+    ino=$(sed -n 's/.*"inode":\([0-9]*\),.*"side":"connect".*"result":"set".*/\1/p' "$W/off.fix")
+    touch "$off"
+    sleep 0.8
+    n1=$(sed -n 's/^nodelay_off //p' "$W/off.out")
+    read -r med _ < <(stat_rounds off $((n1 + 1)) 999999)
+    local nd
+    nd=$(nodelay "$PID" "$ino")
+    kill -INT "$fpid"
+    wait "$fpid"
+    local rc=$?
+    "${FIX[@]}" --undo "$PID" >"$W/off-undo.fix" 2>&1
+    if [[ -n $ino && -n $n1 && $nd == 0 ]] && ge "$med" "$STALL_MIN_MS" && ((rc == 0)) &&
+        grep -q 'stopped following' "$W/off.fix" && grep -q 'the program turned it off' "$W/off-undo.fix"; then
+        pass "$name: under --follow it stays 0 (stall back, $med ms); SIGINT ends follow (exit 0); --undo leaves it"
+    else
+        fail "$name" "inode '$ino', off at '$n1', nodelay $nd, rounds $med ms, follow exit $rc" "$W/off.fix"
+    fi
+    kill "$PID" 2>/dev/null
+}
+
+export NAGLEFIX_STATE_DIR="$W/state"
+check_dry_undo
+check_program_wins
+
+# ---- -c CONF: rules and sides ---------------------------------------------------
+
+# The echo server's listener and accepted sockets are the accept side, a
+# client's socket the connect side: "accept 127.0.0.1 nodelay" sets the
+# first, passes the second; a coalesce rule is left, said once.
+check_conf() {
+    local name="-c CONF" conf="$W/fix.conf" spid
+    selected "$name" || return 0
+    start_server fix-conf-echo python3 "$HERE/echo_server.py" "$H" "$SERVER_LIFETIME" || return
+    local cport=$SERVER_PORT
+    spid=$(pgrep -P "${SERVER_PID_OF[fix-conf-echo]}" | head -n 1)
+    start_client conf1 python3 "$HERE/fix_client.py" "$H" "$cport" 100000 || return
+    local c1=$PID
+    start_client conf2 python3 "$HERE/fix_client.py" "$H" "$PPORT" 100000 || return
+    local c2=$PID
+    wait_rounds conf1 2
+    printf 'accept 127.0.0.1 nodelay\nconnect 127.0.0.1:%s coalesce\ndefault pass\n' "$PPORT" >"$conf"
+    "${FIX[@]}" -c "$conf" "$spid" "$c1" "$c2" >"$W/conf.fix" 2>&1
+    local rc=$?
+    local lsn acc cli1 cli2 lib
+    lsn=$(grep -c "^$spid .* listen .* 0 -> 1 *set (nodelay, $conf:1)" "$W/conf.fix")
+    acc=$(grep -c "^$spid .* accept .* 0 -> 1 *set (nodelay, $conf:1)" "$W/conf.fix")
+    cli1=$(grep -c "^$c1 .* connect .* 0 -> 0 *left (pass, $conf: default)" "$W/conf.fix")
+    cli2=$(grep -c "^$c2 .* connect .* 0 -> 0 *left (coalesce, $conf:2): needs the library" "$W/conf.fix")
+    lib=$(grep -c "$conf:2: coalesce needs the library" "$W/conf.fix")
+    if ((rc == 0 && lsn == 1 && acc == 1 && cli1 == 1 && cli2 == 1 && lib == 1)); then
+        pass "$name: accept rule sets the server's listener and accepted socket, the client's passes, coalesce left and said once"
+    else
+        fail "$name" "exit $rc; listen $lsn accept $acc pass $cli1 coalesce $cli2 said $lib" "$W/conf.fix"
+    fi
+    kill "$c1" "$c2" 2>/dev/null
+}
+check_conf
+
+# ---- failures ---------------------------------------------------------------------
+
+# expect_fail NAME STATUS PATTERN PID CMD...: CMD exits STATUS, says
+# PATTERN, and the client PID's connection still has TCP_NODELAY 0.
+expect_fail() {
+    local name=$1 want=$2 pattern=$3 pid=$4 ino
+    shift 4
+    "$@" >"$W/fail.out" 2>&1
+    local rc=$?
+    ino=$("$W/nodelay_of" "$pid" | awk '$4 == 0 { print $2; exit }')
+    if ((rc == want)) && grep -q -- "$pattern" "$W/fail.out" && [[ $(nodelay "$pid" "$ino") == 0 ]]; then
+        pass "$name: exit $rc, '$(grep -m1 -- "$pattern" "$W/fail.out" | cut -c1-150)', nothing changed"
+    else
+        fail "$name" "exit $rc (expected $want), nodelay $(nodelay "$pid" "$ino")" "$W/fail.out"
+    fi
+}
+
+check_failures() {
+    any_selected "failure: ENOSYS" "failure: EMFILE" "failure: process gone" \
+        "failure: another user" "failure: PID reused" || return 0
+    start_client victim python3 "$HERE/fix_client.py" "$H" "$PPORT" 100000 || return
+    local v=$PID
+    wait_rounds victim 2
+    selected "failure: ENOSYS" && expect_fail "failure: ENOSYS (seccomp refuses pidfd_getfd)" 3 \
+        "no pidfd_open/pidfd_getfd (ENOSYS" "$v" "$W/deny_getfd" "${FIX[@]}" -m nodelay "$v"
+    selected "failure: EMFILE" && expect_fail "failure: EMFILE (ulimit -n 5)" 5 \
+        "own descriptor limit is reached" "$v" bash -c 'ulimit -n 5; exec "$@"' - "${FIX[@]}" -m nodelay "$v"
+    selected "failure: EMFILE" && expect_fail "failure: EMFILE (ulimit -n 4)" 5 \
+        "own descriptor limit is reached" "$v" bash -c 'ulimit -n 4; exec "$@"' - "${FIX[@]}" -m nodelay "$v"
+    if selected "failure: process gone"; then
+        sleep 0 & local gone=$!
+        wait "$gone"
+        expect_fail "failure: process gone" 4 "pid $gone: no such process" "$v" "${FIX[@]}" -m nodelay "$gone"
+    fi
+    if selected "failure: another user"; then
+        TEST_USER=nfix$$
+        if useradd -M -r -s /usr/sbin/nologin "$TEST_USER" 2>"$W/useradd.err"; then
+            expect_fail "failure: another user, no ptrace right" 2 "belongs to another user (uid 0" "$v" \
+                runuser -u "$TEST_USER" -- "${FIX[@]}" -m nodelay "$v"
+            # the same user's own process: allowed (no Yama here), but the
+            # record's directory is root's: nothing changed, said so
+            start_client own runuser -u "$TEST_USER" -- python3 "$HERE/fix_client.py" "$H" "$PPORT" 100000
+            local own=$PID
+            wait_rounds own 2
+            expect_fail "failure: its own process, the undo record not writable" 1 "cannot keep the undo record" \
+                "$own" runuser -u "$TEST_USER" -- env NAGLEFIX_STATE_DIR=/run/naglefix-$$-root "${FIX[@]}" -m nodelay "$own"
+            mkdir -p "$W/ustate" && chown "$TEST_USER" "$W/ustate"
+            runuser -u "$TEST_USER" -- env NAGLEFIX_STATE_DIR="$W/ustate/d" "${FIX[@]}" -m nodelay "$own" >"$W/own.fix" 2>&1
+            local rc=$? ino
+            ino=$(awk '/ connect .* set/ { print $0 }' "$W/own.fix" | head -n 1)
+            if ((rc == 0)) && [[ -n $ino ]]; then
+                pass "failure: none for a user's own process, without root (no Yama here): set"
+            else
+                fail "a user's own process, without root" "exit $rc" "$W/own.fix"
+            fi
+            kill "$own" 2>/dev/null
+            rm -rf "$W/ustate"
+        else
+            skip "failure: another user" "useradd failed: $(head -n 1 "$W/useradd.err")"
+        fi
+    fi
+    if selected "failure: PID reused"; then
+        "${FIX[@]}" -m nodelay "$v" >"$W/reuse.fix" 2>&1
+        local ino
+        ino=$(awk '{ print $4 }' "$W/state/fix-$v")
+        awk '{ $2 = $2 + 1; print }' "$W/state/fix-$v" >"$W/state/x" && mv "$W/state/x" "$W/state/fix-$v"
+        "${FIX[@]}" --undo "$v" >"$W/reuse-undo.fix" 2>&1
+        local rc=$?
+        if ((rc == 4)) && grep -q "another process has this PID now" "$W/reuse-undo.fix" &&
+            [[ $(nodelay "$v" "$ino") == 1 && ! -e $W/state/fix-$v ]]; then
+            pass "failure: PID reused (the record's start time is not the process's): nothing undone, record removed, exit 4"
+        else
+            fail "failure: PID reused" "exit $rc, nodelay $(nodelay "$v" "$ino")" "$W/reuse-undo.fix"
+        fi
+    fi
+    kill "$v" 2>/dev/null
+}
+check_failures
+
+# A process already under the library is left to it (here -m pass: its
+# socket stays as the program set it).
+check_library() {
+    local name="a process under libnaglefix.so is left to it"
+    selected "$name" || return 0
+    start_client lib "$NAGLEFIX" -m pass -- python3 "$HERE/fix_client.py" "$H" "$PPORT" 100000 || return
+    wait_rounds lib 2
+    expect_fail "$name" 0 "runs under libnaglefix.so" "$PID" "${FIX[@]}" -m nodelay "$PID"
+    kill "$PID" 2>/dev/null
+}
+check_library
+
+# Another network namespace: a server and client of their own loopback.
+check_netns() {
+    local name="a process in another network namespace"
+    selected "$name" || return 0
+    if ! unshare -n true 2>/dev/null; then
+        skip "$name" "unshare -n not allowed here"
+        return
+    fi
+    start_client netns unshare -n bash -c '
+        ip link set lo up || exit 1
+        sleep 90 | python3 "$1" 127.0.0.1 90 >"$2" &
+        for i in $(seq 100); do read -r _ port <"$2"; [ -n "$port" ] && break; sleep 0.1; done
+        exec python3 "$3" 127.0.0.1 "$port" "$4"' - "$HERE/echo_server.py" "$W/netns-srv.out" \
+        "$HERE/fix_client.py" "$ROUNDS" || { fail "$name: started" "" "$W/netns.err"; return; }
+    fix_running netns -m nodelay
+    if ((FIXRC != 0)) || ! grep -q 'connect .* set' "$W/netns.fix"; then
+        fail "$name: naglefix fix PID" "exit $FIXRC" "$W/netns.fix"
+        return
+    fi
+    check_fixed netns
+}
+check_netns
+
+# ---- the cost of --follow ---------------------------------------------------------
+
+# A process holding 1,000 connections, followed for 11 s: the CPU time of
+# naglefix itself (utime + stime) in the first second (the first scan) and
+# in the next 10 (rescans); each socket duplicated twice (identify,
+# set), never again on later rescans (strace counts pidfd_getfd).
+check_cost() {
+    local name="--follow on 1,000 connections" fpid ticks first hz=$(getconf CLK_TCK) calls
+    selected "$name" || return 0
+    start_client many python3 "$HERE/many_conns.py" "$H" "$PPORT" 1000 60 || return
+    for ((i = 0; i < 100; i++)); do grep -q '^ready' "$W/many.out" && break; sleep 0.1; done
+    "${FIX[@]}" -m nodelay --follow "$PID" >"$W/many.fix" 2>&1 &
+    fpid=$!
+    sleep 1 # the first scan: 1,000 set, recorded
+    first=$(awk '{ print $14 + $15 }' "/proc/$fpid/stat")
+    sleep 10
+    ticks=$(awk -v f="$first" '{ print $14 + $15 - f }' "/proc/$fpid/stat")
+    kill -INT "$fpid"
+    wait "$fpid"
+    local sets
+    sets=$(grep -c ' connect .* set' "$W/many.fix")
+    if command -v strace >/dev/null; then
+        timeout -k 5 20 strace -f -c -e trace=pidfd_getfd -o "$W/many.strace" \
+            timeout -s INT 3 "${FIX[@]}" -m nodelay --follow --dry-run "$PID" >/dev/null 2>&1
+        calls=$(awk '/pidfd_getfd/ { print $4 }' "$W/many.strace")
+    fi
+    local pct
+    pct=$(awk -v t="$ticks" -v hz="$hz" 'BEGIN { printf "%.1f", 100 * t / hz / 10 }')
+    echo "note: fix --follow, 1,000 connections: first second $first ticks (the first scan), next 10 s $ticks ticks ($pct% of one core); pidfd_getfd in 3 s of --dry-run: ${calls:-?} (clock ticks of 1/$hz s)"
+    if ((sets != 1000)); then
+        fail "$name: each set once" "$sets set lines" "$W/many.fix"
+    elif [[ -n ${calls:-} ]] && ((calls != 1000)); then
+        fail "$name: a rescan takes no socket again" "pidfd_getfd $calls times in 3 s (1,000 sockets)"
+    elif ! lt "$pct" 25; then
+        fail "$name: cost" "$pct% of a core"
+    else
+        pass "$name: rescans every 100 ms cost $pct% of one core (10 s), the first scan $first ticks; 1000 set once, ${calls:-?} pidfd_getfd in 3 s of --dry-run rescans"
+    fi
+    kill "$PID" 2>/dev/null
+}
+check_cost
+
+finish
