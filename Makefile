@@ -138,6 +138,7 @@ $(B)/tests/devnull: tests/bench/devnull.c
 
 bench: all $(B)/tests/bench $(B)/tests/devnull
 	tests/bench/run.sh
+	tests/bench/watch.sh
 
 # pgbench and memaslap against PostgreSQL and memcached, the client under each
 # action (tests/bench/real.sh; about 3 minutes; not part of make test)
