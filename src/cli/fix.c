@@ -25,12 +25,14 @@
 #include "nf_config.h"
 
 #define FOLLOW_INTERVAL_MS 100 /* --follow: a rescan at least this often */
+#define FOLLOW_INTERVAL_MAX 60000
 
 /* The run's settings and what it met. */
 struct fixer {
 	struct nf_policy pol;
 	const char *conf; /* the file's name, NULL for -m nodelay */
 	int dry, json, follow;
+	int interval_ms;       /* --follow's rescan period */
 	int status;            /* the largest NF_FIX_EXIT_* met */
 	unsigned char *left;   /* left[i]: rule i (nrules: the default) said */
 	size_t nset;           /* sockets set, over all processes */
@@ -434,11 +436,11 @@ static int open_targets(struct fixer *f, struct target *ts, int n, char **pids)
 	return live;
 }
 
-/* Waits up to FOLLOW_INTERVAL_MS for a process to end or a signal. */
-static void follow_wait(struct target *ts, int n, const sigset_t *wait_mask)
+/* Waits up to ms for a process to end or a signal. */
+static void follow_wait(struct target *ts, int n, int ms, const sigset_t *wait_mask)
 {
 	struct pollfd pfd[n];
-	struct timespec ts_int = { 0, FOLLOW_INTERVAL_MS * 1000000L };
+	struct timespec ts_int = { ms / 1000, (ms % 1000) * 1000000L };
 	int m = 0;
 
 	for (int i = 0; i < n; i++)
@@ -480,7 +482,7 @@ static void run_follow(struct fixer *f, struct target *ts, int n)
 			if (ts[i].live)
 				scan(f, &ts[i]);
 		if (!stop_signal && any_live(ts, n))
-			follow_wait(ts, n, &old);
+			follow_wait(ts, n, f->interval_ms, &old);
 	}
 	if (stop_signal)
 		fprintf(stderr, "naglefix fix: %s: stopped following (%zu socket%s set)\n",
@@ -498,8 +500,6 @@ static int run_fix(struct fixer *f, int n, char **pids)
 		return NF_FIX_EXIT_PARTIAL;
 	}
 	open_targets(f, ts, n, pids);
-	if (!f->json)
-		nf_fix_out_header(stdout);
 	if (f->follow) {
 		run_follow(f, ts, n);
 	} else {
@@ -606,8 +606,6 @@ static void undo_pid(struct fixer *f, pid_t pid)
 
 static int run_undo(struct fixer *f, int n, char **pids)
 {
-	if (!f->json)
-		nf_fix_out_header(stdout);
 	for (int i = 0; i < n; i++)
 		undo_pid(f, (pid_t)atoi(pids[i]));
 	return f->status;
@@ -621,17 +619,21 @@ static const char usage_fix[] =
 	"\n"
 	"Applies CONF's rules (default: $NAGLEFIX_CONF, else " NF_CONF_DEFAULT_PATH ") or\n"
 	"nodelay for every socket to the TCP sockets of running processes, from\n"
-	"outside (pidfd_getfd; root or ptrace rights over them). nodelay rules are\n"
+	"outside (pidfd_getfd: root, or ptrace rights over them). nodelay rules are\n"
 	"applied, to listeners too (the connections they accept later get it);\n"
 	"coalesce, auto, quickack and audit need the library and are left.\n"
 	"\n"
-	"  -c, --config CONF  the policy file        -m, --mode nodelay  every socket\n"
-	"  -n, --dry-run      change nothing         -f, --follow  rescan every 100 ms\n"
-	"                                                          until they end\n"
-	"  --json             JSON lines             -u, --undo    turn off again what\n"
-	"                                                          fix turned on\n"
-	"Exit status: 0; 1 a socket not handled; 2 no permission; 3 no pidfd_getfd;\n"
-	"4 a process ended or its PID was reused; 5 descriptor limit; 125 usage.\n";
+	"  -c, --config CONF  the policy file\n"
+	"  -m, --mode nodelay nodelay for every socket\n"
+	"  -n, --dry-run      say what would be done, change nothing\n"
+	"  -f, --follow       rescan until the processes end or SIGINT/SIGTERM\n"
+	"  -i, --interval MS  --follow's rescan period (default 100)\n"
+	"      --json         one JSON line a socket\n"
+	"  -u, --undo         turn off again what fix turned on (and only that)\n"
+	"\n"
+	"Exit status: 0 done; 1 a socket not handled; 2 no permission; 3 no\n"
+	"pidfd_getfd; 4 a process ended or its PID was reused; 5 naglefix's own\n"
+	"descriptor limit; 125 a usage error.\n";
 
 static const struct option fix_longopts[] = {
 	{ "config", required_argument, NULL, 'c' },
@@ -640,6 +642,7 @@ static const struct option fix_longopts[] = {
 	{ "follow", no_argument, NULL, 'f' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "undo", no_argument, NULL, 'u' },
+	{ "interval", required_argument, NULL, 'i' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -699,13 +702,14 @@ static int check_pids(int n, char **pids)
 
 int nf_cli_fix(int argc, char **argv)
 {
-	struct fixer f = { 0 };
+	struct fixer f = { .interval_ms = FOLLOW_INTERVAL_MS };
+	char *end;
 	const char *conf = NULL, *mode = NULL;
 	int opt, undo = 0, rc;
 
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:c:m:nfuh", fix_longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:c:m:nfuhi:", fix_longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c': conf = optarg; break;
 		case 'm': mode = optarg; break;
@@ -713,6 +717,11 @@ int nf_cli_fix(int argc, char **argv)
 		case 'f': f.follow = 1; break;
 		case 'j': f.json = 1; break;
 		case 'u': undo = 1; break;
+		case 'i':
+			f.interval_ms = (int)strtol(optarg, &end, 10);
+			if (*end || end == optarg || f.interval_ms < 1 || f.interval_ms > FOLLOW_INTERVAL_MAX)
+				return usage_err("--interval takes milliseconds, 1 to 60000:", optarg);
+			break;
 		case 'h': fputs(usage_fix, stdout); return 0;
 		case ':': return usage_err("an option needs its argument:", argv[optind - 1]);
 		default: return usage_err("unknown option", argv[optind - 1]);

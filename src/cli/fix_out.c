@@ -9,8 +9,11 @@
 
 #include "nf_json.h"
 
+static int header_done;
+
 void nf_fix_out_header(FILE *out)
 {
+	header_done = 1;
 	fprintf(out, "%-7s %4s  %-7s  %-22s %-22s %-11s %-7s  %s\n", "PID", "FD", "SIDE", "LOCAL",
 		"PEER", "STATE", "NODELAY", "WHAT");
 }
@@ -95,9 +98,12 @@ static void text_row(FILE *out, const struct nf_fix_row *r)
 
 void nf_fix_out_row(FILE *out, int json, const struct nf_fix_row *r)
 {
-	if (json)
+	if (json) {
 		json_row(out, r);
-	else
+	} else {
+		if (!header_done)
+			nf_fix_out_header(out);
 		text_row(out, r);
+	}
 	fflush(out);
 }

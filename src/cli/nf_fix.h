@@ -223,7 +223,8 @@ struct nf_fix_row {
 	int undo;           /* a line of --undo */
 };
 
-/* The text table's header line. */
+/* The text table's header line (nf_fix_out_row prints it before its
+ * first row of text). */
 void nf_fix_out_header(FILE *out);
 
 /* r as a table row or (json) a JSON line, flushed. */

@@ -168,6 +168,9 @@ timeout 120 javac -d "$W" "$HERE"/*.java || fail "compile tests/fix Java sources
 for p in nodelay_of deny_getfd; do
     cc -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/$p" "$HERE/$p.c" || fail "build $p"
 done
+cc -std=gnu11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -I"$TOP/include" -I"$TOP/src/cli" \
+    -o "$W/api_check" "$HERE/api_check.c" "$TOP"/build/obj/cli/fix_{api,proc,sock,undo}.o \
+    "$TOP/build/libnfcore.a" || fail "build api_check"
 cc -static -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/static_client" "$HERE/static_client.c" ||
     fail "build static_client (cc -static)"
 
@@ -428,6 +431,77 @@ check_program_wins() {
 export NAGLEFIX_STATE_DIR="$W/state"
 check_dry_undo
 check_program_wins
+
+# ---- the functions watch --fix calls ---------------------------------------------
+
+# nf_fix_inode on a client's socket (by inode alone, then again: already
+# on; a wrong fd: -ESTALE; an inode it does not hold: -ENOENT) and
+# nf_fix_listener on a server's port (another port: -ENOENT); what they
+# set is recorded: --undo turns exactly that off.
+check_api() {
+    local name="nf_fix_inode and nf_fix_listener" c s ino lino other out=""
+    selected "$name" || return 0
+    start_server fix-api-echo python3 "$HERE/echo_server.py" "$H" "$SERVER_LIFETIME" || return
+    local aport=$SERVER_PORT
+    s=$(pgrep -P "${SERVER_PID_OF[fix-api-echo]}" | head -n 1)
+    start_client api python3 "$HERE/fix_client.py" "$H" "$aport" 100000 || return
+    c=$PID
+    wait_rounds api 2
+    read -r fd ino _ < <("$W/nodelay_of" "$c" | awk '$4 == 0')
+    read -r lfd lino _ < <("$W/nodelay_of" "$s" | awk '$4 == 1')
+    other=$("$W/nodelay_of" "$s" | awk '$4 == 0 { print $1; exit }')
+    out+="$("$W/api_check" inode "$c" "$ino" -1)|"
+    out+="$("$W/api_check" inode "$c" "$ino" "$fd")|"
+    out+="$("$W/api_check" inode "$s" "$lino" "$other")|"
+    out+="$("$W/api_check" inode "$c" 1 -1)|"
+    out+="$("$W/api_check" listener "$s" "$aport")|"
+    out+="$("$W/api_check" listener "$s" 1)"
+    local want="rc 0 before 0 recorded 1 nodelay 1|rc 0 before 1 recorded 0 nodelay 1|rc -116 before -1 recorded 0 nodelay -1|rc -2 before -1 recorded 0 nodelay -1|rc 0 before 0 recorded 1 nodelay 1|rc -2 before -1 recorded 0 nodelay -1"
+    if [[ $out != "$want" || $(nodelay "$c" "$ino") != 1 || $(nodelay "$s" "$lino") != 1 ]]; then
+        fail "$name" "got '$out'"
+        return
+    fi
+    "${FIX[@]}" --undo "$c" "$s" >"$W/api-undo.fix" 2>&1
+    if [[ $? == 0 && $(nodelay "$c" "$ino") == 0 && $(nodelay "$s" "$lino") == 0 ]] &&
+        (($(grep -c undone "$W/api-undo.fix") == 2)); then
+        pass "$name: set by inode (fd looked up or given), already on, -ESTALE, -ENOENT, a listener by port; recorded, and --undo clears exactly those two"
+    else
+        fail "$name: --undo of what they set" "" "$W/api-undo.fix"
+    fi
+    kill "$c" 2>/dev/null
+}
+check_api
+
+# ---- --json ---------------------------------------------------------------------
+
+check_json() {
+    local name="--json lines" v
+    selected "$name" || return 0
+    start_client json python3 "$HERE/fix_client.py" "$H" "$PPORT" 100000 || return
+    v=$PID
+    wait_rounds json 2
+    "${FIX[@]}" -m nodelay --json "$v" >"$W/json.fix" 2>"$W/json.err"
+    "${FIX[@]}" --undo --json "$v" >>"$W/json.fix" 2>>"$W/json.err"
+    if python3 - "$W/json.fix" "$v" <<'PY'; then
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+pid = int(sys.argv[2])
+keys = {"event", "pid", "fd", "inode", "side", "local", "peer", "state",
+        "nodelay_before", "nodelay_after", "result"}
+assert rows and all(keys <= set(r) and r["pid"] == pid for r in rows), rows
+fix = [r for r in rows if r["event"] == "fix"]
+undo = [r for r in rows if r["event"] == "fix_undo"]
+assert [(r["side"], r["result"], r["nodelay_before"], r["nodelay_after"], r["action"], r["rule"])
+        for r in fix] == [("connect", "set", 0, 1, "nodelay", "-m nodelay")], fix
+assert [(r["result"], r["inode"]) for r in undo] == [("undone", fix[0]["inode"])], undo
+PY
+        pass "$name: every line JSON, the audit log's names (pid, fd, side, local, peer) and the change"
+    else
+        fail "$name" "" "$W/json.fix"
+    fi
+    kill "$v" 2>/dev/null
+}
+check_json
 
 # ---- -c CONF: rules and sides ---------------------------------------------------
 
