@@ -940,12 +940,16 @@ START_TEST(test_cap_pipe_in_small_pieces)
 	pid = fork();
 	if (pid == 0) {
 		close(p[0]);
-		/* 7 bytes a write for the first 200 KB, then 64 KiB */
+		/* 7 bytes a write for the first 200 KB, then 64 KiB; a pause
+		 * after each of the first 4 KB (so the reader surely finds
+		 * the pipe holding less than a record) */
 		for (size_t o = 0, k; o < w.n; o += k) {
 			k = o < 200000 ? 7 : 65536;
 			k = w.n - o < k ? w.n - o : k;
 			if (write(p[1], w.b + o, k) < 0)
 				_exit(1);
+			if (o < 4096)
+				usleep(100);
 		}
 		_exit(0);
 	}
