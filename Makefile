@@ -200,16 +200,17 @@ MANDIR  = $(DESTDIR)$(PREFIX)/share/man
 ETCDIR  = $(DESTDIR)/etc
 
 install: all
-	install -d $(LIBDIR) $(BINDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(ETCDIR)
+	install -d $(LIBDIR) $(BINDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 $(ETCDIR)
 	install -m 0644 $(B)/libnaglefix.so $(LIBDIR)/libnaglefix.so
 	install -m 0755 $(B)/naglefix $(BINDIR)/naglefix
 	install -m 0644 src/man/naglefix.1 $(MANDIR)/man1/naglefix.1
 	install -m 0644 src/man/naglefix.conf.5 $(MANDIR)/man5/naglefix.conf.5
+	install -m 0644 src/man/naglefix.7 $(MANDIR)/man7/naglefix.7
 	[ -e $(ETCDIR)/naglefix.conf ] || install -m 0644 conf/naglefix.conf $(ETCDIR)/naglefix.conf
 
 uninstall:
 	rm -f $(LIBDIR)/libnaglefix.so $(BINDIR)/naglefix \
-		$(MANDIR)/man1/naglefix.1 $(MANDIR)/man5/naglefix.conf.5
+		$(MANDIR)/man1/naglefix.1 $(MANDIR)/man5/naglefix.conf.5 $(MANDIR)/man7/naglefix.7
 	-rmdir $(LIBDIR) 2>/dev/null
 
 clean:

@@ -18,6 +18,7 @@ check "library in PREFIX/lib/naglefix" test -f "$dest/usr/lib/naglefix/libnaglef
 check "command in PREFIX/bin" test -x "$dest/usr/bin/naglefix"
 check "naglefix(1)" test -f "$dest/usr/share/man/man1/naglefix.1"
 check "naglefix.conf(5)" test -f "$dest/usr/share/man/man5/naglefix.conf.5"
+check "naglefix(7)" test -f "$dest/usr/share/man/man7/naglefix.7"
 check "example /etc/naglefix.conf is valid" "$dest/usr/bin/naglefix" check "$dest/etc/naglefix.conf"
 preload=$(cd / && "$dest/usr/bin/naglefix" -m nodelay -- sh -c 'echo "$LD_PRELOAD"')
 check "installed command preloads the installed library" \
