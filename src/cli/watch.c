@@ -1,11 +1,11 @@
 /*
- * watch.c - naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG]:
+ * watch.c - naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG] [--fix]:
  * the stall detector on the live host. The ring (nf_ring.h) hands over
  * each TCP packet's headers, nf_pkt_decode turns them into a segment, the
  * detector (nf_wire.h) reads the signature; at a row's first stall the
  * holder is named from the kernel's socket table (nf_owner.h) and a line
- * is printed; at the end (-t, or SIGINT/SIGTERM) the table and the
- * ring's drop count.
+ * is printed (--fix: the holder fixed, watch_fix.c); at the end (-t, or
+ * SIGINT/SIGTERM) the table and the ring's drop count.
  *
  * Exit status: 0; 1 if the capture cannot be opened (no CAP_NET_RAW, no
  * such interface) or fails, or LOG cannot be opened; NF_EXIT_USAGE on a
@@ -63,7 +63,7 @@ int nf_watch_owner(const struct nf_end *local, const struct nf_end *remote, stru
 }
 
 /* The detector's call at a row's first stall: the holder named if it is a
- * process of this host, the line printed. */
+ * process of this host, the line printed, and under --fix the fix. */
 static void on_first(void *arg, struct nf_holder *h, const struct nf_stall *s)
 {
 	struct nf_watch *w = arg;
@@ -76,16 +76,21 @@ static void on_first(void *arg, struct nf_holder *h, const struct nf_stall *s)
 	if (!w->json)
 		nf_cli_wire_first(w->out, h, s);
 	nf_watch_json_first(w, h);
+	if (w->fix)
+		nf_watch_fix(w, h, &o);
 	fflush(w->out);
 }
 
 static int usage(FILE *out, int status)
 {
-	fputs("usage: naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG]\n"
+	fputs("usage: naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG] [--fix]\n"
 	      "  -i IFACE     capture on IFACE only (default: every interface, lo too)\n"
 	      "  -t SECONDS   stop after SECONDS (default: at SIGINT or SIGTERM)\n"
 	      "  --json       JSON lines on standard output, not text\n"
-	      "  -l LOG       also append the JSON lines to LOG\n",
+	      "  -l LOG       also append the JSON lines to LOG\n"
+	      "  --fix        at a stall, set TCP_NODELAY on the holder's socket (and the\n"
+	      "               listener it came from) if it is a process of this host;\n"
+	      "               else print the receiving end's fix; nothing else is touched\n",
 	      out);
 	return status;
 }
@@ -111,6 +116,7 @@ static int parse_args(struct nf_watch *w, int argc, char **argv)
 		{ "time", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "log", required_argument, NULL, 'l' },
+		{ "fix", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -134,6 +140,9 @@ static int parse_args(struct nf_watch *w, int argc, char **argv)
 			break;
 		case 'l':
 			w->log_path = optarg;
+			break;
+		case 'f':
+			w->fix = 1;
 			break;
 		case 'h':
 			usage(stdout, 0);
@@ -333,7 +342,7 @@ int nf_cli_watch(int argc, char **argv)
 	catch_signals();
 	if (!w.json)
 		fprintf(stderr, "naglefix watch: TCP on %s%s; SIGINT or SIGTERM ends it\n",
-			w.ifname ? w.ifname : "every interface", "");
+			w.ifname ? w.ifname : "every interface", w.fix ? ", fixing each holder here" : "");
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	rc = run(&w);
 	report(&w, (double)(clock_ns(CLOCK_MONOTONIC) - t0) / 1e9);

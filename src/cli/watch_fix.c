@@ -1,0 +1,232 @@
+/*
+ * watch_fix.c - naglefix watch --fix: at a row's first stall, the holder's
+ * socket fixed at once when the holder is a process of this host
+ * (TCP_NODELAY set through a duplicate of its descriptor, nf_fix_inode of
+ * nf_fix.h, recorded for `naglefix fix --undo PID`), and the listener it
+ * was accepted from too (nf_fix_listener: the connections it accepts from
+ * then on get TCP_NODELAY from it). When the holder is elsewhere and the
+ * end that delays its ACK is here, the receiving end's fix is printed
+ * (the quickack rule, or Linux's per-route quickack) and nothing is
+ * changed. Only the socket of the stall and its listener are ever touched.
+ * Each is said in a line after the finding's (text: "  fix: ...", JSON:
+ * "event":"wire_fix").
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "nf_addr.h"
+#include "nf_cli.h"
+#include "nf_fix.h"
+#include "nf_json.h"
+#include "nf_owner.h"
+#include "watch_int.h"
+
+/* What was done to one socket. */
+struct done {
+	int rc;          /* nf_fix_*'s return */
+	int fd;          /* the program's descriptor, -1 unknown */
+	int before, after; /* TCP_NODELAY, -1 unknown */
+};
+
+static const char *result_of(const struct done *d)
+{
+	if (d->rc == 0)
+		return d->before == 0 ? "set" : "unchanged";
+	if (d->rc == -EALREADY)
+		return "left";
+	return "failed";
+}
+
+/* Why, for a result other than set and unchanged. */
+static const char *why_of(const struct done *d)
+{
+	switch (d->rc) {
+	case 0:
+		return "";
+	case -EALREADY:
+		return "the process runs under libnaglefix.so: left to it";
+	case -ENOENT:
+		return "no such socket in the process any more";
+	case -ESRCH:
+		return "the process ended";
+	case -EPERM:
+		return "no ptrace right over the process (CAP_SYS_PTRACE)";
+	case -ENOSYS:
+		return "no pidfd_getfd in this kernel (Linux 5.6 or later)";
+	default:
+		return strerror(-d->rc);
+	}
+}
+
+static void from_fix(struct done *d, int rc, const struct nf_fix_done *f)
+{
+	d->rc = rc;
+	d->fd = rc == 0 ? f->sock.fd : -1;
+	d->before = rc == 0 ? f->before : -1;
+	d->after = rc == 0 ? f->sock.nodelay : -1;
+}
+
+static void json_str(FILE *out, const char *s)
+{
+	char esc[NF_JSON_CHAR_MAX];
+
+	fputc('"', out);
+	for (; *s; s++)
+		fputs(nf_json_char((unsigned char)*s, esc), out);
+	fputc('"', out);
+}
+
+static const char *end_text(const struct nf_end *e, char buf[NF_ADDR_MAX])
+{
+	return nf_addr_format(e->family, e->addr, e->port, buf);
+}
+
+static void json_done(FILE *out, const char *key, const struct done *d)
+{
+	fprintf(out, ",\"%s\":{\"result\":\"%s\",\"fd\":%d,\"before\":%d,\"after\":%d", key,
+		result_of(d), d->fd, d->before, d->after);
+	if (*why_of(d)) {
+		fputs(",\"why\":", out);
+		json_str(out, why_of(d));
+	}
+	fputc('}', out);
+}
+
+/* The JSON line of a local fix: the socket, and the listener (l may be NULL). */
+static void json_fixed(FILE *out, const struct nf_holder *h, const struct done *s,
+		       const struct done *l)
+{
+	char a[NF_ADDR_MAX];
+
+	fprintf(out, "{\"event\":\"wire_fix\",\"source\":\"watch\",\"pid\":%ld,\"prog\":", h->pid);
+	json_str(out, h->cmd);
+	fprintf(out, ",\"side\":\"%s\",\"local\":\"%s\"",
+		h->side == NF_WIRE_ACCEPT ? "accept" : "connect", end_text(&h->self, a));
+	fprintf(out, ",\"peer\":\"%s\",\"action\":\"nodelay\"", end_text(&h->peer, a));
+	json_done(out, "socket", s);
+	if (l)
+		json_done(out, "listener", l);
+	fprintf(out, ",\"undo\":\"naglefix fix --undo %ld\"}\n", h->pid);
+}
+
+static void text_done(FILE *out, const char *what, const struct done *d)
+{
+	if (d->rc == 0)
+		fprintf(out, "%s fd %d TCP_NODELAY %d -> %d", what, d->fd, d->before, d->after);
+	else
+		fprintf(out, "%s %s (%s)", what, result_of(d), why_of(d));
+}
+
+static void text_fixed(FILE *out, const struct nf_holder *h, const struct done *s,
+		       const struct done *l)
+{
+	fprintf(out, "  fix: pid %ld ", h->pid);
+	text_done(out, "socket", s);
+	if (l) {
+		fputs("; ", out);
+		text_done(out, "its listener", l);
+	}
+	if (s->rc == 0 || (l && l->rc == 0))
+		fprintf(out, "; undo: naglefix fix --undo %ld", h->pid);
+	fputc('\n', out);
+}
+
+/* The holder h is the process of o: its socket, and for an accepted
+ * connection its listener (any family: an IPv6 wildcard listener accepts
+ * IPv4 too). */
+static void fix_local(struct nf_watch *w, const struct nf_holder *h, const struct nf_owner *o)
+{
+	struct nf_fix_done f;
+	struct done s, l;
+	int rc, accepted = h->side == NF_WIRE_ACCEPT;
+
+	memset(&f, 0, sizeof(f));
+	rc = nf_fix_inode(o->pid, (unsigned long)o->inode, o->fd, &f);
+	from_fix(&s, rc, &f);
+	if (accepted) {
+		memset(&f, 0, sizeof(f));
+		rc = nf_fix_listener(o->pid, 0, h->self.port, &f);
+		from_fix(&l, rc, &f);
+	}
+	if (w->json)
+		json_fixed(w->out, h, &s, accepted ? &l : NULL);
+	else
+		text_fixed(w->out, h, &s, accepted ? &l : NULL);
+	if (w->log)
+		json_fixed(w->log, h, &s, accepted ? &l : NULL);
+}
+
+/* The rule for the waiting end's host, which acknowledges at once. */
+static const char *quickack_rule(const struct nf_holder *h, char *buf, size_t len)
+{
+	char a[NF_ADDR_MAX];
+
+	if (h->side == NF_WIRE_ACCEPT) /* the waiting end connected to the holder */
+		snprintf(buf, len, "connect %s quickack", end_text(&h->self, a));
+	else
+		snprintf(buf, len, "accept %s quickack", end_text(&h->peer, a));
+	return buf;
+}
+
+static void json_advice(FILE *out, const struct nf_holder *h, const struct nf_owner *r,
+			const char *rule, const char *route)
+{
+	char a[NF_ADDR_MAX];
+
+	fprintf(out, "{\"event\":\"wire_fix\",\"source\":\"watch\",\"local\":\"%s\"",
+		end_text(&h->self, a));
+	fprintf(out, ",\"peer\":\"%s\",\"action\":\"none\",\"holder_here\":false", end_text(&h->peer, a));
+	if (r) {
+		fprintf(out, ",\"waiting_pid\":%d,\"waiting_prog\":", (int)r->pid);
+		json_str(out, r->cmd);
+	}
+	fputs(",\"peer_fix\":", out);
+	json_str(out, rule);
+	fputs(",\"route_fix\":", out);
+	json_str(out, route);
+	fputs("}\n", out);
+}
+
+/* The holder is not on this host: the receiving end's fix, if that end
+ * is here; nothing changed either way. */
+static void advise_remote(struct nf_watch *w, const struct nf_holder *h)
+{
+	struct nf_owner r;
+	char rule[NF_ADDR_MAX + 32], route[NF_ADDR_MAX + 96], a[NF_ADDR_MAX];
+	int here = nf_watch_owner(&h->peer, &h->self, &r) == 0;
+
+	quickack_rule(h, rule, sizeof(rule));
+	nf_addr_format(h->self.family, h->self.addr, -1, a);
+	snprintf(route, sizeof(route),
+		 "ip route change ROUTE quickack 1 (ROUTE: the route 'ip route get %s' names)", a);
+	if (w->json)
+		json_advice(w->out, h, here ? &r : NULL, rule, route);
+	else if (here)
+		fprintf(w->out,
+			"  fix: the holder is not on this host; the end that delays its ACK is pid %d %s:"
+			" restart it under the library with '%s', or: %s; nothing changed\n",
+			(int)r.pid, r.cmd, rule, route);
+	else
+		fprintf(w->out, "  fix: neither end is a process of this host; on the holder's: "
+				"see the fix above; nothing changed\n");
+	if (w->log)
+		json_advice(w->log, h, here ? &r : NULL, rule, route);
+}
+
+void nf_watch_fix(struct nf_watch *w, const struct nf_holder *h, const struct nf_owner *o)
+{
+	if (o->pid)
+		fix_local(w, h, o);
+	else if (!o->inode)
+		advise_remote(w, h);
+	else if (w->json || w->log)
+		; /* the socket is here, its process unreadable: the finding has no pid */
+	else
+		fputs("  fix: the holder's socket is on this host but no process could be named "
+		      "(not root?): nothing changed\n", w->out);
+	fflush(w->out);
+	if (w->log)
+		fflush(w->log);
+}
