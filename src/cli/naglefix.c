@@ -33,7 +33,7 @@ static const char usage_text[] =
 	"       naglefix report [--json] LOG...\n"
 	"       naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...\n"
 	"       naglefix scan [--json] CAPTURE...\n"
-	"       naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG]\n"
+	"       naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG] [--fix]\n"
 	"\n"
 	"Runs COMMAND with libnaglefix.so preloaded, which removes the ~40 ms\n"
 	"stall of small split writes (Nagle's algorithm meeting delayed ACK).\n"
@@ -60,7 +60,8 @@ static const char usage_text[] =
 	"                     standard input): every end that held, with its fix\n"
 	"watch                the same on the live host (every interface, or -i),\n"
 	"                     each holder with its pid and command, until -t\n"
-	"                     SECONDS or SIGINT/SIGTERM; needs CAP_NET_RAW\n";
+	"                     SECONDS or SIGINT/SIGTERM; needs CAP_NET_RAW; --fix\n"
+	"                     sets TCP_NODELAY on each holder's socket here\n";
 
 static int usage(FILE *out, int status)
 {
