@@ -231,28 +231,32 @@ static void read_cmd(pid_t pid, char cmd[NF_OWNER_CMD_MAX])
  * first (the process, not the number), the descriptor checked again
  * (the pid may have been reused before the pidfd was taken), the command
  * read, then the pidfd asked whether that process still lives (so the
- * command read was its own). 0, or -ESRCH if any step says otherwise.
+ * command read was its own). Without pidfd_open (Linux before 5.3, or a
+ * tracer that does not know it) the descriptor is checked before and
+ * after the command is read instead. 0, or -ESRCH if any step says
+ * otherwise.
  */
 static int name_holder(const char *pidstr, int fd, const char *want, struct nf_owner *o)
 {
 	pid_t pid = (pid_t)atoi(pidstr);
-	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), alive;
 	char fdstr[16];
-	struct pollfd p;
-	int alive;
 
-	if (pfd < 0)
+	if (pfd < 0 && errno != ENOSYS)
 		return -ESRCH;
 	snprintf(fdstr, sizeof(fdstr), "%d", fd);
-	if (!fd_is(pidstr, fdstr, want)) {
-		close(pfd);
-		return -ESRCH;
+	alive = fd_is(pidstr, fdstr, want);
+	if (alive)
+		read_cmd(pid, o->cmd);
+	if (alive && pfd >= 0) {
+		struct pollfd p = { .fd = pfd, .events = POLLIN };
+
+		alive = poll(&p, 1, 0) == 0;
+	} else if (alive) {
+		alive = fd_is(pidstr, fdstr, want);
 	}
-	read_cmd(pid, o->cmd);
-	p.fd = pfd;
-	p.events = POLLIN;
-	alive = poll(&p, 1, 0) == 0;
-	close(pfd);
+	if (pfd >= 0)
+		close(pfd);
 	if (!alive)
 		return -ESRCH;
 	o->pid = pid;
