@@ -184,6 +184,12 @@ static void say_stopped(struct fixer *f, struct target *t, int rc)
 		worse(f, NF_FIX_EXIT_PERM);
 	} else if (rc == -ENOSYS) {
 		say_nosys(f);
+	} else if (rc == -ESRCH && f->follow) {
+		/* what --follow waits for: the end of the process, not a failure */
+		fprintf(stderr, "naglefix fix: pid %d ended (%zu socket%s set)\n", pid, t->nset,
+			t->nset == 1 ? "" : "s");
+		t->live = 0;
+		return;
 	} else if (rc == -ESRCH) {
 		fprintf(stderr, "naglefix fix: pid %d: the process ended%s\n", pid,
 			t->checked ? " meanwhile" : "");
@@ -409,9 +415,27 @@ stop:
 
 /* --- the run -------------------------------------------------------------------- */
 
+/* The process (Tgid) that the thread pid belongs to, or 0 if pid is no thread. */
+static int thread_group(const char *pid)
+{
+	char path[64], line[128];
+	FILE *fp;
+	int tgid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%s/status", pid);
+	fp = fopen(path, "re");
+	if (!fp)
+		return 0;
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(fp);
+	return tgid != atoi(pid) ? tgid : 0;
+}
+
 static int open_targets(struct fixer *f, struct target *ts, int n, char **pids)
 {
-	int live = 0;
+	int live = 0, tgid;
 
 	for (int i = 0; i < n; i++) {
 		int rc = nf_fix_proc_open((pid_t)atoi(pids[i]), &ts[i].p);
@@ -424,6 +448,11 @@ static int open_targets(struct fixer *f, struct target *ts, int n, char **pids)
 		} else if (rc == -ESRCH) {
 			fprintf(stderr, "naglefix fix: pid %s: no such process\n", pids[i]);
 			worse(f, NF_FIX_EXIT_GONE);
+		} else if ((rc == -EINVAL || rc == -ENOENT) && (tgid = thread_group(pids[i])) > 0) {
+			fprintf(stderr,
+				"naglefix fix: pid %s is a thread of process %d, not a process: give %d\n",
+				pids[i], tgid, tgid);
+			worse(f, NF_FIX_EXIT_PARTIAL);
 		} else if (is_mfile(rc)) {
 			say_mfile(f, (pid_t)atoi(pids[i]), "pidfd_open");
 		} else {

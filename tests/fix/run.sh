@@ -555,7 +555,7 @@ expect_fail() {
 }
 
 check_failures() {
-    any_selected "failure: ENOSYS" "failure: EMFILE" "failure: process gone" \
+    any_selected "failure: ENOSYS" "failure: EMFILE" "failure: process gone" "failure: a thread's id" \
         "failure: another user" "failure: PID reused" || return 0
     start_client victim python3 "$HERE/fix_client.py" "$H" "$PPORT" 100000 || return
     local v=$PID
@@ -570,6 +570,18 @@ check_failures() {
         sleep 0 & local gone=$!
         wait "$gone"
         expect_fail "failure: process gone" 4 "pid $gone: no such process" "$v" "${FIX[@]}" -m nodelay "$gone"
+    fi
+    if selected "failure: a thread's id"; then
+        # the echo server: a thread per connection
+        local tid spid
+        spid=$(pgrep -P "${SERVER_PID_OF[fix-py-echo]}" | head -n 1)
+        tid=$(ls "/proc/$spid/task" | grep -vx "$spid" | head -n 1)
+        if [[ -n $tid ]]; then
+            expect_fail "failure: a thread's id" 1 "is a thread of process $spid, not a process" "$spid" \
+                "${FIX[@]}" -m nodelay "$tid"
+        else
+            fail "failure: a thread's id" "the echo server has no thread but its main one"
+        fi
     fi
     if selected "failure: another user"; then
         TEST_USER=nfix$$
