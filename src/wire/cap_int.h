@@ -61,7 +61,7 @@ enum nf_cap_state { NF_CAP_OK = 0, NF_CAP_END = 1, NF_CAP_FAILED = -1 };
 struct nf_cap {
 	struct nf_cbuf b;
 	char name[256]; /* the file's, as messages give it */
-	int state; /* enum nf_cap_state */
+	int state;      /* enum nf_cap_state */
 	int (*next)(struct nf_cap *c, struct nf_frame *f);
 	char err[NF_CAP_ERR_MAX];
 	/* pcap */
@@ -81,6 +81,8 @@ struct nf_cap {
  * of the file with none of them there, or -1: some but not all (*have
  * says how many), a read error (b->err set), or n > NF_CAP_BUF (b->err
  * EFBIG; never for a record of NF_CAP_RECORD_MAX and its header).
+ * nf_cbuf_want_slow is its path when the bytes are not all there yet
+ * (cap.c); the test before it is inline, as it runs once a record.
  */
 int nf_cbuf_want_slow(struct nf_cbuf *b, uint32_t n, const uint8_t **p, uint32_t *have);
 
