@@ -42,7 +42,10 @@ S1 of new data from H, then R's first ACK that covers S1, pure (no data
 from R between S1 and S2) and at least 30 ms after S1 (delayed), then H's
 next segment of new data S2 at most 2 ms after that ACK (tied to it: the
 capture is on loopback, next to both ends). The stall is S2's time less
-S1's. Retransmitted data (not beyond what H sent before) is no S1 or S2.
+S1's. Retransmitted data (not beyond what H sent before) is no S1 or S2,
+and one between S1 and S2 voids the pair (R's late ACK may then be loss
+recovery's: memccp's capture showed a 47,616-byte S1 sent again 4 ms
+later, R's ACK 36 ms after that, S2 20 us after the ACK).
 The end that sent the SYN is the client (connect), the other accepts.
 """
 import argparse
@@ -117,6 +120,8 @@ def truth(capture):
                         and d.acked_at - d.s1[0] >= DELAYED_S and p["t"] - d.acked_at <= TIED_S):
                     c["stalls"].append((p["src"], (p["t"] - d.s1[0]) * 1000, d.s1[2], p["len"]))
                 d.hi, d.s1, d.acked_at, d.r_data = end, (p["t"], end, p["len"]), None, False
+            else:  # a retransmission: R's late ACK may be loss recovery's
+                d.s1 = None
             r.r_data = True
         elif p["ackf"] and not p["syn"] and r.s1 is not None and r.acked_at is None:
             if not after(r.s1[1], p["ack"]):
