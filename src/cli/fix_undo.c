@@ -53,11 +53,17 @@ static int open_state(pid_t pid)
 
 int nf_fix_undo_writable(pid_t pid)
 {
-	int fd = open_state(pid);
+	const char *dir = nf_fix_state_dir();
+	char path[4096];
 
-	if (fd < 0)
-		return fd;
-	close(fd);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	/* the file is made by the first record only: no empty record is left */
+	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0)
+		return -errno;
+	state_path(pid, path, sizeof(path));
+	if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) < 0 && errno != ENOENT)
+		return -errno;
 	return 0;
 }
 

@@ -146,8 +146,9 @@ const char *nf_fix_state_dir(void);
  */
 int nf_fix_undo_record(const struct nf_fix_proc *p, int fd, unsigned long ino);
 
-/* Checks that a record can be written (the directory made, the file
- * opened) before anything is changed. */
+/* Checks that a record of pid can be written (the directory made and
+ * writable, the file, if there, writable) before anything is changed;
+ * makes no file. */
 int nf_fix_undo_writable(pid_t pid);
 
 /* One recorded change. */
