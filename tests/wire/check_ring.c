@@ -3,7 +3,8 @@
  * loopback: a TCP connection made in the test, its segments seen exactly
  * once each with their payload lengths and direction; UDP filtered out in
  * the kernel; the headers kept, not the payload; the drop count read (and
- * made to grow by a ring left unread); the errors for an unknown interface
+ * made to grow by a ring left unread); a reader away for 1.5 s at a low
+ * rate losing nothing; the errors for an unknown interface
  * and a process without CAP_NET_RAW. Needs CAP_NET_RAW (root): without it
  * the program says SKIP.
  * The frames are parsed here by hand (not by nf_pkt_decode), so the ring
@@ -293,6 +294,37 @@ START_TEST(test_ring_drops_counted)
 }
 END_TEST
 
+/* A reader that looks away for 1.5 s while packets trickle in (one each
+ * 5 ms: the kernel hands over a block per 10 ms, holding two or so): the
+ * ring must last that long with nothing dropped (16 blocks of 1 MiB
+ * lasted 160 ms, and dropped). */
+START_TEST(test_ring_slow_reader_low_rate)
+{
+	struct nf_ring *r = open_ring("lo", 0);
+	struct nf_ring_stats st;
+	struct nf_ring_frame f;
+	struct seen s;
+	int srv, c = pair(AF_INET, &srv), got = 0;
+	uint16_t cport = port_of(c);
+
+	for (int i = 0; i < 300; i++) {
+		ck_assert_int_eq(write(c, "x", 1), 1);
+		read_n(srv, 1);
+		usleep(5000);
+	}
+	while (nf_ring_next(r, 100, &f) == 1) {
+		parse(&f, &s);
+		got += s.sport == cport && s.payload == 1;
+	}
+	ck_assert_int_eq(nf_ring_stats(r, &st), 0);
+	ck_assert_uint_eq(st.drops, 0);
+	ck_assert_int_eq(got, 300);
+	close(c);
+	close(srv);
+	nf_ring_close(r);
+}
+END_TEST
+
 /* An idle ring returns 0 after its timeout, not before, and not much after. */
 START_TEST(test_ring_timeout)
 {
@@ -368,6 +400,7 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_ring_loopback_once_on_lo);
 	tcase_add_test(tc, test_ring_udp_filtered_out);
 	tcase_add_test(tc, test_ring_drops_counted);
+	tcase_add_test(tc, test_ring_slow_reader_low_rate);
 	tcase_add_test(tc, test_ring_timeout);
 	tcase_add_test(tc, test_ring_unknown_interface);
 	tcase_add_test(tc, test_ring_no_cap_net_raw);
