@@ -189,7 +189,8 @@ split_client "python client IPv6" "$P6PORT" python3 "$HERE/fix_client.py" ::1 PO
 split_client "node client" "$JPORT" node "$HERE/fix_client.js" "$H" PORT "$ROUNDS"
 split_client "perl client" "$JPORT" perl "$HERE/fix_client.pl" "$H" PORT "$ROUNDS"
 if selected "static C client"; then
-    if file -L "$W/static_client" | grep -q 'statically linked'; then
+    # no program interpreter: no dynamic loader, so no LD_PRELOAD reaches it
+    if readelf -lW "$W/static_client" >"$W/static.readelf" && ! grep -q INTERP "$W/static.readelf"; then
         split_client "static C client" "$JPORT" "$W/static_client" "$H" PORT "$ROUNDS"
     else
         fail "static C client" "$W/static_client is not statically linked"
