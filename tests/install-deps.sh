@@ -17,7 +17,8 @@
 # server) and the memcached and libmemcached-tools (memaslap) above; for
 # `make test-wire` and `make bench` tcpdump and tshark (with Wireshark's
 # dumpcap), whose captures scan reads and whose speed it is measured
-# against; mandoc, groff and man, which lint and render the man pages
+# against, and jq and file (t_watch.sh reads watch's JSON lines, checks a
+# binary is static); mandoc, groff and man, which lint and render the man pages
 # (tests/man); for `make test-fix`
 # iproute2 (ip, in a network namespace of the test's own) and passwd (useradd,
 # for a user without rights). Needs root (or sudo).
@@ -25,7 +26,7 @@ set -eu
 pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
 	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux cpio systemd
 	libmemcached-tools memcached nginx curl postgresql git rsync openssh-server openssh-client
-	tcpdump tshark mandoc groff-base man-db iproute2 passwd)
+	tcpdump tshark jq file mandoc groff-base man-db iproute2 passwd)
 bare=(qemu-system-x86) # installed without recommends
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
