@@ -13,11 +13,16 @@
  * A stall counts at once when R had sent data before S1 (S1 and S2 are
  * an answer), else when R next sends data or its FIN before H sends
  * more: a one-way sender whose pauses end just after R's ACKs is never
- * answered, so its look-alike stalls are dropped.
+ * answered, so its look-alike stalls are dropped. When H's round trip is
+ * not known yet (no handshake captured, H seen reacting to nothing), S2
+ * within NF_TIE_WAIT_US of the ACK waits too, for H's first reaction to
+ * R's data: tied by that round trip, it counts.
  */
 #include "wire_int.h"
 
 #include <string.h>
+
+#define NF_TIE_WAIT_US 1000000u /* the longest S2 after the ACK waiting for H's round trip */
 
 /* Is a payload of len bytes smaller than what H may send in one segment?
  * The MSS of R's SYN less 40 bytes of options; with no SYN seen, the
@@ -55,8 +60,9 @@ static int duplicate(struct dir *d, const struct nf_pkt *p, uint32_t now)
 }
 
 /* A stall of H (direction i) found at S2, p: counted, or kept until R
- * answers. */
-static void found(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t now)
+ * answers and, untied, until H's round trip is known. */
+static void found(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t now,
+		  int untied)
 {
 	struct dir *h = &c->d[i];
 	struct nf_stall s = {
@@ -67,11 +73,13 @@ static void found(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt 
 		.size2 = p->len,
 	};
 
-	if (h->s1_heard) {
+	if (h->s1_heard && !untied) {
 		nf_wire_row_stall(w, c, i, &s);
 		return;
 	}
 	h->pend = 1;
+	h->pend_answered = h->s1_heard;
+	h->pend_untied = (uint8_t)untied;
 	h->pend_start_us = h->s1_us;
 	h->pend_ack_us = h->ack_us;
 	h->pend_end_us = now;
@@ -119,11 +127,43 @@ static void handshake(struct nf_wire *w, struct conn *c, int i, const struct nf_
 		c->d[!i].mss = p->mss;
 }
 
+/* Is a gap from R's ACK to S2 within the floor plus 1.5 of H's round
+ * trips from the capture point (0 near H, one RTT near R)? */
+static int within_tie(const struct dir *h, uint32_t gap, uint32_t floor_us)
+{
+	return gap <= floor_us + h->rtt_us + h->rtt_us / 2;
+}
+
+/* Is S2, now, tied to R's ACK: 1 yes, 0 no, 2 not known until H's round
+ * trip is (none seen yet, and S2 within NF_TIE_WAIT_US). */
+static int tied(const struct dir *h, uint32_t now, uint32_t floor_us)
+{
+	uint32_t gap = now - h->ack_us;
+
+	if (within_tie(h, gap, floor_us))
+		return 1;
+	return !h->rtt_us && gap <= NF_TIE_WAIT_US ? 2 : 0;
+}
+
+/* H's round trip is now known: its stall waiting for it is tied, and
+ * counts if R answered; or it is not, and is dropped. */
+static void tie_known(struct nf_wire *w, struct conn *c, int i)
+{
+	struct dir *h = &c->d[i];
+
+	h->pend_untied = 0;
+	if (!within_tie(h, h->pend_end_us - h->pend_ack_us, (uint32_t)(w->o.tie_floor_ns / 1000)))
+		h->pend = 0;
+	else if (h->pend_answered)
+		confirm(w, c, i, nf_us(w->now_ns));
+}
+
 /* p, from the end of direction i (R here), may acknowledge the other
  * direction's data (H's): its reaction time, and H's S1. */
-static void peer_ack(struct conn *c, int i, const struct nf_pkt *p, uint32_t now,
-		     uint32_t delack_us)
+static void peer_ack(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p,
+		     uint32_t now)
 {
+	uint32_t delack_us = (uint32_t)(w->o.delack_min_ns / 1000);
 	struct dir *r = &c->d[i], *h = &c->d[!i];
 
 	if (h->state == ST_HELD && !nf_seq_lt(p->ack, h->s1_end)) {
@@ -143,14 +183,9 @@ static void peer_ack(struct conn *c, int i, const struct nf_pkt *p, uint32_t now
 		if (!r->rtt_us || rt < r->rtt_us)
 			r->rtt_us = rt;
 		h->data_wait = 0;
+		if (r->pend && r->pend_untied)
+			tie_known(w, c, i);
 	}
-}
-
-/* Is S2, now, tied to R's ACK: within the floor plus 1.5 of H's round
- * trips from the capture point (0 near H, one RTT near R)? */
-static int tied(const struct dir *h, uint32_t now, uint32_t floor_us)
-{
-	return (uint32_t)(now - h->ack_us) <= floor_us + h->rtt_us + h->rtt_us / 2;
 }
 
 /* The data, SYN or FIN of p, from H (direction i): a stall at S2, a new
@@ -160,7 +195,7 @@ static void own_data(struct nf_wire *w, struct conn *c, int i, const struct nf_p
 	struct dir *h = &c->d[i];
 	uint32_t seglen = p->len + !!(p->flags & NF_TCP_SYN) + !!(p->flags & NF_TCP_FIN);
 	uint32_t end = p->seq + seglen;
-	int small, plain = !(p->flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST));
+	int small, tie, plain = !(p->flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST));
 
 	if (!seglen)
 		return;
@@ -174,8 +209,8 @@ static void own_data(struct nf_wire *w, struct conn *c, int i, const struct nf_p
 	small = p->len && is_small(h, p->len);
 	h->pend = 0; /* R did not answer before H sent more */
 	if (h->state == ST_ACKED && small && plain && p->seq == h->s1_end &&
-	    tied(h, now, (uint32_t)(w->o.tie_floor_ns / 1000)))
-		found(w, c, i, p, now);
+	    (tie = tied(h, now, (uint32_t)(w->o.tie_floor_ns / 1000))))
+		found(w, c, i, p, now, tie == 2);
 	h->state = ST_NONE;
 	if (small && plain) {
 		h->state = ST_HELD;
@@ -207,8 +242,11 @@ static void peer_acts(struct nf_wire *w, struct conn *c, int i, const struct nf_
 		h->state = ST_NONE;
 	if (p->len)
 		h->heard = 1;
-	if (h->pend && (p->len || (p->flags & NF_TCP_FIN)))
-		confirm(w, c, !i, now);
+	if (h->pend && (p->len || (p->flags & NF_TCP_FIN))) {
+		h->pend_answered = 1;
+		if (!h->pend_untied)
+			confirm(w, c, !i, now);
+	}
 }
 
 void nf_wire_detect(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p)
@@ -225,7 +263,7 @@ void nf_wire_detect(struct nf_wire *w, struct conn *c, int i, const struct nf_pk
 	if (p->flags & NF_TCP_SYN)
 		handshake(w, c, i, p);
 	if (p->flags & NF_TCP_ACK)
-		peer_ack(c, i, p, now, (uint32_t)(w->o.delack_min_ns / 1000));
+		peer_ack(w, c, i, p, now);
 	peer_acts(w, c, i, p, now);
 	own_data(w, c, i, p, now);
 	if (p->flags & NF_TCP_FIN)

@@ -51,6 +51,8 @@ struct dir {
 	uint8_t heard : 1;     /* the other end sent data since our newest data */
 	uint8_t s1_heard : 1;  /* ... before S1: S1 and S2 answer it */
 	uint8_t pend : 1;
+	uint8_t pend_answered : 1; /* R answered the waiting stall */
+	uint8_t pend_untied : 1;   /* ... whose tie waits for our round trip */
 	uint32_t row;       /* our row (holder.c) + 1 once we stalled; 0 before */
 };
 

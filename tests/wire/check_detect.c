@@ -484,26 +484,50 @@ START_TEST(test_detect_near_receiver_long_rtt)
 }
 END_TEST
 
-START_TEST(test_detect_near_receiver_without_rtt_misses)
+START_TEST(test_detect_near_receiver_tie_waits_for_rtt)
 {
 	struct nf_wire *w = detector();
 	struct nf_holder *const *r;
 	struct tl t;
 
-	/* no handshake, no reaction seen yet: the tie is the floor alone */
+	/* no handshake, no reaction of the client seen yet: S2 100 ms after
+	 * the ACK waits for the client's round trip */
 	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
 	seg(&t, 0, C, 6);
 	seg(&t, 200, S, 0);
 	seg(&t, 300, C, 7);
 	seg(&t, 300.1, S, 13);
 	ck_assert_uint_eq(rows(w, &r), 0);
-	/* the client's next request, 100 ms after the answer: its reaction */
+	/* the client's next request, 100 ms after the answer: its round trip,
+	 * and the first stall was tied by it */
 	seg(&t, 400.1, C, 6);
+	ck_assert_uint_eq(rows(w, &r), 1);
+	ck_assert_uint_eq(r[0]->stalls, 1);
+	ck_assert_double_eq_tol(nf_holder_median_ms(r[0]), 300, 0.001);
 	seg(&t, 600.1, S, 0);
 	seg(&t, 700.1, C, 7);
 	seg(&t, 700.2, S, 13);
-	ck_assert_uint_eq(rows(w, &r), 1);
-	ck_assert_uint_eq(r[0]->stalls, 1);
+	ck_assert_uint_eq(r[0]->stalls, 2);
+	nf_wire_free(w);
+}
+END_TEST
+
+START_TEST(test_detect_untied_dropped_when_rtt_is_short)
+{
+	struct nf_wire *w = detector();
+	struct nf_holder *const *r;
+	struct tl t;
+
+	/* the same, but the client turns out to react in 0.05 ms: its second
+	 * write 100 ms after the ACK was its own pause */
+	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
+	seg(&t, 0, C, 6);
+	seg(&t, 200, S, 0);
+	seg(&t, 300, C, 7);
+	seg(&t, 300.1, S, 13);
+	seg(&t, 300.15, C, 6);
+	seg(&t, 301, S, 13);
+	ck_assert_uint_eq(rows(w, &r), 0);
 	nf_wire_free(w);
 }
 END_TEST
@@ -820,7 +844,8 @@ static Suite *detect_suite(void)
 	tcase_add_test(sig, test_detect_server_holder);
 	suite_add_tcase(s, sig);
 	tcase_add_test(point, test_detect_near_receiver_long_rtt);
-	tcase_add_test(point, test_detect_near_receiver_without_rtt_misses);
+	tcase_add_test(point, test_detect_near_receiver_tie_waits_for_rtt);
+	tcase_add_test(point, test_detect_untied_dropped_when_rtt_is_short);
 	tcase_add_test(point, test_detect_near_holder_long_rtt);
 	suite_add_tcase(s, point);
 	tcase_add_test(real, test_detect_sequence_wrap);
