@@ -26,7 +26,12 @@ for tool in mandoc groff man python3; do
 		exit
 	}
 done
-[ -r "$readme" ] || { echo "$0: cannot read $readme" >&2; exit 2; }
+# a copy: README may be a pipe (<(git show REV:README.md)), read twice below
+if ! cat "$readme" >"$tmp/README.md" 2>/dev/null || [ ! -s "$tmp/README.md" ]; then
+	echo "$0: cannot read $readme" >&2
+	exit 2
+fi
+readme=$tmp/README.md
 
 pages=("$top"/src/man/*.[1-9])
 [ -e "${pages[0]}" ] || { fail "pages" "no page in src/man"; finish; exit; }
