@@ -681,9 +681,9 @@ check_cost() {
     first=$(awk '{ print $14 + $15 }' "/proc/$fpid/stat")
     sleep 10
     ticks=$(awk -v f="$first" '{ print $14 + $15 - f }' "/proc/$fpid/stat")
-    kill -INT "$fpid"
+    kill -TERM "$fpid"
     wait "$fpid"
-    local sets
+    local sets frc=$?
     sets=$(grep -c ' connect .* set' "$W/many.fix")
     if command -v strace >/dev/null; then
         timeout -k 5 20 strace -f -c -e trace=pidfd_getfd -o "$W/many.strace" \
@@ -695,12 +695,14 @@ check_cost() {
     echo "note: fix --follow, 1,000 connections: first second $first ticks (the first scan), next 10 s $ticks ticks ($pct% of one core); pidfd_getfd in 3 s of --dry-run: ${calls:-?} (clock ticks of 1/$hz s)"
     if ((sets != 1000)); then
         fail "$name: each set once" "$sets set lines" "$W/many.fix"
+    elif ((frc != 0)) || ! grep -q 'Terminated: stopped following (1000 sockets set)' "$W/many.fix"; then
+        fail "$name: SIGTERM ends follow" "exit $frc" "$W/many.fix"
     elif [[ -n ${calls:-} ]] && ((calls != 1000)); then
         fail "$name: a rescan takes no socket again" "pidfd_getfd $calls times in 3 s (1,000 sockets)"
     elif ! lt "$pct" 25; then
         fail "$name: cost" "$pct% of a core"
     else
-        pass "$name: rescans every 100 ms cost $pct% of one core (10 s), the first scan $first ticks; 1000 set once, ${calls:-?} pidfd_getfd in 3 s of --dry-run rescans"
+        pass "$name: rescans every 100 ms cost $pct% of one core (10 s), the first scan $first ticks; 1000 set once, ${calls:-?} pidfd_getfd in 3 s of --dry-run rescans; SIGTERM ends it (exit 0)"
     fi
     kill "$PID" 2>/dev/null
 }
