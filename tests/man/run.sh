@@ -5,8 +5,9 @@
 # README (default: the tree's README.md) before "## License" is in some
 # page: its numbers, code spans and code lines (readme_in_man.py says
 # which), so the README can move its detail into the pages and lose none.
-# Also proves the last check can fail: the pages without naglefix(7)'s
-# SPEED section must miss the README's "Speed". Pass an older README
+# Also proves the last check can fail: against a page with nothing in it
+# every section is missing, and the pages without naglefix(7)'s SPEED
+# section miss the README's "Speed" (if it has one). Pass an older README
 # (git show REV:README.md >old.md) to check what a shorter one dropped.
 # Ends with "N passed, M failed"; T=pattern selects checks (tests/lib.sh).
 set -u
@@ -88,18 +89,38 @@ if selected "readme-in-man"; then
 	fi
 fi
 
-# The control: naglefix(7) without its SPEED section (up to the next .SH).
-if selected "readme-in-man catches a dropped section"; then
-	mkdir "$tmp/cut"
-	cp "${pages[@]}" "$tmp/cut/"
-	awk '/^\.SH / { skip = ($2 == "SPEED") } !skip' "$top/src/man/naglefix.7" >"$tmp/cut/naglefix.7"
-	timeout 120 python3 "$here/readme_in_man.py" "$readme" "$tmp/cut"/*.[1-9] >"$tmp/cutout" 2>&1
+# The controls. A page that holds nothing of the README: every section
+# must be missing.
+if selected "readme-in-man fails without the pages"; then
+	mkdir "$tmp/stub"
+	printf '.TH STUB 7 2026-12-01\n.SH NAME\nstub \\- nothing\n' >"$tmp/stub/stub.7"
+	timeout 120 python3 "$here/readme_in_man.py" "$readme" "$tmp/stub/stub.7" >"$tmp/stubout" 2>&1
 	rc=$?
-	if [ "$rc" -eq 1 ] && grep -q $'^missing\tSpeed\t' "$tmp/cutout" &&
-		! grep -q '^\.SH SPEED' "$tmp/cut/naglefix.7"; then
-		pass "readme-in-man catches a dropped section ($(grep -c '^missing' "$tmp/cutout") missing)"
+	n=$(grep -c '' "$tmp/stubout")
+	if [ "$rc" -eq 1 ] && [ "$n" -gt 0 ] && [ "$(grep -c '^missing' "$tmp/stubout")" -eq "$n" ]; then
+		pass "readme-in-man fails without the pages ($n of $n sections missing)"
 	else
-		fail "readme-in-man catches a dropped section" "status $rc; Speed not reported missing" "$tmp/cutout"
+		fail "readme-in-man fails without the pages" "status $rc; not every section missing" "$tmp/stubout"
+	fi
+fi
+
+# naglefix(7) without its SPEED section (up to the next .SH): the README's
+# "Speed" must be missing (while the README has one).
+if selected "readme-in-man catches a dropped section"; then
+	if ! grep -q '^## Speed' "$readme"; then
+		skip "readme-in-man catches a dropped section" "no \"## Speed\" in the README"
+	else
+		mkdir "$tmp/cut"
+		cp "${pages[@]}" "$tmp/cut/"
+		awk '/^\.SH / { skip = ($2 == "SPEED") } !skip' "$top/src/man/naglefix.7" >"$tmp/cut/naglefix.7"
+		timeout 120 python3 "$here/readme_in_man.py" "$readme" "$tmp/cut"/*.[1-9] >"$tmp/cutout" 2>&1
+		rc=$?
+		if [ "$rc" -eq 1 ] && grep -q $'^missing\tSpeed\t' "$tmp/cutout" &&
+			! grep -q '^\.SH SPEED' "$tmp/cut/naglefix.7"; then
+			pass "readme-in-man catches a dropped section ($(grep -c '^missing' "$tmp/cutout") missing)"
+		else
+			fail "readme-in-man catches a dropped section" "status $rc; Speed not reported missing" "$tmp/cutout"
+		fi
 	fi
 fi
 
