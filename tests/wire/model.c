@@ -62,8 +62,8 @@
  * waits while an earlier such segment is unacknowledged; full segments
  * go; TCP_NODELAY holds nothing), cwnd (slow start, 1 after an RTO), the
  * peer's window and the persist timer's zero-window probes, RTT samples
- * (Karn) and the RTO (SRTT + 200 ms, doubling); R's delayed ACK: a timer
- * started by the first unacknowledged segment, an ACK at once when more
+ * (Karn) and the RTO (SRTT + 200 ms + a 1 ms tick, doubling); R's
+ * delayed ACK: a timer started by the first unacknowledged segment, an ACK at once when more
  * than one full segment (the receiver's MSS estimate, 536 at first) is
  * unacknowledged, for a segment out of order, and under quickack, the ACK
  * carried by R's own data. Not modelled: Linux's adaptive ATO and its
@@ -135,7 +135,7 @@ struct end {
 	uint64_t unsent;          /* written, not yet sent */
 	uint32_t rcv_nxt, rcv_wup; /* rcv_wup: rcv_nxt when an ACK last went */
 	uint32_t rcv_mss, rcv_used, rcv_segs;
-	uint64_t delack_at, rto_at, persist_at, out_at;
+	uint64_t delack_at, delack_ev, rto_at, rto_ev, persist_at, out_at; /* *_ev: the one event queued */
 	uint32_t rto_backoff, persist_backoff, sent_data;
 	double srtt_ns;
 	struct seg *q; uint32_t nq, cap;
@@ -389,7 +389,10 @@ static void send_pkt(struct conn *c, int from, uint32_t seq, uint32_t len, uint8
 
 static uint64_t rto_ns(const struct end *e)
 {
-	uint64_t base = e->srtt_ns > 0 ? (uint64_t)e->srtt_ns + RTO_MIN : 1000 * MS;
+	/* + 1 ms: Linux's timers fire on the tick after their time, so an RTO of
+	 * exactly the delayed ACK's return (20 + 200 ms against a 200 ms ACK
+	 * timer over a 20 ms RTT, from the handshake's sample) loses the race */
+	uint64_t base = e->srtt_ns > 0 ? (uint64_t)e->srtt_ns + RTO_MIN + MS : 1000 * MS;
 	return base << (e->rto_backoff > 6 ? 6 : e->rto_backoff);
 }
 
@@ -397,6 +400,8 @@ static void arm_rto(struct conn *c, int i)
 {
 	struct end *e = &c->e[i];
 	e->rto_at = now + rto_ns(e);
+	if (e->rto_ev && e->rto_ev <= e->rto_at) return; /* that event moves it on */
+	e->rto_ev = e->rto_at;
 	schedule(e->rto_at, c->idx, EV_RTO, i);
 }
 
@@ -522,6 +527,8 @@ static void take_data(struct conn *c, int i, const struct pkt *p)
 		send_ack(c, i, false);
 	} else if (!e->delack_at) {
 		e->delack_at = now + ack_ns();
+		if (e->delack_ev && e->delack_ev <= e->delack_at) return; /* that event moves it on */
+		e->delack_ev = e->delack_at;
 		schedule(e->delack_at, c->idx, EV_DELACK, i);
 	}
 }
@@ -680,6 +687,12 @@ static void server_read(struct conn *c)
 static void on_rto(struct conn *c, int i)
 {
 	struct end *e = &c->e[i];
+	if (e->rto_ev == now) e->rto_ev = 0;
+	if (e->nq && e->rto_at > now && !e->rto_ev) { /* armed again meanwhile: later */
+		e->rto_ev = e->rto_at;
+		schedule(e->rto_at, c->idx, EV_RTO, i);
+		return;
+	}
 	if (!e->nq || e->rto_at != now) return;
 	e->q[0].retx = true;
 	e->q[0].sent = now;
@@ -796,7 +809,10 @@ static void dispatch(const struct ev *v)
 	switch (v->kind) {
 	case EV_PKT: receive(c, v->end, &v->p); break;
 	case EV_DELACK:
+		if (e->delack_ev == now) e->delack_ev = 0;
 		if (e->delack_at == now) send_ack(c, v->end, true);
+		else if (e->delack_at > now && !e->delack_ev)
+			schedule(e->delack_ev = e->delack_at, c->idx, EV_DELACK, v->end);
 		break;
 	case EV_RTO: on_rto(c, v->end); break;
 	case EV_PERSIST: on_persist(c, v->end); break;

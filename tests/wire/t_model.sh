@@ -11,15 +11,19 @@
 #           address:port as `local`, its side, the stall count, the
 #           median within 10% of the truth's (the ACK timer plus a round
 #           trip, S1 to S2 at the capture point)
-#   nothing (the controls onewrite, nodelay, quickack and the traps: think
-#           time below, equal to and above the ACK timer that nothing
-#           holds, one-way senders whose pauses fall near the ACK timer,
-#           bulk with a short tail, RTO retransmissions, a zero window):
-#           no row, and the model's truth says no stall either
+#   nothing (the controls onewrite, nodelay, quickack, a think below the
+#           ACK timer under TCP_NODELAY, a lost second piece under
+#           TCP_NODELAY; the traps: think time equal to and above the ACK
+#           timer that nothing holds, one-way senders whose pauses fall
+#           near the ACK timer, bulk with a short tail, RTO
+#           retransmissions, a zero window): no row, and the model's
+#           truth says no stall either
 # Then the capture's forms on one stalling case (IPv6, raw IP, pcapng,
 # ns timestamps, big-endian pcap, snaplen 96, no handshake, sequence
 # numbers that wrap, quick ACKs at the start, three connections), each
 # also read by tshark (the file is a capture, every packet in it).
+# Each trap is also read naively (the signature without its refinements):
+# one of its captures at least must show it, or the trap tests nothing.
 # Each check is named SCENARIO/at-WHERE/rtt-N/ack-M. T=pattern picks
 # checks (tests/lib.sh). Ends with "N passed, M failed".
 set -u
@@ -105,6 +109,41 @@ if bad:
     print("; ".join(bad)); sys.exit(1)
 EOF
 
+# The signature read naively (no refinement: any pure ACK of R at least
+# 10 ms after H's small segment S1, H's next data within 1 ms and 1.5 of
+# the path's round trips after it): how many times a trap's capture shows
+# it. A trap none of whose captures shows it tests nothing. Reads the
+# model's default form (pcap, Ethernet, IPv4). Args: FILE RTT_MS.
+cat >"$TMP/naive.py" <<'EOF'
+import struct, sys
+path, rtt = sys.argv[1], float(sys.argv[2]) / 1000
+data = open(path, "rb").read()
+magic = struct.unpack("<I", data[:4])[0]
+div = 1e9 if magic == 0xa1b23c4d else 1e6
+off, pkts = 24, []
+while off + 16 <= len(data):
+    sec, frac, caplen, _ = struct.unpack("<IIII", data[off:off + 16])
+    f = data[off + 16:off + 16 + caplen]
+    off += 16 + caplen
+    ip = f[14:]
+    ihl, tot = (ip[0] & 15) * 4, struct.unpack(">H", ip[2:4])[0]
+    tcp = ip[ihl:]
+    doff = (tcp[12] >> 4) * 4
+    pkts.append((sec + frac / div, (ip[12:16], tcp[0:2]), tcp[13], tot - ihl - doff))
+found = 0
+for i, (t1, src, fl, ln) in enumerate(pkts):
+    if not 0 < ln < 1460:
+        continue
+    j = next((k for k in range(i + 1, len(pkts)) if pkts[k][1] != src), None)
+    if j is None or pkts[j][3] != 0 or pkts[j][0] - t1 < 0.010:
+        continue
+    k = next((k for k in range(j + 1, len(pkts)) if pkts[k][1] == src), None)
+    if k is not None and pkts[k][3] > 0 and pkts[k][0] - pkts[j][0] <= 0.001 + 1.5 * rtt:
+        found += 1
+print(found)
+EOF
+declare -A LOOKS
+
 # run_case NAME EXPECT MODEL-ARGS...: the model, scan, the comparison.
 run_case() {
 	local name=$1 expect=$2 why rc
@@ -120,6 +159,11 @@ run_case() {
 	if ((rc != 0)); then
 		fail "$name" "scan exit status $rc: $(head -n 1 "$TMP/scan.err")"
 		return
+	fi
+	if [[ $expect == none && -n ${RTT:-} ]]; then
+		local n sc=${name%%/*}
+		n=$(python3 "$TMP/naive.py" "$f" "$RTT") || n=0
+		LOOKS[$sc]=$((${LOOKS[$sc]:-0} + n))
 	fi
 	if why=$(python3 "$TMP/cmp.py" "$TMP/truth" "$TMP/scan.json" "$expect"); then
 		pass "$name"
@@ -143,6 +187,7 @@ for rtt in 20 100; do
 		after_lo=$((ack + rtt + 2))
 		after_hi=$((ack + rtt + ack / 2))
 		common=(--rtt "$rtt" --ack-timer "$ack" --rounds "$ROUNDS")
+		RTT=$rtt
 		for at in holder receiver middle; do
 			tag="at-$at/rtt-$rtt/ack-$ack"
 			c=("${common[@]}" --at "$at" --seed "$((rtt * 1000 + ack))")
@@ -170,6 +215,20 @@ for rtt in 20 100; do
 				--pause 12 --read-pause "$((2 * ack))" "${c[@]}" --rounds 30
 		done
 	done
+done
+
+RTT=
+# Each trap seen by the naive reading somewhere (its stalls over all its
+# captures), else it tests nothing.
+for sc in think-equal think-above oneway-after-ack oneway-nodelay bulk-tail rto zerowin; do
+	selected "looks-like/$sc" || continue
+	if ((${LOOKS[$sc]:-0} > 0)); then
+		pass "looks-like/$sc (${LOOKS[$sc]} naive stalls)"
+	elif [[ -z ${LOOKS[$sc]+set} ]]; then
+		skip "looks-like/$sc" "none of its cases ran (T)"
+	else
+		fail "looks-like/$sc" "the naive signature finds nothing in any of its captures: not a trap"
+	fi
 done
 
 # The capture's forms, on the plain stall (client holder, 20 ms, 40 ms)
