@@ -203,6 +203,41 @@ static void feed(struct nf_watch *w, const struct nf_ring_frame *f)
 	nf_wire_packet(w->wire, &p);
 }
 
+/* The JSON line of what was captured and missed. */
+static void stats_json(FILE *to, const struct nf_watch *w, const struct nf_ring_stats *rs,
+		       const struct nf_wire_stats *ws, double secs)
+{
+	fprintf(to,
+		"{\"event\":\"wire_stats\",\"source\":\"watch\",\"seconds\":%.3f,"
+		"\"captured\":%llu,\"drops\":%llu,\"segments\":%llu,\"conns\":%llu,"
+		"\"live_conns\":%llu,\"peak_conns\":%llu,\"duplicates\":%llu,\"one_way\":%llu,\"not_tcp\":%llu}\n",
+		secs, (unsigned long long)rs->packets, (unsigned long long)rs->drops,
+		(unsigned long long)ws->packets, (unsigned long long)ws->conns,
+		(unsigned long long)ws->live, (unsigned long long)ws->peak, (unsigned long long)ws->duplicates,
+		(unsigned long long)ws->one_way, (unsigned long long)w->skipped);
+}
+
+/* Says at once (not only at the end) that the kernel dropped packets
+ * since the last look: a line on standard output (JSON: the stats line). */
+static void say_drops(struct nf_watch *w)
+{
+	struct nf_ring_stats rs;
+
+	if (nf_ring_stats(w->ring, &rs) < 0 || rs.drops <= w->drops_said)
+		return;
+	if (w->json) {
+		struct nf_wire_stats ws;
+
+		nf_wire_stats(w->wire, &ws);
+		stats_json(w->out, w, &rs, &ws, 0);
+	} else {
+		fprintf(w->out, "watch: %llu packets dropped by the kernel so far (ring full): "
+				"stalls may have been missed\n", (unsigned long long)rs.drops);
+	}
+	fflush(w->out);
+	w->drops_said = rs.drops;
+}
+
 /* Reads the ring until a signal or the deadline. 0, or 1 if reading failed. */
 static int run(struct nf_watch *w)
 {
@@ -234,24 +269,11 @@ static int run(struct nf_watch *w)
 		}
 		if (mono >= next_flush) {
 			nf_watch_json_flush(w);
+			say_drops(w);
 			next_flush = mono + NF_WATCH_FLUSH_S * 1000000000ull;
 		}
 	}
 	return 0;
-}
-
-/* The JSON line of what was captured and missed. */
-static void stats_json(FILE *to, const struct nf_watch *w, const struct nf_ring_stats *rs,
-		       const struct nf_wire_stats *ws, double secs)
-{
-	fprintf(to,
-		"{\"event\":\"wire_stats\",\"source\":\"watch\",\"seconds\":%.3f,"
-		"\"captured\":%llu,\"drops\":%llu,\"segments\":%llu,\"conns\":%llu,"
-		"\"live_conns\":%llu,\"peak_conns\":%llu,\"duplicates\":%llu,\"one_way\":%llu,\"not_tcp\":%llu}\n",
-		secs, (unsigned long long)rs->packets, (unsigned long long)rs->drops,
-		(unsigned long long)ws->packets, (unsigned long long)ws->conns,
-		(unsigned long long)ws->live, (unsigned long long)ws->peak, (unsigned long long)ws->duplicates,
-		(unsigned long long)ws->one_way, (unsigned long long)w->skipped);
 }
 
 /* What was captured and missed, after the table. */

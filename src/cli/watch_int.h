@@ -26,6 +26,7 @@ struct nf_watch {
 	struct nf_wire *wire;
 	uint64_t frames;      /* frames read from the ring */
 	uint64_t skipped;     /* of them, not a TCP segment the decoder took */
+	uint64_t drops_said;  /* the kernel's drops said so far */
 	struct nf_watch_sent *sent; /* watch_json.c's, one per row */
 	size_t nsent, capsent;
 	int sent_sorted;
