@@ -47,6 +47,8 @@ and one between S1 and S2 voids the pair (R's late ACK may then be loss
 recovery's: memccp's capture showed a 47,616-byte S1 sent again 4 ms
 later, R's ACK 36 ms after that, S2 20 us after the ACK).
 The end that sent the SYN is the client (connect), the other accepts.
+Every connection checked must be whole in the capture: its handshake,
+no byte of data missing, FIN both ways (or RST).
 """
 import argparse
 import json
@@ -59,7 +61,7 @@ TIED_S = 0.002  # S2 this soon after the ACK was released by it
 
 FIELDS = ["frame.time_epoch", "ip.src", "ipv6.src", "tcp.srcport", "ip.dst", "ipv6.dst",
           "tcp.dstport", "tcp.len", "tcp.seq_raw", "tcp.ack_raw", "tcp.flags.syn",
-          "tcp.flags.ack"]
+          "tcp.flags.ack", "tcp.flags.fin", "tcp.flags.reset"]
 
 
 def after(a, b):
@@ -87,7 +89,8 @@ def packets(capture):
         dst = endname(v[4] or v[5], v[6])
         yield {"t": float(v[0]), "src": src, "dst": dst, "len": int(v[7] or 0),
                "seq": int(v[8]), "ack": int(v[9] or 0), "syn": v[10] in ("1", "True"),
-               "ackf": v[11] in ("1", "True")}
+               "ackf": v[11] in ("1", "True"), "fin": v[12] in ("1", "True"),
+               "rst": v[13] in ("1", "True")}
 
 
 class Dir:
@@ -108,10 +111,18 @@ def truth(capture):
         c = conns.get(key)
         if c is None or (p["syn"] and not p["ackf"] and c["data"]):
             c = conns[key] = {"client": None, "server": None, "stalls": [], "data": 0,
-                              "first": p["t"], "dirs": {key[0]: Dir(), key[1]: Dir()}}
+                              "first": p["t"], "dirs": {key[0]: Dir(), key[1]: Dir()},
+                              "fin": set(), "rst": False, "holes": 0}
         if p["syn"] and not p["ackf"]:
             c["client"], c["server"] = p["src"], p["dst"]
         d, r = c["dirs"][p["src"]], c["dirs"][p["dst"]]
+        if p["fin"]:
+            c["fin"].add(p["src"])
+        c["rst"] = c["rst"] or p["rst"]
+        if p["len"] > 0 and d.hi is not None and after(p["seq"], d.hi):
+            c["holes"] += 1  # bytes before this segment never seen
+        elif p["len"] > 0 and d.hi is None and not c["client"]:
+            c["holes"] += 1  # data with no handshake seen
         if p["len"] > 0:
             c["data"] += 1
             end = (p["seq"] + p["len"]) & 0xFFFFFFFF
@@ -127,6 +138,12 @@ def truth(capture):
             if not after(r.s1[1], p["ack"]):
                 r.acked_at = p["t"]
     return list(conns.values())
+
+
+def whole(c):
+    """The capture holds all of c: its handshake, every byte of data (no
+    hole in either direction), and its end (FIN both ways, or RST)."""
+    return c["client"] is not None and c["holes"] == 0 and (c["rst"] or len(c["fin"]) == 2)
 
 
 def truth_rows(conns):
@@ -206,8 +223,9 @@ def cmd_found(a):
     tms = [m for t in tr for m in t["ms"]]
     tmed = statistics.median(tms) if tms else None
     want_n = len(tms) if a.stalls == "truth" else int(a.stalls)
-    out(len(mine) >= 1, nm + ": the capture holds its connection to " + server,
-        "%d connections to it captured" % len(mine))
+    out(len(mine) >= 1 and all(whole(c) for c in mine),
+        nm + ": the capture holds its connection to " + server + ", whole",
+        "%d connections to it captured, %d whole" % (len(mine), sum(whole(c) for c in mine)))
     out(len(tms) == want_n and want_n > 0, "%s: ground truth (tshark): %d stalls%s" % (
         nm, len(tms), (" of %.1f ms median" % tmed) if tmed else ""),
         "expected %s: %s" % (a.stalls, "; ".join(show_truth(t) for t in tr) or "none"))
@@ -255,8 +273,10 @@ def cmd_none(a):
     ports = [int(p) for p in a.ports.split(",")]
     mine = conns_on(conns, ports)
     nm = a.name
-    out(len(mine) >= a.conns, "%s: the capture holds >= %d connections (%d)" % (
-        nm, a.conns, len(mine)), "ports %s" % a.ports)
+    nwhole = sum(whole(c) for c in mine)
+    out(len(mine) >= a.conns and nwhole == len(mine), "%s: the capture holds >= %d "
+        "connections (%d), whole" % (nm, a.conns, len(mine)),
+        "ports %s: %d whole" % (a.ports, nwhole))
     tr = truth_rows(mine)
     out(not tr, nm + ": ground truth (tshark): no stall", "; ".join(show_truth(t) for t in tr))
     if rows is None:
@@ -292,8 +312,10 @@ def cmd_real(a):
     ports = [int(p) for p in a.ports.split(",")]
     mine = conns_on(conns, ports)
     nm = a.name
-    out(len(mine) >= a.conns, "%s: the capture holds >= %d connections (%d)" % (
-        nm, a.conns, len(mine)), "ports %s" % a.ports)
+    nwhole = sum(whole(c) for c in mine)
+    out(len(mine) >= a.conns and nwhole == len(mine), "%s: the capture holds >= %d "
+        "connections (%d), whole" % (nm, a.conns, len(mine)),
+        "ports %s: %d whole" % (a.ports, nwhole))
     tr = truth_rows(mine)
     by_local = {(t["side"], t["local"]): t for t in tr}
     if rows is None:
