@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """readme_in_man.py README PAGE... - is each section of README in the man pages?
 
-For every "## " section of README before "## License" (its "###" and
-"####" subsections with it), three kinds of token must each appear
+For the opening of README (below its title, before its first section) and
+every "## " section before "## License" (its "###" and "####"
+subsections with it), three kinds of token must each appear
 somewhere in the text of the PAGEs as mandoc renders them (-T ascii,
 lines 1000 wide, bold and underline taken off, runs of white space made
 one space, and µ written u on both sides, as -T ascii writes it):
@@ -42,20 +43,19 @@ def render(page):
 
 
 def sections(readme):
-    cur, body, res = None, [], []
+    cur, body, res = '(the opening, before the first section)', [], []
     for line in open(readme, encoding='utf-8'):
         line = line.rstrip('\n')
         if line.startswith('## '):
-            if cur is not None:
+            if body or cur[0] != '(':
                 res.append((cur, body))
             cur, body = line[3:].strip(), []
             if cur == 'License':
                 return res
             continue
-        if cur is not None:
+        if not line.startswith('# '):
             body.append(line)
-    if cur is not None:
-        res.append((cur, body))
+    res.append((cur, body))
     return res
 
 

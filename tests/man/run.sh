@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # run.sh [README] - the man pages (tests/run-all.sh: man): every page of src/man/
 # passes `mandoc -T lint -W warning` and `groff -man -t -ww -z` with no
-# message, and `man -l` renders it with its NAME; every "## " section of
-# README (default: the tree's README.md) before "## License" is in some
-# page: its numbers, code spans and code lines (readme_in_man.py says
+# message, and `man -l` renders it with its NAME; the opening and every
+# "## " section of README (default: the tree's README.md) before
+# "## License" is in some page: its numbers, code spans and code lines (readme_in_man.py says
 # which), so the README can move its detail into the pages and lose none.
 # Also proves the last check can fail: against a page with nothing in it
 # every section is missing, and the pages without naglefix(7)'s SPEED
