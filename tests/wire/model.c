@@ -63,10 +63,10 @@
  * go; TCP_NODELAY holds nothing), cwnd (slow start, 1 after an RTO), the
  * peer's window and the persist timer's zero-window probes, RTT samples
  * (Karn) and the RTO (SRTT + 200 ms + a 1 ms tick, doubling); R's
- * delayed ACK: a timer started by the first unacknowledged segment, an ACK at once when more
- * than one full segment (the receiver's MSS estimate, 536 at first) is
- * unacknowledged, for a segment out of order, and under quickack, the ACK
- * carried by R's own data. Not modelled: Linux's adaptive ATO and its
+ * delayed ACK: a timer started by the first unacknowledged segment, an
+ * ACK at once when more than one full segment (the receiver's MSS
+ * estimate, 536 at first) is unacknowledged, for a segment out of order,
+ * and under quickack, the ACK carried by R's own data. Not modelled: Linux's adaptive ATO and its
  * "pingpong" and PUSHED rules (a one-way reader that drains a small
  * segment ACKs at once), autocorking, SACK and fast retransmit.
  *

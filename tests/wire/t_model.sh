@@ -84,19 +84,29 @@ for t in stalling:
         key = ("connect", t["client"].rsplit(":", 1)[0], t["server"])
     else:
         key = ("accept", t["server"], t["client"].rsplit(":", 1)[0])
-    g = groups.setdefault(key, {"local": t["holder"], "side": t["side"], "stalls": 0, "ms": []})
+    g = groups.setdefault(key, {"local": t["holder"], "side": t["side"], "stalls": 0, "ms": [],
+                                "holders": set()})
     g["stalls"] += int(t["stalls"])
     g["ms"].append(float(t["stall_ms"]))
+    g["holders"].add(t["holder"])
+def addr(end):
+    return (end or "").rsplit(":", 1)[0]
+def key_of(r):  # a row as the truth's groups are keyed
+    if r.get("side") == "connect":
+        return ("connect", addr(r.get("local")), r.get("peer"))
+    return ("accept", r.get("local"), addr(r.get("peer")))
 bad = []
 if len(rows) != len(groups):
     bad.append("scan found %d row(s), the truth has %d: %s" % (len(rows), len(groups),
                "; ".join(short(r) for r in rows[:3]) or "none"))
-for g in groups.values():
-    r = [r for r in rows if r.get("local") == g["local"]]
+for key, g in groups.items():
+    r = [r for r in rows if key_of(r) == key]
     if not r:
         bad.append("no row for holder %s (%s, %d stalls)" % (g["local"], g["side"], g["stalls"]))
         continue
     r = r[0]
+    if r.get("local") not in g["holders"]:
+        bad.append("row %s: not one of the truth's holders %s" % (r.get("local"), sorted(g["holders"])))
     med = sorted(g["ms"])[len(g["ms"]) // 2]
     if r.get("side") != g["side"]:
         bad.append("holder %s: side %s, truth %s" % (g["local"], r.get("side"), g["side"]))
@@ -249,6 +259,14 @@ form_case() {
 	fi
 }
 base=(--rtt 20 --ack-timer 40 --rounds "$ROUNDS")
+# many connections at once, stalling and not, interleaved
+for at in holder receiver middle; do
+	for rtt in 20 100; do
+		run_case "mixed-concurrent/at-$at/rtt-$rtt" stall --conns 64 --concurrent 32 --gap 60 \
+			--mix split:2,split-server:2,onewrite:3,nodelay:1,quickack:1,rto:1,bulk:1 \
+			--bulk-segs 16 --at "$at" --rtt "$rtt" --ack-timer 40 --rounds "$ROUNDS" --seed "$rtt"
+	done
+done
 for sc in split split-server; do
 	for at in holder receiver; do
 		form_case "form-ipv6/$sc/at-$at" --scenario "$sc" --at "$at" --ipv6 "${base[@]}"
