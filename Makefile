@@ -111,7 +111,12 @@ test-wire: all $(WTESTS) $(B)/tests/wire/model
 test-fix: all
 	tests/fix/run.sh
 
-.PHONY: test-wire test-fix
+# The man pages: lint (mandoc, groff) and the README's content in them
+# (tests/man/run.sh).
+test-man:
+	tests/man/run.sh
+
+.PHONY: test-wire test-fix test-man
 
 # ---- tests ---------------------------------------------------------------
 
@@ -136,9 +141,10 @@ $(B)/tests/devnull: tests/bench/devnull.c
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -o $@ $< -ldl
 
-bench: all $(B)/tests/bench $(B)/tests/devnull
+bench: all $(B)/tests/bench $(B)/tests/devnull $(B)/tests/wire/model
 	tests/bench/run.sh
 	tests/bench/watch.sh
+	tests/bench/scan.sh
 
 # pgbench and memaslap against PostgreSQL and memcached, the client under each
 # action (tests/bench/real.sh; about 3 minutes; not part of make test)

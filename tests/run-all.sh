@@ -53,7 +53,7 @@ run_suite audit make -s test-audit
 run_suite wire make -s test-wire
 run_suite fix make -s test-fix
 run_suite install tests/install/run.sh
-run_suite man tests/man/run.sh
+run_suite man make -s test-man
 run_suite stress make -s test-stress
 run_suite security make -s test-security
 run_suite sanitize make -s test-sanitize
