@@ -88,6 +88,14 @@ struct nf_wire_opts {
 	/* Called at a row's first stall (watch prints a line, --fix acts);
 	 * may fill pid and cmd. NULL: none. */
 	void (*on_first)(void *arg, struct nf_holder *h, const struct nf_stall *s);
+	/* Called at the first stall of each later connection of a row (one
+	 * that joins a row that stalled before: another client of the same
+	 * server end, a client's new connection), with that connection's
+	 * holder end self and the end peer it waited on (the row's own are
+	 * its first connection's): watch names its process, --fix acts on
+	 * it. NULL: none. */
+	void (*on_conn)(void *arg, struct nf_holder *h, const struct nf_stall *s,
+			const struct nf_end *self, const struct nf_end *peer);
 	void *arg;
 };
 

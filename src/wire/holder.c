@@ -197,6 +197,7 @@ static void add(struct nf_holder *r, const struct nf_stall *s)
 void nf_wire_row_stall(struct nf_wire *w, struct conn *c, int i, const struct nf_stall *s)
 {
 	struct nf_holder *r = c->d[i].row ? w->rows[c->d[i].row - 1] : row_of(w, c, i);
+	int joined = 0;
 
 	if (!r)
 		return;
@@ -205,10 +206,13 @@ void nf_wire_row_stall(struct nf_wire *w, struct conn *c, int i, const struct nf
 			if (w->rows[k] == r)
 				c->d[i].row = k + 1;
 		r->conns++;
+		joined = 1;
 	}
 	add(r, s);
 	if (r->stalls == 1 && w->o.on_first)
 		w->o.on_first(w->o.arg, r, s);
+	else if (joined && w->o.on_conn)
+		w->o.on_conn(w->o.arg, r, s, &c->ends[i], &c->ends[!i]);
 }
 
 static int by_total(const void *a, const void *b)

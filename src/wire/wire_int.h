@@ -125,7 +125,8 @@ void nf_wire_detect(struct nf_wire *w, struct conn *c, int i, const struct nf_pk
 /* --- holder.c --- */
 
 /* Counts stall s of direction i of c in its row, made (and on_first
- * called) at the row's first stall. */
+ * called) at the row's first stall; on_conn called at the first stall
+ * of a connection that joins a row that stalled before. */
 void nf_wire_row_stall(struct nf_wire *w, struct conn *c, int i, const struct nf_stall *s);
 
 /* Frees the rows. */
