@@ -15,7 +15,8 @@
 #   python6   legacy_client.py over IPv6 (::1)            dumpcap -i lo (pcapng)
 #   node      legacy_client.js vs EchoServer              tcpdump -i lo -s 96
 #   perl      legacy_client.pl vs EchoServer              tcpdump -w - | naglefix scan -
-#   http.server  python3 -m http.server (HTTP/1.1) answering http.client  tcpdump -i lo
+#   http.server  python3 -m http.server (HTTP/1.1) answering http.client
+#                                                         tcpdump -i lo, ns timestamps
 #   HttpServer   the JDK's com.sun.net.httpserver answering http.client   tcpdump -i lo
 #   memccp    tests/legacy/memccp_rounds.sh vs memcached  tcpdump -i lo -s 96
 #             (2 connections, one row: scan keeps one row per client address
@@ -346,7 +347,8 @@ check_perl_pipe
 start_server http.server "$HERE/serve_port.sh" python3 -m http.server --protocol HTTP/1.1 \
     --bind "$H" --directory "$W/www" PORT
 hsport=$SERVER_PORT
-capture_client http.server tcpdump "$H:$hsport" accept $((ROUNDS - 1)) -i lo -- \
+capture_client http.server tcpdump "$H:$hsport" accept $((ROUNDS - 1)) -i lo \
+    --time-stamp-precision=nano -- \
     python3 "$HERE/http_rounds.py" "$H" "$hsport" "$ROUNDS" /hello.txt
 start_server jhttp java -cp "$LEGACY_BUILD" JHttpServer "$SERVER_LIFETIME"
 jhport=$SERVER_PORT
@@ -406,8 +408,11 @@ if selected "one write"; then
     if cap_start single tcpdump "tcp port $jport or tcp port $pyport" -i lo; then
         j=$(run_client none java -cp "$LEGACY_BUILD" LegacyClient "$H" "$jport" "$ROUNDS" single)
         p=$(run_client none python3 "$LEGACY_DIR/legacy_client.py" "$H" "$pyport" "$ROUNDS" single)
-        cap_stop && measured "one write: java" "$j" && measured "one write: python" "$p" &&
+        if cap_stop && measured "one write: java" "$j" && measured "one write: python" "$p"; then
+            assert_ms_lt "one write: java single, fast" "$j" 5
+            assert_ms_lt "one write: python single, fast" "$p" 5
             control "one write (java, python single)" "$W/single.pcap" "$jport,$pyport" 2
+        fi
     fi
 fi
 
