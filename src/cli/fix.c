@@ -1,8 +1,7 @@
 /*
  * fix.c - naglefix fix: the config's rule applied to the TCP sockets of
  * running processes from outside, by duplicate (see nf_fix.h), once or
- * (--follow) until they end; and --undo, which turns off again what fix
- * turned on, and only that.
+ * (--follow) until they end; its options (--undo: fix_revert.c).
  *
  *   naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...
  *   naglefix fix --undo [--dry-run] [--json] PID...
@@ -17,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,11 +27,9 @@
 
 /* The run's settings and what it met. */
 struct fixer {
+	struct nf_fix_run run;
 	struct nf_policy pol;
 	const char *conf; /* the file's name, NULL for -m nodelay */
-	int dry, json, follow;
-	int interval_ms;       /* --follow's rescan period */
-	int status;            /* the largest NF_FIX_EXIT_* met */
 	unsigned char *left;   /* left[i]: rule i (nrules: the default) said */
 	size_t nset;           /* sockets set, over all processes */
 };
@@ -69,12 +65,6 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig)
 {
 	stop_signal = sig;
-}
-
-static void worse(struct fixer *f, int status)
-{
-	if (status > f->status)
-		f->status = status;
 }
 
 /* --- what a scan finds ---------------------------------------------------- */
@@ -147,65 +137,24 @@ static int add_listener(struct target *t, const struct nf_fix_sock *s)
 
 /* --- messages ---------------------------------------------------------------- */
 
-static int is_mfile(int rc)
-{
-	return rc == -EMFILE || rc == -ENFILE;
-}
-
-static void say_mfile(struct fixer *f, pid_t pid, const char *what)
-{
-	struct rlimit rl;
-
-	getrlimit(RLIMIT_NOFILE, &rl);
-	fprintf(stderr,
-		"naglefix fix: pid %d: %s: naglefix's own descriptor limit is reached (%s, ulimit -n "
-		"%llu): stopped there; raise the limit and run it again\n",
-		(int)pid, what, strerror(EMFILE), (unsigned long long)rl.rlim_cur);
-	worse(f, NF_FIX_EXIT_MFILE);
-}
-
-static void say_nosys(struct fixer *f)
-{
-	fputs("naglefix fix: this kernel has no pidfd_open/pidfd_getfd (ENOSYS: Linux 5.6 or later "
-	      "has them), or a seccomp filter refuses them: nothing changed\n",
-	      stderr);
-	worse(f, NF_FIX_EXIT_NOSYS);
-}
-
 /* The end of process t's handling, after an error rc; says what was done. */
 static void say_stopped(struct fixer *f, struct target *t, int rc)
 {
-	char why[512];
 	int pid = (int)t->p.pid;
 
-	if (rc == -EPERM || rc == -EACCES) {
-		fprintf(stderr, "naglefix fix: pid %d: not allowed to take its sockets (%s): %s\n", pid,
-			strerror(EPERM), nf_fix_proc_why_eperm(&t->p, why, sizeof(why)));
-		worse(f, NF_FIX_EXIT_PERM);
-	} else if (rc == -ENOSYS) {
-		say_nosys(f);
-	} else if (rc == -ESRCH && f->follow) {
+	t->live = 0;
+	if (rc == -ESRCH && f->run.follow) {
 		/* what --follow waits for: the end of the process, not a failure */
 		fprintf(stderr, "naglefix fix: pid %d ended (%zu socket%s set)\n", pid, t->nset,
 			t->nset == 1 ? "" : "s");
-		t->live = 0;
 		return;
-	} else if (rc == -ESRCH) {
-		fprintf(stderr, "naglefix fix: pid %d: the process ended%s\n", pid,
-			t->checked ? " meanwhile" : "");
-		worse(f, NF_FIX_EXIT_GONE);
-	} else if (is_mfile(rc)) {
-		say_mfile(f, t->p.pid, "taking its sockets");
-	} else {
-		fprintf(stderr, "naglefix fix: pid %d: %s\n", pid, strerror(-rc));
-		worse(f, NF_FIX_EXIT_PARTIAL);
 	}
+	nf_fix_say_error(&f->run, &t->p, rc, t->checked);
 	if (t->nset)
 		fprintf(stderr,
 			"naglefix fix: pid %d: %zu socket%s set before that (listed above); the others "
 			"left as they were\n",
 			pid, t->nset, t->nset == 1 ? "" : "s");
-	t->live = 0;
 }
 
 /* The rule that chose o: "CONF:LINE", "CONF: default", "-m nodelay". */
@@ -260,7 +209,7 @@ static int apply_nodelay(struct fixer *f, struct target *t, const struct nf_fix_
 	r->after = r->before;
 	if (r->before == 1) {
 		r->result = NF_FIX_UNCHANGED;
-	} else if ((rc = nf_fix_undo_record(&t->p, s->fd, s->ino)) < 0 && is_mfile(rc)) {
+	} else if ((rc = nf_fix_undo_record(&t->p, s->fd, s->ino)) < 0 && nf_fix_is_mfile(rc)) {
 		close(dup);
 		return rc; /* the record needs one descriptor more than the duplicate */
 	} else if (rc < 0) {
@@ -268,12 +217,12 @@ static int apply_nodelay(struct fixer *f, struct target *t, const struct nf_fix_
 			 nf_fix_state_dir(), strerror(-rc));
 		r->result = NF_FIX_SKIPPED;
 		r->why = why;
-		worse(f, NF_FIX_EXIT_PARTIAL);
+		nf_fix_worse(&f->run, NF_FIX_EXIT_PARTIAL);
 	} else if ((rc = nf_fix_sock_set_nodelay(dup, 1)) < 0) {
 		snprintf(why, sizeof(why), "setsockopt: %s", strerror(-rc));
 		r->result = NF_FIX_SKIPPED;
 		r->why = why;
-		worse(f, NF_FIX_EXIT_PARTIAL);
+		nf_fix_worse(&f->run, NF_FIX_EXIT_PARTIAL);
 	} else {
 		r->after = nf_fix_sock_nodelay(dup);
 		r->result = NF_FIX_SET;
@@ -323,13 +272,13 @@ static int handle(struct fixer *f, struct target *t, const struct nf_fix_sock *s
 		say_needs_library(f, index, r.rule, r.action);
 	} else if (s->nodelay == 1) {
 		r.result = NF_FIX_UNCHANGED;
-	} else if (f->dry) {
+	} else if (f->run.dry) {
 		r.result = NF_FIX_WOULD_SET;
 		r.after = 1;
 	} else if ((rc = apply_nodelay(f, t, s, &r)) < 0) {
 		return rc;
 	}
-	nf_fix_out_row(stdout, f->json, &r);
+	nf_fix_out_row(stdout, f->run.json, &r);
 	return 0;
 }
 
@@ -377,14 +326,14 @@ static int first_checks(struct fixer *f, struct target *t)
 	}
 	if (rc < 0)
 		return rc;
-	if (!f->dry && (rc = nf_fix_undo_writable(t->p.pid)) < 0) {
-		if (is_mfile(rc))
+	if (!f->run.dry && (rc = nf_fix_undo_writable(t->p.pid)) < 0) {
+		if (nf_fix_is_mfile(rc))
 			return rc;
 		fprintf(stderr,
 			"naglefix fix: pid %d: nothing changed: cannot keep the undo record in %s: %s "
 			"(NAGLEFIX_STATE_DIR names another directory)\n",
 			(int)t->p.pid, nf_fix_state_dir(), strerror(-rc));
-		worse(f, NF_FIX_EXIT_PARTIAL);
+		nf_fix_worse(&f->run, NF_FIX_EXIT_PARTIAL);
 		t->live = 0;
 	}
 	return 0;
@@ -444,20 +393,20 @@ static int open_targets(struct fixer *f, struct target *ts, int n, char **pids)
 			ts[i].live = 1;
 			live++;
 		} else if (rc == -ENOSYS) {
-			say_nosys(f);
+			nf_fix_say_nosys(&f->run);
 		} else if (rc == -ESRCH) {
 			fprintf(stderr, "naglefix fix: pid %s: no such process\n", pids[i]);
-			worse(f, NF_FIX_EXIT_GONE);
+			nf_fix_worse(&f->run, NF_FIX_EXIT_GONE);
 		} else if ((rc == -EINVAL || rc == -ENOENT) && (tgid = thread_group(pids[i])) > 0) {
 			fprintf(stderr,
 				"naglefix fix: pid %s is a thread of process %d, not a process: give %d\n",
 				pids[i], tgid, tgid);
-			worse(f, NF_FIX_EXIT_PARTIAL);
-		} else if (is_mfile(rc)) {
-			say_mfile(f, (pid_t)atoi(pids[i]), "pidfd_open");
+			nf_fix_worse(&f->run, NF_FIX_EXIT_PARTIAL);
+		} else if (nf_fix_is_mfile(rc)) {
+			nf_fix_say_mfile(&f->run, (pid_t)atoi(pids[i]), "pidfd_open");
 		} else {
 			fprintf(stderr, "naglefix fix: pid %s: pidfd_open: %s\n", pids[i], strerror(-rc));
-			worse(f, NF_FIX_EXIT_PARTIAL);
+			nf_fix_worse(&f->run, NF_FIX_EXIT_PARTIAL);
 		}
 		if (rc < 0)
 			ts[i].p.pidfd = -1;
@@ -511,7 +460,7 @@ static void run_follow(struct fixer *f, struct target *ts, int n)
 			if (ts[i].live)
 				scan(f, &ts[i]);
 		if (!stop_signal && any_live(ts, n))
-			follow_wait(ts, n, f->interval_ms, &old);
+			follow_wait(ts, n, f->run.interval_ms, &old);
 	}
 	if (stop_signal)
 		fprintf(stderr, "naglefix fix: %s: stopped following (%zu socket%s set)\n",
@@ -529,7 +478,7 @@ static int run_fix(struct fixer *f, int n, char **pids)
 		return NF_FIX_EXIT_PARTIAL;
 	}
 	open_targets(f, ts, n, pids);
-	if (f->follow) {
+	if (f->run.follow) {
 		run_follow(f, ts, n);
 	} else {
 		for (int i = 0; i < n; i++)
@@ -543,101 +492,7 @@ static int run_fix(struct fixer *f, int n, char **pids)
 	}
 	free(ts);
 	free(f->left);
-	return f->status;
-}
-
-/* --- undo ---------------------------------------------------------------------- */
-
-/* Turns TCP_NODELAY off again on one recorded socket of p, if it is still
- * that socket and still on. Returns 0, or a fatal negative errno. */
-static int undo_one(struct fixer *f, const struct nf_fix_proc *p, const struct nf_fix_undo_entry *e)
-{
-	struct nf_fix_sock s = { .fd = e->fd, .ino = e->ino, .nodelay = -1 };
-	struct nf_fix_row r = { .pid = p->pid, .s = &s, .side = "-", .undo = 1, .before = -1 };
-	int dup = nf_fix_sock_take(p, e->fd, e->ino), rc;
-
-	r.after = -1;
-	if (dup == -ESTALE || dup == -EBADF) {
-		r.result = NF_FIX_SKIPPED;
-		r.why = "the descriptor was closed (or now holds another file): left";
-		nf_fix_out_row(stdout, f->json, &r);
-		return 0;
-	}
-	if (dup < 0)
-		return dup;
-	if (nf_fix_sock_identify(dup, e->fd, e->ino, &s) == 0)
-		r.side = s.listening ? "listen" : "-";
-	r.before = r.after = nf_fix_sock_nodelay(dup);
-	if (r.before != 1) {
-		r.result = NF_FIX_SKIPPED;
-		r.why = "TCP_NODELAY is off already (the program turned it off): left";
-	} else if (f->dry) {
-		r.result = NF_FIX_WOULD_UNDO;
-		r.after = 0;
-	} else if ((rc = nf_fix_sock_set_nodelay(dup, 0)) < 0) {
-		r.result = NF_FIX_SKIPPED;
-		r.why = strerror(-rc);
-		worse(f, NF_FIX_EXIT_PARTIAL);
-	} else {
-		r.after = nf_fix_sock_nodelay(dup);
-		r.result = NF_FIX_UNDONE;
-	}
-	close(dup);
-	nf_fix_out_row(stdout, f->json, &r);
-	return 0;
-}
-
-static void undo_pid(struct fixer *f, pid_t pid)
-{
-	struct nf_fix_undo_entry *v = NULL;
-	struct target t = { .checked = 1 };
-	size_t n = 0, i;
-	int rc = nf_fix_undo_read(pid, &v, &n);
-
-	if (rc < 0 || n == 0) {
-		fprintf(stderr, "naglefix fix: pid %d: nothing to undo (%s/fix-%d: %s)\n", (int)pid,
-			nf_fix_state_dir(), (int)pid, rc < 0 ? strerror(-rc) : "empty");
-		worse(f, rc == -EMFILE ? NF_FIX_EXIT_MFILE : NF_FIX_EXIT_PARTIAL);
-		free(v);
-		return;
-	}
-	rc = nf_fix_proc_open(pid, &t.p);
-	if (rc == 0 && t.p.start != v[0].start) {
-		fprintf(stderr,
-			"naglefix fix: pid %d: another process has this PID now (started at %llu, the "
-			"record's at %llu): nothing undone%s\n",
-			(int)pid, t.p.start, v[0].start, f->dry ? "" : ", the record removed");
-		if (!f->dry)
-			nf_fix_undo_forget(pid);
-		worse(f, NF_FIX_EXIT_GONE);
-	} else if (rc == -ESRCH) {
-		fprintf(stderr, "naglefix fix: pid %d: the process has ended: nothing to undo%s\n",
-			(int)pid, f->dry ? "" : ", the record removed");
-		if (!f->dry)
-			nf_fix_undo_forget(pid);
-		worse(f, NF_FIX_EXIT_GONE);
-	} else if (rc == 0) {
-		for (i = 0; i < n && rc == 0; i++)
-			if (v[i].pid == pid)
-				rc = undo_one(f, &t.p, &v[i]);
-		if (rc < 0)
-			say_stopped(f, &t, rc); /* the record kept: what is left can be undone later */
-		else if (!f->dry)
-			nf_fix_undo_forget(pid);
-	} else {
-		t.p.pid = pid;
-		t.p.pidfd = -1;
-		say_stopped(f, &t, rc);
-	}
-	nf_fix_proc_close(&t.p);
-	free(v);
-}
-
-static int run_undo(struct fixer *f, int n, char **pids)
-{
-	for (int i = 0; i < n; i++)
-		undo_pid(f, (pid_t)atoi(pids[i]));
-	return f->status;
+	return f->run.status;
 }
 
 /* --- options -------------------------------------------------------------------- */
@@ -731,7 +586,7 @@ static int check_pids(int n, char **pids)
 
 int nf_cli_fix(int argc, char **argv)
 {
-	struct fixer f = { .interval_ms = FOLLOW_INTERVAL_MS };
+	struct fixer f = { .run.interval_ms = FOLLOW_INTERVAL_MS };
 	char *end;
 	const char *conf = NULL, *mode = NULL;
 	int opt, undo = 0, rc;
@@ -742,13 +597,13 @@ int nf_cli_fix(int argc, char **argv)
 		switch (opt) {
 		case 'c': conf = optarg; break;
 		case 'm': mode = optarg; break;
-		case 'n': f.dry = 1; break;
-		case 'f': f.follow = 1; break;
-		case 'j': f.json = 1; break;
+		case 'n': f.run.dry = 1; break;
+		case 'f': f.run.follow = 1; break;
+		case 'j': f.run.json = 1; break;
 		case 'u': undo = 1; break;
 		case 'i':
-			f.interval_ms = (int)strtol(optarg, &end, 10);
-			if (*end || end == optarg || f.interval_ms < 1 || f.interval_ms > FOLLOW_INTERVAL_MAX)
+			f.run.interval_ms = (int)strtol(optarg, &end, 10);
+			if (*end || end == optarg || f.run.interval_ms < 1 || f.run.interval_ms > FOLLOW_INTERVAL_MAX)
 				return usage_err("--interval takes milliseconds, 1 to 60000:", optarg);
 			break;
 		case 'h': fputs(usage_fix, stdout); return 0;
@@ -759,9 +614,9 @@ int nf_cli_fix(int argc, char **argv)
 	if ((rc = check_pids(argc - optind, argv + optind)) != 0)
 		return rc;
 	if (undo) {
-		if (conf || mode || f.follow)
+		if (conf || mode || f.run.follow)
 			return usage_err("--undo takes no -c, -m or --follow", NULL);
-		return run_undo(&f, argc - optind, argv + optind);
+		return nf_fix_revert(&f.run, argc - optind, argv + optind);
 	}
 	if ((rc = load_policy(&f, conf, mode)) != 0)
 		return rc;

@@ -8,7 +8,9 @@
  *   fix_sock.c  one socket: taken, identified, TCP_NODELAY read and set
  *   fix_undo.c  the state file under /run/naglefix/ (record, undo)
  *   fix_out.c   the lines it prints (text, --json)
+ *   fix_say.c   its failures, one line each, and the exit status
  *   fix_api.c   nf_fix_inode and nf_fix_listener, for watch --fix
+ *   fix_revert.c  --undo
  *   fix.c       the command
  *
  * Every function returns 0 or a negative errno unless it says otherwise;
@@ -230,6 +232,30 @@ void nf_fix_out_header(FILE *out);
 
 /* r as a table row or (json) a JSON line, flushed. */
 void nf_fix_out_row(FILE *out, int json, const struct nf_fix_row *r);
+
+/* --- the command's run (fix.c, fix_revert.c) and its failures (fix_say.c) --- */
+
+struct nf_fix_run {
+	int dry, json, follow;
+	int interval_ms; /* --follow's rescan period */
+	int status;      /* the largest NF_FIX_EXIT_* met */
+};
+
+/* Raises r's exit status to status if it is larger. */
+void nf_fix_worse(struct nf_fix_run *r, int status);
+
+/* 1 for -EMFILE or -ENFILE: naglefix's own descriptors ran out. */
+int nf_fix_is_mfile(int rc);
+
+/* One line on stderr each, the status raised: the descriptor limit met
+ * in what (for pid), no pidfd_getfd, and any other error rc of process p
+ * (EPERM with why; ESRCH "ended", "meanwhile" if it was being handled). */
+void nf_fix_say_mfile(struct nf_fix_run *r, pid_t pid, const char *what);
+void nf_fix_say_nosys(struct nf_fix_run *r);
+void nf_fix_say_error(struct nf_fix_run *r, const struct nf_fix_proc *p, int rc, int meanwhile);
+
+/* naglefix fix --undo PID...: r's dry and json as given. Returns r's status. */
+int nf_fix_revert(struct nf_fix_run *r, int n, char **pids);
 
 /* --- fix.c --- */
 
