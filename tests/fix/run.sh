@@ -22,6 +22,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 clean_env NAGLEFIX_STATE_DIR
 W="$TOP/build/fix"
 mkdir -p "$W"
+export NAGLEFIX_STATE_DIR="$W/state" # fix's records: removed at the end
 rm -f "$W"/*.out "$W"/*.fix "$W"/*.err
 need_built make "$NAGLEFIX"
 
@@ -429,7 +430,6 @@ check_program_wins() {
     kill "$PID" 2>/dev/null
 }
 
-export NAGLEFIX_STATE_DIR="$W/state"
 check_dry_undo
 check_program_wins
 
