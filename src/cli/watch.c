@@ -2,7 +2,7 @@
  * watch.c - naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG] [--fix]:
  * the stall detector on the live host. The ring (nf_ring.h) hands over
  * each TCP packet's headers, nf_pkt_decode turns them into a segment, the
- * detector (nf_wire.h) reads the signature; at a row's first stall the
+ * detector (nf_wire.h) reads the signature; at a connection's first stall the
  * holder is named from the kernel's socket table (nf_owner.h) and a line
  * is printed (--fix: the holder fixed, watch_fix.c); at the end (-t, or
  * SIGINT/SIGTERM) the table and the ring's drop count.
@@ -62,11 +62,11 @@ int nf_watch_owner(const struct nf_end *local, const struct nf_end *remote, stru
 	return nf_owner_find(&l, &r, o);
 }
 
-/* The detector's call at a row's first stall: the holder named if it is a
- * process of this host, the line printed, and under --fix the fix. */
-static void on_first(void *arg, struct nf_holder *h, const struct nf_stall *s)
+/* A connection found stalling (h is its row, or a copy of it with the
+ * connection's own ends): its holder named if it is a process of this
+ * host, the line printed, and under --fix the fix. */
+static void found(struct nf_watch *w, struct nf_holder *h, const struct nf_stall *s, int first)
 {
-	struct nf_watch *w = arg;
 	struct nf_owner o;
 
 	if (nf_watch_owner(&h->self, &h->peer, &o) == 0) {
@@ -75,10 +75,34 @@ static void on_first(void *arg, struct nf_holder *h, const struct nf_stall *s)
 	}
 	if (!w->json)
 		nf_cli_wire_first(w->out, h, s);
-	nf_watch_json_first(w, h);
+	if (first)
+		nf_watch_json_first(w, h);
+	else
+		nf_watch_json_conn(w, h);
 	if (w->fix)
 		nf_watch_fix(w, h, &o);
 	fflush(w->out);
+}
+
+/* The detector's call at a row's first stall. */
+static void on_first(void *arg, struct nf_holder *h, const struct nf_stall *s)
+{
+	found(arg, h, s, 1);
+}
+
+/* ... and at the first stall of a later connection of a row: the row
+ * itself keeps its first connection's ends and process. */
+static void on_conn(void *arg, struct nf_holder *h, const struct nf_stall *s,
+		    const struct nf_end *self, const struct nf_end *peer)
+{
+	static struct nf_holder c; /* 4 KiB: not on the stack */
+
+	c = *h;
+	c.self = *self;
+	c.peer = *peer;
+	c.pid = 0;
+	c.cmd[0] = '\0';
+	found(arg, &c, s, 0);
 }
 
 static int usage(FILE *out, int status)
@@ -330,6 +354,7 @@ static int open_all(struct nf_watch *w)
 	}
 	nf_wire_opts_default(&o);
 	o.on_first = on_first;
+	o.on_conn = on_conn;
 	o.arg = w;
 	if (!(w->wire = nf_wire_new(&o))) {
 		fputs("naglefix watch: out of memory\n", stderr);

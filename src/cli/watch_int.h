@@ -40,7 +40,7 @@ int nf_watch_owner(const struct nf_end *local, const struct nf_end *remote, stru
 /* --- watch_fix.c: --fix --- */
 
 /*
- * What --fix does at row h's first stall, o being what nf_watch_owner
+ * What --fix does at a connection's first stall (h its row, or a copy with its ends), o being what nf_watch_owner
  * found of its holder: o->pid set, the holder's socket (o->inode, o->fd)
  * gets TCP_NODELAY, and its listener if h was accepted; no inode (the
  * holder is on another host), the receiving end's fix is printed if that
@@ -53,6 +53,11 @@ void nf_watch_fix(struct nf_watch *w, const struct nf_holder *h, const struct nf
 
 /* Row h's first line (it has just stalled for the first time). */
 void nf_watch_json_first(struct nf_watch *w, const struct nf_holder *h);
+
+/* The line of a later connection of a row found stalling (h: a copy of
+ * the row with that connection's ends and process): "event":"wire_conn",
+ * which counts no stall (the row's lines count them). */
+void nf_watch_json_conn(struct nf_watch *w, const struct nf_holder *h);
 
 /* A line for each row with stalls its lines have not said yet: those
  * stalls only (count, total), so that report's sum of a row's lines is

@@ -5,13 +5,19 @@
  * since its last line. So each line stands for its own stalls (their
  * count, total and mean ACK delay), as `naglefix report` reads them: it
  * adds up a row's lines, and journald gets findings as they come, not
- * only when the service stops. stall_ms is the row's median so far.
+ * only when the service stops. stall_ms is the row's median so far. A
+ * later connection of a row found stalling (another client of the same
+ * server end, a new connection) is a "wire_conn" line naming its ends and
+ * process; its stalls are in the row's lines.
  * What was sent is kept per row (the detector's rows live as long as it).
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "nf_addr.h"
 #include "nf_cli.h"
+#include "nf_json.h"
 #include "watch_int.h"
 
 /* What a row's lines have said so far. */
@@ -55,6 +61,35 @@ void nf_watch_json_first(struct nf_watch *w, const struct nf_holder *h)
 	record(&w->sent[w->nsent++], h);
 	w->sent_sorted = 0;
 	emit(w, h);
+}
+
+static void conn_line(FILE *out, const struct nf_holder *h)
+{
+	char a[NF_ADDR_MAX], t[32], esc[NF_JSON_CHAR_MAX];
+	time_t sec = (time_t)(h->last_ns / 1000000000u);
+	struct tm tm;
+
+	gmtime_r(&sec, &tm);
+	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
+	fprintf(out, "{\"event\":\"wire_conn\",\"time\":\"%s.%06uZ\",\"source\":\"watch\"", t,
+		(unsigned)(h->last_ns % 1000000000u / 1000));
+	if (h->pid) {
+		fprintf(out, ",\"pid\":%ld,\"prog\":\"", h->pid);
+		for (const char *c = h->cmd; *c; c++)
+			fputs(nf_json_char((unsigned char)*c, esc), out);
+		fputc('"', out);
+	}
+	fprintf(out, ",\"side\":\"%s\"", h->side == NF_WIRE_ACCEPT ? "accept" : "connect");
+	fprintf(out, ",\"local\":\"%s\"", nf_addr_format(h->self.family, h->self.addr, h->self.port, a));
+	fprintf(out, ",\"peer\":\"%s\"}\n", nf_addr_format(h->peer.family, h->peer.addr, h->peer.port, a));
+}
+
+void nf_watch_json_conn(struct nf_watch *w, const struct nf_holder *h)
+{
+	if (w->json)
+		conn_line(w->out, h);
+	if (w->log)
+		conn_line(w->log, h);
 }
 
 static int by_row(const void *a, const void *b)

@@ -9,7 +9,8 @@
 # is one per server end, so each program is told by its server's port):
 #   java     LegacyClient vs EchoServer (a JVM's IPv6 socket on IPv4-mapped
 #            addresses, found by its IPv4 ends)
-#   python4  legacy_client.py vs legacy_server.py over 127.0.0.1
+#   python4  legacy_client.py vs legacy_server.py over 127.0.0.1, twice (the
+#            second run joins the first one's row: a wire_conn line names it)
 #   python6  legacy_client.py vs reply_server.py over ::1
 #   node     legacy_client.js vs EchoServer
 #   perl     legacy_client.pl vs EchoServer
@@ -241,6 +242,7 @@ done
 if watch_start watch --json -l "$W/watch.log"; then
     client java java -cp "$LEGACY_BUILD" LegacyClient "$H" "$port_java" "$ROUNDS" split
     client python4 python3 "$LEGACY_DIR/legacy_client.py" "$H" "$port_python4" "$ROUNDS" split
+    client python4b python3 "$LEGACY_DIR/legacy_client.py" "$H" "$port_python4" "$ROUNDS" split
     client python6 python3 "$LEGACY_DIR/legacy_client.py" ::1 "$port_python6" "$ROUNDS" split
     client node node "$LEGACY_DIR/legacy_client.js" "$H" "$port_node" "$ROUNDS" split
     client perl perl "$LEGACY_DIR/legacy_client.pl" "$H" "$port_perl" "$ROUNDS" split
@@ -270,6 +272,17 @@ found node "$H:$port_node" "${PID[node]:-}" "${MED[node]:-NA}" "legacy_client.js
 found perl "$H:$port_perl" "${PID[perl]:-}" "${MED[perl]:-NA}" "legacy_client.pl $H $port_perl"
 found static "$H:$port_static" "${PID[static]:-}" "${MED[static]:-NA}" "split_client $H $port_static"
 found setuid "$H:$port_setuid" "${PID[setuid]:-}" "${MED[setuid]:-NA}" "split_client_suid $H $port_setuid"
+# a second client of python4's server joins its row: a wire_conn line
+# names its own connection and process
+if selected "a second client of one server named"; then
+    line=$(jq -c --argjson p "${PID[python4b]:-0}" 'select(.event == "wire_conn" and .pid == $p)' \
+        "$W/watch.out" 2>/dev/null | head -n 1)
+    if [[ $line == *"\"peer\":\"$H:$port_python4\""* && $line == *"legacy_client.py $H $port_python4"* ]]; then
+        pass "a second client of one server named (pid ${PID[python4b]})"
+    else
+        fail "a second client of one server named" "wire_conn of pid ${PID[python4b]:-}: '$line'" "$W/watch.out"
+    fi
+fi
 not_found "one-write client" "$H:$port_single" "${PID[single]:-0}"
 not_found "split client under naglefix -m nodelay" "$H:$port_nodelay" "${PID[nodelay]:-0}"
 selected "nodelay control was fast" &&

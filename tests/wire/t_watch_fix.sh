@@ -11,7 +11,7 @@
 #   python   legacy_client.py vs legacy_server.py, 60 rounds
 #   java     LegacyClient vs EchoServer, 60 rounds
 #   static   split_client.c built with cc -static, 60 rounds (prints its
-#            slow rounds)
+#            slow rounds), against java's server (so in java's row)
 #   http     python3 -m http.server (the holder is the server: its
 #            connection and its listener are fixed) answering
 #            http_rounds.py, 30 rounds; then a second client on a new
@@ -109,12 +109,10 @@ snapshot() {
 
 # ---- servers, and memcached beside with its idle client ------------------------
 
-# a server each (a client's row is one per server end, and watch is told
-# of a row's first stall only: see README)
+# java and static share a server: one row, the second client's connection
+# fixed at its own first stall (the detector's on_conn)
 start_server echo java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME"
 port_echo=$SERVER_PORT
-start_server echo2 java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME"
-port_echo2=$SERVER_PORT
 start_server py python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME"
 port_py=$SERVER_PORT
 mkdir -p "$W/www"
@@ -162,7 +160,7 @@ client() { # NAME CMD...
 }
 client python python3 "$LEGACY_DIR/legacy_client.py" "$H" "$port_py" 60 split
 client java java -cp "$LEGACY_BUILD" LegacyClient "$H" "$port_echo" 60 split
-client static "$W/split_client" "$H" "$port_echo2" 60
+client static "$W/split_client" "$H" "$port_echo" 60
 client http python3 "$HERE/http_rounds.py" "$H" "$port_http" 30 /hello.txt
 client http2 python3 "$HERE/http_rounds.py" "$H" "$port_http" 30 /hello.txt
 # the remote holder: read both ends' TCP_NODELAY while it runs, after
@@ -275,7 +273,7 @@ if selected "only stalled sockets were set"; then
     # each socket watch set belongs to a row it found (its pid is a holder's)
     bad=$(jq -r 'select(.event == "wire_fix" and .pid != null) | .pid' "$W/watch.out" 2>/dev/null | sort -u |
         while read -r p; do
-            [[ $(jq -s --argjson p "$p" 'map(select(.event == "wire_stall" and .pid == $p)) | length' \
+            [[ $(jq -s --argjson p "$p" 'map(select((.event == "wire_stall" or .event == "wire_conn") and .pid == $p)) | length' \
                 "$W/watch.out") -gt 0 ]] || echo "$p"
         done)
     n=$(jq -r 'select(.event == "wire_fix" and .pid != null)' "$W/watch.out" 2>/dev/null | grep -c '"pid"' || true)
