@@ -9,6 +9,7 @@ seconds (default 120).
 import functools
 import http.server
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -30,16 +31,20 @@ def main():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     print("PORT %d" % server.server_address[1], flush=True)
 
+    def leave():
+        shutil.rmtree(root, ignore_errors=True)
+        os._exit(0)
+
     def on_eof():
         try:
             while sys.stdin.buffer.read(4096):
                 pass
         except OSError:
             pass
-        os._exit(0)
+        leave()
 
     threading.Thread(target=on_eof, daemon=True).start()
-    timer = threading.Timer(lifetime, lambda: os._exit(0))
+    timer = threading.Timer(lifetime, leave)
     timer.daemon = True
     timer.start()
     server.serve_forever()
