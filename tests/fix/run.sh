@@ -187,6 +187,8 @@ start_server fix-py-echo python3 "$HERE/echo_server.py" "$H" "$SERVER_LIFETIME" 
 PPORT=$SERVER_PORT
 start_server fix-py-echo6 python3 "$HERE/echo_server.py" ::1 "$SERVER_LIFETIME" || exit 1
 P6PORT=$SERVER_PORT
+start_server fix-legacy-py python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME" || exit 1
+LPORT=$SERVER_PORT
 
 # ---- every stalling client, fixed while it runs ----------------------------
 
@@ -203,6 +205,40 @@ if selected "static C client"; then
         fail "static C client" "$W/static_client is not statically linked"
     fi
 fi
+
+# The legacy harness's own clients, unmodified (tests/legacy/), 400 rounds:
+# fixed after about 1.5 s of stalling, their own final line has the stall in
+# its p99 (the rounds before the fix) and a fast median (the rest).
+check_legacy() {
+    local name=$1 port=$2 tpid pid line med p99 i
+    shift 2
+    selected "$name" || return 0
+    (exec timeout -k 5 90 "${@/#PORT/$port}" </dev/null >"$W/legacy.out" 2>"$W/legacy.err") &
+    tpid=$!
+    CLIENT_PIDS+=("$tpid")
+    for ((i = 0; i < 50; i++)); do
+        pid=$(pgrep -P "$tpid" | head -n 1)
+        [[ -n $pid ]] && break
+        sleep 0.1
+    done
+    sleep 1.5
+    timeout 20 "${FIX[@]}" -m nodelay "$pid" >"$W/legacy.fix" 2>&1
+    local rc=$?
+    wait "$tpid"
+    line=$(grep '^median_ms=' "$W/legacy.out")
+    med=${line#median_ms=} med=${med%% *} p99=${line#*p99_ms=} p99=${p99%% *}
+    if ((rc != 0)) || ! grep -q 'connect .* set' "$W/legacy.fix"; then
+        fail "$name: naglefix fix PID" "exit $rc" "$W/legacy.fix"
+    elif ge "$p99" "$STALL_MIN_MS" && lt "$med" "$FAST_MAX_MS"; then
+        pass "$name: its own line after a fix at 1.5 s: $line"
+    else
+        fail "$name" "its line: '$line' (expected p99 >= $STALL_MIN_MS, median < $FAST_MAX_MS)" "$W/legacy.err"
+    fi
+}
+check_legacy "legacy LegacyClient.java, unmodified" "$JPORT" java -cp "$LEGACY_BUILD" LegacyClient "$H" PORT 400 split
+check_legacy "legacy legacy_client.py, unmodified" "$LPORT" python3 "$LEGACY_DIR/legacy_client.py" "$H" PORT 400 split
+check_legacy "legacy legacy_client.js, unmodified" "$JPORT" node "$LEGACY_DIR/legacy_client.js" "$H" PORT 400 split
+check_legacy "legacy legacy_client.pl, unmodified" "$JPORT" perl "$LEGACY_DIR/legacy_client.pl" "$H" PORT 400 split
 
 # memccp: one process storing one 200,000-byte file 3,000 times; each store
 # timed from memcached's side (mc_watch.py). As is, stores stall (about half
