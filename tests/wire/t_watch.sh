@@ -19,7 +19,13 @@
 #   setuid   the same static binary, setuid root, started by an
 #            unprivileged user the test creates (its /proc/PID is root's,
 #            not dumpable)
-# Each must be found: one row whose peer is its server, side connect, pid
+#   http.server  python3 -m http.server (HTTP/1.1) answering http_rounds.py,
+#            and Java's HttpServer (tests/wire/JHttpServer.java): the
+#            holders are the servers (side accept, the pid that listens)
+#   memccp   tests/legacy/memccp_rounds.sh vs memcached: a memccp process
+#            a round, each named (the first in the row, the next one in a
+#            wire_conn line); its stalls as many as the ground truth's
+# Each client must be found: one row whose peer is its server, side connect, pid
 # the program's own (started with exec, so the pid the shell saw), command
 # line its own, as many stalls as the ground truth (tests/wire/capcheck.py's
 # own reading, through tshark, of a tcpdump of the same traffic) finds for
@@ -51,6 +57,7 @@ ROUNDS=${ROUNDS:-13}
 FAST_MAX_MS=5 # a round that does not stall
 W=$TOP/build/wire-watch
 TEST_USER=nfwatch$$
+H=127.0.0.1
 rm -rf "$W"
 mkdir -p "$W"
 need_built make "$NAGLEFIX"
@@ -211,11 +218,23 @@ for s in python4 single nodelay; do
 done
 start_server py6 python3 "$HERE/reply_server.py" ::1 "$SERVER_LIFETIME"
 port_python6=$SERVER_PORT
+timeout 120 javac -d "$LEGACY_BUILD" "$HERE/JHttpServer.java" || fail "compile JHttpServer.java"
+mkdir -p "$W/www" "$W/mc"
+printf 'hello world\n' >"$W/www/hello.txt"
+start_server http.server "$HERE/serve_port.sh" python3 -m http.server --protocol HTTP/1.1 \
+    --bind "$H" --directory "$W/www" PORT
+port_http=$SERVER_PORT
+start_server jhttp java -cp "$LEGACY_BUILD" JHttpServer "$SERVER_LIFETIME"
+port_jhttp=$SERVER_PORT
+start_server memcached "$LEGACY_DIR/memcached_server.sh"
+port_mc=$SERVER_PORT
+head -c 200000 /dev/zero | tr '\0' m >"$W/mc/f1.bin"
+mc_files=("$W/mc/f1.bin")
+for ((i = 2; i <= 40; i++)); do cp "$W/mc/f1.bin" "$W/mc/f$i.bin"; mc_files+=("$W/mc/f$i.bin"); done
 useradd -M -r -s /usr/sbin/nologin "$TEST_USER" || fail "useradd $TEST_USER"
 cp "$W/split_client" "$W/split_client_suid"
 chown root:root "$W/split_client_suid"
 chmod 4755 "$W/split_client_suid"
-H=127.0.0.1
 
 declare -A PID MED
 # client NAME CMD...: runs CMD to its end; its pid in PID[NAME], median in MED[NAME].
@@ -229,7 +248,7 @@ client() {
 
 # the ground truth's capture: every server port of this run, on lo
 filter=""
-for s in java node perl static setuid python4 python6 single nodelay; do
+for s in java node perl static setuid python4 python6 single nodelay http jhttp mc; do
     var=port_$s
     filter+="${filter:+ or }port ${!var}"
 done
@@ -249,6 +268,9 @@ if watch_start watch --json -l "$W/watch.log"; then
     client static "$W/split_client" "$H" "$port_static" "$ROUNDS"
     client setuid setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups \
         "$W/split_client_suid" "$H" "$port_setuid" "$ROUNDS"
+    client http python3 "$HERE/http_rounds.py" "$H" "$port_http" "$ROUNDS" /hello.txt
+    client jhttp python3 "$HERE/http_rounds.py" "$H" "$port_jhttp" "$ROUNDS" /hello.txt
+    client memccp "$LEGACY_DIR/memccp_rounds.sh" "$H:$port_mc" 3 "${mc_files[@]}"
     client single python3 "$LEGACY_DIR/legacy_client.py" "$H" "$port_single" "$ROUNDS" single
     client nodelay "$NAGLEFIX" -m nodelay -- python3 "$LEGACY_DIR/legacy_client.py" \
         "$H" "$port_nodelay" "$ROUNDS" split
@@ -272,6 +294,49 @@ found node "$H:$port_node" "${PID[node]:-}" "${MED[node]:-NA}" "legacy_client.js
 found perl "$H:$port_perl" "${PID[perl]:-}" "${MED[perl]:-NA}" "legacy_client.pl $H $port_perl"
 found static "$H:$port_static" "${PID[static]:-}" "${MED[static]:-NA}" "split_client $H $port_static"
 found setuid "$H:$port_setuid" "${PID[setuid]:-}" "${MED[setuid]:-NA}" "split_client_suid $H $port_setuid"
+# found_server NAME PORT WORD: the server on PORT held (side accept, its
+# own pid: the one listening on PORT, its command with WORD), as many
+# stalls as the ground truth's with that holder, at least ROUNDS-3.
+found_server() {
+    local name=$1 port=$2 word=$3 line pid stalls side prog want listener
+    selected "$name found" || return 0
+    line=$(jq -rs --arg l "$H:$port" '[.[] | select(.event == "wire_stall" and .local == $l)]
+        | select(length > 0) | "\(.[0].pid // 0) \(map(.stalls) | add) \(.[0].side) \(.[0].prog // "")"' \
+        "$W/watch.out" 2>/dev/null)
+    read -r pid stalls side prog <<<"$line"
+    want=$(grep -cF "\"holder\": \"$H:$port\"" "$W/truth.json")
+    listener=$(ss -Hltnp "sport = :$port" 2>/dev/null)
+    if [[ -z $line ]]; then
+        fail "$name found" "no row for $H:$port" "$W/watch.out"
+    elif [[ $side != accept || $listener != *"pid=$pid,"* || $prog != *"$word"* ]]; then
+        fail "$name found" "side $side, pid $pid ('$prog'), the listener: $listener"
+    elif [[ $stalls != "$want" || $want -lt $((ROUNDS - 3)) ]]; then
+        fail "$name found" "$stalls stalls, the ground truth $want"
+    else
+        pass "$name found: accept, pid $pid (its listener), $stalls stalls (as the packets), '$prog'"
+    fi
+}
+found_server http.server "$port_http" "http.server"
+found_server HttpServer "$port_jhttp" "JHttpServer"
+
+# memccp: a process a round; each stalling one named, the row's stalls
+# the ground truth's
+if selected "memccp found"; then
+    stalls=$(row "$W/watch.out" "$H:$port_mc" | cut -d' ' -f2)
+    want=$(truth_of "$H:$port_mc")
+    named=$(jq -r --arg p "$H:$port_mc" 'select((.event == "wire_stall" or .event == "wire_conn")
+        and .peer == $p and (.prog // "" | test("^memccp --servers="))) | .pid' "$W/watch.out" 2>/dev/null |
+        sort -u | wc -l)
+    conns=$(jq -rs '[.[] | select(.client != null)] | map(.client) | unique | length' "$W/truth.json" 2>/dev/null)
+    held=$(jq -rs --arg p "$H:$port_mc" '[.[] | select(.server == $p)] | map(.client) | unique | length' \
+        "$W/truth.json" 2>/dev/null)
+    if [[ -n $stalls && $stalls == "$want" && $want -ge 1 && $named == "$held" ]]; then
+        pass "memccp found: $stalls stalls (as the packets), $named memccp processes named (of $held that held)"
+    else
+        fail "memccp found" "stalls '${stalls:-}' (truth $want), $named processes named of $held" "$W/watch.out"
+    fi
+fi
+
 # a second client of python4's server joins its row: a wire_conn line
 # names its own connection and process
 if selected "a second client of one server named"; then
