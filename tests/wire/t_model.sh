@@ -7,7 +7,8 @@
 # stack), the model's capture is read by `naglefix scan --json` and what
 # it says is held against the model's ground truth:
 #   stalls  (split, split-server, think-nagle: a think shorter than the
-#           ACK timer that Nagle absorbs): one row, the holder's
+#           ACK timer that Nagle absorbs, oneway-nagle: a one-way sender
+#           of small messages faster than the ACK timer): one row, the holder's
 #           address:port as `local`, its side, the stall count, the
 #           median within 10% of the truth's (the ACK timer plus a round
 #           trip, S1 to S2 at the capture point)
@@ -205,6 +206,12 @@ for rtt in 20 100; do
 			run_case "split/$tag" stall --scenario split "${c[@]}"
 			run_case "split-server/$tag" stall --scenario split-server "${c[@]}"
 			run_case "think-nagle/$tag" stall --scenario think --think "$below" "${c[@]}"
+			# a one-way sender of small messages faster than the ACK timer:
+			# Nagle holds each until R's delayed ACK (a stack that delays
+			# it; Linux's reader ACKs a small segment it drains at once
+			# unless in pingpong mode: the model has no such rule)
+			run_case "oneway-nagle/$tag" stall --scenario oneway --pause "$((ack / 4)):$((ack / 2))" \
+				"${c[@]}" --rounds 30
 			# controls
 			run_case "onewrite/$tag" none --scenario onewrite "${c[@]}"
 			run_case "nodelay/$tag" none --scenario nodelay "${c[@]}"
