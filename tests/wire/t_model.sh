@@ -266,6 +266,17 @@ form_case() {
 	fi
 }
 base=(--rtt 20 --ack-timer 40 --rounds "$ROUNDS")
+# The sizes: pieces of 1000 bytes (R's MSS estimate grows to the first,
+# so it still waits), a full segment then a small one (Minshall: the small
+# one goes at once, no earlier small segment being unacknowledged)
+for at in holder receiver middle; do
+	run_case "big-pieces/at-$at" stall --scenario split --w1 1000 --w2 1000 --at "$at" "${base[@]}"
+	run_case "big-pieces-server/at-$at" stall --scenario split-server --w1 1000 --w2 1000 --at "$at" \
+		"${base[@]}"
+	run_case "full-then-small/at-$at" none --scenario split --w1 1460 --w2 7 --at "$at" "${base[@]}"
+	run_case "full-then-small-server/at-$at" none --scenario split-server --w1 1460 --w2 7 \
+		--at "$at" "${base[@]}"
+done
 # many connections at once, stalling and not, interleaved
 for at in holder receiver middle; do
 	for rtt in 20 100; do
