@@ -12,6 +12,11 @@
 #   java     LegacyClient vs EchoServer, 60 rounds
 #   static   split_client.c built with cc -static, 60 rounds (prints its
 #            slow rounds), against java's server (so in java's row)
+#   python6  legacy_client.py over ::1 vs reply_server.py, 60 rounds
+#   node, perl  legacy_client.js and .pl vs java's server, 60 rounds each
+#   memccp   memccp_rounds.sh vs the memcached beside: each memccp process
+#            that stalls fixed at its first stall
+#   HttpServer  Java's (tests/wire/JHttpServer.java), as http.server below
 #   http     python3 -m http.server (the holder is the server: its
 #            connection and its listener are fixed) answering
 #            http_rounds.py, 30 rounds; then a second client on a new
@@ -115,6 +120,11 @@ start_server echo java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME"
 port_echo=$SERVER_PORT
 start_server py python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME"
 port_py=$SERVER_PORT
+start_server py6 python3 "$HERE/reply_server.py" ::1 "$SERVER_LIFETIME"
+port_py6=$SERVER_PORT
+timeout 120 javac -d "$LEGACY_BUILD" "$HERE/JHttpServer.java" || fail "compile JHttpServer.java"
+start_server jhttp java -cp "$LEGACY_BUILD" JHttpServer "$SERVER_LIFETIME"
+port_jhttp=$SERVER_PORT
 mkdir -p "$W/www"
 printf 'hello world\n' >"$W/www/hello.txt"
 start_server http "$HERE/serve_port.sh" python3 -m http.server --protocol HTTP/1.1 \
@@ -161,6 +171,15 @@ client() { # NAME CMD...
 client python python3 "$LEGACY_DIR/legacy_client.py" "$H" "$port_py" 60 split
 client java java -cp "$LEGACY_BUILD" LegacyClient "$H" "$port_echo" 60 split
 client static "$W/split_client" "$H" "$port_echo" 60
+client python6 python3 "$LEGACY_DIR/legacy_client.py" ::1 "$port_py6" 60 split
+client node node "$LEGACY_DIR/legacy_client.js" "$H" "$port_echo" 60 split
+client perl perl "$LEGACY_DIR/legacy_client.pl" "$H" "$port_echo" 60 split
+client jhttp python3 "$HERE/http_rounds.py" "$H" "$port_jhttp" 30 /hello.txt
+mkdir -p "$W/mc"
+head -c 200000 /dev/zero | tr '\0' m >"$W/mc/f1.bin"
+mc_files=("$W/mc/f1.bin")
+for ((i = 2; i <= 40; i++)); do cp "$W/mc/f1.bin" "$W/mc/f$i.bin"; mc_files+=("$W/mc/f$i.bin"); done
+client memccp "$LEGACY_DIR/memccp_rounds.sh" "$H:$port_mc" 3 "${mc_files[@]}"
 client http python3 "$HERE/http_rounds.py" "$H" "$port_http" 30 /hello.txt
 client http2 python3 "$HERE/http_rounds.py" "$H" "$port_http" 30 /hello.txt
 # the remote holder: read both ends' TCP_NODELAY while it runs, after
@@ -207,6 +226,25 @@ fixed python pid "${PID[python]:-0}"
 fixed java pid "${PID[java]:-0}"
 fixed static pid "${PID[static]:-0}"
 fixed http local "$H:$port_http" # the holder is the server
+fixed python6 pid "${PID[python6]:-0}"
+fixed node pid "${PID[node]:-0}"
+fixed perl pid "${PID[perl]:-0}"
+fixed jhttp local "$H:$port_jhttp"
+# memccp: a process a round; each one that stalled fixed at its first stall
+if selected "memccp: each process that stalled fixed"; then
+    named=$(jq -r --arg p "$H:$port_mc" 'select((.event == "wire_stall" or .event == "wire_conn")
+        and .peer == $p) | .pid' "$W/watch.out" 2>/dev/null | sort -u)
+    bad="" n=0
+    for p in $named; do
+        n=$((n + 1))
+        [[ $(fix_of pid "$p" socket) == "set 0 1" ]] || bad+=" $p"
+    done
+    if [[ $n -ge 1 && -z $bad ]]; then
+        pass "memccp: each process that stalled fixed ($n of 3 stalled)"
+    else
+        fail "memccp: each process that stalled fixed" "$n named, not fixed:$bad" "$W/watch.out"
+    fi
+fi
 if selected "static: fixed within a second of its first stall"; then
     slow=$(sed -n 's/.* slow=\([0-9]*\)$/\1/p' "$W/static.out")
     if [[ -n $slow && $slow -ge 1 && $slow -le 3 ]]; then
@@ -277,7 +315,7 @@ if selected "only stalled sockets were set"; then
                 "$W/watch.out") -gt 0 ]] || echo "$p"
         done)
     n=$(jq -r 'select(.event == "wire_fix" and .pid != null)' "$W/watch.out" 2>/dev/null | grep -c '"pid"' || true)
-    if [[ -z $bad && $n -ge 4 && -s $W/watch.out ]]; then
+    if [[ -z $bad && $n -ge 8 && -s $W/watch.out ]]; then
         pass "only stalled sockets were set ($n wire_fix lines, each for a holder found stalling)"
     else
         fail "only stalled sockets were set" "pids without a stall: '$bad', $n fixes" "$W/watch.out"
