@@ -2,10 +2,10 @@
  * watch.c - naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG] [--fix]:
  * the stall detector on the live host. The ring (nf_ring.h) hands over
  * each TCP packet's headers, nf_pkt_decode turns them into a segment, the
- * detector (nf_wire.h) reads the signature; at a connection's first stall the
- * holder is named from the kernel's socket table (nf_owner.h) and a line
- * is printed (--fix: the holder fixed, watch_fix.c); at the end (-t, or
- * SIGINT/SIGTERM) the table and the ring's drop count.
+ * detector (nf_wire.h) reads the signature; at a connection's first
+ * stall the holder is named from the kernel's socket table (nf_owner.h)
+ * and a line is printed (--fix: the holder fixed, watch_fix.c); at the
+ * end (-t, or SIGINT/SIGTERM) the table and the ring's drop count.
  *
  * Exit status: 0; 1 if the capture cannot be opened (no CAP_NET_RAW, no
  * such interface) or fails, or LOG cannot be opened; NF_EXIT_USAGE on a

@@ -1,6 +1,6 @@
 /*
- * watch_fix.c - naglefix watch --fix: at a connection's first stall, the holder's
- * socket fixed at once when the holder is a process of this host
+ * watch_fix.c - naglefix watch --fix: at a connection's first stall, the
+ * holder's socket fixed at once when the holder is a process of this host
  * (TCP_NODELAY set through a duplicate of its descriptor, nf_fix_inode of
  * nf_fix.h, recorded for `naglefix fix --undo PID`), and the listener it
  * was accepted from too (nf_fix_listener: the connections it accepts from

@@ -40,12 +40,12 @@ int nf_watch_owner(const struct nf_end *local, const struct nf_end *remote, stru
 /* --- watch_fix.c: --fix --- */
 
 /*
- * What --fix does at a connection's first stall (h its row, or a copy with its ends), o being what nf_watch_owner
- * found of its holder: o->pid set, the holder's socket (o->inode, o->fd)
- * gets TCP_NODELAY, and its listener if h was accepted; no inode (the
- * holder is on another host), the receiving end's fix is printed if that
- * end is here. Each said in a line after the finding's. Changes nothing
- * else.
+ * What --fix does at a connection's first stall (h its row, or a copy of
+ * it with the connection's ends), o being what nf_watch_owner found of its
+ * holder: o->pid set, the holder's socket (o->inode, o->fd) gets
+ * TCP_NODELAY, and its listener if h was accepted; no inode (the holder is
+ * on another host), the receiving end's fix is printed if that end is
+ * here. Each said in a line after the finding's. Changes nothing else.
  */
 void nf_watch_fix(struct nf_watch *w, const struct nf_holder *h, const struct nf_owner *o);
 
