@@ -234,11 +234,13 @@ static void stats_json(FILE *to, const struct nf_watch *w, const struct nf_ring_
 	fprintf(to,
 		"{\"event\":\"wire_stats\",\"source\":\"watch\",\"seconds\":%.3f,"
 		"\"captured\":%llu,\"drops\":%llu,\"segments\":%llu,\"conns\":%llu,"
-		"\"live_conns\":%llu,\"peak_conns\":%llu,\"duplicates\":%llu,\"one_way\":%llu,\"not_tcp\":%llu}\n",
+		"\"live_conns\":%llu,\"peak_conns\":%llu,\"duplicates\":%llu,"
+		"\"one_way\":%llu,\"not_tcp\":%llu}\n",
 		secs, (unsigned long long)rs->packets, (unsigned long long)rs->drops,
 		(unsigned long long)ws->packets, (unsigned long long)ws->conns,
-		(unsigned long long)ws->live, (unsigned long long)ws->peak, (unsigned long long)ws->duplicates,
-		(unsigned long long)ws->one_way, (unsigned long long)w->skipped);
+		(unsigned long long)ws->live, (unsigned long long)ws->peak,
+		(unsigned long long)ws->duplicates, (unsigned long long)ws->one_way,
+		(unsigned long long)w->skipped);
 }
 
 /* Says at once (not only at the end) that the kernel dropped packets
