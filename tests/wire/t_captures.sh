@@ -80,6 +80,16 @@ CAP_LIMIT=90 # seconds a capture may run, at most
 W=$TOP/build/wire-captures
 CHECK=(timeout 150 python3 "$HERE/capcheck.py")
 H=127.0.0.1
+need_built make "$NAGLEFIX" "$TOP/build/libnaglefix.so"
+for tool in tcpdump dumpcap tshark; do
+    command -v "$tool" >/dev/null && continue
+    fail "$tool" "not installed: run tests/install-deps.sh (tcpdump, tshark)"
+    finish
+done
+if [[ $(id -u) != 0 ]]; then
+    skip "captures" "tcpdump and dumpcap on lo need root here"
+    finish
+fi
 # this run's servers' files and clients' log in $W, not in build/legacy,
 # where tests/legacy/run.sh keeps its own under the same names
 rm -rf "$W"
@@ -418,6 +428,13 @@ fi
 
 # every stalling program under `naglefix -m nodelay` (the HTTP servers
 # under it, their client as is), one capture; each must also be fast
+
+# nd_fast NAME MODE CMD...: CMD run under MODE (run_client's) is fast
+nd_fast() {
+    local name=$1
+    shift
+    assert_ms_lt "$name -m nodelay: fast" "$(run_client "$@")" 5
+}
 if selected "-m nodelay"; then
     start_server http.server-nodelay "$HERE/serve_port.sh" "$NAGLEFIX" -m nodelay -- \
         python3 -m http.server --protocol HTTP/1.1 --bind "$H" --directory "$W/www" PORT
@@ -427,18 +444,13 @@ if selected "-m nodelay"; then
     jhnd=$SERVER_PORT
     nd_ports="$jport,$pyport,$py6port,$hsnd,$jhnd"
     if cap_start nodelay tcpdump "tcp port ${nd_ports//,/ or tcp port }" -i lo; then
-        nd_fast() { # nd_fast NAME MODE CMD...: run, and fast
-            local ms
-            ms=$(run_client "$@")
-            assert_ms_lt "$NAME -m nodelay: fast" "$ms" 5
-        }
-        NAME=java nd_fast nodelay java -cp "$LEGACY_BUILD" LegacyClient "$H" "$jport" "$ROUNDS" split
-        NAME=python4 nd_fast nodelay python3 "$LEGACY_DIR/legacy_client.py" "$H" "$pyport" "$ROUNDS" split
-        NAME=python6 nd_fast nodelay python3 "$LEGACY_DIR/legacy_client.py" ::1 "$py6port" "$ROUNDS" split
-        NAME=node nd_fast nodelay node "$LEGACY_DIR/legacy_client.js" "$H" "$jport" "$ROUNDS" split
-        NAME=perl nd_fast nodelay perl "$LEGACY_DIR/legacy_client.pl" "$H" "$jport" "$ROUNDS" split
-        NAME=http.server nd_fast none python3 "$HERE/http_rounds.py" "$H" "$hsnd" "$ROUNDS" /hello.txt
-        NAME=HttpServer nd_fast none python3 "$HERE/http_rounds.py" "$H" "$jhnd" "$ROUNDS" /hello.txt
+        nd_fast java nodelay java -cp "$LEGACY_BUILD" LegacyClient "$H" "$jport" "$ROUNDS" split
+        nd_fast python4 nodelay python3 "$LEGACY_DIR/legacy_client.py" "$H" "$pyport" "$ROUNDS" split
+        nd_fast python6 nodelay python3 "$LEGACY_DIR/legacy_client.py" ::1 "$py6port" "$ROUNDS" split
+        nd_fast node nodelay node "$LEGACY_DIR/legacy_client.js" "$H" "$jport" "$ROUNDS" split
+        nd_fast perl nodelay perl "$LEGACY_DIR/legacy_client.pl" "$H" "$jport" "$ROUNDS" split
+        nd_fast http.server none python3 "$HERE/http_rounds.py" "$H" "$hsnd" "$ROUNDS" /hello.txt
+        nd_fast HttpServer none python3 "$HERE/http_rounds.py" "$H" "$jhnd" "$ROUNDS" /hello.txt
         cap_stop && control "-m nodelay (java, python4, python6, node, perl, http.server, HttpServer)" \
             "$W/nodelay.pcap" "$nd_ports" 7
     fi
