@@ -52,6 +52,7 @@
  *   --proc-us N          an end's reaction time: ACK in to held data out,
  *                        request in to reply out (default 15)
  *   --mid                no handshake in the capture (it starts mid-connection)
+ *   --only client|server the capture sees one direction: that end's packets
  *   --isn-wrap           initial sequence numbers just below 2^32
  *   --ipv6, --link eth|raw (default eth), --format pcap|pcapng (default
  *   pcap), --nsec (ns timestamps), --big-endian (pcap), --snaplen N,
@@ -107,6 +108,7 @@ static const char *const scen_names[SC_N] = {
 static struct {
 	double rtt_ms, ack_ms, at, think_ms, pause_min, pause_max, gap_ms, read_pause_ms;
 	int at_kind; /* 0 holder, 1 receiver, 2 fraction */
+	int only;    /* -1 both directions, else the end whose packets are seen */
 	uint32_t rounds, conns, concurrent, w1, w2, resp, rcvbuf, bulk_segs, tail, cwnd;
 	uint32_t lose_every, quick, proc_us, mss, snaplen;
 	bool nodelay, quickack, mid, isn_wrap, ipv6, raw, pcapng, nsec, big, truth_conns;
@@ -373,7 +375,7 @@ static void send_pkt(struct conn *c, int from, uint32_t seq, uint32_t len, uint8
 	uint64_t cap_t = now + (uint64_t)llround(to_cap * (double)ow);
 	/* a loss is in the middle of the path: seen there and before it */
 	bool seen = !lose || to_cap <= 0.5;
-	bool skip = opt.mid && !c->hs_done;
+	bool skip = (opt.mid && !c->hs_done) || (opt.only >= 0 && from != opt.only);
 	if (seen && !skip) {
 		struct ev r = { .t = cap_t, .n = ev_counter++, .conn = c->idx, .p = p };
 		heap_push(&records, &r);
@@ -937,6 +939,7 @@ static void defaults(void)
 	opt.resp = 100, opt.rcvbuf = 65535, opt.bulk_segs = 15, opt.tail = 300, opt.cwnd = 10;
 	opt.proc_us = 15, opt.snaplen = 65535, opt.truth_conns = true, opt.scenario = SC_SPLIT;
 	opt.pause_min = opt.pause_max = 50;
+	opt.only = -1;
 }
 
 static void parse(int argc, char **argv)
@@ -953,7 +956,7 @@ static void parse(int argc, char **argv)
 		{ "mid", 0, 0, 'M' }, { "isn-wrap", 0, 0, 'W' }, { "ipv6", 0, 0, '6' },
 		{ "link", 1, 0, 'l' }, { "format", 1, 0, 'f' }, { "nsec", 0, 0, 'z' },
 		{ "big-endian", 0, 0, 'E' }, { "snaplen", 1, 0, 's' }, { "mss", 1, 0, 'm' },
-		{ "seed", 1, 0, 'e' }, { "truth", 1, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "seed", 1, 0, 'e' }, { "only", 1, 0, 'O' }, { "truth", 1, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	int ch;
 	defaults();
@@ -999,6 +1002,10 @@ static void parse(int argc, char **argv)
 		case 'E': opt.big = true; break;
 		case 's': opt.snaplen = (uint32_t)num(optarg, 54, 65535); break;
 		case 'm': opt.mss = (uint32_t)num(optarg, 88, 65000); break;
+		case 'O':
+			if (strcmp(optarg, "client") && strcmp(optarg, "server")) usage_error("--only client|server", optarg);
+			opt.only = !strcmp(optarg, "server");
+			break;
 		case 'e': opt.seed = (uint64_t)num(optarg, 0, 1e18); break;
 		case 'h':
 			if (strcmp(optarg, "conns") && strcmp(optarg, "summary")) usage_error("--truth conns|summary", optarg);

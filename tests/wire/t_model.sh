@@ -19,7 +19,10 @@
 #           near the ACK timer, bulk with a short tail, RTO
 #           retransmissions, a zero window): no row, and the model's
 #           truth says no stall either
-# Then the capture's forms on one stalling case (IPv6, raw IP, pcapng,
+# Then: piece sizes (1000-byte pieces stall; a full segment then a small
+# one does not), one direction captured (stalls that cannot be seen: none
+# found, the connection counted one way only), 64 connections 32 at once
+# of mixed scenarios, and the capture's forms on one stalling case (IPv6, raw IP, pcapng,
 # ns timestamps, big-endian pcap, snaplen 96, no handshake, sequence
 # numbers that wrap, quick ACKs at the start, three connections), each
 # also read by tshark (the file is a capture, every packet in it).
@@ -40,7 +43,8 @@ need_built "make test-wire" "$MODEL" "$NF"
 scratch_dir t_model
 
 # The comparison: truth (the model's stdout), scan's JSON lines, what is
-# expected ("stall" or "none"). Prints why not on stdout, exit 1; or 0.
+# expected ("stall", "none", or "unseen": stalls the capture cannot show,
+# none found). Prints why not on stdout, exit 1; or 0.
 cat >"$TMP/cmp.py" <<'EOF'
 import json, sys
 truth_path, scan_path, expect = sys.argv[1:4]
@@ -65,6 +69,11 @@ stalling = [t for t in truth if int(t["stalls"]) > 0]
 def short(r):
     return "local=%s peer=%s side=%s stalls=%s stall_ms=%s" % (
         r.get("local"), r.get("peer"), r.get("side"), r.get("stalls"), r.get("stall_ms"))
+if expect == "unseen":  # stalls the capture cannot show: none found
+    if rows:
+        print("scan found %d row(s) the capture cannot show: %s" % (len(rows), "; ".join(short(r) for r in rows[:3])))
+        sys.exit(1)
+    sys.exit(0)
 if expect == "none":
     if stalling:
         print("model: its truth has stalls (%s): not a trap" % stalling[0]); sys.exit(1)
@@ -276,6 +285,21 @@ for at in holder receiver middle; do
 	run_case "full-then-small/at-$at" none --scenario split --w1 1460 --w2 7 --at "$at" "${base[@]}"
 	run_case "full-then-small-server/at-$at" none --scenario split-server --w1 1460 --w2 7 \
 		--at "$at" "${base[@]}"
+done
+# One direction captured: the stalls happen but cannot be told (no ACK of
+# R's, or no S2 of H's): nothing found, and scan says it saw the
+# connection one way only
+for only in client server; do
+	for sc in split split-server; do
+		name="one-direction/$sc/only-$only"
+		run_case "$name" unseen --scenario "$sc" --only "$only" "${base[@]}"
+		selected "$name/stats" || continue
+		if grep -q '[1-9][0-9]* seen one way only' "$TMP/scan.err"; then
+			pass "$name/stats"
+		else
+			fail "$name/stats" "scan's stats line does not count it one way only" "$TMP/scan.err"
+		fi
+	done
 done
 # many connections at once, stalling and not, interleaved
 for at in holder receiver middle; do
