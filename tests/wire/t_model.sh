@@ -22,10 +22,11 @@
 # Then: piece sizes (1000-byte pieces stall; a full segment then a small
 # one does not), one direction captured (stalls that cannot be seen: none
 # found, the connection counted one way only), 64 connections 32 at once
-# of mixed scenarios, and the capture's forms on one stalling case (IPv6, raw IP, pcapng,
-# ns timestamps, big-endian pcap, snaplen 96, no handshake, sequence
-# numbers that wrap, quick ACKs at the start, three connections), each
-# also read by tshark (the file is a capture, every packet in it).
+# of mixed scenarios, and the capture's forms on one stalling case (IPv6,
+# raw IP, pcapng, ns timestamps, big-endian pcap, snaplen 96, no
+# handshake, sequence numbers that wrap, quick ACKs at the start, three
+# connections), each also read by tshark (the file is a capture, every
+# packet in it).
 # Each trap is also read naively (the signature without its refinements):
 # one of its captures at least must show it, or the trap tests nothing.
 # Each check is named SCENARIO/at-WHERE/rtt-N/ack-M. T=pattern picks
