@@ -21,29 +21,40 @@ TEST_CC   = $(CC) $(XCPPFLAGS) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) $(DEPFLAGS) $(LDF
 B        := build
 PREFIX   ?= /usr/local
 
-# Modules with no interposed name: the static archive the unit tests link.
-CORE_OBJS := $(B)/obj/policy.o $(B)/obj/config.o $(B)/obj/conn.o $(B)/obj/hot.o \
-	$(B)/obj/json.o $(B)/obj/aside.o $(B)/obj/addr.o
+# The library's folders (each has a README.md; tests/check-layers.sh
+# guards which may include which): src/common/ (what the library and the
+# command share), src/core/ (the descriptor table and the services every
+# action uses), src/actions/ (track.c chooses a socket's action; a folder
+# per action), src/process/ (load, fork, seccomp), src/interpose/ (the
+# libc-named entry points).
+COMMON_OBJS := $(B)/obj/common/policy.o $(B)/obj/common/config.o \
+	$(B)/obj/common/json.o $(B)/obj/common/addr.o
+# Modules with no interposed name: the static archive the unit tests link
+# (and the command, for the policy, JSON and addresses).
+CORE_OBJS := $(COMMON_OBJS) $(B)/obj/core/conn.o $(B)/obj/core/hot.o $(B)/obj/core/aside.o
 # The coalesce action and the audit action: a file split off one of them
 # is added here, and both the library and the unit tests link it.
-COALESCE_OBJS := $(B)/obj/coalesce.o $(B)/obj/coalesce_buf.o $(B)/obj/coalesce_pending.o \
-	$(B)/obj/coalesce_handler.o
-AUDIT_OBJS := $(B)/obj/audit.o $(B)/obj/audit_recv.o $(B)/obj/audit_log.o
+COALESCE_OBJS := $(B)/obj/actions/coalesce/coalesce.o $(B)/obj/actions/coalesce/coalesce_buf.o \
+	$(B)/obj/actions/coalesce/coalesce_pending.o $(B)/obj/actions/coalesce/coalesce_handler.o
+AUDIT_OBJS := $(B)/obj/actions/audit/audit.o $(B)/obj/actions/audit/audit_recv.o \
+	$(B)/obj/actions/audit/audit_log.o
 # What the unit tests of coalesce and audit link beside the core: those
 # modules and what they call, with nf_real filled by the tests' fakes.
 # Not timer.c (tests/unit/fake_timer.c stands in: no thread, a clock the
-# test moves) and nothing that interposes (real.c, init.c, interpose/).
-SEAM_OBJS := $(COALESCE_OBJS) $(AUDIT_OBJS) $(B)/obj/copyin.o $(B)/obj/log.o \
-	$(B)/obj/track.o $(B)/obj/auto.o $(B)/obj/quickack.o
+# test moves) and nothing that interposes (real.c, process/, interpose/).
+SEAM_OBJS := $(COALESCE_OBJS) $(AUDIT_OBJS) $(B)/obj/core/copyin.o $(B)/obj/core/log.o \
+	$(B)/obj/actions/track.o $(B)/obj/actions/auto/auto.o $(B)/obj/actions/quickack/quickack.o
 LIB_OBJS  := $(CORE_OBJS) \
-	$(B)/obj/real.o $(B)/obj/init.o $(B)/obj/atfork.o $(B)/obj/clock.o $(B)/obj/log.o $(B)/obj/track.o \
-	$(COALESCE_OBJS) $(B)/obj/copyin.o $(B)/obj/timer.o $(B)/obj/auto.o $(B)/obj/quickack.o \
+	$(B)/obj/core/real.o $(B)/obj/process/init.o $(B)/obj/process/atfork.o \
+	$(B)/obj/core/clock.o $(B)/obj/core/log.o $(B)/obj/actions/track.o \
+	$(COALESCE_OBJS) $(B)/obj/core/copyin.o $(B)/obj/core/timer.o \
+	$(B)/obj/actions/auto/auto.o $(B)/obj/actions/quickack/quickack.o \
 	$(AUDIT_OBJS) \
 	$(B)/obj/interpose/connect.o $(B)/obj/interpose/sockopt.o \
 	$(B)/obj/interpose/write.o $(B)/obj/interpose/read.o \
 	$(B)/obj/interpose/fd.o $(B)/obj/interpose/wait.o \
 	$(B)/obj/interpose/process.o $(B)/obj/interpose/stdio.o \
-	$(B)/obj/interpose/aio.o $(B)/obj/interpose/sandbox.o $(B)/obj/sandbox.o
+	$(B)/obj/interpose/aio.o $(B)/obj/interpose/sandbox.o $(B)/obj/process/sandbox.o
 # The command: every file of src/cli/. The packet side (src/wire/: capture
 # readers, decoder, live ring, detector) is an archive of its own that the
 # command and tests/wire's unit tests link; the library never does.
@@ -116,7 +127,11 @@ test-fix: all
 test-man:
 	tests/man/run.sh
 
-.PHONY: test-wire test-fix test-man
+# The README's examples, run as written (tests/readme/run.sh).
+test-readme: all
+	tests/readme/run.sh
+
+.PHONY: test-wire test-fix test-man test-readme
 
 # ---- tests ---------------------------------------------------------------
 
@@ -171,10 +186,13 @@ test-exports: $(B)/libnaglefix.so
 	CC='$(CC)' tests/check-exports.sh $(B)/libnaglefix.so src/naglefix.map \
 		include/nf_hook_list.h $(LIB_OBJS)
 
-# The include graph of src/ and include/: no cycle, no core module that
-# includes an interpose/ header (tests/check-layers.sh says how it is read).
+# The include graph of src/ and include/: no cycle, no include that points
+# the wrong way between src/'s folders, no circle between the command's
+# files (tests/check-layers.sh says how it is read; its self-test proves it
+# fails on a wrong arrow).
 test-layers:
 	tests/check-layers.sh
+	tests/check-layers-self.sh
 
 # make test-unit [T=pattern] [SUITE=conn] [CASE=startup]: T picks tests by
 # name, SUITE and CASE are Check's CK_RUN_SUITE and CK_RUN_CASE.
@@ -291,4 +309,4 @@ include tests/external/external.mk
 
 # What each object and program includes, as the compiler found it (none
 # before the first build, when everything is built anyway).
--include $(wildcard $(B)/obj/*.d $(B)/obj/*/*.d $(B)/tests/*.d $(B)/tests/*/*.d)
+-include $(wildcard $(B)/obj/*.d $(B)/obj/*/*.d $(B)/obj/*/*/*.d $(B)/tests/*.d $(B)/tests/*/*.d)

@@ -54,6 +54,7 @@ run_suite wire make -s test-wire
 run_suite fix make -s test-fix
 run_suite install tests/install/run.sh
 run_suite man make -s test-man
+run_suite readme make -s test-readme
 run_suite stress make -s test-stress
 run_suite security make -s test-security
 run_suite sanitize make -s test-sanitize

@@ -2,9 +2,11 @@
 # run.sh [README] - the man pages (tests/run-all.sh: man): every page of src/man/
 # passes `mandoc -T lint -W warning` and `groff -man -t -ww -z` with no
 # message, and `man -l` renders it with its NAME; the opening and every
-# "## " section of README (default: the tree's README.md) before
-# "## License" is in some page: its numbers, code spans and code lines (readme_in_man.py says
-# which), so the README can move its detail into the pages and lose none.
+# "## " section of README before "## License" is in some page: its
+# numbers, code spans and code lines (readme_in_man.py says which). The
+# default README is readme-before-cut.md beside this script: the README
+# as it was (1,397 lines) before it became a front door and its detail
+# moved into the pages; so the pages keep all of it.
 # Also proves the last check can fail: against a page with nothing in it
 # every section is missing, and the pages without naglefix(7)'s SPEED
 # section miss the README's "Speed" (if it has one). Pass an older README
@@ -14,7 +16,7 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$top/tests/lib.sh"
-readme=${1:-$top/README.md}
+readme=${1:-$top/tests/man/readme-before-cut.md}
 here=$top/tests/man
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
