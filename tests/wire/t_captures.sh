@@ -11,9 +11,10 @@
 # median stall within 10% of the program's own median time a round (and
 # within 5% of the ground truth's):
 #   java      tests/legacy LegacyClient vs EchoServer     tcpdump -i lo
-#   python4   legacy_client.py over IPv4                  tcpdump -i any (cooked)
+#   python4   legacy_client.py over IPv4                  tcpdump -i any (cooked v2)
 #   python6   legacy_client.py over IPv6 (::1)            dumpcap -i lo (pcapng)
-#   node      legacy_client.js vs EchoServer              tcpdump -i lo -s 96
+#   node      legacy_client.js vs EchoServer              tcpdump -i any -y LINUX_SLL
+#                                                         (cooked v1) -s 96
 #   perl      legacy_client.pl vs EchoServer              tcpdump -w - | naglefix scan -
 #   http.server  python3 -m http.server (HTTP/1.1) answering http.client
 #                                                         tcpdump -i lo, ns timestamps
@@ -314,7 +315,7 @@ capture_client python4 tcpdump "$H:$pyport" connect $((ROUNDS - 1)) -i any -- \
     python3 "$LEGACY_DIR/legacy_client.py" "$H" "$pyport" "$ROUNDS" split
 capture_client python6 dumpcap "[::1]:$py6port" connect $((ROUNDS - 1)) -i lo -q -- \
     python3 "$LEGACY_DIR/legacy_client.py" ::1 "$py6port" "$ROUNDS" split
-capture_client node tcpdump "$H:$jport" connect $((ROUNDS - 1)) -i lo -s 96 -- \
+capture_client node tcpdump "$H:$jport" connect $((ROUNDS - 1)) -i any -y LINUX_SLL -s 96 -- \
     node "$LEGACY_DIR/legacy_client.js" "$H" "$jport" "$ROUNDS" split
 
 # perl: tcpdump's stream piped into scan as it is captured (tee keeps a
