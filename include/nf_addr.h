@@ -1,7 +1,7 @@
 /*
  * nf_addr.h - an address and port as every message of naglefix writes
  * it: "127.0.0.1:80", "[::1]:80", an IPv4-mapped IPv6 address as IPv4.
- * Shared by the library's audit log and the command (src/addr.c).
+ * Shared by the library's audit log and the command (src/common/addr.c).
  */
 #ifndef NF_ADDR_H
 #define NF_ADDR_H

@@ -58,7 +58,8 @@ int nf_coalesce_before_send(struct nf_conn *c, int fd, int flags);
 
 /* The program reads fd: send what is buffered without blocking (whatever
  * cannot go now stays for the timer); its next write may go straight
- * again (a whole message: see WHOLE_AFTER in src/coalesce_int.h). */
+ * again (a whole message: see WHOLE_AFTER in
+ * src/actions/coalesce/coalesce_int.h). */
 void nf_coalesce_flush(struct nf_conn *c, int fd);
 
 /* fd is duplicated or disconnected and lives on: send all that is

@@ -1,93 +1,198 @@
 #!/bin/sh
-# check-layers.sh [TOP] - proves the layers of TOP's sources (default: this
-# checkout) only point down: the graph of what includes what has no cycle,
-# and no core module includes a header of the interpose layer.
+# check-layers.sh [TOP] - proves that the folders of TOP's src/ (default:
+# this checkout) only point down: no include between two folders that the
+# table below does not allow, no cycle between the modules of the library
+# and of the packet side, and no circle between the command's files.
 #
-# The graph is one of modules, read from the `#include "..."` lines of
-# TOP/src and TOP/include (the command, src/cli, is a program of its own
-# and left out). A header is the module of its name (include/nf_timer.h:
-# timer); a .c file belongs to the module of its first quoted include, its
-# own header (audit_log.c includes nf_audit.h first: audit); a .c file
-# with none is a module of its own. So coalesce.c including nf_timer.h and
-# timer.c including nf_coalesce.h is the cycle coalesce -> timer ->
-# coalesce, though no header includes itself.
+# Folders. A file of src/ is in the folder it lives in, relative to src/
+# (src/actions/coalesce/coalesce.c: actions/coalesce). A header of
+# include/, nf_NAME.h, is in the folder of its module's file NAME.c
+# (include/nf_timer.h: core, for src/core/timer.c), or, for a header with
+# no such file or with two (src/interpose/sandbox.c beside
+# src/process/sandbox.c), in the folder HEADERS below names. A header with
+# neither is a failure: add it to HEADERS.
 #
-# The interpose layer is src/interpose/ and src/nf_hooks.h, the header of
-# its nf_ twins: a module with a file there is interpose, every other one
-# is core. A core module may not include an interpose header: the core is
-# reached from the hooks, never the other way.
+# Arrows. Each `#include "..."` of a file of src/ or include/ (the name
+# found beside the file, else in include/) is an arrow from the file's
+# folder to the header's; an arrow inside one folder is always allowed,
+# one between two folders only if ARROWS lists it. The picture: the
+# libc-named entry points call the process's life (load, fork, seccomp),
+# which calls the actions, which call the core, which calls what is common;
+# the packet side and the command share nothing with the preloaded library
+# but common/ (addresses, JSON, the policy language):
 #
-# Prints each cycle (its modules and the includes that close it) and each upward include, and
-# ends with "N passed, M failed" over the two checks; exits 1 on a failure.
+#   interpose -> process -> actions/* -> core -> common
+#   cli -> wire -> common, cli -> common
+#
+# and inside actions/: track.c (actions/) decides a socket's action and
+# hands it to auto or quickack; audit asks track for the decision.
+#
+# Modules (the cycle check, as before the folders): a header is the module
+# of its name (include/nf_timer.h: timer); a .c file belongs to the module
+# of its first quoted include when that header is of its own folder
+# (audit_log.c includes nf_audit.h first: audit), else it is a module of
+# its own name. So coalesce.c including nf_timer.h and timer.c including
+# nf_coalesce.h would be the cycle coalesce -> timer -> coalesce, though no
+# header includes itself. src/cli is left out of this graph: its nf_cli.h
+# declares the functions of several files, so the command's check is one
+# of calls instead. A file of src/cli that calls a function (nf_...(...))
+# that another one defines points to it; no file may reach itself.
+#
+# Prints each wrong arrow (the include that makes it), each cycle (its
+# modules and the includes that close it) and each circle of calls, and
+# ends with "N passed, M failed" over the three checks; exits 1 on a
+# failure, 2 if TOP has no src/.
 set -eu
 
 top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 [ -d "$top/src" ] || { echo "$0: no src/ in $top" >&2; exit 2; }
 cd "$top"
 
+# The folder of each header that has no NAME.c of its own, or two.
+HEADERS='
+nf_guard.h core
+nf_libc.h core
+nf_hook_list.h core
+nf_fast.h interpose
+nf_coalesce.h actions/coalesce
+nf_audit.h actions/audit
+nf_sandbox.h process
+nf_version.h common
+nf_fnv.h common
+nf_pkt.h wire
+nf_wire.h wire
+'
+
+# FROM TO...: the folders FROM may include from, beside its own.
+ARROWS='
+interpose process actions actions/coalesce actions/audit actions/auto actions/quickack core common
+process actions actions/coalesce actions/audit actions/auto actions/quickack core common
+actions/audit actions core common
+actions actions/auto actions/quickack core common
+actions/coalesce core common
+actions/auto core common
+actions/quickack core common
+core common
+common
+wire common
+cli wire common
+'
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+find src include -path src/man -prune -o \( -name '*.c' -o -name '*.h' \) -print | sort >"$tmp/files"
+
 # file<TAB>included, one line per quoted include; the included name made a
 # path relative to TOP (a header is found beside the file, else in include/).
-find src include -path src/cli -prune -o \( -name '*.c' -o -name '*.h' \) -print | sort |
-	while read -r f; do
-		sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
-			while read -r inc; do
-				p=$(dirname "$f")/$inc
-				[ -e "$p" ] || p=include/$inc
-				# shellcheck disable=SC2094 # realpath only names it
-				printf '%s\t%s\n' "$f" "$(realpath -m --relative-to=. "$p")"
-			done
-	done >"$tmp/edges"
+while read -r f; do
+	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
+		while read -r inc; do
+			p=$(dirname "$f")/$inc
+			[ -e "$p" ] || p=include/$inc
+			# shellcheck disable=SC2094 # realpath only names it
+			printf '%s\t%s\n' "$f" "$(realpath -m --relative-to=. "$p")"
+		done
+done <"$tmp/files" >"$tmp/edges"
 
-# The module of a header: its name without nf_ and the extension.
+# file<TAB>folder for every file (and every included name, which may be a
+# header that does not exist: its folder is "?").
+{ cat "$tmp/files"; cut -f2 "$tmp/edges"; } | sort -u |
+	while read -r f; do
+		case $f in
+		src/*) d=${f#src/}; d=${d%/*} ;;
+		include/*)
+			h=${f#include/}
+			d=$(printf '%s\n' "$HEADERS" | awk -v h="$h" '$1 == h { print $2 }')
+			if [ -z "$d" ]; then
+				n=${h#nf_}
+				n=${n%.h}
+				impl=$(grep -E "^src/(.*/)?$n\\.c\$" "$tmp/files" || true)
+				if [ -n "$impl" ] && [ "$(printf '%s\n' "$impl" | wc -l)" -eq 1 ]; then
+					d=${impl#src/}
+					d=${d%/*}
+				else
+					d=?
+				fi
+			fi
+			;;
+		*) d=? ;;
+		esac
+		printf '%s\t%s\n' "$f" "$d"
+	done >"$tmp/folders"
+
+passed=0
+failed=0
+
+# ---- arrows between folders
+printf '%s\n' "$ARROWS" | awk 'NF { ok[$1, $1] = 1; known[$1] = 1; for (i = 2; i <= NF; i++) ok[$1, $i] = 1 }
+	END { for (k in ok) print k }' | tr '\034' ' ' >"$tmp/allowed"
+awk -F'\t' 'FILENAME == ARGV[1] { split($0, a, " "); ok[a[1], a[2]] = 1; known[a[1]] = 1; next }
+	    FILENAME == ARGV[2] { dir[$1] = $2; next }
+	    {
+		from = dir[$1]; to = dir[$2]
+		if (to == "?")
+			printf "  %s includes %s: a header of no folder (add it to HEADERS)\n", $1, $2
+		else if (!(from in known))
+			printf "  %s includes %s: folder %s is in no row of ARROWS\n", $1, $2, from
+		else if (from != to && !ok[from, to])
+			printf "  %s includes %s (%s -> %s: not an arrow of ARROWS)\n", $1, $2, from, to
+	    }' "$tmp/allowed" "$tmp/folders" "$tmp/edges" >"$tmp/wrong"
+if [ -s "$tmp/wrong" ]; then
+	echo "FAIL layers-folders: an include that points the wrong way:"
+	cat "$tmp/wrong"
+	failed=$((failed + 1))
+else
+	echo "PASS layers-folders: $(grep -c '^src/' "$tmp/files") files in $(grep '^src/' "$tmp/folders" | cut -f2 | sort -u | wc -l | tr -d ' ') folders, $(awk -F'\t' 'NR == FNR { d[$1] = $2; next } d[$1] != d[$2] { print d[$1], d[$2] }' "$tmp/folders" "$tmp/edges" | sort -u | wc -l | tr -d ' ') arrows between them"
+	passed=$((passed + 1))
+fi
+
+# ---- cycles between modules (src/cli left out: see above)
 header_module() {
 	basename "$1" | sed -e 's/^nf_//' -e 's/\.[ch]$//'
 }
-
-# file<TAB>module for every file.
-find src include -path src/cli -prune -o \( -name '*.c' -o -name '*.h' \) -print | sort |
+grep -v '^src/cli/' "$tmp/files" |
 	while read -r f; do
 		case $f in
 		*.h) m=$(header_module "$f") ;;
 		*)
 			first=$(awk -F'\t' -v f="$f" '$1 == f { print $2; exit }' "$tmp/edges")
-			if [ -n "$first" ]; then m=$(header_module "$first"); else m=$(header_module "$f"); fi
+			same=$(awk -F'\t' -v a="$f" -v b="$first" '$1 == a { x = $2 } $1 == b { y = $2 } END { print (x == y) }' "$tmp/folders")
+			if [ -n "$first" ] && [ "$same" = 1 ]; then m=$(header_module "$first"); else m=$(header_module "$f"); fi
 			;;
 		esac
 		printf '%s\t%s\n' "$f" "$m"
 	done >"$tmp/modules"
 
-# A module is interpose if any of its files is.
-awk -F'\t' '$1 ~ /^src\/interpose\// || $1 == "src/nf_hooks.h" { print $2 }' "$tmp/modules" |
-	sort -u >"$tmp/interpose"
-
-# module -> module arrows (self arrows dropped), with the file that makes each.
 awk -F'\t' 'NR == FNR { mod[$1] = $2; next }
 	    ($1 in mod) && ($2 in mod) && mod[$1] != mod[$2] { print mod[$1], mod[$2], $1, $2 }' \
 	"$tmp/modules" "$tmp/edges" | sort -u >"$tmp/arrows"
 
-passed=0
-failed=0
-
-# Each set of modules that reach one another (a cycle), from the transitive
-# closure of the arrows, with the arrows inside it (one file each).
-awk '{ a[$1, $2] = 1; node[$1] = 1; node[$2] = 1; line[NR] = $0 }
-     END {
-	for (k in node) for (i in node) if (a[i, k]) for (j in node) if (a[k, j]) a[i, j] = 1
-	for (i in node) {
-		if (!a[i, i] || done[i]) continue
-		set = ""
-		for (j in node) if (a[i, j] && a[j, i]) { done[j] = 1; in_set[j] = i; set = set " " j }
-		print "  cycle:" set
-		for (n = 1; n <= NR; n++) {
-			split(line[n], f, " ")
-			if (in_set[f[1]] == i && in_set[f[2]] == i && !shown[f[1], f[2]]++)
-				printf "    %s -> %s (%s includes %s)\n", f[1], f[2], f[3], f[4]
+# loops ARROWS: each set of nodes that reach one another (a cycle), from
+# the transitive closure of ARROWS' lines "FROM TO WHY...", with the
+# arrows inside it (the first WHY of each).
+loops() {
+	awk '{ a[$1, $2] = 1; node[$1] = 1; node[$2] = 1; line[NR] = $0 }
+	     END {
+		for (k in node) for (i in node) if (a[i, k]) for (j in node) if (a[k, j]) a[i, j] = 1
+		for (i in node) {
+			if (!a[i, i] || done[i]) continue
+			set = ""
+			for (j in node) if (a[i, j] && a[j, i]) { done[j] = 1; in_set[j] = i; set = set " " j }
+			print "  cycle:" set
+			for (n = 1; n <= NR; n++) {
+				split(line[n], f, " ")
+				if (in_set[f[1]] == i && in_set[f[2]] == i && !shown[f[1], f[2]]++) {
+					why = line[n]; sub(/^[^ ]+ [^ ]+ /, "", why)
+					printf "    %s -> %s (%s)\n", f[1], f[2], why
+				}
+			}
 		}
-	}
-     }' "$tmp/arrows" >"$tmp/loops"
+	     }' "$1"
+}
+
+awk '{ print $1, $2, $3, "includes", $4 }' "$tmp/arrows" >"$tmp/marrows"
+loops "$tmp/marrows" >"$tmp/loops"
 if [ -s "$tmp/loops" ]; then
 	echo "FAIL layers-no-cycle: modules that include one another:"
 	cat "$tmp/loops"
@@ -97,15 +202,29 @@ else
 	passed=$((passed + 1))
 fi
 
-awk 'NR == FNR { up[$1] = 1; next } !($1 in up) && ($2 in up) {
-	printf "  %s includes %s (core %s -> interpose %s)\n", $3, $4, $1, $2 }' \
-	"$tmp/interpose" "$tmp/arrows" >"$tmp/upward"
-if [ -s "$tmp/upward" ]; then
-	echo "FAIL layers-core-below-interpose: a core file includes an interpose header:"
-	cat "$tmp/upward"
+# ---- circles of calls between the command's files. A file defines the
+# nf_ functions whose definition starts a line (not static, no ';' at the
+# end of that line); it calls every nf_NAME( it does not define.
+: >"$tmp/defs"
+: >"$tmp/calls"
+for f in src/cli/*.c; do
+	[ -e "$f" ] || continue
+	b=$(basename "$f" .c)
+	sed -n '/^[A-Za-z_]/{ /^static/d; /^extern/d; /^typedef/d; /;[[:space:]]*$/d; p; }' "$f" |
+		grep -o 'nf_[A-Za-z0-9_]*(' | sed "s/($//; s/^/$b /" >>"$tmp/defs"
+	grep -o 'nf_[A-Za-z0-9_]*[[:space:]]*(' "$f" | sed 's/[[:space:]]*($//' | sort -u |
+		sed "s/^/$b /" >>"$tmp/calls"
+done
+awk 'NR == FNR { owner[$2] = $1; next }
+     ($2 in owner) && owner[$2] != $1 { print $1, owner[$2], $1 ".c calls", $2 }' \
+	"$tmp/defs" "$tmp/calls" | sort -u >"$tmp/carrows"
+loops "$tmp/carrows" >"$tmp/circles"
+if [ -s "$tmp/circles" ]; then
+	echo "FAIL layers-cli-no-circle: files of src/cli that call one another:"
+	cat "$tmp/circles"
 	failed=$((failed + 1))
 else
-	echo "PASS layers-core-below-interpose"
+	echo "PASS layers-cli-no-circle: $(ls src/cli/*.c 2>/dev/null | wc -l | tr -d ' ') files, $(cut -d' ' -f1,2 "$tmp/carrows" | sort -u | wc -l | tr -d ' ') arrows of calls between them"
 	passed=$((passed + 1))
 fi
 

@@ -72,29 +72,6 @@ static int usage(FILE *out, int status)
 	return status;
 }
 
-/* The library next to this executable, or in ../lib/naglefix/. */
-static int find_library(char *out, size_t outlen)
-{
-	static const char *const rel[] = { "libnaglefix.so", "../lib/naglefix/libnaglefix.so" };
-	char exe[PATH_MAX], cand[PATH_MAX + 64];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		snprintf(cand, sizeof(cand), "%s/%s", exe, rel[i]);
-		if (access(cand, R_OK) == 0 && realpath(cand, out) && strlen(out) < outlen)
-			return 0;
-	}
-	return -1;
-}
-
 /* Sets name to path made absolute (launchers change directory). */
 static int setenv_path(const char *name, const char *path)
 {
@@ -104,12 +81,6 @@ static int setenv_path(const char *name, const char *path)
 		return setenv(name, path, 1);
 	snprintf(abs, sizeof(abs), "%s/%s", cwd, path);
 	return setenv(name, abs, 1);
-}
-
-const char *nf_cli_quote(const char *arg, char buf[NF_CLI_QUOTE_MAX])
-{
-	nf_policy_escape(arg, buf, NF_CLI_QUOTE_MAX);
-	return buf;
 }
 
 /* -l LOG: NAGLEFIX_LOG, a path made absolute, or stderr or syslog as they
@@ -140,36 +111,6 @@ static int set_config(const char *arg)
 	else
 		setenv_path("NAGLEFIX_CONF", arg);
 	return 0;
-}
-
-/* Is lib one of the entries (separated by ':' or ' ') of list? */
-static int preload_has(const char *list, const char *lib)
-{
-	size_t n = strlen(lib);
-
-	for (const char *p = list; (p = strstr(p, lib)) != NULL; p++)
-		if ((p == list || p[-1] == ':' || p[-1] == ' ') &&
-		    (p[n] == '\0' || p[n] == ':' || p[n] == ' '))
-			return 1;
-	return 0;
-}
-
-/* Puts lib first in LD_PRELOAD, keeping what was there. */
-static int prepend_preload(const char *lib)
-{
-	const char *old = getenv("LD_PRELOAD");
-	char *val;
-	int rc;
-
-	if (!old || !*old)
-		return setenv("LD_PRELOAD", lib, 1);
-	if (preload_has(old, lib))
-		return 0;
-	if (asprintf(&val, "%s:%s", lib, old) < 0)
-		return -1;
-	rc = setenv("LD_PRELOAD", val, 1);
-	free(val);
-	return rc;
 }
 
 /* What the library does with no file: the answer of check, status 0. */
@@ -211,21 +152,6 @@ static int cmd_check(int argc, char **argv)
 	printf("%s: ok, %zu rule%s, default %s\n", path, p.nrules, p.nrules == 1 ? "" : "s",
 	       nf_policy_action_name(p.dflt.action));
 	nf_policy_free(&p);
-	return 0;
-}
-
-int nf_cli_preload(void)
-{
-	char lib[PATH_MAX];
-
-	if (find_library(lib, sizeof(lib)) < 0) {
-		fprintf(stderr, "naglefix: cannot find libnaglefix.so next to this program\n");
-		return -1;
-	}
-	if (prepend_preload(lib) < 0) {
-		perror("naglefix: LD_PRELOAD");
-		return -1;
-	}
 	return 0;
 }
 

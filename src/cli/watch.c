@@ -46,22 +46,6 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void end_of(const struct nf_end *e, struct nf_owner_end *o)
-{
-	o->family = e->family;
-	o->port = e->port;
-	memcpy(o->addr, e->addr, sizeof(o->addr));
-}
-
-int nf_watch_owner(const struct nf_end *local, const struct nf_end *remote, struct nf_owner *o)
-{
-	struct nf_owner_end l, r;
-
-	end_of(local, &l);
-	end_of(remote, &r);
-	return nf_owner_find(&l, &r, o);
-}
-
 /* A connection found stalling (h is its row, or a copy of it with the
  * connection's own ends): its holder named if it is a process of this
  * host, the line printed, and under --fix the fix. */

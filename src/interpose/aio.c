@@ -12,7 +12,7 @@
 #include <aio.h>
 #include <errno.h>
 
-#include "../nf_hooks.h"
+#include "nf_hooks.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"
 #include "nf_real.h"

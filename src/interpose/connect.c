@@ -4,7 +4,7 @@
  */
 #include <errno.h>
 
-#include "../nf_hooks.h"
+#include "nf_hooks.h"
 #include "nf_audit.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"

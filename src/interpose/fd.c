@@ -11,7 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../nf_hooks.h"
+#include "nf_hooks.h"
 #include "nf_audit.h"
 #include "nf_coalesce.h"
 #include "nf_conn.h"

@@ -25,7 +25,7 @@
 #include <threads.h>
 #include <unistd.h>
 
-#include "../nf_hooks.h"
+#include "nf_hooks.h"
 #include "nf_aside.h"
 #include "nf_atfork.h"
 #include "nf_audit.h"

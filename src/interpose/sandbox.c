@@ -11,7 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
-#include "../nf_hooks.h"
+#include "nf_hooks.h"
 #include "nf_init.h"
 #include "nf_sandbox.h"
 

@@ -4,7 +4,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
-#include "../nf_hooks.h"
+#include "nf_hooks.h"
 #include "nf_auto.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"

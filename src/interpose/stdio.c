@@ -6,11 +6,11 @@
  * stdio reads, writes and closes through libc's internal calls, which no
  * hook sees. So a socket stdio can write is never buffered: fdopen drains
  * what its socket holds and turns its rule to nodelay for good, and
- * descriptors 0-2 never get coalesce at all (src/track.c). dprintf, which
- * writes through a FILE of its own, first pushes out what its socket
- * holds. fclose and freopen close the descriptor inside libc: its state
- * ends first, as close() ends it, so the number reused later (by a file,
- * say) carries nothing of the socket.
+ * descriptors 0-2 never get coalesce at all (src/actions/track.c).
+ * dprintf, which writes through a FILE of its own, first pushes out what
+ * its socket holds. fclose and freopen close the descriptor inside libc:
+ * its state ends first, as close() ends it, so the number reused later
+ * (by a file, say) carries nothing of the socket.
  *
  * glibc's fcloseall flushes and unbuffers every stream but closes no
  * descriptor: nothing to hook (musl has none).
@@ -19,7 +19,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "../nf_hooks.h"
+#include "nf_hooks.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"
 #include "nf_real.h"

@@ -14,7 +14,7 @@
 #include <sys/epoll.h>
 #include <sys/select.h>
 
-#include "../nf_hooks.h"
+#include "nf_hooks.h"
 #include "nf_audit.h"
 #include "nf_auto.h"
 #include "nf_coalesce.h"

@@ -1,7 +1,7 @@
 /*
  * test_handler.c - a signal handler's call on a socket that holds bytes,
  * made while the handler interrupts the library on another socket: what
- * was held keeps its place (src/coalesce_handler.c, nf_co_handler_send, nf_co_handler_push).
+ * was held keeps its place (src/actions/coalesce/coalesce_handler.c, nf_co_handler_send, nf_co_handler_push).
  *
  * Under a flush=1s rule, "A" is written and held on connection H. The main
  * thread then writes 32 MiB to connection M, whose peer reads nothing: the

@@ -1,6 +1,6 @@
 /*
  * fuzz_parse.c - libFuzzer target for the config parser,
- * nf_policy_parse_bytes (src/policy.c): the input is a config text, all
+ * nf_policy_parse_bytes (src/common/policy.c): the input is a config text, all
  * its bytes, NULs included.
  *
  * Besides what the sanitizers catch, it aborts when the parser breaks its

@@ -3,7 +3,7 @@
 # readers with the frame decoder (`make fuzz`).
 #
 # Builds the libFuzzer targets fuzz_parse.c and fuzz_match.c against
-# src/policy.c, and fuzz_cap.c against src/wire/cap.c, pcap.c, pcapng.c
+# src/common/policy.c, and fuzz_cap.c against src/wire/cap.c, pcap.c, pcapng.c
 # and decode.c, with clang (-fsanitize=fuzzer,address,undefined, UB fatal)
 # into build/fuzz/, then runs each for FUZZ_TIME seconds (default 60) on top of
 # its committed seed corpus tests/fuzz/corpus/TARGET/ (read only: what the
@@ -15,7 +15,7 @@
 # the bug is understood.
 #
 # Before that, fuzz-canary-TARGET proves the run can fail: the same target
-# built from a copy of its source (src/policy.c; src/wire/pcapng.c for cap)
+# built from a copy of its source (src/common/policy.c; src/wire/pcapng.c for cap)
 # with a heap overflow injected where the seed corpus reaches it must
 # crash within a few seconds.
 #
@@ -49,7 +49,7 @@ sources() {
     if [[ $1 == cap ]]; then
         echo src/wire/pcapng.c src/wire/cap.c src/wire/pcap.c src/wire/decode.c
     else
-        echo src/policy.c
+        echo src/common/policy.c
     fi
 }
 
@@ -87,7 +87,7 @@ fuzz() {
     RC=$?
 }
 
-# The copy of src/policy.c with a write past a heap block where the seeds
+# The copy of src/common/policy.c with a write past a heap block where the seeds
 # go: in nf_policy_parse_endpoint for a bracketed endpoint ("[::1]:80"), in
 # nf_policy_match for a full-sized IPv6 address; of src/wire/pcapng.c, in
 # read_epb for an enhanced packet block of a big-endian section.

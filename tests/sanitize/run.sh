@@ -320,17 +320,17 @@ make_canary_copy() {
     rm -rf "$C" && mkdir -p "$C/tests" &&
         cp -r Makefile include src "$C/" && cp -r tests/common tests/unit tests/integration tests/coalesce "$C/tests/" &&
         for mk in tests/*/*.mk; do mkdir -p "$C/${mk%/*}" && cp "$mk" "$C/$mk" || return 1; done &&
-        inject src/policy.c nf_policy_match NF_CANARY_ASAN \
+        inject src/common/policy.c nf_policy_match NF_CANARY_ASAN \
             '{ char *volatile nf_canary = malloc(8); nf_canary[8] = 1; free(nf_canary); }' &&
-        inject src/policy.c nf_policy_match NF_CANARY_UBSAN \
+        inject src/common/policy.c nf_policy_match NF_CANARY_UBSAN \
             '{ volatile int nf_canary = __INT_MAX__; nf_canary = nf_canary + (int)(salen > 0); }' &&
-        inject src/policy.c nf_policy_match NF_CANARY_LEAK \
+        inject src/common/policy.c nf_policy_match NF_CANARY_LEAK \
             '{ void *volatile nf_canary = malloc(24); (void)nf_canary; }' &&
-        inject src/policy.c nf_policy_match NF_CANARY_GROW \
+        inject src/common/policy.c nf_policy_match NF_CANARY_GROW \
             '{ static void *nf_head; void **nf_n = malloc(24); if (nf_n) { *nf_n = nf_head; nf_head = nf_n; } }' &&
-        inject src/coalesce.c nf_coalesce_send NF_CANARY_TSAN \
+        inject src/actions/coalesce/coalesce.c nf_coalesce_send NF_CANARY_TSAN \
             '{ static int nf_canary; nf_canary++; }' &&
-        inject src/conn.c nf_conn_ensure NF_CANARY_TSAN \
+        inject src/core/conn.c nf_conn_ensure NF_CANARY_TSAN \
             '{ static int nf_canary; nf_canary++; }'
 }
 

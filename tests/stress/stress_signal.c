@@ -31,7 +31,7 @@
  *                   by the interrupted nf_audit_send_begin/_end
  * nodelay takes no lock and passes. Then, under coalesce other, one run in
  * four: the handler's first record overtook H's id, still held, so the
- * sink saw no connection 1 (fixed: handler_push, now nf_co_handler_push in src/coalesce_handler.c).
+ * sink saw no connection 1 (fixed: handler_push, now nf_co_handler_push in src/actions/coalesce/coalesce_handler.c).
  */
 #include <pthread.h>
 #include <sys/time.h>

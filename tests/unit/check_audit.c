@@ -1,5 +1,5 @@
 /*
- * check_audit.c - audit's detection (src/audit.c, audit_recv.c) against a
+ * check_audit.c - audit's detection (src/actions/audit/audit.c, audit_recv.c) against a
  * fake kernel (fake.h): which writes it records as held, from the
  * TCP_INFO the fake gives, how often it asks, the finding a read behind a
  * held write makes, and which gaps between two reads are the peer's piece

@@ -1,5 +1,5 @@
 /*
- * check_coalesce.c - the coalesce buffer (src/coalesce.c) against a fake
+ * check_coalesce.c - the coalesce buffer (src/actions/coalesce/coalesce.c) against a fake
  * kernel (fake.h): what is held, what each send is offered, in which
  * order, and what the program is told, decided by the fakes, not by
  * timing. tests/coalesce checks the same contract on real sockets.
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "nf_coalesce.h"
-#include "../../src/coalesce_int.h" /* TRUST_AFTER, WHOLE_AFTER; nf_co_append */
+#include "../../src/actions/coalesce/coalesce_int.h" /* TRUST_AFTER, WHOLE_AFTER; nf_co_append */
 #include "nf_conn.h"
 #include "nf_timer.h"
 #include "fake.h"

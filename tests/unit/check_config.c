@@ -1,6 +1,6 @@
 /*
  * check_config.c - from a config file and NAGLEFIX_MODE to a policy
- * (src/config.c). Fixtures are read by path relative to tests/unit.
+ * (src/common/config.c). Fixtures are read by path relative to tests/unit.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * check_conn.c - the fd table (src/conn.c).
+ * check_conn.c - the fd table (src/core/conn.c).
  *
  * The table is process state set up once by nf_conn_init: every test
  * calls it itself and relies on Check's fork mode for a fresh process.
@@ -17,7 +17,7 @@
 #include "nf_conn.h"
 #include "suites.h"
 
-#define CHUNK 256           /* entries per chunk in src/conn.c */
+#define CHUNK 256           /* entries per chunk in src/core/conn.c */
 #define HIGH_LIMIT 200000   /* RLIMIT_NOFILE for the high-fd tests */
 #define HIGH_FD 150000      /* an fd number above 65536 */
 
@@ -116,7 +116,7 @@ START_TEST(test_conn_new_entry_is_fresh_and_undecided)
 }
 END_TEST
 
-#define RAISE_MAX (1 << 24) /* src/conn.c: how far beyond the hard limit it covers */
+#define RAISE_MAX (1 << 24) /* src/core/conn.c: how far beyond the hard limit it covers */
 
 /* /proc/sys/fs/nr_open, read the plain way, at most RAISE_MAX (what the
  * table covers for a later raise), or -1 if it cannot be read. */

@@ -1,5 +1,5 @@
 /*
- * check_policy.c - config parsing and rule matching (src/policy.c).
+ * check_policy.c - config parsing and rule matching (src/common/policy.c).
  *
  * Texts that are one rule are written inline; whole files are fixtures in
  * fixtures/, named by scenario and read by path relative to tests/unit.

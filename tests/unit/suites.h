@@ -6,19 +6,19 @@
 
 #include <check.h>
 
-/* Config parsing and rule matching (src/policy.c). */
+/* Config parsing and rule matching (src/common/policy.c). */
 Suite *policy_suite(void);
 
-/* The fd table (src/conn.c). */
+/* The fd table (src/core/conn.c). */
 Suite *conn_suite(void);
 
-/* Environment and file to policy (src/config.c). */
+/* Environment and file to policy (src/common/config.c). */
 Suite *config_suite(void);
 
-/* The coalesce buffer (src/coalesce.c) against the fakes of fake.h. */
+/* The coalesce buffer (src/actions/coalesce/coalesce.c) against the fakes of fake.h. */
 Suite *coalesce_suite(void);
 
-/* Audit's detection (src/audit.c) against the fakes of fake.h. */
+/* Audit's detection (src/actions/audit/audit.c) against the fakes of fake.h. */
 Suite *audit_suite(void);
 
 /* tcase_add_test, for the tests the name filter T selects (the

@@ -1,0 +1,89 @@
+/*
+ * util.c - what several of the command's files share (nf_cli.h): a word
+ * quoted for a message, and the library put first in LD_PRELOAD. Here, in
+ * one place below the subcommands, so that no circle runs between the
+ * command's files (naglefix.c calls audit.c, which would call back).
+ */
+#include "nf_cli.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nf_policy.h"
+
+const char *nf_cli_quote(const char *arg, char buf[NF_CLI_QUOTE_MAX])
+{
+	nf_policy_escape(arg, buf, NF_CLI_QUOTE_MAX);
+	return buf;
+}
+
+/* The library next to this executable, or in ../lib/naglefix/. */
+static int find_library(char *out, size_t outlen)
+{
+	static const char *const rel[] = { "libnaglefix.so", "../lib/naglefix/libnaglefix.so" };
+	char exe[PATH_MAX], cand[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(cand, sizeof(cand), "%s/%s", exe, rel[i]);
+		if (access(cand, R_OK) == 0 && realpath(cand, out) && strlen(out) < outlen)
+			return 0;
+	}
+	return -1;
+}
+
+/* Is lib one of the entries (separated by ':' or ' ') of list? */
+static int preload_has(const char *list, const char *lib)
+{
+	size_t n = strlen(lib);
+
+	for (const char *p = list; (p = strstr(p, lib)) != NULL; p++)
+		if ((p == list || p[-1] == ':' || p[-1] == ' ') &&
+		    (p[n] == '\0' || p[n] == ':' || p[n] == ' '))
+			return 1;
+	return 0;
+}
+
+/* Puts lib first in LD_PRELOAD, keeping what was there. */
+static int prepend_preload(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *val;
+	int rc;
+
+	if (!old || !*old)
+		return setenv("LD_PRELOAD", lib, 1);
+	if (preload_has(old, lib))
+		return 0;
+	if (asprintf(&val, "%s:%s", lib, old) < 0)
+		return -1;
+	rc = setenv("LD_PRELOAD", val, 1);
+	free(val);
+	return rc;
+}
+
+int nf_cli_preload(void)
+{
+	char lib[PATH_MAX];
+
+	if (find_library(lib, sizeof(lib)) < 0) {
+		fprintf(stderr, "naglefix: cannot find libnaglefix.so next to this program\n");
+		return -1;
+	}
+	if (prepend_preload(lib) < 0) {
+		perror("naglefix: LD_PRELOAD");
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,80 @@
+#!/bin/sh
+# check-layers-self.sh - proves that tests/check-layers.sh can fail: it
+# passes on a copy of this checkout's src/ and include/, and fails, naming
+# the include or the call, on copies with one wrong line added each:
+#
+#   core-to-action    src/core/conn.c includes nf_coalesce.h (core -> actions/coalesce)
+#   common-to-core    src/common/json.c includes nf_conn.h (common -> core)
+#   action-to-process src/actions/auto/auto.c includes nf_init.h (actions/auto -> process)
+#   action-to-action  src/actions/coalesce/coalesce.c includes nf_audit.h (peer actions)
+#   wire-to-core      src/wire/decode.c includes nf_conn.h (the packet side -> core)
+#   cli-to-action     src/cli/scan.c includes nf_track.h (cli -> actions)
+#   cli-to-interpose  src/cli/report.c includes nf_fast.h (cli -> interpose)
+#   no-folder         src/core/clock.c includes nf_nosuch.h (a header of no folder)
+#   module-cycle      include/nf_clock.h includes nf_timer.h (timer.c includes nf_clock.h)
+#   cli-circle        src/cli/util.c calls nf_cli_audit (audit.c calls nf_cli_quote)
+#
+# Each line is "PASS name" or "FAIL name: why"; ends with "N passed, M failed".
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+copy() {
+	rm -rf "$tmp/t" && mkdir -p "$tmp/t" && cp -r "$top/src" "$top/include" "$tmp/t/"
+}
+
+copy
+if sh "$here/check-layers.sh" "$tmp/t" >"$tmp/out" 2>&1; then
+	echo "PASS layers-self-real-tree"
+	passed=$((passed + 1))
+else
+	echo "FAIL layers-self-real-tree: check-layers.sh fails on a copy of the tree:"
+	sed 's/^/    /' "$tmp/out"
+	failed=$((failed + 1))
+fi
+
+# bad NAME FILE LINE EXPECT: FILE (of the copy) with LINE added at its end
+# must make check-layers.sh exit 1 with EXPECT (a fixed string) in its output.
+bad() {
+	copy
+	printf '%s\n' "$3" >>"$tmp/t/$2"
+	sh "$here/check-layers.sh" "$tmp/t" >"$tmp/out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 1 ] && grep -qF -- "$4" "$tmp/out"; then
+		echo "PASS layers-self-$1"
+		passed=$((passed + 1))
+	else
+		echo "FAIL layers-self-$1: exit $rc, expected 1 and \"$4\" in:"
+		sed 's/^/    /' "$tmp/out"
+		failed=$((failed + 1))
+	fi
+}
+
+bad core-to-action src/core/conn.c '#include "nf_coalesce.h"' \
+	'src/core/conn.c includes include/nf_coalesce.h (core -> actions/coalesce'
+bad common-to-core src/common/json.c '#include "nf_conn.h"' \
+	'src/common/json.c includes include/nf_conn.h (common -> core'
+bad action-to-process src/actions/auto/auto.c '#include "nf_init.h"' \
+	'src/actions/auto/auto.c includes include/nf_init.h (actions/auto -> process'
+bad action-to-action src/actions/coalesce/coalesce.c '#include "nf_audit.h"' \
+	'(actions/coalesce -> actions/audit'
+bad wire-to-core src/wire/decode.c '#include "nf_conn.h"' \
+	'src/wire/decode.c includes include/nf_conn.h (wire -> core'
+bad cli-to-action src/cli/scan.c '#include "nf_track.h"' \
+	'src/cli/scan.c includes include/nf_track.h (cli -> actions'
+bad cli-to-interpose src/cli/report.c '#include "nf_fast.h"' \
+	'src/cli/report.c includes include/nf_fast.h (cli -> interpose'
+bad no-folder src/core/clock.c '#include "nf_nosuch.h"' \
+	'src/core/clock.c includes include/nf_nosuch.h: a header of no folder'
+bad module-cycle include/nf_clock.h '#include "nf_timer.h"' \
+	'clock -> timer (include/nf_clock.h includes include/nf_timer.h)'
+bad cli-circle src/cli/util.c 'static int nf_self_test(void) { return nf_cli_audit(0, 0); }' \
+	'util -> audit (util.c calls nf_cli_audit)'
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
