@@ -33,6 +33,7 @@ struct nf_wire *nf_wire_new(const struct nf_wire_opts *o)
 		w->o = *o;
 	else
 		nf_wire_opts_default(&w->o);
+	w->expiry_ns = UINT64_MAX;
 	w->nbuckets = 1024;
 	w->bucket = calloc(w->nbuckets, sizeof(*w->bucket));
 	w->listen = calloc(LISTEN_MAX, sizeof(*w->listen));
@@ -90,15 +91,28 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h ^ (h >> 29);
 }
 
+/* The hash of one end. */
+static uint64_t end_hash(const uint8_t *addr, uint16_t port)
+{
+	uint64_t v[2];
+
+	memcpy(v, addr, 16);
+	return mix(mix(mix(0, v[0]), v[1]), port);
+}
+
 /* The hash of an unordered pair of ends (the same both ways). */
 static uint64_t pair_hash(const struct nf_end *a, const struct nf_end *b)
 {
-	uint64_t ha = 0, hb = 0, v[2];
+	uint64_t ha = end_hash(a->addr, a->port), hb = end_hash(b->addr, b->port);
 
-	memcpy(v, a->addr, 16);
-	ha = mix(mix(mix(ha, v[0]), v[1]), a->port);
-	memcpy(v, b->addr, 16);
-	hb = mix(mix(mix(hb, v[0]), v[1]), b->port);
+	return mix(ha + hb, ha ^ hb);
+}
+
+/* ... of a segment's two ends: pair_hash of its connection's. */
+static uint64_t pkt_hash(const struct nf_pkt *p)
+{
+	uint64_t ha = end_hash(p->saddr, p->sport), hb = end_hash(p->daddr, p->dport);
+
 	return mix(ha + hb, ha ^ hb);
 }
 
@@ -178,17 +192,23 @@ static void list_append(struct nf_wire *w, struct age_list *l, struct conn *c, u
 	l->tail = x;
 }
 
+/* Recomputes when the next connection may expire (the heads' queued_ns
+ * plus their timeouts), so that a packet need not look at the heads. */
+static void next_expiry(struct nf_wire *w)
+{
+	uint64_t t = UINT64_MAX;
+
+	if (w->closed.head)
+		t = slot(w, w->closed.head)->queued_ns + w->o.closed_ns;
+	if (w->live.head && slot(w, w->live.head)->queued_ns + w->o.idle_ns < t)
+		t = slot(w, w->live.head)->queued_ns + w->o.idle_ns;
+	w->expiry_ns = t;
+}
+
 void nf_wire_touch(struct nf_wire *w, struct conn *c)
 {
-	uint32_t x;
-
-	if (c->closed)
-		return; /* kept in closing order */
-	c->last_ns = w->now_ns;
-	if (w->live.tail == (x = index_of(w, c)))
-		return;
-	list_unlink(w, &w->live, c, x);
-	list_append(w, &w->live, c, x);
+	if (!c->closed) /* a closed one stays in closing order */
+		c->last_ns = w->now_ns;
 }
 
 void nf_wire_close(struct nf_wire *w, struct conn *c)
@@ -199,8 +219,10 @@ void nf_wire_close(struct nf_wire *w, struct conn *c)
 		return;
 	list_unlink(w, &w->live, c, x);
 	c->closed = 1;
-	c->last_ns = w->now_ns;
+	c->last_ns = c->queued_ns = w->now_ns;
 	list_append(w, &w->closed, c, x);
+	if (w->closed.head == x)
+		next_expiry(w);
 }
 
 void nf_wire_reopen(struct nf_wire *w, struct conn *c)
@@ -211,7 +233,10 @@ void nf_wire_reopen(struct nf_wire *w, struct conn *c)
 		return;
 	list_unlink(w, &w->closed, c, x);
 	c->closed = 0;
+	c->last_ns = c->queued_ns = w->now_ns;
 	list_append(w, &w->live, c, x);
+	if (w->live.head == x)
+		next_expiry(w);
 }
 
 /* Takes c out of the table (its slot to the free list). */
@@ -236,11 +261,22 @@ static void forget(struct nf_wire *w, struct conn *c, uint32_t x)
 void nf_wire_expire(struct nf_wire *w, uint64_t now_ns)
 {
 	struct conn *c;
+	uint32_t x;
 
-	while (w->closed.head && (c = slot(w, w->closed.head))->last_ns + w->o.closed_ns <= now_ns)
-		forget(w, c, w->closed.head);
-	while (w->live.head && (c = slot(w, w->live.head))->last_ns + w->o.idle_ns <= now_ns)
-		forget(w, c, w->live.head);
+	if (now_ns < w->expiry_ns)
+		return;
+	while ((x = w->closed.head) && (c = slot(w, x))->queued_ns + w->o.closed_ns <= now_ns)
+		forget(w, c, x);
+	while ((x = w->live.head) && (c = slot(w, x))->queued_ns + w->o.idle_ns <= now_ns) {
+		if (c->last_ns + w->o.idle_ns <= now_ns) {
+			forget(w, c, x);
+		} else { /* in use since it was queued: to the end */
+			list_unlink(w, &w->live, c, x);
+			c->queued_ns = c->last_ns;
+			list_append(w, &w->live, c, x);
+		}
+	}
+	next_expiry(w);
 }
 
 /* A new connection for p in slot x; *dir_out as nf_wire_conn says. */
@@ -257,10 +293,13 @@ static struct conn *make_conn(struct nf_wire *w, uint32_t x, const struct nf_end
 	c->ends[!*dir_out] = *dst;
 	c->client = 2;
 	c->used = 1;
+	c->last_ns = c->queued_ns = w->now_ns;
 	h = (uint32_t)pair_hash(src, dst) & (w->nbuckets - 1);
 	c->hnext = w->bucket[h];
 	w->bucket[h] = x;
 	list_append(w, &w->live, c, x);
+	if (w->live.head == x)
+		next_expiry(w);
 	w->st.conns++;
 	if (++w->st.live > w->st.peak)
 		w->st.peak = w->st.live;
@@ -268,14 +307,14 @@ static struct conn *make_conn(struct nf_wire *w, uint32_t x, const struct nf_end
 	return c;
 }
 
-struct conn *nf_wire_conn(struct nf_wire *w, const struct nf_pkt *p, int *dir_out)
+struct conn *nf_wire_conn(struct nf_wire *w, const struct nf_pkt *p, uint64_t hash, int *dir_out)
 {
 	struct nf_end src, dst;
 	uint32_t x, h;
 
 	set_end(&src, p->family, p->saddr, p->sport);
 	set_end(&dst, p->family, p->daddr, p->dport);
-	h = (uint32_t)pair_hash(&src, &dst) & (w->nbuckets - 1);
+	h = (uint32_t)hash & (w->nbuckets - 1);
 	for (x = w->bucket[h]; x; x = slot(w, x)->hnext) {
 		struct conn *c = slot(w, x);
 
@@ -345,7 +384,8 @@ static uint64_t clock_of(struct nf_wire *w, const struct nf_pkt *p)
 	return w->now_ns;
 }
 
-void nf_wire_packet(struct nf_wire *w, const struct nf_pkt *p)
+/* nf_wire_packet, the segment's hash known. */
+static void packet(struct nf_wire *w, const struct nf_pkt *p, uint64_t hash)
 {
 	struct conn *c;
 	int i;
@@ -355,7 +395,52 @@ void nf_wire_packet(struct nf_wire *w, const struct nf_pkt *p)
 	clock_of(w, p);
 	w->st.packets++;
 	nf_wire_expire(w, w->now_ns);
-	if (!(c = nf_wire_conn(w, p, &i)))
+	if (!(c = nf_wire_conn(w, p, hash, &i)))
 		return;
 	nf_wire_detect(w, c, i, p);
+}
+
+void nf_wire_packet(struct nf_wire *w, const struct nf_pkt *p)
+{
+	packet(w, p, pkt_hash(p));
+}
+
+/* Asks the cache for the connection of a segment whose hash is h. */
+static void prefetch_conn(const struct nf_wire *w, uint64_t h)
+{
+	uint32_t x = w->bucket[h & (w->nbuckets - 1)];
+	const char *c;
+
+	if (!x)
+		return;
+	c = (const char *)slot(w, x);
+	__builtin_prefetch(c, 1); /* its ends: the lookup; the rest follows */
+}
+
+/*
+ * A software pipeline: while segment i is read, the bucket of segment
+ * i + 8 and the connection of segment i + 4 are on their way from
+ * memory, so a large table's lookups overlap instead of waiting in turn.
+ */
+void nf_wire_packets(struct nf_wire *w, const struct nf_pkt *p, size_t n)
+{
+	uint64_t h[NF_WIRE_BATCH];
+
+	for (size_t i = 0; i < n && i < 8; i++) {
+		h[i % NF_WIRE_BATCH] = pkt_hash(&p[i]);
+		__builtin_prefetch(&w->bucket[h[i % NF_WIRE_BATCH] & (w->nbuckets - 1)]);
+	}
+	for (size_t i = 0; i < n && i < 4; i++)
+		prefetch_conn(w, h[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (i + 8 < n) {
+			uint64_t *hh = &h[(i + 8) % NF_WIRE_BATCH];
+
+			*hh = pkt_hash(&p[i + 8]);
+			__builtin_prefetch(&w->bucket[*hh & (w->nbuckets - 1)]);
+		}
+		if (i + 4 < n)
+			prefetch_conn(w, h[(i + 4) % NF_WIRE_BATCH]);
+		packet(w, &p[i], h[i % NF_WIRE_BATCH]);
+	}
 }

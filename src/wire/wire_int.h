@@ -61,6 +61,7 @@ struct conn {
 	struct nf_end ends[2];
 	struct dir d[2];      /* d[i]: ends[i] sending */
 	uint64_t last_ns;     /* its last segment */
+	uint64_t queued_ns;   /* last_ns when it was put at its age list's end */
 	uint32_t hnext;       /* the next in its hash chain (index + 1; 0 none) */
 	uint32_t prev, next;  /* its place in the age list (index + 1) */
 	uint32_t idx;         /* its own slot's index + 1 */
@@ -69,7 +70,10 @@ struct conn {
 	uint8_t used : 1;
 };
 
-/* An age list: oldest first, by last_ns (live) or by closing (closed). */
+/* An age list, oldest first by queued_ns: when each was put at its end
+ * (live: a segment's time, closed: its closing). A segment only sets
+ * last_ns; a live connection is put back at the end when it reaches the
+ * head still in use (so a packet touches no other connection). */
 struct age_list {
 	uint32_t head, tail; /* index + 1 */
 };
@@ -89,6 +93,7 @@ struct nf_wire {
 	uint32_t nbuckets;    /* a power of two */
 	struct age_list live, closed;
 	uint64_t now_ns;      /* the newest packet time */
+	uint64_t expiry_ns;   /* no connection expires before this */
 	struct nf_wire_stats st;
 	struct nf_end *listen; /* open addressing, port 0 = empty */
 	uint32_t nlisten;
@@ -102,9 +107,10 @@ struct nf_wire {
 
 /* --- table.c --- */
 
-/* The connection of p, made if new (*dir_out: 0 if p's source is ends[0],
- * else 1). NULL when no memory is left (counted). */
-struct conn *nf_wire_conn(struct nf_wire *w, const struct nf_pkt *p, int *dir_out);
+/* The connection of p, whose ends hash to hash, made if new (*dir_out: 0
+ * if p's source is ends[0], else 1). NULL when no memory is left
+ * (counted). */
+struct conn *nf_wire_conn(struct nf_wire *w, const struct nf_pkt *p, uint64_t hash, int *dir_out);
 
 /* Moves c to the live list's end (a segment came) or, closing it, to the
  * closed list's end. */
