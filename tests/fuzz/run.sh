@@ -21,7 +21,7 @@
 #
 # Prints "PASS name" or "FAIL name: why", ends with "N passed, M failed";
 # exit status 0 iff nothing failed. Env: FUZZ_TIME, FUZZ_CC (clang), WERROR
-# (as make's: empty, warnings are not errors).
+# (as make's: empty, warnings are not errors; fuzz-werror-* prove it).
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -111,6 +111,28 @@ canary_source() {
         infn && !done && $0 == "{" { print code; done = 1 }
         END { exit !done }' "$src" >"$B/canary-$target.c"
 }
+
+# fuzz-werror: WERROR= (empty) takes -Werror off every compile line, as
+# make's does, and without WERROR it is on. Proved on this script itself,
+# run again with a compiler that only records its arguments and fails (so
+# nothing is built or fuzzed): NF_FUZZ_INNER marks that run.
+werror_lines() { # WITH-ARGS... : how many recorded lines, and with -Werror
+    local rec=$B/cc-args stub=$B/cc-stub
+    printf '#!/bin/sh\necho "$*" >>"%s"\nexit 1\n' "$rec" >"$stub" && chmod +x "$stub" || return 1
+    rm -f "$rec"
+    env "$@" NF_FUZZ_INNER=1 FUZZ_CC="$stub" FUZZ_TIME=1 "$HERE/run.sh" >/dev/null 2>&1
+    awk '{ n++; for (i = 1; i <= NF; i++) if ($i == "-Werror") { w++; break } }
+         END { print n + 0, w + 0 }' "$rec" 2>/dev/null || echo "0 0"
+}
+if [[ -z ${NF_FUZZ_INNER:-} ]]; then
+    read -r n w <<<"$(werror_lines -u WERROR)"
+    if ((n > 0 && w == n)); then pass "fuzz-werror-default (-Werror on all $n compile lines)"
+    else fail "fuzz-werror-default" "-Werror on $w of $n compile lines without WERROR"; fi
+    read -r n w <<<"$(werror_lines WERROR=)"
+    if ((n > 0 && w == 0)); then pass "fuzz-werror-empty (WERROR=: on none of $n compile lines)"
+    else fail "fuzz-werror-empty" "WERROR=: -Werror still on $w of $n compile lines"; fi
+    rm -f "$B/cc-args" "$B/cc-stub"
+fi
 
 for t in "${TARGETS[@]}"; do
     read -r -a srcs <<<"$(sources "$t")"
