@@ -110,6 +110,8 @@ struct nf_wire_stats {
 	uint64_t one_way;       /* connections forgotten having been seen one way only */
 	uint64_t retransmits;   /* segments of data already seen */
 	uint64_t dropped_conns; /* connections not tracked: no memory */
+	uint64_t unanswered;    /* stalls R never answered (a one-way sender's
+				 * look-alikes, or its real holds): not counted */
 };
 
 struct nf_wire;

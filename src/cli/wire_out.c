@@ -239,6 +239,9 @@ void nf_cli_wire_stats(FILE *out, const char *who, const struct nf_wire_stats *s
 		(unsigned long long)st->peak, (unsigned long long)st->duplicates,
 		st->duplicates == 1 ? "" : "s", (unsigned long long)st->retransmits,
 		(unsigned long long)st->one_way);
+	if (st->unanswered)
+		fprintf(out, ", %llu held segment%s no answer followed (a one-way sender's: not counted)",
+			(unsigned long long)st->unanswered, st->unanswered == 1 ? "" : "s");
 	if (st->dropped_conns)
 		fprintf(out, ", %llu not tracked (no memory)", (unsigned long long)st->dropped_conns);
 	fputc('\n', out);

@@ -207,7 +207,10 @@ static void own_data(struct nf_wire *w, struct conn *c, int i, const struct nf_p
 		return;
 	}
 	small = p->len && is_small(h, p->len);
-	h->pend = 0; /* R did not answer before H sent more */
+	if (h->pend) { /* R did not answer before H sent more */
+		w->st.unanswered++;
+		h->pend = 0;
+	}
 	if (h->state == ST_ACKED && small && plain && p->seq == h->s1_end &&
 	    (tie = tied(h, now, (uint32_t)(w->o.tie_floor_ns / 1000))))
 		found(w, c, i, p, now, tie == 2);

@@ -252,6 +252,7 @@ static void forget(struct nf_wire *w, struct conn *c, uint32_t x)
 	list_unlink(w, c->closed ? &w->closed : &w->live, c, x);
 	if ((c->d[0].has_data && !c->d[1].seen) || (c->d[1].has_data && !c->d[0].seen))
 		w->st.one_way++;
+	w->st.unanswered += c->d[0].pend + c->d[1].pend;
 	c->used = 0;
 	c->hnext = w->free_head;
 	w->free_head = x;
@@ -370,9 +371,11 @@ void nf_wire_stats(const struct nf_wire *w, struct nf_wire_stats *s)
 		for (uint32_t i = 0; i < CHUNK_LEN && (k << CHUNK_SHIFT) + i < w->nslots; i++) {
 			const struct conn *c = &w->chunk[k][i];
 
-			if (c->used && ((c->d[0].has_data && !c->d[1].seen) ||
-					(c->d[1].has_data && !c->d[0].seen)))
+			if (!c->used)
+				continue;
+			if ((c->d[0].has_data && !c->d[1].seen) || (c->d[1].has_data && !c->d[0].seen))
 				s->one_way++;
+			s->unanswered += c->d[0].pend + c->d[1].pend;
 		}
 }
 

@@ -321,6 +321,7 @@ START_TEST(test_detect_one_way_sender_is_never_answered)
 {
 	struct nf_wire *w = detector();
 	struct nf_holder *const *r;
+	struct nf_wire_stats st;
 	struct tl t;
 
 	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
@@ -331,6 +332,8 @@ START_TEST(test_detect_one_way_sender_is_never_answered)
 		seg(&t, 10 + i * 40.02 + 40, S, 0);
 	}
 	ck_assert_uint_eq(rows(w, &r), 0);
+	nf_wire_stats(w, &st);
+	ck_assert_uint_eq(st.unanswered, 19); /* each held one after the first, counted apart */
 	nf_wire_free(w);
 }
 END_TEST
