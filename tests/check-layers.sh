@@ -112,11 +112,11 @@ done <"$tmp/files" >"$tmp/edges"
 					d=${impl#src/}
 					d=${d%/*}
 				else
-					d=?
+					d='?'
 				fi
 			fi
 			;;
-		*) d=? ;;
+		*) d='?' ;;
 		esac
 		printf '%s\t%s\n' "$f" "$d"
 	done >"$tmp/folders"
@@ -224,7 +224,7 @@ if [ -s "$tmp/circles" ]; then
 	cat "$tmp/circles"
 	failed=$((failed + 1))
 else
-	echo "PASS layers-cli-no-circle: $(ls src/cli/*.c 2>/dev/null | wc -l | tr -d ' ') files, $(cut -d' ' -f1,2 "$tmp/carrows" | sort -u | wc -l | tr -d ' ') arrows of calls between them"
+	echo "PASS layers-cli-no-circle: $(find src/cli -maxdepth 1 -name '*.c' | wc -l | tr -d ' ') files, $(cut -d' ' -f1,2 "$tmp/carrows" | sort -u | wc -l | tr -d ' ') arrows of calls between them"
 	passed=$((passed + 1))
 fi
 

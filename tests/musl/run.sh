@@ -106,8 +106,10 @@ else
 fi
 
 if [[ -e $MB/libnaglefix.so ]]; then
+    # the library's objects: every folder of obj/ but the command's and the packet side's
+    mapfile -t libobjs < <(find "$MB"/obj -name '*.o' ! -path '*/obj/cli/*' ! -path '*/obj/wire/*' | sort)
     if CC=musl-gcc tests/check-exports.sh "$MB/libnaglefix.so" src/naglefix.map \
-        include/nf_hook_list.h $(find "$MB"/obj -name '*.o' ! -path '*/obj/cli/*' ! -path '*/obj/wire/*' | sort); then
+        include/nf_hook_list.h "${libobjs[@]}"; then
         echo "PASS musl exports"
         passed=$((passed + 1))
     else
