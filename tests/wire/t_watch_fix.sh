@@ -6,8 +6,12 @@
 # by a veth pair) standing for another host.
 #
 # With memcached running beside (and a client holding three Nagle-on
-# connections to it, one-write requests, never stalling), watch --fix
-# --json runs while these stall, bare:
+# connections to it, one-write requests, never stalling), and a private
+# PostgreSQL server beside it (initdb in a temp dir, run as the postgres
+# user, 127.0.0.1 on a port of its own, stopped and removed on exit) with
+# two clients holding connections (psql kept open and idle by `\! sleep`,
+# pgbench -R 20 of `select 1`), watch --fix --json runs while these
+# stall, bare:
 #   python   legacy_client.py vs legacy_server.py, 60 rounds
 #   java     LegacyClient vs EchoServer, 60 rounds
 #   static   split_client.c built with cc -static, 60 rounds (prints its
@@ -32,13 +36,21 @@
 # its first stall, well within a second); and every TCP socket of every
 # process in both namespaces (tests/wire/nodelay_all.c: pidfd_getfd over
 # /proc/*/fd) read before and after: none changed but those watch said it
-# set (the http.server listener is the one alive at both readings).
+# set (the http.server listener is the one alive at both readings); and
+# the same over the whole host (nodelay_all without -n: every process of
+# every network namespace, the root one too): only the sockets watch said
+# it set changed, none outside the test's namespaces (where a sentinel,
+# a python3 holding a listener and both ends of a connection, Nagle on,
+# sits in the namespace the test was started in: the root one, 4026531833,
+# when run from there), and PostgreSQL's (listener, its backends, psql's
+# and pgbench's ends) and the sentinel's among the unchanged.
 # Env: T (tests/lib.sh's name filter). Output in build/wire-watch-fix/.
 # Ends with "N passed, M failed".
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 if [[ $EUID -eq 0 && -z ${NF_WATCH_FIX_NS:-} ]]; then
-    exec env NF_WATCH_FIX_NS=1 unshare -n bash "${BASH_SOURCE[0]}" "$@"
+    # fd 9: the network namespace the test was started in, for the sentinel
+    exec 9</proc/self/ns/net env NF_WATCH_FIX_NS=1 unshare -n bash "${BASH_SOURCE[0]}" "$@"
 fi
 # shellcheck source-path=SCRIPTDIR source=../legacy/common.sh
 . "$HERE/../legacy/common.sh"
@@ -60,9 +72,31 @@ H=127.0.0.1
 
 WATCH_PID=""
 BG_PIDS=()
+PG_DIR="" PG_PID="" pg_psql="" pg_bench=""
+# stop_pg: PostgreSQL's clients (TERM to their `timeout`, which passes it
+# to its process group), the postmaster (fast shutdown, SIGINT; KILL after
+# 10 s), its temp dir removed
+stop_pg() {
+    local pm="" i p
+    for p in $pg_psql $pg_bench; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+    pg_psql="" pg_bench=""
+    [[ -n $PG_DIR ]] || return 0
+    [[ -s $PG_DIR/data/postmaster.pid ]] && pm=$(head -n 1 "$PG_DIR/data/postmaster.pid")
+    # (no pid file yet: INT to its `timeout`, which passes it on)
+    kill -INT "${pm:-$PG_PID}" 2>/dev/null
+    for ((i = 0; i < 100; i++)); do
+        kill -0 "${pm:-$PG_PID}" 2>/dev/null || break
+        sleep 0.1
+    done
+    [[ -n $pm ]] && kill -KILL "$pm" 2>/dev/null
+    [[ -n $PG_PID ]] && { kill -KILL "$PG_PID" 2>/dev/null; wait "$PG_PID" 2>/dev/null; }
+    rm -rf "$PG_DIR"
+    PG_DIR="" PG_PID=""
+}
 on_exit() {
     local p
     [[ -z $WATCH_PID ]] || kill -KILL "$WATCH_PID" 2>/dev/null
+    stop_pg
     for p in "${BG_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
     ip netns del "$REMOTE" 2>/dev/null
     cleanup
@@ -104,6 +138,23 @@ wait_bg() {
     wait "$pid" 2>/dev/null
     m=$(sed -n 's/^median_ms=\([0-9.]*\).*/\1/p' "$W/$name.out" | tail -n 1)
     echo "${m:-NA}"
+}
+# host_snapshot FILE: every TCP socket's TCP_NODELAY on the host (every
+# process of every network namespace), as "NETNS PID FD INODE NODELAY
+# LISTEN COMM" lines (NETNS the inode of /proc/PID/ns/net)
+host_snapshot() {
+    local pid fd ino nd ls
+    local -A ns comm
+    "$W/nodelay_all" >"$1.raw" || fail "nodelay_all (the whole host)"
+    while read -r pid fd ino nd ls; do
+        if [[ -z ${ns[$pid]:-} ]]; then
+            ns[$pid]=$(stat -Lc %i "/proc/$pid/ns/net" 2>/dev/null || echo 0)
+            comm[$pid]=gone
+            read -r "comm[$pid]" <"/proc/$pid/comm" 2>/dev/null
+            comm[$pid]=${comm[$pid]//[^[:alnum:]._-]/_}
+        fi
+        echo "${ns[$pid]} $pid $fd $ino $nd $ls ${comm[$pid]}"
+    done <"$1.raw" | sort >"$1"
 }
 # snapshot FILE: every TCP socket's TCP_NODELAY in both namespaces, as
 # "NS PID FD INODE NODELAY LISTEN" lines.
@@ -148,8 +199,78 @@ for i in range(600):
     time.sleep(0.05)
 ' "$port_mc"
 mc_client=$BG_PID
+
+# PostgreSQL beside: a private server (as the postgres user: it refuses
+# root), psql holding an idle connection, pgbench a busy one
+pg_bin=""
+for b in /usr/lib/postgresql/*/bin; do [[ -x $b/postgres ]] && pg_bin=$b; done # the newest
+as_pg() { setpriv --reuid=postgres --regid=postgres --init-groups "$@"; }
+# start_pg: PG_DIR, PG_PID, port_pg; prints why not and fails if the
+# server does not accept connections within 15 s
+start_pg() {
+    local i
+    [[ -n $pg_bin ]] || { echo "no PostgreSQL server (tests/install-deps.sh installs postgresql)"; return 1; }
+    getent passwd postgres >/dev/null || { echo "no postgres user to run the server as"; return 1; }
+    PG_DIR=$(mktemp -d /tmp/nf-watch-fix-pg.XXXXXX) && chown postgres: "$PG_DIR" || return 1
+    timeout 120 env -u LD_PRELOAD setpriv --reuid=postgres --regid=postgres --init-groups \
+        "$pg_bin/initdb" -D "$PG_DIR/data" -A trust -U postgres -E UTF8 --no-sync \
+        >"$W/pg-initdb.log" 2>&1 || { echo "initdb failed ($W/pg-initdb.log)"; return 1; }
+    port_pg=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    printf '%s\n' "listen_addresses = '$H'" "port = $port_pg" "unix_socket_directories = ''" \
+        "fsync = off" | as_pg tee -a "$PG_DIR/data/postgresql.conf" >/dev/null
+    (exec timeout -k 5 "$((SERVER_LIFETIME + 10))" env -u LD_PRELOAD \
+        setpriv --reuid=postgres --regid=postgres --init-groups "$pg_bin/postgres" -D "$PG_DIR/data") \
+        >"$W/pg.log" 2>&1 &
+    PG_PID=$!
+    for ((i = 0; i < 150; i++)); do
+        timeout 5 pg_isready -q -h "$H" -p "$port_pg" && return 0
+        kill -0 "$PG_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "the server did not start ($W/pg.log)"
+    return 1
+}
+# pg_sql SQL: one query's rows, unaligned
+pg_sql() { timeout 10 psql -X -At -h "$H" -p "$port_pg" -U postgres -c "$1" postgres; }
+if start_pg >"$W/pg-start.log"; then
+    # (a file, not a here-doc: a command run with & reads /dev/null)
+    printf '%s\n' "select 'idle from here on';" "\\! sleep $SERVER_LIFETIME" >"$W/pg-idle.sql"
+    run_bg pg-psql timeout "$SERVER_LIFETIME" psql -X -q -At -f "$W/pg-idle.sql" -h "$H" -p "$port_pg" \
+        -U postgres postgres
+    pg_psql=$BG_PID
+    echo 'select 1;' >"$W/pg-select1.sql"
+    run_bg pg-bench timeout "$SERVER_LIFETIME" pgbench -n -c 1 -R 20 -P 1 -T "$SERVER_LIFETIME" \
+        -f "$W/pg-select1.sql" -h "$H" -p "$port_pg" -U postgres postgres
+    pg_bench=$BG_PID
+    for ((i = 0; i < 50; i++)); do # both connected: two client backends besides pg_sql's
+        [[ $(pg_sql "select count(*) from pg_stat_activity
+            where backend_type = 'client backend' and pid <> pg_backend_pid()" 2>/dev/null) == 2 ]] && break
+        sleep 0.1
+    done
+else
+    fail "PostgreSQL beside: started" "$(cat "$W/pg-start.log")"
+fi
+# a sentinel in the namespace the test was started in (fd 9; the host's
+# root one when run from there): a listener and both ends of a connection
+# on its loopback, Nagle on, idle; watch cannot see it, and must not touch it
+sentinel=""
+if [[ -e /proc/self/fd/9 ]]; then
+    run_bg sentinel nsenter --net=/proc/self/fd/9 python3 -c '
+import socket, sys, time
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(1)
+c = socket.create_connection(l.getsockname()); a, _ = l.accept()
+print("ready", flush=True)
+time.sleep(int(sys.argv[1]))
+' "$SERVER_LIFETIME"
+    sentinel=$BG_PID
+    for ((i = 0; i < 50; i++)); do
+        grep -q ready "$W/sentinel.out" && break
+        sleep 0.1
+    done
+fi
 sleep 0.5
 snapshot "$W/before"
+host_snapshot "$W/host-before"
 
 # ---- watch --fix, the stalling programs -----------------------------------------
 
@@ -194,11 +315,13 @@ snapshot "$W/during-remote"
 MED[remote]=$(wait_bg remote "${PID[remote]}")
 sleep 0.3
 snapshot "$W/after"
+host_snapshot "$W/host-after"
 kill -INT "$WATCH_PID"
 wait "$WATCH_PID"
 rc=$?
 WATCH_PID=""
 kill "$mc_client" 2>/dev/null
+stop_pg
 selected "watch --fix: exit 0 at SIGINT" &&
     if [[ $rc == 0 ]]; then pass "watch --fix: exit 0 at SIGINT"; else
         fail "watch --fix: exit 0 at SIGINT" "exit $rc" "$W/watch.err"; fi
@@ -305,6 +428,47 @@ if selected "no socket watch did not name was touched"; then
         fail "no socket watch did not name was touched" \
             "changed without a wire_fix: '$unexpected' ($both at both readings, $nmc of memcached's client)" \
             "$W/both"
+    fi
+fi
+# the same over the whole host: sockets of every process of every network
+# namespace (the root one and those of the tests beside too) alive at both
+# readings; only those watch set changed, none outside this test's two
+# namespaces, and PostgreSQL's (comm postgres, psql, pgbench: the
+# listener, two backends, two clients at least) all among the unchanged
+if selected "whole host: no socket watch did not name was touched, PostgreSQL's among them"; then
+    name="whole host: no socket watch did not name was touched, PostgreSQL's among them"
+    here_ns=$(stat -Lc %i /proc/self/ns/net)
+    remote_ns=$(ip netns exec "$REMOTE" stat -Lc %i /proc/self/ns/net)
+    jq -r 'select(.event == "wire_fix" and .pid != null) as $f
+        | ($f.socket, $f.listener) | select(. != null and .result == "set") | "\($f.pid) \(.fd)"' \
+        "$W/watch.out" 2>/dev/null | sort -u >"$W/host-set-by-watch"
+    # "NETNS:PID:FD:INODE NODELAY-BEFORE LISTEN COMM NODELAY-AFTER LISTEN COMM"
+    join -j1 <(awk '{ print $1 ":" $2 ":" $3 ":" $4, $5, $6, $7 }' "$W/host-before" | sort) \
+        <(awk '{ print $1 ":" $2 ":" $3 ":" $4, $5, $6, $7 }' "$W/host-after" | sort) | tr ':' ' ' >"$W/host-both"
+    # NETNS PID FD INODE NB LB CB NA LA CA
+    counts=$(awk -v h="$here_ns" -v r="$remote_ns" -v s="${sentinel:-0}" '
+        { all++; out = ($1 != h && $1 != r); pg = ($7 == "postgres" || $7 == "psql" || $7 == "pgbench") }
+        out && $2 == s { sent++ }
+        out { outside++; nsset[$1] = 1 }
+        $1 == h { here++ }
+        pg { pgn++; if ($6 == 1) pgl++; else if ($7 == "postgres") pgs++; else pgc++ }
+        $5 != $8 { changed++; if (out) outside_changed++; if (pg) pg_changed++ }
+        END { for (n in nsset) nns++
+              printf "%d %d %d %d %d %d %d %d %d %d %d\n", all, here, outside, nns, pgn, pgl, pgs, pgc,
+                  changed, outside_changed + pg_changed, sent }' "$W/host-both")
+    read -r all here outside nns pgn pgl pgs pgc changed bad_changed sent <<<"$counts"
+    unexpected=$(awk '$5 != $8 { print $2, $3 }' "$W/host-both" | sort -u | comm -23 - "$W/host-set-by-watch")
+    pg_nd=$(awk '$7 == "postgres" || $7 == "psql" || $7 == "pgbench" { printf "%s%s/%s:%s", s, $7, $6 ? "listen" : "conn", $5; s = "," }' \
+        "$W/host-both")
+    # pgbench busy meanwhile: its progress lines ("progress: 1.0 s, 20.0 tps, ...")
+    tps=$(awk '/^progress:/ && $4 > 0 { n++; t += $4 } END { if (n) printf "%d s at %.1f tps", n, t / n }' \
+        "$W/pg-bench.err")
+    if [[ -z $unexpected && $bad_changed == 0 && $here -ge 8 && $pgl -ge 1 && $pgs -ge 2 && $pgc -ge 2 &&
+        -n $tps && $sent == 3 ]]; then
+        pass "$name ($all sockets at both readings, $outside of them in $nns other namespaces, the sentinel's 3 among them; $changed changed, each set by watch; PostgreSQL's $pgn unchanged, TCP_NODELAY $pg_nd; pgbench $tps)"
+    else
+        fail "$name" "changed without a wire_fix: '$(printf '%s' "$unexpected" | tr '\n' ',')'; $bad_changed of the changed outside or PostgreSQL's; $here in this namespace; PostgreSQL's: $pgl listener, $pgs backends, $pgc clients at both readings; pgbench '${tps:-idle}'; $sent of the sentinel's 3 outside at both readings" \
+            "$W/host-both"
     fi
 fi
 if selected "only stalled sockets were set"; then
