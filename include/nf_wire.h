@@ -51,7 +51,7 @@ struct nf_stall {
 	uint32_t size2;     /* S2's payload */
 };
 
-#define NF_HOLDER_SAMPLES 256 /* stall times kept for the median (a reservoir past it) */
+#define NF_HOLDER_SAMPLES 64 /* stall times kept for the median (a reservoir past it) */
 #define NF_HOLDER_CMD_MAX 128
 
 /*

@@ -192,6 +192,19 @@ static void list_append(struct nf_wire *w, struct age_list *l, struct conn *c, u
 	l->tail = x;
 }
 
+/* A time as queued_s: its second, rounded up (a connection put back at
+ * the end with it cannot come to the head again before its idle time
+ * is over: the loop of nf_wire_expire ends). */
+static uint32_t queue_time(uint64_t ns)
+{
+	return (uint32_t)((ns + 999999999u) / 1000000000u);
+}
+
+static uint64_t queued_ns(const struct conn *c)
+{
+	return (uint64_t)c->queued_s * 1000000000u;
+}
+
 /* Recomputes when the next connection may expire (the heads' queued_ns
  * plus their timeouts), so that a packet need not look at the heads. */
 static void next_expiry(struct nf_wire *w)
@@ -199,9 +212,9 @@ static void next_expiry(struct nf_wire *w)
 	uint64_t t = UINT64_MAX;
 
 	if (w->closed.head)
-		t = slot(w, w->closed.head)->queued_ns + w->o.closed_ns;
-	if (w->live.head && slot(w, w->live.head)->queued_ns + w->o.idle_ns < t)
-		t = slot(w, w->live.head)->queued_ns + w->o.idle_ns;
+		t = slot(w, w->closed.head)->last_ns + w->o.closed_ns;
+	if (w->live.head && queued_ns(slot(w, w->live.head)) + w->o.idle_ns < t)
+		t = queued_ns(slot(w, w->live.head)) + w->o.idle_ns;
 	w->expiry_ns = t;
 }
 
@@ -219,7 +232,8 @@ void nf_wire_close(struct nf_wire *w, struct conn *c)
 		return;
 	list_unlink(w, &w->live, c, x);
 	c->closed = 1;
-	c->last_ns = c->queued_ns = w->now_ns;
+	c->last_ns = w->now_ns;
+	c->queued_s = queue_time(w->now_ns);
 	list_append(w, &w->closed, c, x);
 	if (w->closed.head == x)
 		next_expiry(w);
@@ -233,7 +247,8 @@ void nf_wire_reopen(struct nf_wire *w, struct conn *c)
 		return;
 	list_unlink(w, &w->closed, c, x);
 	c->closed = 0;
-	c->last_ns = c->queued_ns = w->now_ns;
+	c->last_ns = w->now_ns;
+	c->queued_s = queue_time(w->now_ns);
 	list_append(w, &w->live, c, x);
 	if (w->live.head == x)
 		next_expiry(w);
@@ -266,14 +281,14 @@ void nf_wire_expire(struct nf_wire *w, uint64_t now_ns)
 
 	if (now_ns < w->expiry_ns)
 		return;
-	while ((x = w->closed.head) && (c = slot(w, x))->queued_ns + w->o.closed_ns <= now_ns)
+	while ((x = w->closed.head) && (c = slot(w, x))->last_ns + w->o.closed_ns <= now_ns)
 		forget(w, c, x);
-	while ((x = w->live.head) && (c = slot(w, x))->queued_ns + w->o.idle_ns <= now_ns) {
+	while ((x = w->live.head) && queued_ns(c = slot(w, x)) + w->o.idle_ns <= now_ns) {
 		if (c->last_ns + w->o.idle_ns <= now_ns) {
 			forget(w, c, x);
 		} else { /* in use since it was queued: to the end */
 			list_unlink(w, &w->live, c, x);
-			c->queued_ns = c->last_ns;
+			c->queued_s = queue_time(c->last_ns);
 			list_append(w, &w->live, c, x);
 		}
 	}
@@ -294,7 +309,8 @@ static struct conn *make_conn(struct nf_wire *w, uint32_t x, const struct nf_end
 	c->ends[!*dir_out] = *dst;
 	c->client = 2;
 	c->used = 1;
-	c->last_ns = c->queued_ns = w->now_ns;
+	c->last_ns = w->now_ns;
+	c->queued_s = queue_time(w->now_ns);
 	h = (uint32_t)pair_hash(src, dst) & (w->nbuckets - 1);
 	c->hnext = w->bucket[h];
 	w->bucket[h] = x;

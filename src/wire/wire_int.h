@@ -42,17 +42,17 @@ struct dir {
 	uint32_t pend_start_us, pend_ack_us, pend_end_us;
 	uint16_t pend_size1, pend_size2;
 	uint16_t mss;       /* the MSS the other end's SYN allows us; 0 unknown */
-	uint8_t state;      /* enum dir_state */
-	uint8_t seen : 1;   /* a segment of ours was seen */
-	uint8_t has_nxt : 1;
-	uint8_t data_wait : 1; /* data_end not yet acknowledged */
-	uint8_t fin : 1;
-	uint8_t has_data : 1;  /* a payload of ours was seen */
-	uint8_t heard : 1;     /* the other end sent data since our newest data */
-	uint8_t s1_heard : 1;  /* ... before S1: S1 and S2 answer it */
-	uint8_t pend : 1;
-	uint8_t pend_answered : 1; /* R answered the waiting stall */
-	uint8_t pend_untied : 1;   /* ... whose tie waits for our round trip */
+	uint16_t state : 2;  /* enum dir_state */
+	uint16_t seen : 1;   /* a segment of ours was seen */
+	uint16_t has_nxt : 1;
+	uint16_t data_wait : 1; /* data_end not yet acknowledged */
+	uint16_t fin : 1;
+	uint16_t has_data : 1;  /* a payload of ours was seen */
+	uint16_t heard : 1;     /* the other end sent data since our newest data */
+	uint16_t s1_heard : 1;  /* ... before S1: S1 and S2 answer it */
+	uint16_t pend : 1;
+	uint16_t pend_answered : 1; /* R answered the waiting stall */
+	uint16_t pend_untied : 1;   /* ... whose tie waits for our round trip */
 	uint32_t row;       /* our row (holder.c) + 1 once we stalled; 0 before */
 };
 
@@ -61,7 +61,7 @@ struct conn {
 	struct nf_end ends[2];
 	struct dir d[2];      /* d[i]: ends[i] sending */
 	uint64_t last_ns;     /* its last segment */
-	uint64_t queued_ns;   /* last_ns when it was put at its age list's end */
+	uint32_t queued_s;    /* last_ns's second when it was put at its age list's end */
 	uint32_t hnext;       /* the next in its hash chain (index + 1; 0 none) */
 	uint32_t prev, next;  /* its place in the age list (index + 1) */
 	uint32_t idx;         /* its own slot's index + 1 */
@@ -70,8 +70,8 @@ struct conn {
 	uint8_t used : 1;
 };
 
-/* An age list, oldest first by queued_ns: when each was put at its end
- * (live: a segment's time, closed: its closing). A segment only sets
+/* An age list, oldest first: live ones by queued_s (when each was put at
+ * its end), closed ones by last_ns (their closing). A segment only sets
  * last_ns; a live connection is put back at the end when it reaches the
  * head still in use (so a packet touches no other connection). */
 struct age_list {

@@ -764,7 +764,11 @@ START_TEST(test_detect_idle_and_closed_expire)
 	nf_wire_expire(w, ORIGIN_NS + 400000000ull); /* 0.4 s: the closed ones */
 	nf_wire_stats(w, &st);
 	ck_assert_uint_eq(st.live, 50);
-	nf_wire_expire(w, ORIGIN_NS + 1200000000ull); /* 1.2 s: all */
+	nf_wire_expire(w, ORIGIN_NS + 900000000ull); /* 0.9 s: none idle 1 s yet */
+	nf_wire_stats(w, &st);
+	ck_assert_uint_eq(st.live, 50);
+	/* 2.2 s: all (idle 1 s, found at most 1 s late: queued to the second up) */
+	nf_wire_expire(w, ORIGIN_NS + 2200000000ull);
 	nf_wire_stats(w, &st);
 	ck_assert_uint_eq(st.live, 0);
 	ck_assert_uint_eq(st.peak, 100);
@@ -772,7 +776,7 @@ START_TEST(test_detect_idle_and_closed_expire)
 	/* slots are reused: 100 more fit in what the first took */
 	for (int k = 0; k < 100; k++) {
 		tl_init(&t, w, AF_INET, (uint16_t)(30000 + k), 8080, 1000);
-		handshake(&t, 2000 + k, 0.05, 0.05);
+		handshake(&t, 3000 + k, 0.05, 0.05);
 	}
 	nf_wire_stats(w, &st);
 	ck_assert_uint_eq(st.live, 100);

@@ -50,8 +50,11 @@ kill "$srv" 2>/dev/null
 measured=$(sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p' "$TMP/client.out")
 
 "$NF" scan --json "$TMP/cap.pcap" 2>"$TMP/scan.err" | rows >"$TMP/rows"
-ok "file: one connect row, 12 stalls (the first round's ACK came at once)" \
-	awk -v p="$PORT" 'NR == 1 && $1 == "connect" && $3 == "127.0.0.1:" p && $4 == 12 { ok = 1 } END { exit !(ok && NR == 1) }' "$TMP/rows"
+# the stalls a reader of the packets finds by hand (tshark): 11 or 12 of
+# the 13 rounds (a Linux receiver ACKs at once at first)
+truth=$(python3 "$HERE/capcheck.py" truth "$TMP/cap.pcap" | wc -l)
+ok "file: one connect row, as many stalls as the packets show ($truth)" \
+	awk -v p="$PORT" -v n="$truth" 'NR == 1 && $1 == "connect" && $3 == "127.0.0.1:" p && $4 == n && n >= 10 { ok = 1 } END { exit !(ok && NR == 1) }' "$TMP/rows"
 ok "file: median within 10% of the client's ($measured ms)" \
 	awk -v m="$measured" '{ d = $5 - m; if (d < 0) d = -d; exit !(m > 30 && d <= m / 10) }' "$TMP/rows"
 ok "file: the stats line on stderr" grep -q '^naglefix scan: [0-9]* segments, 1 connections' "$TMP/scan.err"
@@ -60,7 +63,7 @@ ok "standard input: the same rows" cmp "$TMP/rows" "$TMP/rows-stdin"
 cat "$TMP/cap.pcap" | "$NF" scan --json - 2>/dev/null | rows >"$TMP/rows-pipe"
 ok "a pipe: the same rows" cmp "$TMP/rows" "$TMP/rows-pipe"
 "$NF" scan "$TMP/cap.pcap" >"$TMP/table" 2>/dev/null
-ok "table: the row and its fix" grep -q "^127.0.0.1:[0-9]* *127.0.0.1:$PORT *connect *1 *12 *100+100 .*connect 127.0.0.1:$PORT coalesce" "$TMP/table"
+ok "table: the row and its fix" grep -q "^127.0.0.1:[0-9]* *127.0.0.1:$PORT *connect *1 *$truth *100+100 .*connect 127.0.0.1:$PORT coalesce" "$TMP/table"
 
 # Bad input.
 size=$(stat -c %s "$TMP/cap.pcap")
@@ -71,7 +74,7 @@ ok "truncated: exit 1" test "$rc" -eq 1
 ok "truncated: one line naming the file and the offset" \
 	grep -q "^naglefix scan: $TMP/cut.pcap: offset [0-9]*: " "$TMP/cut.err"
 ok "truncated: the stalls read up to there still printed" \
-	sh -c 'rows() { python3 -c "import json,sys; [print(json.loads(l)[\"stalls\"]) for l in sys.stdin]"; }; n=$(rows <"$1"); [ "$n" -ge 4 ] && [ "$n" -lt 12 ]' sh "$TMP/cut.out"
+	sh -c 'rows() { python3 -c "import json,sys; [print(json.loads(l)[\"stalls\"]) for l in sys.stdin]"; }; n=$(rows <"$1"); [ "$n" -ge 4 ] && [ "$n" -lt "$2" ]' sh "$TMP/cut.out" "$truth"
 printf 'GET / HTTP/1.0\r\n\r\nnot a capture at all\n' >"$TMP/text"
 "$NF" scan "$TMP/text" >"$TMP/text.out" 2>"$TMP/text.err"
 rc=$?
@@ -84,7 +87,7 @@ ok "missing file: exit 1, strerror" \
 "$NF" scan "$TMP/no-such" "$TMP/cap.pcap" >"$TMP/both.out" 2>/dev/null
 rc=$?
 ok "a bad capture among good ones: exit 1, the good one still read" \
-	sh -c '[ "$1" -eq 1 ] && grep -q " 12 *100+100 " "$2"' sh "$rc" "$TMP/both.out"
+	sh -c '[ "$1" -eq 1 ] && grep -q " $3 *100+100 " "$2"' sh "$rc" "$TMP/both.out" "$truth"
 "$NF" scan >/dev/null 2>"$TMP/usage.err"
 rc=$?
 ok "no capture: usage error (125)" sh -c '[ "$1" -eq 125 ] && grep -q "no CAPTURE" "$2"' sh "$rc" "$TMP/usage.err"
@@ -102,7 +105,7 @@ import json, sys
 rows = {r["peer"]: r for r in json.load(open(sys.argv[1]))}
 s = rows["127.0.0.1:" + sys.argv[2]]
 a = rows["10.9.9.9:80"]
-assert s["findings"] == 12 and s["fix"] == "connect 127.0.0.1:%s coalesce" % sys.argv[2], s
+assert s["findings"] == int(sys.argv[3]) and s["fix"] == "connect 127.0.0.1:%s coalesce" % sys.argv[2], s
 assert s["caller"] == "(packets: scan)", s
-assert a["findings"] == 1, a' "$TMP/report.json" "$PORT"
+assert a["findings"] == 1, a' "$TMP/report.json" "$PORT" "$truth"
 finish
