@@ -15,11 +15,12 @@
 
 #define PCAPNG_SHB 0x0a0d0d0au /* the same in both byte orders */
 
-/* Reads into the free end of the buffer once (EINTR retried), at most
+/* Reads into the free end of the buffer, up to lim bytes from its start
+ * (past lim if the buffer already is), once (EINTR retried), at most
  * NF_CAP_READ; sets eof or err when the read says so. */
-static void cbuf_fill(struct nf_cbuf *b)
+static void cbuf_fill(struct nf_cbuf *b, uint32_t lim)
 {
-	uint32_t room = NF_CAP_BUF - b->end;
+	uint32_t room = (lim > b->end ? lim : NF_CAP_BUF) - b->end;
 	ssize_t got;
 
 	do
@@ -38,6 +39,7 @@ static void cbuf_fill(struct nf_cbuf *b)
 int nf_cbuf_want_slow(struct nf_cbuf *b, uint32_t n, const uint8_t **p, uint32_t *have)
 {
 	uint32_t avail = b->end - b->start;
+	uint32_t lim = n <= NF_CAP_WINDOW - NF_CAP_WINDOW / 2 ? NF_CAP_WINDOW : NF_CAP_BUF;
 
 	if (n > NF_CAP_BUF) {
 		b->err = EFBIG;
@@ -47,13 +49,13 @@ int nf_cbuf_want_slow(struct nf_cbuf *b, uint32_t n, const uint8_t **p, uint32_t
 		return -1;
 	}
 	if (avail < n) {
-		if (b->start + n > NF_CAP_BUF) { /* no room after it: to the front */
+		if (b->start + n > lim) { /* no room after it: to the front */
 			memmove(b->mem, b->mem + b->start, avail);
 			b->start = 0;
 			b->end = avail;
 		}
 		while (b->end - b->start < n && !b->eof && !b->err)
-			cbuf_fill(b);
+			cbuf_fill(b, lim);
 		avail = b->end - b->start;
 	}
 	*p = b->mem + b->start;
@@ -74,7 +76,7 @@ int nf_cbuf_skip(struct nf_cbuf *b, uint64_t n)
 		b->start = b->end = 0;
 		if (b->eof || b->err)
 			return -1;
-		cbuf_fill(b);
+		cbuf_fill(b, NF_CAP_WINDOW);
 		avail = b->end;
 	}
 	nf_cbuf_take(b, (uint32_t)n);

@@ -28,6 +28,10 @@
 #ifndef NF_CAP_BUF
 #define NF_CAP_BUF (NF_CAP_RECORD_MAX + 2 * NF_CAP_READ)
 #endif
+/* Where the buffer's bytes go while records are small: a record of up
+ * to a read's size never makes it use more (malloc'ed but never touched,
+ * the rest of the buffer costs no memory: scan's bench, 1 MB of RSS). */
+#define NF_CAP_WINDOW (NF_CAP_BUF < 2 * NF_CAP_READ ? NF_CAP_BUF : 2 * NF_CAP_READ)
 /* pcapng: the interfaces one section may define (memory fixed at open). */
 #define NF_CAP_IFACES 256
 
