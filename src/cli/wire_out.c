@@ -142,23 +142,29 @@ void nf_cli_wire_table(FILE *out, struct nf_holder *const *h, size_t n,
 		       const struct nf_wire_stats *st)
 {
 	char a[NF_ADDR_MAX], b[NF_ADDR_MAX], fix[FIX_MAX], sz[32], t1[32], t2[32];
-	int wh = widest(h, n, 1, 6), wp = widest(h, n, 0, 4), pid = 0;
+	int wh = widest(h, n, 1, 6), wp = widest(h, n, 0, 4), wf = 3, pid = 0;
 
 	if (n == 0) {
 		fputs("naglefix: no Nagle x delayed-ACK stall found\n", out);
 	} else {
-		for (size_t i = 0; i < n; i++)
-			pid |= h[i]->pid != 0;
-		fprintf(out, "%-*s  %-*s  %-7s  %5s  %6s  %-11s  %9s  %10s  %-12s  %-12s  %s%s\n", wh,
-			"HOLDER", wp, "PEER", "SIDE", "CONNS", "STALLS", "SIZES", "MEDIAN_MS",
-			"TOTAL_MS", "FIRST", "LAST", "FIX", pid ? "  PROCESS" : "");
 		for (size_t i = 0; i < n; i++) {
-			fprintf(out, "%-*s  %-*s  %-7s  %5u  %6llu  %-11s  %9.3f  %10.3f  %-12s  %-12s  %s",
+			int l = (int)strlen(nf_cli_wire_fix(h[i], fix, sizeof(fix)));
+
+			pid |= h[i]->pid != 0;
+			wf = l > wf ? l : wf;
+		}
+		if (!pid)
+			wf = 0; /* the last column: no padding */
+		fprintf(out, "%-*s  %-*s  %-7s  %5s  %6s  %-11s  %9s  %10s  %-12s  %-12s  %-*s%s\n", wh,
+			"HOLDER", wp, "PEER", "SIDE", "CONNS", "STALLS", "SIZES", "MEDIAN_MS",
+			"TOTAL_MS", "FIRST", "LAST", wf, "FIX", pid ? "  PROCESS" : "");
+		for (size_t i = 0; i < n; i++) {
+			fprintf(out, "%-*s  %-*s  %-7s  %5u  %6llu  %-11s  %9.3f  %10.3f  %-12s  %-12s  %-*s",
 				wh, holder_text(h[i], a), wp, peer_text(h[i], b), side_name(h[i]),
 				h[i]->conns, (unsigned long long)h[i]->stalls,
 				sizes_text(h[i], sz, sizeof(sz)), nf_holder_median_ms(h[i]),
 				h[i]->total_ms, clock_time(h[i]->first_ns, t1, sizeof(t1)),
-				clock_time(h[i]->last_ns, t2, sizeof(t2)),
+				clock_time(h[i]->last_ns, t2, sizeof(t2)), wf,
 				nf_cli_wire_fix(h[i], fix, sizeof(fix)));
 			if (h[i]->pid)
 				fprintf(out, "  %ld %s", h[i]->pid, h[i]->cmd);
