@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "nf_json.h"
+#include "nf_cli.h"
 
 static int header_done;
 
@@ -43,17 +43,6 @@ static const char *text_name(enum nf_fix_result r)
 	}
 }
 
-/* s as a JSON string body (bytes escaped), to out. */
-static void json_str(FILE *out, const char *s)
-{
-	char c[NF_JSON_CHAR_MAX];
-
-	fputc('"', out);
-	for (; *s; s++)
-		fputs(nf_json_char((unsigned char)*s, c), out);
-	fputc('"', out);
-}
-
 static void json_row(FILE *out, const struct nf_fix_row *r)
 {
 	char l[NF_ADDR_MAX], p[NF_ADDR_MAX];
@@ -66,14 +55,14 @@ static void json_row(FILE *out, const struct nf_fix_row *r)
 		fprintf(out, "\"action\":\"%s\",", r->action);
 	if (r->rule) {
 		fputs("\"rule\":", out);
-		json_str(out, r->rule);
+		nf_cli_json_str(out, r->rule);
 		fputc(',', out);
 	}
 	fprintf(out, "\"nodelay_before\":%d,\"nodelay_after\":%d,\"result\":\"%s\"", r->before,
 		r->after, result_name(r->result));
 	if (r->why) {
 		fputs(",\"why\":", out);
-		json_str(out, r->why);
+		nf_cli_json_str(out, r->why);
 	}
 	fputs("}\n", out);
 }

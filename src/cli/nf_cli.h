@@ -17,6 +17,9 @@
  * cut to fit), in buf of NF_CLI_QUOTE_MAX bytes; returns buf. */
 const char *nf_cli_quote(const char *arg, char buf[NF_CLI_QUOTE_MAX]);
 
+/* s as a JSON string, quotes included, to out (nf_json_char's forms). */
+void nf_cli_json_str(FILE *out, const char *s);
+
 /* Puts libnaglefix.so (found next to this program) first in LD_PRELOAD.
  * Returns 0, or -1 after printing why not. */
 int nf_cli_preload(void);

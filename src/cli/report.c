@@ -21,7 +21,6 @@
 
 #include "nf_cli.h"
 #include "nf_fnv.h"
-#include "nf_json.h"
 
 #define FIELD_LEN 512
 #define NTOP 8 /* distinct patterns or callers counted per group */
@@ -464,16 +463,6 @@ static void fix_line(const struct group *g, char *out, size_t outlen)
 		snprintf(out, outlen, "connect %s coalesce", g->addr);
 }
 
-static void json_str(FILE *out, const char *s)
-{
-	char esc[NF_JSON_CHAR_MAX];
-
-	fputc('"', out);
-	for (; *s; s++)
-		fputs(nf_json_char((unsigned char)*s, esc), out);
-	fputc('"', out);
-}
-
 static void print_json(struct groups *gs, FILE *out)
 {
 	char fix[FIELD_LEN + 32];
@@ -485,7 +474,7 @@ static void print_json(struct groups *gs, FILE *out)
 		fix_line(g, fix, sizeof(fix));
 		fprintf(out, "%s\n{\"finding\":\"%s\",\"side\":\"%s\",\"peer\":", i ? "," : "",
 			g->recv ? "recv_split" : "split_write", g->accept ? "accept" : "connect");
-		json_str(out, g->addr);
+		nf_cli_json_str(out, g->addr);
 		fprintf(out, ",\"findings\":%lu,\"prevented\":%lu,\"%s\":%s,", g->findings,
 			g->prevented, g->recv ? "pieces" : "writes",
 			g->writes.n ? tally_top(&g->writes) : "null");
@@ -495,9 +484,9 @@ static void print_json(struct groups *gs, FILE *out)
 		else
 			fputs("\"median_stall_ms\":null,\"total_stall_ms\":null,", out);
 		fputs("\"caller\":", out);
-		json_str(out, tally_top(&g->callers));
+		nf_cli_json_str(out, tally_top(&g->callers));
 		fputs(",\"fix\":", out);
-		json_str(out, fix);
+		nf_cli_json_str(out, fix);
 		fputs("}", out);
 	}
 	fputs("\n]\n", out);

@@ -1,6 +1,7 @@
 /*
  * util.c - what several of the command's files share (nf_cli.h): a word
- * quoted for a message, and the library put first in LD_PRELOAD. Here, in
+ * quoted for a message, a string written as JSON, and the library put
+ * first in LD_PRELOAD. Here, in
  * one place below the subcommands, so that no circle runs between the
  * command's files (naglefix.c calls audit.c, which would call back).
  */
@@ -12,12 +13,23 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nf_json.h"
 #include "nf_policy.h"
 
 const char *nf_cli_quote(const char *arg, char buf[NF_CLI_QUOTE_MAX])
 {
 	nf_policy_escape(arg, buf, NF_CLI_QUOTE_MAX);
 	return buf;
+}
+
+void nf_cli_json_str(FILE *out, const char *s)
+{
+	char esc[NF_JSON_CHAR_MAX];
+
+	fputc('"', out);
+	for (; *s; s++)
+		fputs(nf_json_char((unsigned char)*s, esc), out);
+	fputc('"', out);
 }
 
 /* The library next to this executable, or in ../lib/naglefix/. */

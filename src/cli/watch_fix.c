@@ -19,7 +19,6 @@
 #include "nf_addr.h"
 #include "nf_cli.h"
 #include "nf_fix.h"
-#include "nf_json.h"
 #include "nf_owner.h"
 #include "watch_int.h"
 
@@ -68,16 +67,6 @@ static void from_fix(struct done *d, int rc, const struct nf_fix_done *f)
 	d->after = rc == 0 ? f->sock.nodelay : -1;
 }
 
-static void json_str(FILE *out, const char *s)
-{
-	char esc[NF_JSON_CHAR_MAX];
-
-	fputc('"', out);
-	for (; *s; s++)
-		fputs(nf_json_char((unsigned char)*s, esc), out);
-	fputc('"', out);
-}
-
 static const char *end_text(const struct nf_end *e, char buf[NF_ADDR_MAX])
 {
 	return nf_addr_format(e->family, e->addr, e->port, buf);
@@ -89,7 +78,7 @@ static void json_done(FILE *out, const char *key, const struct done *d)
 		result_of(d), d->fd, d->before, d->after);
 	if (*why_of(d)) {
 		fputs(",\"why\":", out);
-		json_str(out, why_of(d));
+		nf_cli_json_str(out, why_of(d));
 	}
 	fputc('}', out);
 }
@@ -101,7 +90,7 @@ static void json_fixed(FILE *out, const struct nf_holder *h, const struct done *
 	char a[NF_ADDR_MAX];
 
 	fprintf(out, "{\"event\":\"wire_fix\",\"source\":\"watch\",\"pid\":%ld,\"prog\":", h->pid);
-	json_str(out, h->cmd);
+	nf_cli_json_str(out, h->cmd);
 	fprintf(out, ",\"side\":\"%s\",\"local\":\"%s\"",
 		h->side == NF_WIRE_ACCEPT ? "accept" : "connect", end_text(&h->self, a));
 	fprintf(out, ",\"peer\":\"%s\",\"action\":\"nodelay\"", end_text(&h->peer, a));
@@ -180,12 +169,12 @@ static void json_advice(FILE *out, const struct nf_holder *h, const struct nf_ow
 	fprintf(out, ",\"peer\":\"%s\",\"action\":\"none\",\"holder_here\":false", end_text(&h->peer, a));
 	if (r) {
 		fprintf(out, ",\"waiting_pid\":%d,\"waiting_prog\":", (int)r->pid);
-		json_str(out, r->cmd);
+		nf_cli_json_str(out, r->cmd);
 	}
 	fputs(",\"peer_fix\":", out);
-	json_str(out, rule);
+	nf_cli_json_str(out, rule);
 	fputs(",\"route_fix\":", out);
-	json_str(out, route);
+	nf_cli_json_str(out, route);
 	fputs("}\n", out);
 }
 

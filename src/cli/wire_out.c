@@ -11,7 +11,6 @@
 
 #include "nf_addr.h"
 #include "nf_cli.h"
-#include "nf_json.h"
 
 #define FIX_MAX 160
 
@@ -188,16 +187,6 @@ void nf_cli_wire_table(FILE *out, struct nf_holder *const *h, size_t n,
 			st->one_way == 1 ? "" : "s");
 }
 
-static void json_str(FILE *out, const char *s)
-{
-	char esc[NF_JSON_CHAR_MAX];
-
-	fputc('"', out);
-	for (; *s; s++)
-		fputs(nf_json_char((unsigned char)*s, esc), out);
-	fputc('"', out);
-}
-
 void nf_cli_wire_json(FILE *out, const struct nf_holder *h, const char *source)
 {
 	char a[NF_ADDR_MAX], fix[FIX_MAX], t[48];
@@ -206,7 +195,7 @@ void nf_cli_wire_json(FILE *out, const struct nf_holder *h, const char *source)
 		iso_time(h->last_ns, t, sizeof(t)), source);
 	if (h->pid) {
 		fprintf(out, ",\"pid\":%ld,\"prog\":", h->pid);
-		json_str(out, h->cmd);
+		nf_cli_json_str(out, h->cmd);
 	}
 	fprintf(out, ",\"side\":\"%s\",\"side_from\":\"%s\",\"local\":\"%s\"", side_name(h),
 		side_how_name(h), end_text(&h->self, a));
@@ -216,11 +205,11 @@ void nf_cli_wire_json(FILE *out, const struct nf_holder *h, const char *source)
 		nf_holder_median_ms(h), h->total_ms, h->stalls ? h->ack_total_ms / (double)h->stalls : 0);
 	fprintf(out, ",\"first\":\"%s\"", iso_time(h->first_ns, t, sizeof(t)));
 	fprintf(out, ",\"last\":\"%s\",\"fix\":", iso_time(h->last_ns, t, sizeof(t)));
-	json_str(out, nf_cli_wire_fix(h, fix, sizeof(fix)));
+	nf_cli_json_str(out, nf_cli_wire_fix(h, fix, sizeof(fix)));
 	fputs(",\"peer_fix\":", out);
-	json_str(out, peer_fix(h, fix, sizeof(fix)));
+	nf_cli_json_str(out, peer_fix(h, fix, sizeof(fix)));
 	fputs(",\"route_fix\":", out);
-	json_str(out, route_fix(h, fix, sizeof(fix)));
+	nf_cli_json_str(out, route_fix(h, fix, sizeof(fix)));
 	fputs("}\n", out);
 }
 
