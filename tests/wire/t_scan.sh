@@ -53,6 +53,7 @@ measured=$(sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p' "$TMP/client.out")
 # the stalls a reader of the packets finds by hand (tshark): 11 or 12 of
 # the 13 rounds (a Linux receiver ACKs at once at first)
 truth=$(python3 "$HERE/capcheck.py" truth "$TMP/cap.pcap" | wc -l)
+echo "capture: $(stat -c %s "$TMP/cap.pcap") bytes; client: $(cat "$TMP/client.out"); scan: $(tr '\n' ';' <"$TMP/rows"); the packets show $truth stalls"
 ok "file: one connect row, as many stalls as the packets show ($truth)" \
 	awk -v p="$PORT" -v n="$truth" 'NR == 1 && $1 == "connect" && $3 == "127.0.0.1:" p && $4 == n && n >= 10 { ok = 1 } END { exit !(ok && NR == 1) }' "$TMP/rows"
 ok "file: median within 10% of the client's ($measured ms)" \
