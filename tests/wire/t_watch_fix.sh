@@ -61,7 +61,9 @@ STALL_MIN_MS=30
 W=$TOP/build/wire-watch-fix
 REMOTE=nfwf$$
 rm -rf "$W"
-mkdir -p "$W"
+mkdir -p "$W/state"
+# what --fix records for `naglefix fix --undo` goes here, not to /run/naglefix
+export NAGLEFIX_STATE_DIR=$W/state
 need_built make "$NAGLEFIX"
 if [[ $EUID -ne 0 ]]; then
     skip "t_watch_fix" "needs root (CAP_NET_RAW, pidfd_getfd, network namespaces)"
