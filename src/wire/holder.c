@@ -232,7 +232,8 @@ size_t nf_wire_holders(struct nf_wire *w, struct nf_holder *const **out)
 		*out = w->rows;
 		return w->nrows;
 	}
-	memcpy(s, w->rows, w->nrows * sizeof(*s));
+	if (w->nrows) /* no rows yet: w->rows is NULL, which memcpy may not be given */
+		memcpy(s, w->rows, w->nrows * sizeof(*s));
 	qsort(s, w->nrows, sizeof(*s), by_total);
 	w->sorted = s;
 	*out = s;
