@@ -124,13 +124,19 @@ struct nf_wire *nf_wire_new(const struct nf_wire_opts *o);
  * that cannot be tracked for want of memory is counted and skipped. */
 void nf_wire_packet(struct nf_wire *w, const struct nf_pkt *p);
 
-#define NF_WIRE_BATCH 16 /* a power of two above 8: nf_wire_packets' look-ahead */
+#define NF_WIRE_BATCH 32 /* a power of two: nf_wire_packets looks BATCH / 2 segments ahead */
 
 /* Feeds p[0..n-1], in order, as nf_wire_packet would, asking the cache
  * for the connection of each segment a few segments before it is read
  * (a large table's lookups then wait for memory together, not one after
  * another); n of 64 or more gains the most. */
 void nf_wire_packets(struct nf_wire *w, const struct nf_pkt *p, size_t n);
+
+/* The same, with hash[i] = nf_wire_hash(&p[i]) made before (on another
+ * thread: scan's reader makes them while the detector runs). */
+uint64_t nf_wire_hash(const struct nf_pkt *p);
+void nf_wire_packets_hashed(struct nf_wire *w, const struct nf_pkt *p, const uint64_t *hash,
+			    size_t n);
 
 /* Forgets connections idle (or closed) as of now_ns; nf_wire_packet
  * does it too, a little at a time. */

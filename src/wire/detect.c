@@ -66,7 +66,7 @@ static void found(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt 
 {
 	struct dir *h = &c->d[i];
 	struct nf_stall s = {
-		.start_ns = w->now_ns - (uint64_t)(uint32_t)(now - h->s1_us) * 1000,
+		.start_ns = w->now_ns - (uint64_t)(uint32_t)(now - h->data_us) * 1000,
 		.ack_ns = w->now_ns - (uint64_t)(uint32_t)(now - h->ack_us) * 1000,
 		.end_ns = w->now_ns,
 		.size1 = h->s1_len,
@@ -80,7 +80,7 @@ static void found(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt 
 	h->pend = 1;
 	h->pend_answered = h->s1_heard;
 	h->pend_untied = (uint8_t)untied;
-	h->pend_start_us = h->s1_us;
+	h->pend_start_us = h->data_us;
 	h->pend_ack_us = h->ack_us;
 	h->pend_end_us = now;
 	h->pend_size1 = h->s1_len > 0xffff ? 0xffff : (uint16_t)h->s1_len;
@@ -166,8 +166,8 @@ static void peer_ack(struct nf_wire *w, struct conn *c, int i, const struct nf_p
 	uint32_t delack_us = (uint32_t)(w->o.delack_min_ns / 1000);
 	struct dir *r = &c->d[i], *h = &c->d[!i];
 
-	if (h->state == ST_HELD && !nf_seq_lt(p->ack, h->s1_end)) {
-		int late = (uint32_t)(now - h->s1_us) >= delack_us + r->rtt_us;
+	if (h->state == ST_HELD && !nf_seq_lt(p->ack, h->nxt)) {
+		int late = (uint32_t)(now - h->data_us) >= delack_us + r->rtt_us;
 
 		h->state = ST_NONE;
 		if (late && p->len == 0 && !(p->flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST))) {
@@ -211,15 +211,13 @@ static void own_data(struct nf_wire *w, struct conn *c, int i, const struct nf_p
 		w->st.unanswered++;
 		h->pend = 0;
 	}
-	if (h->state == ST_ACKED && small && plain && p->seq == h->s1_end &&
+	if (h->state == ST_ACKED && small && plain && p->seq == h->nxt &&
 	    (tie = tied(h, now, (uint32_t)(w->o.tie_floor_ns / 1000))))
 		found(w, c, i, p, now, tie == 2);
 	h->state = ST_NONE;
 	if (small && plain) {
-		h->state = ST_HELD;
-		h->s1_end = end;
+		h->state = ST_HELD; /* S1's end and time: nxt and data_us below */
 		h->s1_len = p->len;
-		h->s1_us = now;
 		h->s1_heard = h->heard;
 	}
 	h->heard = 0;

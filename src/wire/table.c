@@ -1,7 +1,7 @@
 /*
  * table.c - the detector's table of TCP connections: found by their two
- * ends in a hash of chains, kept in chunks that never move (a slot's
- * index is its name), and forgotten oldest first: a live connection
+ * ends through the index (index.c), kept in chunks that never move (a
+ * slot's index is its name), and forgotten oldest first: a live connection
  * after idle_ns without a segment, a closed one (RST, or FIN both ways)
  * closed_ns after it closed. So memory follows the connections alive in
  * the capture, not its length.
@@ -34,10 +34,8 @@ struct nf_wire *nf_wire_new(const struct nf_wire_opts *o)
 	else
 		nf_wire_opts_default(&w->o);
 	w->expiry_ns = UINT64_MAX;
-	w->nbuckets = 1024;
-	w->bucket = calloc(w->nbuckets, sizeof(*w->bucket));
 	w->listen = calloc(LISTEN_MAX, sizeof(*w->listen));
-	if (!w->bucket || !w->listen) {
+	if (nf_index_init(&w->index, 1024) < 0 || !w->listen) {
 		nf_wire_free(w);
 		return NULL;
 	}
@@ -50,7 +48,7 @@ void nf_wire_free(struct nf_wire *w)
 		return;
 	for (uint32_t i = 0; i < w->nchunks; i++)
 		free(w->chunk[i]);
-	free(w->bucket);
+	nf_index_free(&w->index);
 	free(w->listen);
 	nf_wire_rows_free(w);
 	free(w);
@@ -82,6 +80,12 @@ static int end_eq(const struct nf_end *a, const struct nf_end *b)
 {
 	return a->port == b->port && a->family == b->family &&
 	       memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+}
+
+/* Is e the end (family, addr, port) of a segment? */
+static int end_is(const struct nf_end *e, int family, const uint8_t *addr, uint16_t port)
+{
+	return e->port == port && e->family == family && memcmp(e->addr, addr, sizeof(e->addr)) == 0;
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -123,44 +127,19 @@ static void set_end(struct nf_end *e, int family, const uint8_t *addr, uint16_t 
 	memcpy(e->addr, addr, sizeof(e->addr));
 }
 
-/* Doubles the hash when it holds more chains than buckets; on no memory
- * the chains just grow longer. */
-static void grow_buckets(struct nf_wire *w)
-{
-	uint32_t n = w->nbuckets * 2, *b;
-
-	if (w->st.live < w->nbuckets || n == 0 || !(b = calloc(n, sizeof(*b))))
-		return;
-	for (uint32_t i = 0; i < w->nbuckets; i++) {
-		uint32_t x = w->bucket[i];
-
-		while (x) {
-			struct conn *c = slot(w, x);
-			uint32_t nx = c->hnext, h = (uint32_t)pair_hash(&c->ends[0], &c->ends[1]) & (n - 1);
-
-			c->hnext = b[h];
-			b[h] = x;
-			x = nx;
-		}
-	}
-	free(w->bucket);
-	w->bucket = b;
-	w->nbuckets = n;
-}
-
 /* A free slot's index + 1, or 0 if none can be made. */
 static uint32_t take_slot(struct nf_wire *w)
 {
 	uint32_t x = w->free_head;
 
 	if (x) {
-		w->free_head = slot(w, x)->hnext;
+		w->free_head = slot(w, x)->next;
 		return x;
 	}
 	if ((w->nslots >> CHUNK_SHIFT) >= w->nchunks) {
 		if (w->nchunks == MAX_CHUNKS)
 			return 0;
-		w->chunk[w->nchunks] = malloc(CHUNK_LEN * sizeof(struct conn));
+		w->chunk[w->nchunks] = aligned_alloc(64, CHUNK_LEN * sizeof(struct conn));
 		if (!w->chunk[w->nchunks])
 			return 0;
 		w->nchunks++;
@@ -257,19 +236,13 @@ void nf_wire_reopen(struct nf_wire *w, struct conn *c)
 /* Takes c out of the table (its slot to the free list). */
 static void forget(struct nf_wire *w, struct conn *c, uint32_t x)
 {
-	uint32_t h = (uint32_t)pair_hash(&c->ends[0], &c->ends[1]) & (w->nbuckets - 1);
-	uint32_t *pp = &w->bucket[h];
-
-	while (*pp && *pp != x)
-		pp = &slot(w, *pp)->hnext;
-	if (*pp)
-		*pp = c->hnext;
+	nf_index_del(&w->index, pair_hash(&c->ends[0], &c->ends[1]), x);
 	list_unlink(w, c->closed ? &w->closed : &w->live, c, x);
 	if ((c->d[0].has_data && !c->d[1].seen) || (c->d[1].has_data && !c->d[0].seen))
 		w->st.one_way++;
 	w->st.unanswered += c->d[0].pend + c->d[1].pend;
 	c->used = 0;
-	c->hnext = w->free_head;
+	c->next = w->free_head;
 	w->free_head = x;
 	w->st.live--;
 }
@@ -295,12 +268,11 @@ void nf_wire_expire(struct nf_wire *w, uint64_t now_ns)
 	next_expiry(w);
 }
 
-/* A new connection for p in slot x; *dir_out as nf_wire_conn says. */
+/* A new connection for p in slot x; *dir_out as lookup says. */
 static struct conn *make_conn(struct nf_wire *w, uint32_t x, const struct nf_end *src,
 			      const struct nf_end *dst, int *dir_out)
 {
 	struct conn *c = slot(w, x);
-	uint32_t h;
 
 	memset(c, 0, sizeof(*c));
 	c->idx = x;
@@ -311,44 +283,75 @@ static struct conn *make_conn(struct nf_wire *w, uint32_t x, const struct nf_end
 	c->used = 1;
 	c->last_ns = w->now_ns;
 	c->queued_s = queue_time(w->now_ns);
-	h = (uint32_t)pair_hash(src, dst) & (w->nbuckets - 1);
-	c->hnext = w->bucket[h];
-	w->bucket[h] = x;
 	list_append(w, &w->live, c, x);
 	if (w->live.head == x)
 		next_expiry(w);
 	w->st.conns++;
 	if (++w->st.live > w->st.peak)
 		w->st.peak = w->st.live;
-	grow_buckets(w);
 	return c;
 }
 
-struct conn *nf_wire_conn(struct nf_wire *w, const struct nf_pkt *p, uint64_t hash, int *dir_out)
-{
-	struct nf_end src, dst;
-	uint32_t x, h;
+/*
+ * Where a segment's lookup starts: the index's run from the home of its
+ * hash, or from pos, where the look-ahead found the first entry of the
+ * run with its tag (or the run's end), while the index has not changed
+ * since (gen).
+ */
+struct look {
+	uint64_t hash;
+	uint32_t pos, gen;
+};
 
+/* The first entry at or after pos, in its run, with tag; or the run's end. */
+static uint32_t run_find(const struct nf_index *ix, uint32_t tag, uint32_t pos)
+{
+	uint64_t e;
+
+	while ((e = ix->e[pos]) && (uint32_t)(e >> 32) != tag)
+		pos = (pos + 1) & (ix->n - 1);
+	return pos;
+}
+
+/* The connection of p, whose look l says where to start, made if new
+ * (*dir_out: 0 if p's source is ends[0], else 1). NULL when no memory is
+ * left (counted). */
+static struct conn *lookup(struct nf_wire *w, const struct nf_pkt *p, const struct look *l,
+			   int *dir_out)
+{
+	const struct nf_index *ix = &w->index;
+	uint64_t hash = l->hash;
+	uint32_t tag = nf_index_tag(hash), x;
+	uint32_t pos = l->gen == ix->gen ? l->pos : nf_index_home(ix, hash);
+	struct nf_end src, dst;
+	uint64_t e;
+
+	for (; (e = ix->e[pos]); pos = (pos + 1) & (ix->n - 1)) {
+		struct conn *c;
+
+		if ((uint32_t)(e >> 32) != tag)
+			continue;
+		c = slot(w, (uint32_t)e);
+		for (int i = 0; i < 2; i++)
+			if (end_is(&c->ends[i], p->family, p->saddr, p->sport) &&
+			    end_is(&c->ends[!i], p->family, p->daddr, p->dport)) {
+				*dir_out = i;
+				return c;
+			}
+	}
 	set_end(&src, p->family, p->saddr, p->sport);
 	set_end(&dst, p->family, p->daddr, p->dport);
-	h = (uint32_t)hash & (w->nbuckets - 1);
-	for (x = w->bucket[h]; x; x = slot(w, x)->hnext) {
-		struct conn *c = slot(w, x);
-
-		if (end_eq(&c->ends[0], &src) && end_eq(&c->ends[1], &dst)) {
-			*dir_out = 0;
-			return c;
-		}
-		if (end_eq(&c->ends[1], &src) && end_eq(&c->ends[0], &dst)) {
-			*dir_out = 1;
-			return c;
-		}
-	}
-	if (!(x = take_slot(w))) {
-		w->st.dropped_conns++;
-		return NULL;
+	if (!(x = take_slot(w)))
+		goto dropped;
+	if (nf_index_add(&w->index, hash, x) < 0) {
+		slot(w, x)->next = w->free_head; /* back to the free list */
+		w->free_head = x;
+		goto dropped;
 	}
 	return make_conn(w, x, &src, &dst, dir_out);
+dropped:
+	w->st.dropped_conns++;
+	return NULL;
 }
 
 /* Where e goes in the listeners' open addressing (its slot, or the
@@ -403,8 +406,8 @@ static uint64_t clock_of(struct nf_wire *w, const struct nf_pkt *p)
 	return w->now_ns;
 }
 
-/* nf_wire_packet, the segment's hash known. */
-static void packet(struct nf_wire *w, const struct nf_pkt *p, uint64_t hash)
+/* nf_wire_packet, the segment's look known. */
+static void packet(struct nf_wire *w, const struct nf_pkt *p, const struct look *l)
 {
 	struct conn *c;
 	int i;
@@ -414,52 +417,88 @@ static void packet(struct nf_wire *w, const struct nf_pkt *p, uint64_t hash)
 	clock_of(w, p);
 	w->st.packets++;
 	nf_wire_expire(w, w->now_ns);
-	if (!(c = nf_wire_conn(w, p, hash, &i)))
+	if (!(c = lookup(w, p, l, &i)))
 		return;
 	nf_wire_detect(w, c, i, p);
 }
 
 void nf_wire_packet(struct nf_wire *w, const struct nf_pkt *p)
 {
-	packet(w, p, pkt_hash(p));
+	struct look l = { .hash = pkt_hash(p), .gen = w->index.gen - 1 }; /* from home */
+
+	packet(w, p, &l);
 }
 
-/* Asks the cache for the connection of a segment whose hash is h. */
-static void prefetch_conn(const struct nf_wire *w, uint64_t h)
+/* Asks the cache for the index entries of a segment whose hash is h. */
+static void prefetch_index(const struct nf_wire *w, uint64_t h)
 {
-	uint32_t x = w->bucket[h & (w->nbuckets - 1)];
-	const char *c;
+	__builtin_prefetch(&w->index.e[nf_index_home(&w->index, h)]);
+}
 
-	if (!x)
-		return;
-	c = (const char *)slot(w, x);
-	__builtin_prefetch(c, 1); /* its ends: the lookup; the rest follows */
+/* Finds where l's lookup will start and asks the cache for the
+ * connection found there, if any (its three lines: a segment reads both
+ * directions). */
+static void prefetch_conn(const struct nf_wire *w, struct look *l)
+{
+	const struct nf_index *ix = &w->index;
+	uint64_t e;
+
+	l->gen = ix->gen;
+	l->pos = run_find(ix, nf_index_tag(l->hash), nf_index_home(ix, l->hash));
+	if ((e = ix->e[l->pos])) {
+		const char *c = (const char *)slot(w, (uint32_t)e);
+
+		for (size_t off = 0; off < sizeof(struct conn); off += 64)
+			__builtin_prefetch(c + off, 1);
+	}
 }
 
 /*
- * A software pipeline: while segment i is read, the bucket of segment
- * i + 8 and the connection of segment i + 4 are on their way from
- * memory, so a large table's lookups overlap instead of waiting in turn.
+ * A software pipeline: while segment i is read, the index entries of
+ * segment i + FAR and the connection of segment i + NEAR are on their
+ * way from memory, so a large table's lookups overlap instead of
+ * waiting in turn. The look-ahead's place in the index is kept for
+ * segment i's own lookup, unless the index changed in between.
  */
+#define FAR  (NF_WIRE_BATCH / 2)
+#define NEAR (NF_WIRE_BATCH / 4)
+
+uint64_t nf_wire_hash(const struct nf_pkt *p)
+{
+	return pkt_hash(p);
+}
+
 void nf_wire_packets(struct nf_wire *w, const struct nf_pkt *p, size_t n)
 {
-	uint64_t h[NF_WIRE_BATCH];
+	nf_wire_packets_hashed(w, p, NULL, n);
+}
 
-	for (size_t i = 0; i < n && i < 8; i++) {
-		h[i % NF_WIRE_BATCH] = pkt_hash(&p[i]);
-		__builtin_prefetch(&w->bucket[h[i % NF_WIRE_BATCH] & (w->nbuckets - 1)]);
+/* Segment i's hash: given, or made here. */
+static uint64_t hash_at(const struct nf_pkt *p, const uint64_t *hash, size_t i)
+{
+	return hash ? hash[i] : pkt_hash(&p[i]);
+}
+
+void nf_wire_packets_hashed(struct nf_wire *w, const struct nf_pkt *p, const uint64_t *hash,
+			    size_t n)
+{
+	struct look l[NF_WIRE_BATCH];
+
+	for (size_t i = 0; i < n && i < FAR; i++) {
+		l[i].hash = hash_at(p, hash, i);
+		prefetch_index(w, l[i].hash);
 	}
-	for (size_t i = 0; i < n && i < 4; i++)
-		prefetch_conn(w, h[i]);
+	for (size_t i = 0; i < n && i < NEAR; i++)
+		prefetch_conn(w, &l[i]);
 	for (size_t i = 0; i < n; i++) {
-		if (i + 8 < n) {
-			uint64_t *hh = &h[(i + 8) % NF_WIRE_BATCH];
+		if (i + FAR < n) {
+			struct look *f = &l[(i + FAR) % NF_WIRE_BATCH];
 
-			*hh = pkt_hash(&p[i + 8]);
-			__builtin_prefetch(&w->bucket[*hh & (w->nbuckets - 1)]);
+			f->hash = hash_at(p, hash, i + FAR);
+			prefetch_index(w, f->hash);
 		}
-		if (i + 4 < n)
-			prefetch_conn(w, h[(i + 4) % NF_WIRE_BATCH]);
-		packet(w, &p[i], h[i % NF_WIRE_BATCH]);
+		if (i + NEAR < n)
+			prefetch_conn(w, &l[(i + NEAR) % NF_WIRE_BATCH]);
+		packet(w, &p[i], &l[i % NF_WIRE_BATCH]);
 	}
 }

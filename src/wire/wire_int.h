@@ -1,11 +1,12 @@
 /*
- * wire_int.h - what the detector's three files share: the connection
- * table (table.c), the signature read on each direction (detect.c) and
- * the rows of findings (holder.c). Not for the command.
+ * wire_int.h - what the detector's files share: the connection table
+ * (table.c) and its index (index.c), the signature read on each
+ * direction (detect.c) and the rows of findings (holder.c). Not for the
+ * command.
  *
- * A connection is kept in about 200 bytes (the bench checks it stays
- * under 300 a live connection): its two ends, and per direction what the
- * signature needs of the sender (struct dir).
+ * A connection is kept in 192 bytes, three cache lines (the bench checks
+ * that memory stays under 300 bytes a live connection): its two ends, and
+ * per direction what the signature needs of the sender (struct dir).
  */
 #ifndef NF_WIRE_INT_H
 #define NF_WIRE_INT_H
@@ -24,13 +25,13 @@ enum dir_state {
 /*
  * One direction of a connection: its sender's state. Times are the low
  * 32 bits of the packets' microseconds (differences modulo 2^32: right
- * for gaps under 71 minutes), so that a connection stays small.
+ * for gaps under 71 minutes), so that a connection stays small. In
+ * ST_HELD and ST_ACKED, S1 is the newest data: its end is nxt, its time
+ * data_us.
  */
 struct dir {
 	uint32_t nxt;       /* sequence number after the newest data seen */
-	uint32_t s1_end;    /* S1's end (ST_HELD, ST_ACKED) */
 	uint32_t s1_len;
-	uint32_t s1_us;     /* S1 seen */
 	uint32_t ack_us;    /* R's late ACK of S1 seen (ST_ACKED) */
 	uint32_t data_end;  /* our newest data's end (SYN and FIN count one) */
 	uint32_t data_us;   /* ... seen, for the other end's reaction */
@@ -56,19 +57,57 @@ struct dir {
 	uint32_t row;       /* our row (holder.c) + 1 once we stalled; 0 before */
 };
 
-/* A connection: ends[0] is the lower of the two (address, then port). */
+/*
+ * The table's index (index.c): open addressing with linear probing. An
+ * entry is tag << 32 | value (value 0: empty), tag the upper half of a
+ * 64-bit hash, its home slot tag & (n - 1). A lookup reads a connection
+ * only where the tag matches; entries move (growth, deletion) without
+ * their connections being read.
+ */
+struct nf_index {
+	uint64_t *e;
+	uint32_t n;    /* a power of two */
+	uint32_t used; /* at most 3/4 of n */
+	uint32_t gen;  /* changes whenever an entry moves, comes or goes */
+};
+
+/* Makes an empty index of n entries (a power of two). 0, or -1 (no memory). */
+int nf_index_init(struct nf_index *ix, uint32_t n);
+void nf_index_free(struct nf_index *ix);
+/* Adds value (not 0) under hash, growing the index past 3/4. 0, or -1
+ * when it is full and cannot grow (nothing added). */
+int nf_index_add(struct nf_index *ix, uint64_t hash, uint32_t value);
+/* Removes value, added under hash (it must be there). */
+void nf_index_del(struct nf_index *ix, uint64_t hash, uint32_t value);
+
+static inline uint32_t nf_index_tag(uint64_t hash)
+{
+	return (uint32_t)(hash >> 32);
+}
+
+/* Where the entries of hash begin: the caller reads ix->e[pos], pos + 1,
+ * ... (modulo n) up to the first 0, comparing tags. */
+static inline uint32_t nf_index_home(const struct nf_index *ix, uint64_t hash)
+{
+	return nf_index_tag(hash) & (ix->n - 1);
+}
+
+/* A connection: ends[0] is the lower of the two (address, then port).
+ * Three cache lines, aligned: a segment reads all of them. */
 struct conn {
 	struct nf_end ends[2];
 	struct dir d[2];      /* d[i]: ends[i] sending */
 	uint64_t last_ns;     /* its last segment */
 	uint32_t queued_s;    /* last_ns's second when it was put at its age list's end */
-	uint32_t hnext;       /* the next in its hash chain (index + 1; 0 none) */
-	uint32_t prev, next;  /* its place in the age list (index + 1) */
+	uint32_t prev, next;  /* its place in the age list (index + 1); a free
+			       * slot's next is the next free one */
 	uint32_t idx;         /* its own slot's index + 1 */
 	uint8_t client;       /* the end that opened it: 0 or 1, 2 unknown */
 	uint8_t closed : 1;   /* RST, or FIN both ways: on the closed list */
 	uint8_t used : 1;
-};
+} __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct conn) == 192, "a connection is three cache lines");
 
 /* An age list, oldest first: live ones by queued_s (when each was put at
  * its end), closed ones by last_ns (their closing). A segment only sets
@@ -87,10 +126,9 @@ struct nf_wire {
 	struct nf_wire_opts o;
 	struct conn *chunk[MAX_CHUNKS];
 	uint32_t nchunks;
-	uint32_t free_head;   /* freed slots (index + 1), chained by hnext */
+	uint32_t free_head;   /* freed slots (index + 1), chained by next */
 	uint32_t nslots;      /* slots ever handed out */
-	uint32_t *bucket;     /* hash chains (index + 1) */
-	uint32_t nbuckets;    /* a power of two */
+	struct nf_index index; /* the slots by their connection's hash */
 	struct age_list live, closed;
 	uint64_t now_ns;      /* the newest packet time */
 	uint64_t expiry_ns;   /* no connection expires before this */
@@ -106,11 +144,6 @@ struct nf_wire {
 };
 
 /* --- table.c --- */
-
-/* The connection of p, whose ends hash to hash, made if new (*dir_out: 0
- * if p's source is ends[0], else 1). NULL when no memory is left
- * (counted). */
-struct conn *nf_wire_conn(struct nf_wire *w, const struct nf_pkt *p, uint64_t hash, int *dir_out);
 
 /* Moves c to the live list's end (a segment came) or, closing it, to the
  * closed list's end. */

@@ -1,0 +1,225 @@
+/*
+ * check_index.c - the connection table's index (src/wire/index.c: open
+ * addressing, linear probing from a home taken from the entry's tag,
+ * deletion by shifting back) against a plain list of what should be in
+ * it, under adds and deletes in random order, with hashes chosen to pile
+ * onto a few homes and onto the array's end (where a run wraps); and the
+ * table on top of it: a connection's later segments find it, never a new
+ * one, while others come and go around it.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "../../src/wire/wire_int.h"
+
+#define ORIGIN_NS 1764547200000000000ull
+
+/* A hash whose tag is tag (its home: tag & (n - 1)). */
+static uint64_t hash_of(uint32_t tag, uint32_t low)
+{
+	return (uint64_t)tag << 32 | low;
+}
+
+/* How many times entry (hash, value) is in ix: scans its run from home. */
+static int count_of(const struct nf_index *ix, uint64_t hash, uint32_t value)
+{
+	uint64_t want = (uint64_t)nf_index_tag(hash) << 32 | value;
+	int k = 0;
+
+	for (uint32_t pos = nf_index_home(ix, hash), i = 0; ix->e[pos] && i < ix->n;
+	     pos = (pos + 1) & (ix->n - 1), i++)
+		k += ix->e[pos] == want;
+	return k;
+}
+
+/* Entries in the array, whatever their runs. */
+static uint32_t entries(const struct nf_index *ix)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < ix->n; i++)
+		k += ix->e[i] != 0;
+	return k;
+}
+
+struct item {
+	uint64_t hash;
+	uint32_t value;
+	int in;
+};
+
+/* ops random adds and deletes over nitems items whose tags fall in
+ * homes spread homes apart (1: all on one home), checking every item
+ * after each step. */
+static void churn(uint32_t nitems, uint32_t spread, uint32_t ops, unsigned seed)
+{
+	struct nf_index ix;
+	struct item *it = calloc(nitems, sizeof(*it));
+	uint32_t in = 0;
+
+	ck_assert_ptr_nonnull(it);
+	ck_assert_int_eq(nf_index_init(&ix, 16), 0);
+	srand(seed);
+	for (uint32_t i = 0; i < nitems; i++) {
+		/* tags near the top of the 32 bits: their homes are the
+		 * array's last slots at every size, so runs wrap */
+		uint32_t tag = 0xffffffffu - (uint32_t)(rand() % spread);
+
+		it[i].hash = hash_of(tag, (uint32_t)rand());
+		it[i].value = i + 1;
+	}
+	for (uint32_t op = 0; op < ops; op++) {
+		struct item *x = &it[(uint32_t)rand() % nitems];
+
+		/* (plain tests: a Check assertion costs a write to its pipe) */
+		if (x->in) {
+			nf_index_del(&ix, x->hash, x->value);
+			in--;
+		} else if (nf_index_add(&ix, x->hash, x->value) < 0) {
+			ck_abort_msg("op %u: add failed", op);
+		} else {
+			in++;
+		}
+		x->in = !x->in;
+		if (op % 7 == 0 || op + 1 == ops)
+			for (uint32_t i = 0; i < nitems; i++)
+				if (count_of(&ix, it[i].hash, it[i].value) != it[i].in)
+					ck_abort_msg("op %u: item %u found %d times, in %d", op, i,
+						     count_of(&ix, it[i].hash, it[i].value), it[i].in);
+		if (ix.used != in || entries(&ix) != in || (uint64_t)ix.used * 4 > (uint64_t)ix.n * 3)
+			ck_abort_msg("op %u: used %u, entries %u, n %u, want %u", op, ix.used,
+				     entries(&ix), ix.n, in);
+	}
+	ck_assert_uint_gt(ix.n, 16); /* it grew */
+	nf_index_free(&ix);
+	free(it);
+}
+
+START_TEST(test_index_one_home)
+{
+	churn(200, 1, 5000, 1); /* every entry in one run */
+}
+END_TEST
+
+START_TEST(test_index_few_homes_wrapping)
+{
+	churn(600, 8, 20000, 2);
+}
+END_TEST
+
+START_TEST(test_index_spread)
+{
+	churn(3000, 1u << 30, 30000, 3);
+}
+END_TEST
+
+START_TEST(test_index_grows_from_small)
+{
+	struct nf_index ix;
+
+	ck_assert_int_eq(nf_index_init(&ix, 16), 0);
+	for (uint32_t i = 1; i <= 100000; i++)
+		if (nf_index_add(&ix, (uint64_t)i * 0x9e3779b97f4a7c15ull, i) < 0)
+			ck_abort_msg("add %u failed", i);
+	ck_assert_uint_eq(ix.used, 100000);
+	ck_assert_uint_eq(ix.n, 1u << 18); /* 3/4 of 2^17 is 98304 */
+	for (uint32_t i = 1; i <= 100000; i++)
+		if (count_of(&ix, (uint64_t)i * 0x9e3779b97f4a7c15ull, i) != 1)
+			ck_abort_msg("%u not found once", i);
+	for (uint32_t i = 1; i <= 100000; i += 2)
+		nf_index_del(&ix, (uint64_t)i * 0x9e3779b97f4a7c15ull, i);
+	for (uint32_t i = 1; i <= 100000; i++)
+		if (count_of(&ix, (uint64_t)i * 0x9e3779b97f4a7c15ull, i) != (i % 2 == 0))
+			ck_abort_msg("%u: found %d times after the deletes", i,
+				     count_of(&ix, (uint64_t)i * 0x9e3779b97f4a7c15ull, i));
+	/* deleting what is not there changes nothing */
+	nf_index_del(&ix, 12345, 777777);
+	ck_assert_uint_eq(ix.used, 50000);
+	nf_index_free(&ix);
+}
+END_TEST
+
+/* A segment of client 10.C.C.C:cport to 10.0.0.2:80 (or back). */
+static void seg(struct nf_wire *w, uint64_t ns, uint32_t client, uint16_t cport, int back,
+		uint8_t flags, uint32_t len)
+{
+	struct nf_pkt p;
+	uint8_t c[16] = { 10, (uint8_t)(client >> 16), (uint8_t)(client >> 8), (uint8_t)client };
+	uint8_t s[16] = { 10, 0, 0, 2 };
+
+	memset(&p, 0, sizeof(p));
+	p.ts_ns = ns;
+	p.family = AF_INET;
+	p.flags = flags;
+	p.wscale = -1;
+	p.sport = back ? 80 : cport;
+	p.dport = back ? cport : 80;
+	memcpy(p.saddr, back ? s : c, 16);
+	memcpy(p.daddr, back ? c : s, 16);
+	p.seq = back ? 5000 : 1000;
+	p.ack = back ? 1001 : 5001;
+	p.len = len;
+	p.win = 512;
+	nf_wire_packets(w, &p, 1);
+}
+
+START_TEST(test_index_table_finds_its_connections)
+{
+	struct nf_wire_opts o;
+	struct nf_wire *w;
+	struct nf_wire_stats st;
+	enum { N = 30000 };
+
+	nf_wire_opts_default(&o);
+	o.closed_ns = 1000000ull; /* 1 ms: the closed ones go at once */
+	w = nf_wire_new(&o);
+	/* N connections; every third is reset and forgotten while the
+	 * others stay, so the index shifts entries around the living */
+	for (uint32_t k = 0; k < N; k++)
+		seg(w, ORIGIN_NS + k * 1000ull, k, (uint16_t)(1024 + k % 60000), 0, NF_TCP_SYN, 0);
+	for (uint32_t k = 0; k < N; k += 3)
+		seg(w, ORIGIN_NS + 40000000000ull, k, (uint16_t)(1024 + k % 60000), 1,
+		    NF_TCP_RST | NF_TCP_ACK, 0);
+	nf_wire_expire(w, ORIGIN_NS + 41000000000ull);
+	nf_wire_stats(w, &st);
+	ck_assert_uint_eq(st.conns, N);
+	ck_assert_uint_eq(st.live, N - N / 3);
+	/* every living one, both ways: found, not made */
+	for (uint32_t k = 0; k < N; k++)
+		if (k % 3) {
+			seg(w, ORIGIN_NS + 42000000000ull, k, (uint16_t)(1024 + k % 60000), k % 2,
+			    NF_TCP_ACK, 0);
+		}
+	nf_wire_stats(w, &st);
+	ck_assert_uint_eq(st.conns, N);
+	ck_assert_uint_eq(st.live, N - N / 3);
+	/* a forgotten one is new again */
+	seg(w, ORIGIN_NS + 43000000000ull, 0, 1024, 0, NF_TCP_SYN, 0);
+	nf_wire_stats(w, &st);
+	ck_assert_uint_eq(st.conns, N + 1);
+	nf_wire_free(w);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("index");
+	TCase *t = tcase_create("index");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, test_index_one_home);
+	tcase_add_test(t, test_index_few_homes_wrapping);
+	tcase_add_test(t, test_index_spread);
+	tcase_add_test(t, test_index_grows_from_small);
+	tcase_add_test(t, test_index_table_finds_its_connections);
+	suite_add_tcase(s, t);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
