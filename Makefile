@@ -97,7 +97,7 @@ $(B)/libnfwire.a: $(WIRE_OBJS)
 	$(AR) rcs $@ $^
 
 $(B)/naglefix: $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfcore.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfcore.a -lm
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfcore.a -lpthread -lm
 
 # ---- the packet side's unit tests (tests/wire/check_*.c): one Check
 # program each, linked with the wire and core archives, run by

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "nf_cap.h"
 #include "nf_wire.h"
 
 #define NF_EXIT_USAGE 125
@@ -43,6 +44,13 @@ int nf_cli_report(int argc, char **argv);
 int nf_report_print(char *const paths[], int n, int json, FILE *out);
 
 /* --- scan and watch (scan.c, watch.c), their output (wire_out.c) --- */
+
+/* Reads the capture c to its end on a second thread (scan_feed.c),
+ * decoding each frame; the segments go to w, in order, on the calling
+ * thread; frames that are not segments are counted in skipped[kind]
+ * (enum nf_pkt_skip). Returns nf_cap_next's last: 0 (the end) or -1
+ * (nf_cap_error says why; what came before it was fed). */
+int nf_cli_scan_feed(struct nf_cap *c, struct nf_wire *w, unsigned long long *skipped);
 
 /* naglefix scan [--json] CAPTURE...: argv[0] is "scan". Returns 0, 1 if
  * a capture could not be read whole (what was read is still reported),

@@ -40,32 +40,13 @@ static int scan_fd(struct nf_wire *w, int fd, const char *name, struct skipped *
 {
 	char err[NF_CAP_ERR_MAX];
 	struct nf_cap *c = nf_cap_open(fd, name, err);
-	struct nf_pkt batch[256];
-	struct nf_frame f;
-	size_t n = 0;
 	int rc;
 
 	if (!c) {
 		fprintf(stderr, "naglefix scan: %s\n", err);
 		return -1;
 	}
-	while ((rc = nf_cap_next(c, &f)) == 1) {
-		struct nf_pkt *p = &batch[n];
-		enum nf_pkt_skip why;
-
-		p->dir = f.dir;
-		why = nf_pkt_decode(f.link, 0, f.data, f.caplen, f.origlen, p);
-		if (why != NF_SKIP_NONE) {
-			sk->n[why]++;
-			continue;
-		}
-		p->ts_ns = f.ts_ns;
-		if (++n == sizeof(batch) / sizeof(batch[0])) {
-			nf_wire_packets(w, batch, n);
-			n = 0;
-		}
-	}
-	nf_wire_packets(w, batch, n);
+	rc = nf_cli_scan_feed(c, w, sk->n);
 	if (rc < 0)
 		fprintf(stderr, "naglefix scan: %s\n", nf_cap_error(c));
 	nf_cap_close(c);

@@ -21,6 +21,11 @@
 #            helgrind: helgrind does not model C11 atomics, so it would
 #            report the library's lock-free fd table and counters as races,
 #            and it runs the same test many times slower.
+#   *-scan   naglefix scan's two threads (the reader and decoder, the
+#            detector; src/cli/scan_feed.c) under ASan and under TSan: every
+#            capture of tests/wire/fixtures, and a capture the model of two
+#            ends writes (4,000 connections, 800 at once, 10% of them
+#            stalling), whose stall count scan must find exactly.
 #   leak-*   tests/sanitize/leak_loop.c (many connections, dup, shutdown,
 #            fork) under valgrind --leak-check=full with the library
 #            preloaded (a -O2 build, as shipped), per mode: no invalid
@@ -29,7 +34,7 @@
 #   canary-* proof that each check above fails when it should: a scratch
 #            copy of the sources (build/sanitize/canary/) gets a heap
 #            overflow, a signed overflow, data races (fd table, coalesce
-#            send), a lost malloc and a growing list injected (each behind
+#            send, scan's hand-over of batches), a lost malloc and a growing list injected (each behind
 #            its own -D), and each check must report it.
 #
 # A check passes iff its command exits 0 and the sanitizers wrote no report
@@ -148,6 +153,32 @@ caught() {
     fi
 }
 
+# scan_check NAME ENVFN BUILD [PREFIX...]: BUILD's naglefix scan over
+# every fixture capture, then over a model capture (BUILD's model): a
+# check each; the second also passes only if scan found the model's
+# stalls, no more, no fewer.
+scan_check() {
+    local name=$1 envfn=$2 b=$3 cap="$WORK/$1-model.pcap" want got
+    shift 3
+    # shellcheck disable=SC2016 # for the inner shell
+    check "$name-fixtures" "$envfn" "$@" /bin/sh -c \
+        'for f in tests/wire/fixtures/*.pcap tests/wire/fixtures/*.pcapng; do "$0" scan "$f" || exit 1; done' \
+        "$b/naglefix"
+    if ! "$b/tests/wire/model" -o "$cap" --conns 4000 --concurrent 800 --rounds 8 --gap 100 \
+        --mix onewrite:90,split:5,split-server:5 --rtt 2 --seed 11 --truth summary >"$LOGS/$name-model.truth" 2>&1; then
+        fail "$name-model" "the model failed" "$LOGS/$name-model.truth"
+        return
+    fi
+    check "$name-model" "$envfn" "$@" "$b/naglefix" scan --json "$cap"
+    want=$(sed -n 's/^summary .*stalls=\([0-9]*\).*/\1/p' "$LOGS/$name-model.truth")
+    got=$(sed -n 's/.*"event":"wire_stall".*"stalls":\([0-9]*\).*/\1/p' "$LOG" | awk '{ s += $1 } END { print s + 0 }')
+    if [[ -n $want && $want -gt 0 && $got == "$want" ]]; then
+        pass "$name-model found the model's $want stalls"
+    else
+        fail "$name-model found the model's stalls" "scan found $got, the model made '${want}'" "$LOG"
+    fi
+}
+
 # build NAME DIR MAKEARGS...: make in DIR; a failed build is a failed check.
 build() {
     local name=$1 dir=$2
@@ -180,19 +211,21 @@ done
 # ---- AddressSanitizer + UndefinedBehaviorSanitizer --------------------------
 
 A=build/asan
-if build asan . B=$A CC="$CC" CFLAGS="$ASAN_CFLAGS" all $A/tests/check_naglefix "${ITESTS[@]/#/$A/}"; then
+if build asan . B=$A CC="$CC" CFLAGS="$ASAN_CFLAGS" all $A/tests/check_naglefix $A/tests/wire/model "${ITESTS[@]/#/$A/}"; then
     # shellcheck disable=SC2016 # for the inner shell
     check asan-unit asan_env /bin/sh -c 'cd tests/unit && exec env CK_DEFAULT_TIMEOUT=60 ../../$0/tests/check_naglefix' "$A"
     # The host programs (sh, echo, strace) are not ours: no leak check there.
     LEAKS=0 SCAN="$A/tests/logs" check asan-integration asan_env NAGLEFIX_BUILD=$A NFTEST_PRELOAD="$ASAN_RT" \
         NFTEST_TIMEOUT=60 tests/integration/run.sh
+    scan_check asan-scan asan_env "$A"
 fi
 
 # ---- ThreadSanitizer --------------------------------------------------------
 
 TS=build/tsan
-if build tsan . B=$TS CC="$CC" CFLAGS="$TSAN_CFLAGS" all $TS/tests/check_naglefix \
+if build tsan . B=$TS CC="$CC" CFLAGS="$TSAN_CFLAGS" all $TS/tests/check_naglefix $TS/tests/wire/model \
     $TS/tests/coalesce/test_integrity $TS/tests/coalesce/test_handler $TS/tests/auto/test_auto; then
+    scan_check tsan-scan tsan_env "$TS" "${NOASLR[@]}"
     # shellcheck disable=SC2016 # for the inner shell
     check tsan-unit tsan_env "${NOASLR[@]}" /bin/sh -c \
         'cd tests/unit && exec env CK_DEFAULT_TIMEOUT=120 ../../$0/tests/check_naglefix' "$TS"
@@ -331,7 +364,11 @@ make_canary_copy() {
         inject src/actions/coalesce/coalesce.c nf_coalesce_send NF_CANARY_TSAN \
             '{ static int nf_canary; nf_canary++; }' &&
         inject src/core/conn.c nf_conn_ensure NF_CANARY_TSAN \
-            '{ static int nf_canary; nf_canary++; }'
+            '{ static int nf_canary; nf_canary++; }' &&
+        inject src/cli/scan_feed.c reader NF_CANARY_TSAN \
+            '{ ((struct feed *)arg)->rc = 0; }' &&
+        inject src/cli/scan_feed.c drain NF_CANARY_TSAN \
+            '{ volatile int nf_canary = f->rc; (void)nf_canary; }'
 }
 
 if make_canary_copy; then
@@ -367,6 +404,10 @@ if make_canary_copy; then
         caught canary-tsan-unit 'data race' tsan_env "${NOASLR[@]}" /bin/sh -c \
             'cd "$0/tests/unit" && exec env CK_DEFAULT_TIMEOUT=60 CK_RUN_SUITE=conn CK_RUN_CASE=table ../../build/c-tsan/tests/check_naglefix' \
             "$C"
+        # scan's two threads each touching the reader's own field before
+        # either has taken the ring's lock
+        caught canary-tsan-scan 'data race' tsan_env "${NOASLR[@]}" \
+            "$C/build/c-tsan/naglefix" scan tests/wire/fixtures/sections.pcapng
     fi
     for k in LEAK GROW; do
         kl=${k,,}
