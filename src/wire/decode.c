@@ -170,6 +170,21 @@ NF_INLINE enum nf_pkt_skip link_header(uint32_t link, uint16_t ethertype, struct
 
 /* ---- IP ------------------------------------------------------------------------ */
 
+/* An IPv4 address a into the 16 bytes of to, zeros after it, in two
+ * 8-byte stores: what reads it next (the table's hash, at once) reads
+ * 8 bytes at a time, and a load that spans two stores still in flight
+ * waits for both to reach the cache (a quarter of the hash's time). */
+NF_INLINE void addr4(uint8_t *to, const uint8_t *a)
+{
+	uint32_t v;
+	uint64_t lo, zero = 0;
+
+	__builtin_memcpy(&v, a, 4);
+	lo = v;
+	__builtin_memcpy(to, &lo, 8);
+	__builtin_memcpy(to + 8, &zero, 8);
+}
+
 /* IPv4: *hlen the header's length, *plen the bytes after it by the total
  * length (wire, the bytes on the wire from here, when it is 0: a
  * segmentation offload's capture). */
@@ -193,10 +208,8 @@ NF_INLINE enum nf_pkt_skip ipv4(const struct cur *c, size_t wire, size_t *hlen, 
 	if (tot < ihl)
 		return NF_SKIP_BAD;
 	p->family = AF_INET;
-	__builtin_memset(p->saddr, 0, sizeof(p->saddr));
-	__builtin_memset(p->daddr, 0, sizeof(p->daddr));
-	__builtin_memcpy(p->saddr, c->p + 12, 4);
-	__builtin_memcpy(p->daddr, c->p + 16, 4);
+	addr4(p->saddr, c->p + 12);
+	addr4(p->daddr, c->p + 16);
 	*hlen = ihl;
 	*plen = tot - ihl;
 	return NF_SKIP_NONE;

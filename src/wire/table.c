@@ -88,36 +88,42 @@ static int end_is(const struct nf_end *e, int family, const uint8_t *addr, uint1
 	return e->port == port && e->family == family && memcmp(e->addr, addr, sizeof(e->addr)) == 0;
 }
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v;
-	h *= 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
-}
-
-/* The hash of one end. */
+/*
+ * The hash of one end: two products side by side (an IPv4 address is in
+ * v[0]'s low half, the port above it, so they cannot cancel out), whose
+ * upper bits depend on every bit below them.
+ */
 static uint64_t end_hash(const uint8_t *addr, uint16_t port)
 {
 	uint64_t v[2];
 
 	memcpy(v, addr, 16);
-	return mix(mix(mix(0, v[0]), v[1]), port);
+	/* (v[1] turned by half: an IPv6 address's last bytes, those that
+	 * vary most, meet every bit of its product) */
+	return (v[0] ^ (uint64_t)port << 32) * 0x9e3779b97f4a7c15ull ^
+	       ((v[1] << 32 | v[1] >> 32) + port) * 0xc2b2ae3d27d4eb4full;
+}
+
+/* Of two ends' hashes, in either order: the index takes its upper half.
+ * A product's bit depends only on the bits below it: the shift brings the
+ * upper half (an IPv6 interface's last bytes) down before the product. */
+static uint64_t ends_hash(uint64_t ha, uint64_t hb)
+{
+	uint64_t s = ha + hb;
+
+	return (s ^ s >> 32) * 0xff51afd7ed558ccdull ^ (ha ^ hb);
 }
 
 /* The hash of an unordered pair of ends (the same both ways). */
 static uint64_t pair_hash(const struct nf_end *a, const struct nf_end *b)
 {
-	uint64_t ha = end_hash(a->addr, a->port), hb = end_hash(b->addr, b->port);
-
-	return mix(ha + hb, ha ^ hb);
+	return ends_hash(end_hash(a->addr, a->port), end_hash(b->addr, b->port));
 }
 
 /* ... of a segment's two ends: pair_hash of its connection's. */
 static uint64_t pkt_hash(const struct nf_pkt *p)
 {
-	uint64_t ha = end_hash(p->saddr, p->sport), hb = end_hash(p->daddr, p->dport);
-
-	return mix(ha + hb, ha ^ hb);
+	return ends_hash(end_hash(p->saddr, p->sport), end_hash(p->daddr, p->dport));
 }
 
 static void set_end(struct nf_end *e, int family, const uint8_t *addr, uint16_t port)
