@@ -62,12 +62,6 @@ static uint32_t row_hash(uint8_t side, const struct nf_end *self, const struct n
 	return (uint32_t)h;
 }
 
-static int end_eq(const struct nf_end *a, const struct nf_end *b)
-{
-	return a->port == b->port && a->family == b->family &&
-	       memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
-}
-
 /* The key ends of a row: the side's varying port zeroed. */
 static void row_key(uint8_t side, const struct nf_end *self, const struct nf_end *peer,
 		    struct nf_end *kself, struct nf_end *kpeer)
@@ -88,7 +82,7 @@ static int row_is(const struct nf_holder *r, uint8_t side, const struct nf_end *
 	if (r->side != side)
 		return 0;
 	row_key(side, &r->self, &r->peer, &s, &p);
-	return end_eq(&s, kself) && end_eq(&p, kpeer);
+	return nf_end_eq(&s, kself) && nf_end_eq(&p, kpeer);
 }
 
 /* Doubles the rows' index; 0, or -1 on no memory. */

@@ -76,12 +76,6 @@ static int end_cmp(const struct nf_end *a, const struct nf_end *b)
 	return r ? r : (int)a->port - (int)b->port;
 }
 
-static int end_eq(const struct nf_end *a, const struct nf_end *b)
-{
-	return a->port == b->port && a->family == b->family &&
-	       memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
-}
-
 /* Is e the end (family, addr, port) of a segment? */
 static int end_is(const struct nf_end *e, int family, const uint8_t *addr, uint16_t port)
 {
@@ -366,7 +360,7 @@ static uint32_t listen_slot(const struct nf_wire *w, const struct nf_end *e)
 {
 	uint32_t i = (uint32_t)pair_hash(e, e) & (LISTEN_MAX - 1);
 
-	while (w->listen[i].port && !end_eq(&w->listen[i], e))
+	while (w->listen[i].port && !nf_end_eq(&w->listen[i], e))
 		i = (i + 1) & (LISTEN_MAX - 1);
 	return i;
 }

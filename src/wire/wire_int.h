@@ -12,6 +12,7 @@
 #define NF_WIRE_INT_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "nf_wire.h"
 
@@ -175,6 +176,13 @@ void nf_wire_rows_free(struct nf_wire *w);
 static inline uint32_t nf_us(uint64_t ns)
 {
 	return (uint32_t)(ns / 1000);
+}
+
+/* Are a and b the same end (family, address, port)? */
+static inline int nf_end_eq(const struct nf_end *a, const struct nf_end *b)
+{
+	return a->port == b->port && a->family == b->family &&
+	       memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
 }
 
 /* Serial-number comparison of sequence numbers (RFC 1982): a before b. */
