@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """legacy_server.py: request/reply server for the Python legacy client.
 
-Usage: legacy_server.py PORT [LIFETIME_S]   (PORT 0 = ephemeral)
-Prints "PORT <n>" first. Per connection: read 200-byte requests, reply b"ok"
-in one send. Exits when stdin closes or after LIFETIME_S seconds (default 60).
+Usage: legacy_server.py PORT [LIFETIME_S [ADDRESS]]   (PORT 0 = ephemeral)
+Listens on ADDRESS (default 127.0.0.1; ::1 or any other, IPv6 too) and
+prints "PORT <n>" first (what tests/legacy/common.sh's start_server waits
+for). Per connection: reads 200-byte requests (legacy_client.py's two sends
+of 100 bytes, or its one of 200) and answers each with b"ok" in one send.
+Exits when stdin closes or after LIFETIME_S seconds (default 60).
 """
 import os
 import socket
@@ -41,12 +44,16 @@ def exit_after(seconds):
 
 
 def main():
+    if len(sys.argv) > 4:
+        sys.exit("usage: legacy_server.py PORT [LIFETIME_S [ADDRESS]]")
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     lifetime = int(sys.argv[2]) if len(sys.argv) > 2 else 60
+    addr = sys.argv[3] if len(sys.argv) > 3 else "127.0.0.1"
 
-    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    family = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    srv = socket.socket(family, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", port))
+    srv.bind((addr, port))
     srv.listen(50)
     print("PORT %d" % srv.getsockname()[1], flush=True)
 

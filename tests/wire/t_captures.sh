@@ -297,7 +297,7 @@ start_server java-echo java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME"
 jport=$SERVER_PORT
 start_server py-server python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME"
 pyport=$SERVER_PORT
-start_server py6-server python3 "$HERE/reply_server.py" ::1 "$SERVER_LIFETIME"
+start_server py6-server python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME" ::1
 py6port=$SERVER_PORT
 mkdir -p "$W/www"
 printf 'hello world\n' >"$W/www/hello.txt"

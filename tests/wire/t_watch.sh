@@ -11,7 +11,7 @@
 #            addresses, found by its IPv4 ends)
 #   python4  legacy_client.py vs legacy_server.py over 127.0.0.1, twice (the
 #            second run joins the first one's row: a wire_conn line names it)
-#   python6  legacy_client.py vs reply_server.py over ::1
+#   python6  legacy_client.py vs legacy_server.py over ::1
 #   node     legacy_client.js vs EchoServer
 #   perl     legacy_client.pl vs EchoServer
 #   static   tests/wire/split_client.c built with cc -static (no library
@@ -223,7 +223,7 @@ for s in python4 single nodelay; do
     start_server "py-$s" python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME"
     printf -v "port_$s" %s "$SERVER_PORT"
 done
-start_server py6 python3 "$HERE/reply_server.py" ::1 "$SERVER_LIFETIME"
+start_server py6 python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME" ::1
 port_python6=$SERVER_PORT
 timeout 120 javac -d "$LEGACY_BUILD" "$HERE/JHttpServer.java" || fail "compile JHttpServer.java"
 mkdir -p "$W/www" "$W/mc"
@@ -536,7 +536,7 @@ usage_check "an unwritable log" 1 "/nonexistent/dir/x.log" -l /nonexistent/dir/x
 # the detector's, in each packet, had none to run on).
 waves() { # run inside the namespace: NAGLEFIX HERE W
     ip link set lo up || exit 1
-    sleep 60 | python3 "$2/reply_server.py" 127.0.0.1 60 >"$3/waves-server.out" 2>&1 & # its stdin open
+    sleep 60 | python3 "$2/../legacy/legacy_server.py" 0 60 >"$3/waves-server.out" 2>&1 & # its stdin open
     local srv=$! port="" i
     for ((i = 0; i < 50; i++)); do
         sleep 0.1

@@ -16,7 +16,7 @@
 #   java     LegacyClient vs EchoServer, 60 rounds
 #   static   split_client.c built with cc -static, 60 rounds (prints its
 #            slow rounds), against java's server (so in java's row)
-#   python6  legacy_client.py over ::1 vs reply_server.py, 60 rounds
+#   python6  legacy_client.py over ::1 vs legacy_server.py, 60 rounds
 #   node, perl  legacy_client.js and .pl vs java's server, 60 rounds each
 #   memccp   memccp_rounds.sh vs the memcached beside: each memccp process
 #            that stalls fixed at its first stall
@@ -27,7 +27,7 @@
 #            connection, fast from its first round (the listener passed
 #            TCP_NODELAY on at accept)
 #   remote   legacy_client.py in the remote namespace (a holder that is
-#            not on this host) vs reply_server.py here: the receiving end's fix
+#            not on this host) vs legacy_server.py here: the receiving end's fix
 #            printed (quickack rule, per-route quickack), nothing changed:
 #            it stays slow, and neither end's TCP_NODELAY moves
 # Checked: each local holder fixed at once (a wire_fix line for its pid
@@ -173,7 +173,7 @@ start_server echo java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME"
 port_echo=$SERVER_PORT
 start_server py python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME"
 port_py=$SERVER_PORT
-start_server py6 python3 "$HERE/reply_server.py" ::1 "$SERVER_LIFETIME"
+start_server py6 python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME" ::1
 port_py6=$SERVER_PORT
 timeout 120 javac -d "$LEGACY_BUILD" "$HERE/JHttpServer.java" || fail "compile JHttpServer.java"
 start_server jhttp java -cp "$LEGACY_BUILD" JHttpServer "$SERVER_LIFETIME"
@@ -184,7 +184,7 @@ start_server http "$HERE/serve_port.sh" python3 -m http.server --protocol HTTP/1
     --bind "$H" --directory "$W/www" PORT
 port_http=$SERVER_PORT
 # a server on the veth address, for the remote holder
-start_server veth python3 "$HERE/reply_server.py" "$LA" "$SERVER_LIFETIME"
+start_server veth python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME" "$LA"
 port_veth=$SERVER_PORT
 start_server memcached "$LEGACY_DIR/memcached_server.sh"
 port_mc=$SERVER_PORT
@@ -395,7 +395,7 @@ if selected "remote holder: the receiving end's fix printed, nothing changed"; t
     rows=$(jq -r --arg l "$RA" 'select(.event == "wire_fix" and (.local | startswith($l)) and .action != "none")' \
         "$W/watch.out" 2>/dev/null | wc -l)
     # while it ran: the server's accepted socket and the client's, TCP_NODELAY 0
-    srv=$(pgrep -f "reply_server.py $LA" | while read -r p; do
+    srv=$(pgrep -f "legacy_server.py 0 $SERVER_LIFETIME $LA" | while read -r p; do
         [[ $(cat "/proc/$p/comm" 2>/dev/null) == python* ]] && echo "$p"; done | head -n 1)
     moved=$(awk -v p="${srv:-0}" '($1 == "remote" || $2 == p) && $6 == 0 && $5 != 0' "$W/during-remote" | wc -l)
     ends=$(awk -v p="${srv:-0}" '($1 == "remote" || $2 == p) && $6 == 0' "$W/during-remote" | wc -l)
