@@ -98,6 +98,9 @@ static void print_rows(struct nf_wire *w, int json)
 			nf_cli_wire_json(stdout, rows[i], "scan");
 	else
 		nf_cli_wire_table(stdout, rows, n, &st);
+	/* the rows out first: with 2>&1 the stderr lines then follow whole
+	 * lines, not the middle of one */
+	fflush(stdout);
 	nf_cli_wire_stats(stderr, "scan", &st);
 }
 

@@ -2,8 +2,10 @@
 # t_scan.sh - `naglefix scan` as a command: a real capture of a split-write
 # client read from a file, from standard input and from a pipe; what it
 # says of bad input (not a capture, truncated, missing, usage errors),
-# with the findings read up to the fault still printed; `naglefix report`
-# reading scan's JSON lines beside an audit log. Ends "N passed, M failed".
+# with the findings read up to the fault still printed; scan without its
+# reading thread (the clone refused by strace's fault injection): the same
+# findings; `naglefix report` reading scan's JSON lines beside an audit
+# log. Ends "N passed, M failed".
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
@@ -12,7 +14,9 @@ TOP=$(cd "$HERE/../.." && pwd)
 export LC_ALL=C
 clean_env
 NF="$TOP/build/naglefix"
+MODEL="$TOP/build/tests/wire/model"
 need_built make "$NF"
+need_built "make test-wire" "$MODEL"
 scratch_dir nf-scan
 
 # ok NAME CMD...: pass if CMD succeeds, else fail with its output.
@@ -96,6 +100,39 @@ ok "no capture: usage error (125)" sh -c '[ "$1" -eq 125 ] && grep -q "no CAPTUR
 rc=$?
 ok "unknown option named: usage error (125)" \
 	sh -c '[ "$1" -eq 125 ] && grep -q "unknown option .--bogus." "$2"' sh "$rc" "$TMP/opt.err"
+
+# No second thread to be had: scan reads and detects in turn (scan_feed.c),
+# with the same findings, over a model capture of many batches of
+# segments; and a truncated one is still named with its offset.
+"$MODEL" -o "$TMP/model.pcap" --conns 2000 --concurrent 400 --rounds 8 --gap 100 \
+	--mix onewrite:90,split:5,split-server:5 --rtt 2 --seed 5 --truth summary >"$TMP/model.truth"
+head -c $(($(stat -c %s "$TMP/model.pcap") / 2)) "$TMP/model.pcap" >"$TMP/model-cut.pcap"
+for f in model model-cut; do
+	"$NF" scan --json "$TMP/$f.pcap" >"$TMP/$f.threads" 2>&1
+	echo "exit $?" >>"$TMP/$f.threads"
+	strace -f -o "$TMP/$f.trace" -e trace=clone3,clone -e inject=clone3,clone:error=EAGAIN \
+		"$NF" scan --json "$TMP/$f.pcap" >"$TMP/$f.inline" 2>&1
+	echo "exit $?" >>"$TMP/$f.inline"
+done
+ok "no thread: the clone was refused" grep -q "EAGAIN.*INJECTED" "$TMP/model.trace"
+ok "no thread: the same rows, stats line and exit status" cmp "$TMP/model.threads" "$TMP/model.inline"
+want=$(sed -n 's/^summary .*stalls=\([0-9]*\).*/\1/p' "$TMP/model.truth")
+got=$(grep '"event":"wire_stall"' "$TMP/model.inline" | rows | awk '{ s += $4 } END { print s + 0 }')
+ok "no thread: the model's $want stalls, no more, no fewer ($got)" test "$got" = "$want" -a "$want" -gt 0
+ok "2>&1: the rows come out whole before the stderr lines" python3 -c '
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()[:-1] # less our "exit N"
+n = 0
+for l in lines:
+    if l.startswith("{"):
+        assert json.loads(l)["event"] == "wire_stall" and n == 0, l
+    else:
+        assert l.startswith("naglefix scan: "), l
+        n += 1
+assert n >= 1 and len(lines) > n + 10, (n, len(lines))' "$TMP/model.threads"
+ok "no thread: a truncated capture, the same message and exit 1" sh -c \
+	'cmp "$1" "$2" && grep -q "offset [0-9]*: " "$2" && tail -n 1 "$2" | grep -qx "exit 1"' \
+	sh "$TMP/model-cut.threads" "$TMP/model-cut.inline"
 
 # report reads scan's lines beside an audit log of another program.
 "$NF" scan --json "$TMP/cap.pcap" >"$TMP/scan.json" 2>/dev/null
