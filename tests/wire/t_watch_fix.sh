@@ -121,26 +121,9 @@ cc -O2 -o "$W/nodelay_all" "$HERE/nodelay_all.c" || fail "cc nodelay_all.c"
 cc -static -O2 -o "$W/split_client" "$HERE/split_client.c" || fail "cc -static split_client.c"
 compile_java || fail "compile Java sources"
 
-# run_bg NAME CMD...: CMD in the background through exec (BG_PID its pid).
-run_bg() {
-    local name=$1
-    shift
-    (exec env -u LD_PRELOAD "$@") >"$W/$name.out" 2>"$W/$name.err" &
-    BG_PID=$!
-    BG_PIDS+=("$BG_PID")
-}
-# wait_bg NAME PID: waits (CLIENT_TIMEOUT at most); prints NAME's median or NA.
-wait_bg() {
-    local name=$1 pid=$2 i m
-    for ((i = 0; i < CLIENT_TIMEOUT * 10; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    m=$(sed -n 's/^median_ms=\([0-9.]*\).*/\1/p' "$W/$name.out" | tail -n 1)
-    echo "${m:-NA}"
-}
+# run_bg, wait_bg
+# shellcheck source-path=SCRIPTDIR source=bg.sh
+. "$HERE/bg.sh"
 # host_snapshot FILE: every TCP socket's TCP_NODELAY on the host (every
 # process of every network namespace), as "NETNS PID FD INODE NODELAY
 # LISTEN COMM" lines (NETNS the inode of /proc/PID/ns/net)
