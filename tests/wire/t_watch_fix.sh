@@ -25,7 +25,8 @@
 #            connection and its listener are fixed) answering
 #            http_rounds.py, 30 rounds; then a second client on a new
 #            connection, fast from its first round (the listener passed
-#            TCP_NODELAY on at accept)
+#            TCP_NODELAY on at accept: its median under 5 ms, no round
+#            held, each under the 40 ms delayed-ACK minimum)
 #   remote   legacy_client.py in the remote namespace (a holder that is
 #            not on this host) vs legacy_server.py here: the receiving end's fix
 #            printed (quickack rule, per-route quickack), nothing changed:
@@ -361,14 +362,19 @@ if selected "static: fixed within a second of its first stall"; then
         fail "static: fixed within a second of its first stall" "slow rounds '$slow'" "$W/static.out"
     fi
 fi
+# (its ~30 rounds' p99 is their slowest: no round held by a delayed ACK,
+# each under Linux's 40 ms minimum, and the median under 5 ms; a single
+# round of 5.45 ms, this machine's noise, failed a fresh-clone run when
+# the slowest had to be under 5 ms too)
 if selected "http: the listener fixed, a new connection fast from its first round"; then
     l=$(fix_of local "$H:$port_http" listener)
+    med=$(sed -n 's/^median_ms=\([0-9.]*\).*/\1/p' "$W/http2.out")
     p99=$(sed -n 's/.* p99_ms=\([0-9.]*\).*/\1/p' "$W/http2.out")
-    if [[ $l == "set 0 1" ]] && awk -v p="${p99:-99}" 'BEGIN { exit !(p < 5) }'; then
-        pass "http: the listener fixed, a new connection fast from its first round (p99 $p99 ms)"
+    if [[ $l == "set 0 1" ]] && awk -v m="${med:-99}" -v p="${p99:-99}" 'BEGIN { exit !(m < 5 && p < 40) }'; then
+        pass "http: the listener fixed, a new connection fast from its first round (median $med ms, slowest $p99 ms)"
     else
         fail "http: the listener fixed, a new connection fast from its first round" \
-            "listener '$l', second client's p99 '${p99:-}' ms" "$W/watch.out"
+            "listener '$l', second client's median '${med:-}' ms, slowest '${p99:-}' ms" "$W/watch.out"
     fi
 fi
 # ---- the remote holder: advice, nothing changed -------------------------------------
