@@ -34,9 +34,10 @@
 # here, once each server has answered a client before: see below). memccp's
 # stalls depend on when memcached reads (tests/legacy/run.sh): 40-90 of 160
 # files here; their count and median are the ground truth's, and the
-# measured check is the time they cost: the measured run as is less the
-# median run fixed (-m nodelay), within 10% of the stalls of that run's
-# connection on the wire.
+# measured check is the time they cost: the stalls of that run's
+# connection on the wire at most the measured run as is less the median
+# run fixed (-m nodelay), plus 10%, and at least half of it (the
+# difference of two whole runs moves by 20% on this machine).
 #
 # The ground truth is capcheck.py's own reading of the packets (tshark's
 # fields): a data segment, the peer's first ACK of it pure and >= 30 ms
