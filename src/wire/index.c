@@ -24,15 +24,11 @@ void nf_index_free(struct nf_index *ix)
 	ix->n = ix->used = 0;
 }
 
-static uint32_t home_of(const struct nf_index *ix, uint64_t e)
-{
-	return (uint32_t)(e >> 32) & (ix->n - 1);
-}
-
-/* Puts entry e (not there yet) into the first empty slot of its run. */
+/* Puts entry e (not there yet) into the first empty slot of its run (an
+ * entry's upper half is its tag, so its home is nf_index_home of it). */
 static void place(struct nf_index *ix, uint64_t e)
 {
-	uint32_t pos = home_of(ix, e);
+	uint32_t pos = nf_index_home(ix, e);
 
 	while (ix->e[pos])
 		pos = (pos + 1) & (ix->n - 1);
@@ -88,7 +84,7 @@ void nf_index_del(struct nf_index *ix, uint64_t hash, uint32_t value)
 		i = (i + 1) & mask;
 	}
 	for (j = (i + 1) & mask; ix->e[j]; j = (j + 1) & mask)
-		if (may_fill(home_of(ix, ix->e[j]), i, j)) {
+		if (may_fill(nf_index_home(ix, ix->e[j]), i, j)) {
 			ix->e[i] = ix->e[j];
 			i = j;
 		}
