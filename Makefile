@@ -156,7 +156,12 @@ $(B)/tests/devnull: tests/bench/devnull.c
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -o $@ $< -ldl
 
-bench: all $(B)/tests/bench $(B)/tests/devnull $(B)/tests/wire/model
+# The detector fed decoded segments, no read (tests/bench/scan.sh).
+$(B)/tests/detect_alone: tests/bench/detect_alone.c $(B)/libnfwire.a $(B)/libnfcore.a
+	@mkdir -p $(dir $@)
+	$(TEST_CC) -o $@ $< $(B)/libnfwire.a $(B)/libnfcore.a -lm
+
+bench: all $(B)/tests/bench $(B)/tests/devnull $(B)/tests/wire/model $(B)/tests/detect_alone
 	tests/bench/run.sh
 	tests/bench/watch.sh
 	tests/bench/scan.sh

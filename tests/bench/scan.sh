@@ -11,6 +11,8 @@
 #   cat FILE > /dev/null                (the read itself)
 # Each ratio is the median over the reps of the ratio of that rep's two
 # runs (this machine drifts; a pair made a few seconds apart cancels it).
+# Beside them, the detector alone on the capture decoded beforehand
+# (build/tests/detect_alone: what the slower half of scan costs).
 # Targets: scan at least 30x faster than tshark, within 3x of cat, and
 # its peak RSS (getrusage of the finished child, /usr/bin/time's %M)
 # under 300 bytes per live connection; scan's peak RSS on a one-connection
@@ -21,9 +23,10 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 model=$top/build/tests/wire/model
 nf=$top/build/naglefix
+alone=$top/build/tests/detect_alone
 REPS=${REPS:-3}
 export LC_ALL=C
-[ -x "$model" ] && [ -x "$nf" ] || { echo "bench scan: run make first" >&2; exit 2; }
+[ -x "$model" ] && [ -x "$nf" ] && [ -x "$alone" ] || { echo "bench scan: run make first" >&2; exit 2; }
 for tool in tshark /usr/bin/time; do
 	command -v "$tool" >/dev/null || { echo "bench scan: $tool is missing (tests/install-deps.sh)" >&2; exit 2; }
 done
@@ -85,6 +88,9 @@ ratio() { # A B [COL]: median over reps of A's / B's figure COL (1 wall, 3 cpu)
 	paste -d ' ' "$dir/$1.runs" "$dir/$2.runs" | awk -v c="$c" '$(c + 3) > 0 { print $c / $(c + 3) }' | median
 }
 peak_live=$(sed -n 's/.*(at most \([0-9]*\) at once).*/\1/p' "$dir/scan.err" | tail -n 1)
+# the detector alone (segments decoded beforehand, no read: what its
+# half of scan costs), median of 3 reps
+alone_s=$("$alone" "$cap" 3 | sed -n 's/.*, \([0-9.]*\) s, .*/\1/p' | median)
 # rows and their stalls, against the model's count of stalls
 read -r rows found < <("$nf" scan --json "$cap" 2>/dev/null |
 	sed -n 's/.*"event":"wire_stall".*"stalls":\([0-9]*\).*/\1/p' |
@@ -98,7 +104,8 @@ for l in cat scan tshark; do
 done
 awk -v st="$(ratio tshark scan)" -v sc="$(ratio scan cat)" -v scc="$(ratio scan cat 3)" -v rss="$(col scan 2)" \
 	-v rss1="$(col scan1 2)" -v live="${peak_live:-0}" -v pkts="$pkts" -v ws="$(col scan 1)" \
-	-v rows="$rows" -v stalling="$stalling" -v found="$found" -v stalls="$stalls" '
+	-v rows="$rows" -v stalling="$stalling" -v alone="${alone_s:-0}" \
+	-v cat="$(col cat 1)" -v scpu="$(col scan 3)" -v found="$found" -v stalls="$stalls" '
 BEGIN {
 	printf "scan: %.2f M packets/s; %d rows, %d stalls found (the model: %d stalls on %d connections)\n",
 		pkts / ws / 1e6, rows, found, stalls, stalling
@@ -107,6 +114,11 @@ BEGIN {
 	# scan reads and decodes on one thread while the table and the
 	# signature run on another: its wall time is that of the slower half
 	printf "%-44s %7.2fx  (scan: two threads; cat: one)\n", "scan / cat CPU time", scc
+	# scan can end no sooner than the slower of its halves, nor than
+	# its CPU time shared by both processors
+	printf "%-44s %7.3f s (%.1f ns a segment; %.2fx cat)\n", "the detector alone, nothing read",
+		alone, alone * 1e9 / pkts, alone / cat
+	printf "%-44s %7.3f s (%.2fx cat)\n", "scan CPU / 2 processors", scpu / 2, scpu / 2 / cat
 	if (live > 0) {
 		b = rss * 1024 / live
 		printf "%-44s %7.0f   (target < 300)%s\n", "scan peak RSS bytes / peak live connection", b,
