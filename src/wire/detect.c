@@ -24,12 +24,22 @@
 
 #define NF_TIE_WAIT_US 1000000u /* the longest S2 after the ACK waiting for H's round trip */
 
-/* Is a payload of len bytes smaller than what H may send in one segment?
- * The MSS of R's SYN less 40 bytes of options; with no SYN seen, the
- * largest payload seen, but never below IPv4's default 536. */
-static int is_small(const struct dir *h, uint32_t len)
+/* Is a payload of len bytes, from direction i of c, smaller than what
+ * its sender H may send in one segment? The smaller of the two SYNs' MSS
+ * (R's is the most H may send; H's own is what its path takes, and a
+ * stack sends no more than it advertised: a server that said 1380 to a
+ * client that said 1460 sends 1380 a segment, full), less 40 bytes of
+ * options; with no SYN seen, the largest payload seen, but never below
+ * IPv4's default 536. */
+static int is_small(const struct conn *c, int i, uint32_t len)
 {
-	uint32_t full = h->mss > 40 ? h->mss - 40u : h->max_len;
+	const struct dir *h = &c->d[i];
+	uint32_t mss = h->mss, own = c->d[!i].mss;
+	uint32_t full;
+
+	if (own && (!mss || own < mss))
+		mss = own;
+	full = mss > 40 ? mss - 40u : h->max_len;
 
 	if (full < 536)
 		full = 536;
@@ -206,7 +216,7 @@ static void own_data(struct nf_wire *w, struct conn *c, int i, const struct nf_p
 		h->state = ST_NONE;
 		return;
 	}
-	small = p->len && is_small(h, p->len);
+	small = p->len && is_small(c, i, p->len);
 	if (h->pend) { /* R did not answer before H sent more */
 		w->st.unanswered++;
 		h->pend = 0;

@@ -24,6 +24,7 @@ struct tl {
 	uint8_t addr[2][16];
 	uint16_t port[2];
 	uint32_t nxt[2];
+	uint16_t mss[2]; /* the MSS each end's SYN says (1460 unless set) */
 	int dup; /* feed every segment twice (a capture on lo and any) */
 };
 
@@ -66,6 +67,7 @@ static void tl_init(struct tl *t, struct nf_wire *w, int family, uint16_t cport,
 	t->port[S] = sport;
 	t->nxt[C] = isn;
 	t->nxt[S] = isn + 1000000;
+	t->mss[C] = t->mss[S] = 1460;
 }
 
 /* A segment from end `from` at ms, with len bytes, the flags given (ACK
@@ -94,7 +96,7 @@ static void seg_full(struct tl *t, double ms, int from, uint32_t len, uint8_t fl
 	p.win = win;
 	p.wscale = -1;
 	if (flags & NF_TCP_SYN)
-		p.mss = 1460;
+		p.mss = t->mss[from];
 	if (!seq_back)
 		t->nxt[from] += len + !!(flags & NF_TCP_SYN) + !!(flags & NF_TCP_FIN);
 	nf_wire_packet(t->w, &p);
@@ -267,6 +269,41 @@ START_TEST(test_detect_full_size_s2_is_not_held)
 	}
 	ck_assert_uint_eq(rows(w, &r), 0);
 	nf_wire_free(w);
+}
+END_TEST
+
+/* A server that advertised a smaller MSS than its client's sends
+ * segments of its own MSS, full: in slow start each waits for the
+ * client's delayed ACK (congestion window, not Nagle). The shape of
+ * Wireshark's classic http.cap (python3-dpkt's examples/data/http.pcap):
+ * client MSS 1460, server 1380, 1380-byte segments 130 ms apart. The
+ * same segments from a server whose own MSS is 1460 are small, and held. */
+static size_t slow_start_rows(uint16_t server_mss)
+{
+	struct nf_wire *w = detector();
+	struct nf_holder *const *r;
+	struct tl t;
+	size_t n;
+
+	tl_init(&t, w, AF_INET, 3372, 80, 1000);
+	t.mss[S] = server_mss;
+	handshake(&t, 0, 0.05, 0.05);
+	seg(&t, 1, C, 479);                      /* the request */
+	for (int i = 0; i < 4; i++) {
+		seg(&t, 100 + i * 200, S, 1380);
+		seg(&t, 230 + i * 200, C, 0);    /* the delayed ACK */
+		seg(&t, 230.015 + i * 200, S, 1380);
+		seg(&t, 260 + i * 200, C, 0);
+	}
+	n = rows(w, &r);
+	nf_wire_free(w);
+	return n;
+}
+
+START_TEST(test_detect_full_size_of_own_mss_is_not_held)
+{
+	ck_assert_uint_eq(slow_start_rows(1380), 0);
+	ck_assert_uint_eq(slow_start_rows(1460), 1);
 }
 END_TEST
 
@@ -840,6 +877,7 @@ static Suite *detect_suite(void)
 	tcase_add_test(sig, test_detect_peer_data_between_ack_and_s2);
 	tcase_add_test(sig, test_detect_think_time_after_the_ack_is_no_stall);
 	tcase_add_test(sig, test_detect_full_size_s2_is_not_held);
+	tcase_add_test(sig, test_detect_full_size_of_own_mss_is_not_held);
 	tcase_add_test(sig, test_detect_retransmission_is_no_stall);
 	tcase_add_test(sig, test_detect_zero_window_is_no_stall);
 	tcase_add_test(sig, test_detect_one_way_sender_is_never_answered);
