@@ -11,7 +11,7 @@
 
 /* Link types, as pcap and pcapng number them (LINKTYPE_*). */
 #define NF_LINK_NULL       0   /* BSD loopback: 4-byte family, host order of the writer */
-#define NF_LINK_ETHERNET   1   /* Ethernet II, 802.1Q / QinQ tags */
+#define NF_LINK_ETHERNET   1   /* Ethernet II, 802.1Q / QinQ tags, PPPoE sessions */
 #define NF_LINK_RAW        101 /* raw IPv4 or IPv6, version from the first nibble */
 #define NF_LINK_LOOP       108 /* OpenBSD loopback: 4-byte family, network order */
 #define NF_LINK_LINUX_SLL  113 /* Linux cooked v1 (tcpdump -i any) */

@@ -1,7 +1,7 @@
 /*
  * decode.c - a captured frame to one TCP segment (nf_pkt.h): the link
  * header (Ethernet and its VLAN tags, Linux cooked v1 and v2, raw IP,
- * BSD loopback), IPv4 with options or IPv6 with extension headers, the
+ * BSD loopback; a PPPoE session's header after it), IPv4 with options or IPv6 with extension headers, the
  * TCP header's first 16 bytes and a SYN's options.
  *
  * The payload length comes from the IP header's lengths, never from
@@ -19,6 +19,7 @@
 
 #define ETH_IPV4 0x0800
 #define ETH_IPV6 0x86dd
+#define ETH_PPPOE 0x8864 /* a PPPoE session's frames (RFC 2516) */
 
 /* The bytes of a frame still to decode. */
 struct cur {
@@ -137,6 +138,27 @@ NF_INLINE enum nf_pkt_skip link_raw(struct cur *c, uint32_t link, uint16_t *prot
 		*proto = ETH_IPV6;
 	else
 		return link == NF_LINK_RAW ? NF_SKIP_NOT_IP : NF_SKIP_BAD;
+	return NF_SKIP_NONE;
+}
+
+/* A PPPoE session header (version and type, code, session, length: 6
+ * bytes) and PPP's 2-byte protocol: IPv4 (0x0021) and IPv6 (0x0057)
+ * become their ethertypes; PPP's own (LCP, IPCP...) is not IP. What a
+ * DSL link carries, seen on the Ethernet side of its modem or router. */
+NF_INLINE enum nf_pkt_skip link_pppoe(struct cur *c, uint16_t *proto)
+{
+	uint16_t ppp;
+
+	if (!cur_has(c, 0, 8))
+		return NF_SKIP_SHORT;
+	ppp = cur_be16(c, 6);
+	if (ppp == 0x0021)
+		*proto = ETH_IPV4;
+	else if (ppp == 0x0057)
+		*proto = ETH_IPV6;
+	else
+		return NF_SKIP_NOT_IP;
+	cur_skip(c, 8);
 	return NF_SKIP_NONE;
 }
 
@@ -319,6 +341,8 @@ enum nf_pkt_skip nf_pkt_decode(uint32_t link, uint16_t ethertype, const uint8_t 
 	uint16_t proto = 0;
 	enum nf_pkt_skip r = link_header(link, ethertype, &c, &proto, p);
 
+	if (r == NF_SKIP_NONE && proto == ETH_PPPOE)
+		r = link_pppoe(&c, &proto);
 	if (r != NF_SKIP_NONE)
 		return r;
 	wire = (origlen > caplen ? origlen : caplen) - (caplen - c.len);

@@ -195,6 +195,46 @@ START_TEST(test_decode_ethernet_not_ip)
 }
 END_TEST
 
+/* A PPPoE session frame of s (after ntags VLAN tags of 0x8100) with PPP
+ * protocol ppp into b; its length. */
+static size_t pppoe_frame(uint8_t *b, int ntags, unsigned ppp, const struct seg *s)
+{
+	static const unsigned tpid[2] = { 0x8100, 0x8100 };
+	size_t h = put_eth(b, 0x8864, ntags, tpid), n;
+
+	b[h] = 0x11; /* version 1, type 1 */
+	b[h + 1] = 0; /* session data */
+	be16(b + h + 2, 0x1234);
+	be16(b + h + 6, ppp);
+	n = put_ip_tcp(b + h + 8, s);
+	be16(b + h + 4, (unsigned)(n + 2));
+	return h + 8 + n;
+}
+
+START_TEST(test_decode_pppoe)
+{
+	uint8_t b[256];
+	struct seg s4 = { .payload = 21 }, s6 = { .v6 = 1, .payload = 9 };
+	size_t n;
+
+	for (int tags = 0; tags < 3; tags++) {
+		n = pppoe_frame(b, tags, 0x0021, &s4);
+		ck_assert_int_eq(dec(NF_LINK_ETHERNET, b, n, n), NF_SKIP_NONE);
+		assert_segment(&s4);
+		/* cut in the PPPoE header or PPP's protocol */
+		ck_assert_int_eq(dec(NF_LINK_ETHERNET, b, n - put_ip_tcp(b + 200, &s4) - 1, n),
+				 NF_SKIP_SHORT);
+		n = pppoe_frame(b, tags, 0x0057, &s6);
+		ck_assert_int_eq(dec(NF_LINK_ETHERNET, b, n, n), NF_SKIP_NONE);
+		assert_segment(&s6);
+	}
+	n = pppoe_frame(b, 0, 0xc021, &s4); /* LCP */
+	ck_assert_int_eq(dec(NF_LINK_ETHERNET, b, n, n), NF_SKIP_NOT_IP);
+	n = pppoe_frame(b, 0, 0x8021, &s4); /* IPCP */
+	ck_assert_int_eq(dec(NF_LINK_ETHERNET, b, n, n), NF_SKIP_NOT_IP);
+}
+END_TEST
+
 /* Linux cooked v1 (v2 = 0) or v2 frame of s with packet type pkttype. */
 static size_t sll_frame(uint8_t *b, int v2, unsigned pkttype, const struct seg *s)
 {
@@ -634,6 +674,7 @@ static Suite *decode_suite(void)
 	tcase_add_test(link, test_decode_ethernet_ipv6);
 	tcase_add_test(link, test_decode_vlan_tags);
 	tcase_add_test(link, test_decode_ethernet_not_ip);
+	tcase_add_test(link, test_decode_pppoe);
 	tcase_add_loop_test(link, test_decode_cooked_direction, 0, 2);
 	tcase_add_test(link, test_decode_raw_ip);
 	tcase_add_test(link, test_decode_bsd_loopback);
