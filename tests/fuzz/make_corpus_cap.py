@@ -3,7 +3,7 @@
 of fuzz_cap.c: a few real captures of tests/wire/fixtures/ as they are
 (tcpdump, dumpcap, editcap: pcap µs and ns, cooked v1 and v2, raw IP,
 pcapng with two interfaces and two sections), and hand-made files for
-what they do not show: big-endian pcap and pcapng, if_tsresol and
+what they do not show: big-endian pcap and pcapng, PPPoE, if_tsresol and
 if_tsoffset, SPB and OPB, epb_flags, BSD loopback links, IPv4 options
 and fragments, IPv6 extension headers, SYN options, and broken lengths.
 Run it from anywhere; it only adds or replaces the files it names.
@@ -36,6 +36,15 @@ def eth(ip, v6=False, tags=()):
     for t in tags:
         h += struct.pack(">HH", t, 20)
     return h + struct.pack(">H", 0x86DD if v6 else 0x0800) + ip
+
+
+def pppoe(ip, v6=False, tags=(), proto=None):
+    """A PPPoE session frame carrying ip (PPP protocol proto, else IP's)."""
+    h = b"\xaa" * 12
+    for t in tags:
+        h += struct.pack(">HH", t, 20)
+    ppp = proto if proto is not None else (0x0057 if v6 else 0x0021)
+    return h + struct.pack(">HBBHHH", 0x8864, 0x11, 0, 0x1234, len(ip) + 2, ppp) + ip
 
 
 def pcap(frames, link, be=False, ns=False, snap=65535):
@@ -88,6 +97,8 @@ def handmade():
         "pcap-be-us-ethernet": pcap([eth(syn), eth(tcp()), eth(tcp(v6=True), True)], 1, be=True),
         "pcap-le-ns-vlan": pcap([eth(tcp(), tags=(0x8100,)), eth(v4opts, tags=(0x88A8, 0x8100)),
                                  eth(v4frag)], 1, ns=True),
+        "pcap-pppoe": pcap([pppoe(syn), pppoe(tcp(v6=True), True, tags=(0x8100,)),
+                            pppoe(tcp(), proto=0xC021), pppoe(tcp())[:18]], 1),
         "pcap-be-ns-raw": pcap([tcp(), ext6, frag6, syn], 101, be=True, ns=True),
         "pcap-null-le": pcap([b"\x02\x00\x00\x00" + tcp(), b"\x1e\x00\x00\x00" + ext6], 0),
         "pcap-null-be": pcap([b"\x00\x00\x00\x02" + tcp(), b"\x00\x00\x00\x1c" + tcp(v6=True)], 0,
