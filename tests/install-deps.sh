@@ -18,7 +18,9 @@
 # `make test-wire` and `make bench` tcpdump and tshark (with Wireshark's
 # dumpcap), whose captures scan reads and whose speed it is measured
 # against, and jq and file (t_watch.sh reads watch's JSON lines, checks a
-# binary is static); mandoc, groff and man, which lint and render the man pages
+# binary is static), and the captures nobody here wrote that three Debian
+# packages ship (python3-dpkt's examples, gopacket's pcap and pcapng test
+# files, pcapfix's damaged examples: tests/wire/public.sh); mandoc, groff and man, which lint and render the man pages
 # (tests/man); for `make test-fix`
 # iproute2 (ip, in a network namespace of the test's own) and passwd (useradd,
 # for a user without rights). Needs root (or sudo).
@@ -26,7 +28,7 @@ set -eu
 pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
 	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux cpio systemd
 	libmemcached-tools memcached nginx curl postgresql git rsync openssh-server openssh-client
-	tcpdump tshark jq file mandoc groff-base man-db iproute2 passwd)
+	tcpdump tshark jq file python3-dpkt golang-github-google-gopacket-dev pcapfix mandoc groff-base man-db iproute2 passwd)
 bare=(qemu-system-x86) # installed without recommends
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo

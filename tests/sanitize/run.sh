@@ -23,7 +23,8 @@
 #            and it runs the same test many times slower.
 #   *-scan   naglefix scan's two threads (the reader and decoder, the
 #            detector; src/cli/scan_feed.c) under ASan and under TSan: every
-#            capture of tests/wire/fixtures, and a capture the model of two
+#            capture of tests/wire/fixtures, every public one (nobody here
+#            wrote them: tests/wire/public.sh), and a capture the model of two
 #            ends writes (4,000 connections, 800 at once, 10% of them
 #            stalling), whose stall count scan must find exactly.
 #   leak-*   tests/sanitize/leak_loop.c (many connections, dup, shutdown,
@@ -63,6 +64,8 @@ MARKERS='runtime error:|ERROR: (Address|Leak|UndefinedBehavior)Sanitizer|WARNING
 
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$HERE/../lib.sh"
+# shellcheck source=../wire/public.sh
+. "$HERE/../wire/public.sh"
 ECHO_PID=""
 trap '[[ -n $ECHO_PID ]] && kill "$ECHO_PID" 2>/dev/null' EXIT
 trap 'exit 130' INT TERM
@@ -164,6 +167,16 @@ scan_check() {
     check "$name-fixtures" "$envfn" "$@" /bin/sh -c \
         'for f in tests/wire/fixtures/*.pcap tests/wire/fixtures/*.pcapng; do "$0" scan "$f" || exit 1; done' \
         "$b/naglefix"
+    # the public captures (tests/wire/public.sh): damaged and truncated
+    # files among them, where scan stops with status 1
+    if public_captures >"$WORK/public.list" 2>"$LOGS/$name-public.err"; then
+        # shellcheck disable=SC2016 # for the inner shell
+        check "$name-public" "$envfn" "$@" /bin/sh -c \
+            'while read -r f; do "$0" scan "$f"; [ $? -le 1 ] || exit 1; done <"$1"' \
+            "$b/naglefix" "$WORK/public.list"
+    else
+        fail "$name-public" "the public captures are not installed" "$LOGS/$name-public.err"
+    fi
     if ! "$b/tests/wire/model" -o "$cap" --conns 4000 --concurrent 800 --rounds 8 --gap 100 \
         --mix onewrite:90,split:5,split-server:5 --rtt 2 --seed 11 --truth summary >"$LOGS/$name-model.truth" 2>&1; then
         fail "$name-model" "the model failed" "$LOGS/$name-model.truth"

@@ -5,12 +5,18 @@
 # with the findings read up to the fault still printed; scan without its
 # reading thread (the clone refused by strace's fault injection): the same
 # findings; `naglefix report` reading scan's JSON lines beside an audit
-# log. Ends "N passed, M failed".
+# log; the public captures (public.sh: nobody here wrote them, none holds
+# a Nagle stall; Wireshark's http.cap has a slow-start download of full
+# segments each waiting for a delayed ACK, a congestion window's wait): no
+# row from any, and where one cannot be read whole, exit 1 and one line
+# naming it and the offset. Ends "N passed, M failed".
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$TOP/tests/lib.sh"
+# shellcheck source=public.sh
+. "$HERE/public.sh"
 export LC_ALL=C
 clean_env
 NF="$TOP/build/naglefix"
@@ -136,6 +142,26 @@ assert n >= 1 and len(lines) > n + 10, (n, len(lines))' "$TMP/model.threads"
 ok "no thread: a truncated capture, the same message and exit 1" sh -c \
 	'cmp "$1" "$2" && grep -q "offset [0-9]*: " "$2" && tail -n 1 "$2" | grep -qx "exit 1"' \
 	sh "$TMP/model-cut.threads" "$TMP/model-cut.inline"
+
+# The public captures: no row; a status of 0, or 1 with one line.
+if public_captures >"$TMP/public" 2>"$TMP/public.err"; then
+	: >"$TMP/public.bad"
+	while read -r f; do
+		"$NF" scan --json "$f" >"$TMP/pub.json" 2>"$TMP/pub.err"
+		rc=$?
+		errs=$(grep -vc '^naglefix scan: [0-9]* segments\|^naglefix scan: frames skipped' "$TMP/pub.err")
+		if [[ -s $TMP/pub.json ]]; then
+			echo "$f: $(cat "$TMP/pub.json")" >>"$TMP/public.bad"
+		elif ! { ((rc == 0 && errs == 0)) || { ((rc == 1 && errs == 1)) && grep -qF "$f: offset " "$TMP/pub.err"; }; }; then
+			echo "$f: status $rc, $errs lines: $(cat "$TMP/pub.err")" >>"$TMP/public.bad"
+		fi
+	done <"$TMP/public"
+	n=$(wc -l <"$TMP/public")
+	ok "public captures: no stall found in any of $n, each read whole or its fault named" \
+		sh -c 'cat "$1"; test ! -s "$1" -a "$2" -ge 60' sh "$TMP/public.bad" "$n"
+else
+	fail "public captures" "not installed" "$TMP/public.err"
+fi
 
 # report reads scan's lines beside an audit log of another program.
 "$NF" scan --json "$TMP/cap.pcap" >"$TMP/scan.json" 2>/dev/null
