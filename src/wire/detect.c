@@ -26,18 +26,18 @@
 
 /* Is a payload of len bytes, from direction i of c, smaller than what
  * its sender H may send in one segment? The smaller of the two SYNs' MSS
- * (R's is the most H may send; H's own is what its path takes, and a
- * stack sends no more than it advertised: a server that said 1380 to a
- * client that said 1460 sends 1380 a segment, full), less 40 bytes of
- * options; with no SYN seen, the largest payload seen, but never below
- * IPv4's default 536. */
+ * (R's is the most H may send; H's own is what its path takes, as stacks
+ * send no more than they advertise: a server that said 1380 to a client
+ * that said 1460 sends 1380 a segment, full; unless H was seen sending
+ * more than its own), less 40 bytes of options; with no SYN seen, the
+ * largest payload seen, but never below IPv4's default 536. */
 static int is_small(const struct conn *c, int i, uint32_t len)
 {
 	const struct dir *h = &c->d[i];
 	uint32_t mss = h->mss, own = c->d[!i].mss;
 	uint32_t full;
 
-	if (own && (!mss || own < mss))
+	if (own && (!mss || own < mss) && h->max_len <= own && len <= own)
 		mss = own;
 	full = mss > 40 ? mss - 40u : h->max_len;
 

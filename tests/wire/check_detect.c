@@ -307,6 +307,30 @@ START_TEST(test_detect_full_size_of_own_mss_is_not_held)
 }
 END_TEST
 
+/* A sender whose own SYN said less than it then sends (an MSS of 536 for
+ * its receive buffer, 1,000-byte segments): its own MSS is no bound, and
+ * its split writes of 1000 + 6 bytes still stall. */
+START_TEST(test_detect_own_mss_exceeded_is_no_bound)
+{
+	struct nf_wire *w = detector();
+	struct nf_holder *const *r;
+	struct tl t;
+
+	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
+	t.mss[C] = 536;
+	handshake(&t, 0, 0.05, 0.05);
+	for (int i = 0; i < 3; i++) {
+		seg(&t, 10 + i * 100, C, 1000);
+		seg(&t, 50 + i * 100, S, 0);
+		seg(&t, 50.015 + i * 100, C, 6);
+		seg(&t, 50.1 + i * 100, S, 13);
+	}
+	ck_assert_uint_eq(rows(w, &r), 1);
+	ck_assert_uint_eq(r[0]->stalls, 3);
+	nf_wire_free(w);
+}
+END_TEST
+
 START_TEST(test_detect_retransmission_is_no_stall)
 {
 	struct nf_wire *w = detector();
@@ -878,6 +902,7 @@ static Suite *detect_suite(void)
 	tcase_add_test(sig, test_detect_think_time_after_the_ack_is_no_stall);
 	tcase_add_test(sig, test_detect_full_size_s2_is_not_held);
 	tcase_add_test(sig, test_detect_full_size_of_own_mss_is_not_held);
+	tcase_add_test(sig, test_detect_own_mss_exceeded_is_no_bound);
 	tcase_add_test(sig, test_detect_retransmission_is_no_stall);
 	tcase_add_test(sig, test_detect_zero_window_is_no_stall);
 	tcase_add_test(sig, test_detect_one_way_sender_is_never_answered);
