@@ -1,8 +1,9 @@
 /*
  * decode.c - a captured frame to one TCP segment (nf_pkt.h): the link
  * header (Ethernet and its VLAN tags, Linux cooked v1 and v2, raw IP,
- * BSD loopback; a PPPoE session's header after it), IPv4 with options or IPv6 with extension headers, the
- * TCP header's first 16 bytes and a SYN's options.
+ * BSD loopback; a PPPoE session's header after it), IPv4 with options
+ * or IPv6 with extension headers, the TCP header's first 16 bytes and a
+ * SYN's options.
  *
  * The payload length comes from the IP header's lengths, never from
  * what was captured, so a capture cut short (`tcpdump -s 96`) still

@@ -55,12 +55,18 @@ static size_t load(int fd, const char *name, struct nf_pkt **pkt, uint64_t **has
 		p->ts_ns = fr.ts_ns;
 		(*hash)[n] = nf_wire_hash(p);
 		if (++n == cap) {
+			struct nf_pkt *np = realloc(*pkt, 2 * cap * sizeof(**pkt));
+			uint64_t *nh = np ? realloc(*hash, 2 * cap * sizeof(**hash)) : NULL;
+
+			if (np)
+				*pkt = np;
+			if (!np || !nh)
+				break;
+			*hash = nh;
 			cap *= 2;
-			*pkt = realloc(*pkt, cap * sizeof(**pkt));
-			*hash = realloc(*hash, cap * sizeof(**hash));
 		}
 	}
-	if (!*pkt || !*hash) {
+	if (!*pkt || !*hash || n == cap) {
 		fprintf(stderr, "detect_alone: out of memory\n");
 		n = 0;
 	} else if (rc < 0) {
