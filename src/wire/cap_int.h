@@ -71,6 +71,8 @@ struct nf_cap {
 	/* pcap */
 	int be;           /* the file (pcapng: the section) is big-endian */
 	int nano;         /* ns timestamps */
+	int swap;         /* pcap: the file's byte order is not this machine's */
+	uint32_t sub_ns;  /* pcap: ns in a unit of the record's second fraction */
 	uint32_t snaplen;
 	uint32_t link;
 	/* pcapng: the current section's interfaces */
