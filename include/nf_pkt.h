@@ -78,6 +78,12 @@ enum nf_pkt_skip {
 enum nf_pkt_skip nf_pkt_decode(uint32_t link, uint16_t ethertype, const uint8_t *data,
 			       size_t caplen, size_t origlen, struct nf_pkt *p);
 
+/* nf_pkt_decode without its shortcut for the common frame (Ethernet,
+ * IPv4 without options, TCP): the one general path, that the shortcut
+ * must agree with (check_decode and the fuzz target hold them together). */
+enum nf_pkt_skip nf_pkt_decode_general(uint32_t link, uint16_t ethertype, const uint8_t *data,
+				       size_t caplen, size_t origlen, struct nf_pkt *p);
+
 /* A short name for each NF_SKIP_* ("not IP", "fragment"...). */
 const char *nf_pkt_skip_name(enum nf_pkt_skip why);
 

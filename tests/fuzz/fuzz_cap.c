@@ -11,7 +11,9 @@
  * only for no memory); a frame beyond the input, out of order, longer
  * than NF_CAP_RECORD_MAX or of a link type no reader accepts; a call
  * after the end or an error that does not return the same; a decoded
- * segment with a family, skip reason or window scale out of range.
+ * segment with a family, skip reason or window scale out of range; a
+ * frame that the decoder's shortcut for the common frame decodes other
+ * than its general path.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +65,21 @@ static void check_segment(enum nf_pkt_skip r, const struct nf_pkt *p)
 	EXPECT(p->mss == 0 || (p->flags & NF_TCP_SYN));
 }
 
+/* The decoder and its general path alone (without the shortcut for the
+ * common frame) give the same answer and the same segment. */
+static void check_general(uint32_t link, uint16_t et, const uint8_t *copy, const struct nf_frame *f)
+{
+	struct nf_pkt x, y;
+	enum nf_pkt_skip rx, ry;
+
+	memset(&x, 0, sizeof(x));
+	memset(&y, 0, sizeof(y));
+	rx = nf_pkt_decode(link, et, copy, f->caplen, f->origlen, &x);
+	ry = nf_pkt_decode_general(link, et, copy, f->caplen, f->origlen, &y);
+	EXPECT(rx == ry);
+	EXPECT(rx != NF_SKIP_NONE || memcmp(&x, &y, sizeof(x)) == 0);
+}
+
 /* Decodes the frame, copied to a block of its exact length, under its
  * own link type and every other. */
 static void decode_all(const struct nf_frame *f)
@@ -75,6 +92,7 @@ static void decode_all(const struct nf_frame *f)
 	memcpy(copy, f->data, f->caplen);
 	memset(&p, 0, sizeof(p));
 	check_segment(nf_pkt_decode(f->link, 0, copy, f->caplen, f->origlen, &p), &p);
+	check_general(f->link, 0, copy, f);
 	for (unsigned i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		uint16_t et = f->caplen ? (f->data[0] & 1 ? 0x86dd : 0x0800) : 0;
 
