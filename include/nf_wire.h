@@ -132,11 +132,23 @@ void nf_wire_packet(struct nf_wire *w, const struct nf_pkt *p);
  * another); n of 64 or more gains the most. */
 void nf_wire_packets(struct nf_wire *w, const struct nf_pkt *p, size_t n);
 
-/* The same, with hash[i] = nf_wire_hash(&p[i]) made before (on another
- * thread: scan's reader makes them while the detector runs). */
-uint64_t nf_wire_hash(const struct nf_pkt *p);
-void nf_wire_packets_hashed(struct nf_wire *w, const struct nf_pkt *p, const uint64_t *hash,
-			    size_t n);
+/*
+ * What the detector learns of a segment without its table, so that
+ * another thread can make it while the detector runs (scan's reader
+ * does): its connection's hash (the same both ways), its signature (a
+ * second copy of it has the same) and which of the two ends sent it.
+ */
+struct nf_wire_pre {
+	uint64_t hash;
+	uint32_t sig;
+	uint32_t src; /* 1: its source is the higher end (address, then port) */
+};
+
+void nf_wire_prepare(const struct nf_pkt *p, struct nf_wire_pre *pre);
+
+/* nf_wire_packets, with pre[i] made by nf_wire_prepare(&p[i]). */
+void nf_wire_packets_prepared(struct nf_wire *w, const struct nf_pkt *p,
+			      const struct nf_wire_pre *pre, size_t n);
 
 /* Forgets connections idle (or closed) as of now_ns; nf_wire_packet
  * does it too, a little at a time. */

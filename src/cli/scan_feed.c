@@ -15,7 +15,7 @@
 #include "nf_cli.h"
 
 #define FEED_BATCH 1024 /* segments a batch: a hand-over costs far less than its work */
-#define FEED_RING  4    /* batches: 288 KiB of segments and hashes */
+#define FEED_RING  4    /* batches: 320 KiB of segments and what is prepared of them */
 
 struct feed {
 	/* the reader's own (the caller reads them after the join) */
@@ -29,13 +29,13 @@ struct feed {
 	int done;                    /* the reader has filled its last */
 	size_t n[FEED_RING];
 	_Alignas(64) struct nf_pkt pkt[FEED_RING][FEED_BATCH];
-	uint64_t hash[FEED_RING][FEED_BATCH]; /* nf_wire_hash of each */
+	struct nf_wire_pre pre[FEED_RING][FEED_BATCH]; /* nf_wire_prepare of each */
 };
 
-/* Decodes frames of the capture into b, their hashes into h, until b
+/* Decodes frames of the capture into b, prepared into pre, until b
  * holds FEED_BATCH segments or the capture ends (f->rc set then).
  * Returns how many. */
-static size_t fill(struct feed *f, struct nf_pkt *b, uint64_t *h)
+static size_t fill(struct feed *f, struct nf_pkt *b, struct nf_wire_pre *pre)
 {
 	struct nf_frame fr;
 	size_t n = 0;
@@ -52,7 +52,7 @@ static size_t fill(struct feed *f, struct nf_pkt *b, uint64_t *h)
 			continue;
 		}
 		p->ts_ns = fr.ts_ns;
-		h[n++] = nf_wire_hash(p);
+		nf_wire_prepare(p, &pre[n++]);
 	}
 	f->rc = n < FEED_BATCH ? rc : 1;
 	return n;
@@ -70,7 +70,7 @@ static void *reader(void *arg)
 		while (f->filled - f->taken == FEED_RING)
 			pthread_cond_wait(&f->cv, &f->mu);
 		pthread_mutex_unlock(&f->mu);
-		n = fill(f, f->pkt[f->filled % FEED_RING], f->hash[f->filled % FEED_RING]);
+		n = fill(f, f->pkt[f->filled % FEED_RING], f->pre[f->filled % FEED_RING]);
 		last = f->rc != 1;
 		pthread_mutex_lock(&f->mu);
 		f->n[f->filled % FEED_RING] = n;
@@ -95,7 +95,7 @@ static void drain(struct feed *f, struct nf_wire *w)
 		n = f->n[f->taken % FEED_RING];
 		last = f->done && f->taken + 1 == f->filled;
 		pthread_mutex_unlock(&f->mu);
-		nf_wire_packets_hashed(w, f->pkt[f->taken % FEED_RING], f->hash[f->taken % FEED_RING], n);
+		nf_wire_packets_prepared(w, f->pkt[f->taken % FEED_RING], f->pre[f->taken % FEED_RING], n);
 		pthread_mutex_lock(&f->mu);
 		f->taken++;
 		pthread_cond_signal(&f->cv);
@@ -120,7 +120,7 @@ int nf_cli_scan_feed(struct nf_cap *c, struct nf_wire *w, unsigned long long *sk
 		pthread_join(t, NULL);
 	} else { /* no thread: read and detect in turn */
 		do
-			nf_wire_packets_hashed(w, f.pkt[0], f.hash[0], fill(&f, f.pkt[0], f.hash[0]));
+			nf_wire_packets_prepared(w, f.pkt[0], f.pre[0], fill(&f, f.pkt[0], f.pre[0]));
 		while (f.rc == 1);
 	}
 	pthread_cond_destroy(&f.cv);

@@ -24,6 +24,17 @@
 
 #define NF_TIE_WAIT_US 1000000u /* the longest S2 after the ACK waiting for H's round trip */
 
+/* A direction's state, and the same with another state. */
+static inline unsigned state_of(const struct dir *d)
+{
+	return d->f & DF_STATE;
+}
+
+static inline void set_state(struct dir *d, unsigned st)
+{
+	d->f = (uint16_t)((d->f & ~DF_STATE) | st);
+}
+
 /* Is a payload of len bytes, from direction i of c, smaller than what
  * its sender H may send in one segment? The smaller of the two SYNs' MSS
  * (R's is the most H may send; H's own is what its path takes, as stacks
@@ -46,35 +57,28 @@ static int is_small(const struct conn *c, int i, uint32_t len)
 	return len < full;
 }
 
-/* The hash of what makes a segment the same segment. */
-static uint32_t seg_sig(const struct nf_pkt *p)
+/* Is the segment of signature sig a second copy of the one d saw last,
+ * within a millisecond (a capture on "any" or on lo, where a segment can
+ * be seen going and coming)? Remembers it for the next time. */
+static int duplicate(struct dir *d, uint32_t sig, uint32_t now)
 {
-	uint64_t h = ((uint64_t)p->seq << 32 | p->ack) * 0x9e3779b97f4a7c15ull;
-
-	h ^= ((uint64_t)p->len << 24 | (uint64_t)p->flags << 16 | p->win) * 0xc2b2ae3d27d4eb4full;
-	return (uint32_t)(h ^ h >> 32);
-}
-
-/* Is p a second copy of the segment d saw last, within a millisecond (a
- * capture on "any" or on lo, where a segment can be seen going and
- * coming)? Remembers p for the next time. */
-static int duplicate(struct dir *d, const struct nf_pkt *p, uint32_t now)
-{
-	uint32_t sig = seg_sig(p);
-	int dup = d->seen && d->dup_sig == sig && (uint32_t)(now - d->dup_us) < 1000;
+	int dup = (d->f & DF_SEEN) && d->dup_sig == sig && (uint32_t)(now - d->dup_us) < 1000;
 
 	d->dup_sig = sig;
 	d->dup_us = now;
-	d->seen = 1;
+	d->f |= DF_SEEN;
 	return dup;
 }
 
 /* A stall of H (direction i) found at S2, p: counted, or kept until R
- * answers and, untied, until H's round trip is known. */
+ * answers and, untied, until H's round trip is known (S2's time becomes
+ * H's data_us as own_data goes on, and stays it while the stall waits:
+ * H's next data ends the wait first). */
 static void found(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t now,
 		  int untied)
 {
 	struct dir *h = &c->d[i];
+	struct dir_aside *a = &c->a[i];
 	struct nf_stall s = {
 		.start_ns = w->now_ns - (uint64_t)(uint32_t)(now - h->data_us) * 1000,
 		.ack_ns = w->now_ns - (uint64_t)(uint32_t)(now - h->ack_us) * 1000,
@@ -83,33 +87,32 @@ static void found(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt 
 		.size2 = p->len,
 	};
 
-	if (h->s1_heard && !untied) {
+	if ((h->f & DF_S1_HEARD) && !untied) {
 		nf_wire_row_stall(w, c, i, &s);
 		return;
 	}
-	h->pend = 1;
-	h->pend_answered = h->s1_heard;
-	h->pend_untied = (uint8_t)untied;
-	h->pend_start_us = h->data_us;
-	h->pend_ack_us = h->ack_us;
-	h->pend_end_us = now;
-	h->pend_size1 = h->s1_len > 0xffff ? 0xffff : (uint16_t)h->s1_len;
-	h->pend_size2 = p->len > 0xffff ? 0xffff : (uint16_t)p->len;
+	h->f = (uint16_t)((h->f & ~(DF_PEND_ANSWERED | DF_PEND_UNTIED)) | DF_PEND |
+			  (h->f & DF_S1_HEARD ? DF_PEND_ANSWERED : 0) | (untied ? DF_PEND_UNTIED : 0));
+	a->pend_start_us = h->data_us;
+	a->pend_ack_us = h->ack_us;
+	a->pend_size1 = h->s1_len > 0xffff ? 0xffff : (uint16_t)h->s1_len;
+	a->pend_size2 = p->len > 0xffff ? 0xffff : (uint16_t)p->len;
 }
 
 /* R answered (data or FIN): H's waiting stall counts. */
 static void confirm(struct nf_wire *w, struct conn *c, int i, uint32_t now)
 {
 	struct dir *h = &c->d[i];
+	const struct dir_aside *a = &c->a[i];
 	struct nf_stall s = {
-		.start_ns = w->now_ns - (uint64_t)(uint32_t)(now - h->pend_start_us) * 1000,
-		.ack_ns = w->now_ns - (uint64_t)(uint32_t)(now - h->pend_ack_us) * 1000,
-		.end_ns = w->now_ns - (uint64_t)(uint32_t)(now - h->pend_end_us) * 1000,
-		.size1 = h->pend_size1,
-		.size2 = h->pend_size2,
+		.start_ns = w->now_ns - (uint64_t)(uint32_t)(now - a->pend_start_us) * 1000,
+		.ack_ns = w->now_ns - (uint64_t)(uint32_t)(now - a->pend_ack_us) * 1000,
+		.end_ns = w->now_ns - (uint64_t)(uint32_t)(now - h->data_us) * 1000,
+		.size1 = a->pend_size1,
+		.size2 = a->pend_size2,
 	};
 
-	h->pend = 0;
+	h->f &= (uint16_t)~DF_PEND;
 	nf_wire_row_stall(w, c, i, &s);
 }
 
@@ -120,13 +123,9 @@ static void handshake(struct nf_wire *w, struct conn *c, int i, const struct nf_
 	struct dir *me = &c->d[i];
 
 	if (!(p->flags & NF_TCP_ACK)) {
-		if (me->has_nxt && p->seq + 1 != me->nxt) {
-			uint32_t r0 = c->d[0].row, r1 = c->d[1].row;
-
-			memset(c->d, 0, sizeof(c->d));
-			c->d[0].row = r0;
-			c->d[1].row = r1;
-			me->seen = 1;
+		if ((me->f & DF_HAS_NXT) && p->seq + 1 != me->nxt) {
+			memset(c->d, 0, sizeof(c->d)); /* the rows (c->a) stay */
+			me->f = DF_SEEN;
 		}
 		c->client = (uint8_t)i;
 	} else {
@@ -161,10 +160,10 @@ static void tie_known(struct nf_wire *w, struct conn *c, int i)
 {
 	struct dir *h = &c->d[i];
 
-	h->pend_untied = 0;
-	if (!within_tie(h, h->pend_end_us - h->pend_ack_us, (uint32_t)(w->o.tie_floor_ns / 1000)))
-		h->pend = 0;
-	else if (h->pend_answered)
+	h->f &= (uint16_t)~DF_PEND_UNTIED;
+	if (!within_tie(h, h->data_us - c->a[i].pend_ack_us, w->tie_floor_us))
+		h->f &= (uint16_t)~DF_PEND;
+	else if (h->f & DF_PEND_ANSWERED)
 		confirm(w, c, i, nf_us(w->now_ns));
 }
 
@@ -173,27 +172,27 @@ static void tie_known(struct nf_wire *w, struct conn *c, int i)
 static void peer_ack(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p,
 		     uint32_t now)
 {
-	uint32_t delack_us = (uint32_t)(w->o.delack_min_ns / 1000);
 	struct dir *r = &c->d[i], *h = &c->d[!i];
 
-	if (h->state == ST_HELD && !nf_seq_lt(p->ack, h->nxt)) {
-		int late = (uint32_t)(now - h->data_us) >= delack_us + r->rtt_us;
+	if (state_of(h) == ST_HELD && !nf_seq_lt(p->ack, h->nxt)) {
+		int late = (uint32_t)(now - h->data_us) >= w->delack_us + r->rtt_us;
 
-		h->state = ST_NONE;
 		if (late && p->len == 0 && !(p->flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST))) {
-			h->state = ST_ACKED;
+			set_state(h, ST_ACKED);
 			h->ack_us = now;
+		} else {
+			set_state(h, ST_NONE);
 		}
 	}
-	if (h->data_wait && !nf_seq_lt(p->ack, h->data_end)) {
+	if ((h->f & DF_DATA_WAIT) && !nf_seq_lt(p->ack, h->data_end)) {
 		uint32_t rt = (uint32_t)(now - h->data_us);
 
 		if (rt == 0)
 			rt = 1;
 		if (!r->rtt_us || rt < r->rtt_us)
 			r->rtt_us = rt;
-		h->data_wait = 0;
-		if (r->pend && r->pend_untied)
+		h->f &= (uint16_t)~DF_DATA_WAIT;
+		if ((r->f & (DF_PEND | DF_PEND_UNTIED)) == (DF_PEND | DF_PEND_UNTIED))
 			tie_known(w, c, i);
 	}
 }
@@ -206,41 +205,36 @@ static void own_data(struct nf_wire *w, struct conn *c, int i, const struct nf_p
 	uint32_t seglen = p->len + !!(p->flags & NF_TCP_SYN) + !!(p->flags & NF_TCP_FIN);
 	uint32_t end = p->seq + seglen;
 	int small, tie, plain = !(p->flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST));
+	unsigned f;
 
 	if (!seglen)
 		return;
-	if (h->has_nxt && nf_seq_lt(p->seq, h->nxt)) {
+	if ((h->f & DF_HAS_NXT) && nf_seq_lt(p->seq, h->nxt)) {
 		w->st.retransmits += p->len != 0;
 		if (nf_seq_lt(h->nxt, end))
 			h->nxt = end;
-		h->state = ST_NONE;
+		set_state(h, ST_NONE);
 		return;
 	}
 	small = p->len && is_small(c, i, p->len);
-	if (h->pend) { /* R did not answer before H sent more */
+	if (h->f & DF_PEND) { /* R did not answer before H sent more */
 		w->st.unanswered++;
-		h->pend = 0;
+		h->f &= (uint16_t)~DF_PEND;
 	}
-	if (h->state == ST_ACKED && small && plain && p->seq == h->nxt &&
-	    (tie = tied(h, now, (uint32_t)(w->o.tie_floor_ns / 1000))))
+	if (state_of(h) == ST_ACKED && small && plain && p->seq == h->nxt &&
+	    (tie = tied(h, now, w->tie_floor_us)))
 		found(w, c, i, p, now, tie == 2);
-	h->state = ST_NONE;
-	if (small && plain) {
-		h->state = ST_HELD; /* S1's end and time: nxt and data_us below */
+	f = h->f & ~(DF_STATE | DF_HEARD);
+	if (small && plain) { /* S1: its end and time are nxt and data_us below */
+		f = (f & ~DF_S1_HEARD) | ST_HELD | (h->f & DF_HEARD ? DF_S1_HEARD : 0);
 		h->s1_len = p->len;
-		h->s1_heard = h->heard;
 	}
-	h->heard = 0;
+	h->f = (uint16_t)(f | DF_HAS_NXT | DF_DATA_WAIT | (p->len ? DF_HAS_DATA : 0));
 	h->nxt = end;
-	h->has_nxt = 1;
 	h->data_end = end;
 	h->data_us = now;
-	h->data_wait = 1;
-	if (p->len) {
-		h->has_data = 1;
-		if (p->len > h->max_len)
-			h->max_len = p->len;
-	}
+	if (p->len > h->max_len)
+		h->max_len = p->len;
 }
 
 /* What p, from direction i's end, tells of the other direction (H's):
@@ -249,36 +243,37 @@ static void peer_acts(struct nf_wire *w, struct conn *c, int i, const struct nf_
 {
 	struct dir *h = &c->d[!i];
 
-	if (p->len || (p->win == 0 && !(p->flags & (NF_TCP_SYN | NF_TCP_RST))))
-		h->state = ST_NONE;
 	if (p->len)
-		h->heard = 1;
-	if (h->pend && (p->len || (p->flags & NF_TCP_FIN))) {
-		h->pend_answered = 1;
-		if (!h->pend_untied)
+		h->f = (uint16_t)((h->f & ~DF_STATE) | DF_HEARD);
+	else if (p->win == 0 && !(p->flags & (NF_TCP_SYN | NF_TCP_RST)))
+		set_state(h, ST_NONE);
+	if ((h->f & DF_PEND) && (p->len || (p->flags & NF_TCP_FIN))) {
+		h->f |= DF_PEND_ANSWERED;
+		if (!(h->f & DF_PEND_UNTIED))
 			confirm(w, c, !i, now);
 	}
 }
 
-void nf_wire_detect(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p)
+void nf_wire_detect(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t sig)
 {
 	uint32_t now = nf_us(w->now_ns);
 
-	if (duplicate(&c->d[i], p, now)) {
+	if (duplicate(&c->d[i], sig, now)) {
 		w->st.duplicates++;
 		return;
 	}
-	if (c->closed && (p->flags & (NF_TCP_SYN | NF_TCP_ACK)) == NF_TCP_SYN)
-		nf_wire_reopen(w, c);
-	nf_wire_touch(w, c);
-	if (p->flags & NF_TCP_SYN)
+	c->last_ns = w->now_ns;
+	if (p->flags & NF_TCP_SYN) {
+		if (!(p->flags & NF_TCP_ACK) && nf_conn_closed(c))
+			nf_wire_reopen(w, c);
 		handshake(w, c, i, p);
+	}
 	if (p->flags & NF_TCP_ACK)
 		peer_ack(w, c, i, p, now);
 	peer_acts(w, c, i, p, now);
 	own_data(w, c, i, p, now);
 	if (p->flags & NF_TCP_FIN)
-		c->d[i].fin = 1;
-	if ((p->flags & NF_TCP_RST) || (c->d[0].fin && c->d[1].fin))
+		c->d[i].f |= DF_FIN;
+	if (((p->flags & NF_TCP_RST) || (c->d[0].f & c->d[1].f & DF_FIN)) && !nf_conn_closed(c))
 		nf_wire_close(w, c);
 }

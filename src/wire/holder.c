@@ -190,15 +190,15 @@ static void add(struct nf_holder *r, const struct nf_stall *s)
 
 void nf_wire_row_stall(struct nf_wire *w, struct conn *c, int i, const struct nf_stall *s)
 {
-	struct nf_holder *r = c->d[i].row ? w->rows[c->d[i].row - 1] : row_of(w, c, i);
+	struct nf_holder *r = c->a[i].row ? w->rows[c->a[i].row - 1] : row_of(w, c, i);
 	int joined = 0;
 
 	if (!r)
 		return;
-	if (!c->d[i].row) {
+	if (!c->a[i].row) {
 		for (uint32_t k = 0; k < w->nrows; k++)
 			if (w->rows[k] == r)
-				c->d[i].row = k + 1;
+				c->a[i].row = k + 1;
 		r->conns++;
 		joined = 1;
 	}

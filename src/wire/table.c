@@ -34,6 +34,8 @@ struct nf_wire *nf_wire_new(const struct nf_wire_opts *o)
 	else
 		nf_wire_opts_default(&w->o);
 	w->expiry_ns = UINT64_MAX;
+	w->delack_us = (uint32_t)(w->o.delack_min_ns / 1000);
+	w->tie_floor_us = (uint32_t)(w->o.tie_floor_ns / 1000);
 	w->listen = calloc(LISTEN_MAX, sizeof(*w->listen));
 	if (nf_index_init(&w->index, 1024) < 0 || !w->listen) {
 		nf_wire_free(w);
@@ -68,56 +70,59 @@ static uint32_t index_of(const struct nf_wire *w, const struct conn *c)
 	return c->idx;
 }
 
-/* Orders two ends: address bytes, then port. */
-static int end_cmp(const struct nf_end *a, const struct nf_end *b)
+static inline uint64_t rotl32(uint64_t v)
 {
-	int r = memcmp(a->addr, b->addr, sizeof(a->addr));
-
-	return r ? r : (int)a->port - (int)b->port;
-}
-
-/* Is e the end (family, addr, port) of a segment? */
-static int end_is(const struct nf_end *e, int family, const uint8_t *addr, uint16_t port)
-{
-	return e->port == port && e->family == family && memcmp(e->addr, addr, sizeof(e->addr)) == 0;
+	return v << 32 | v >> 32;
 }
 
 /*
- * The hash of one end: two products side by side (an IPv4 address is in
- * v[0]'s low half, the port above it, so they cannot cancel out), whose
- * upper bits depend on every bit below them.
+ * The hash of a connection from its two ends, the lower first. Each
+ * 8-byte half of the higher address turned by half (an IPv4 address is
+ * in the lower 4 bytes: the two cannot cancel out; an IPv6 interface's
+ * last bytes, those that vary most, come low), a product for the
+ * addresses and one for the rest, folded and mixed so that every bit of
+ * the upper half, the index's tag and home, depends on every input bit.
  */
-static uint64_t end_hash(const uint8_t *addr, uint16_t port)
+static uint64_t conn_hash(const uint8_t *lo, uint16_t lport, const uint8_t *hi, uint16_t hport)
 {
-	uint64_t v[2];
+	uint64_t a[2], b[2], h;
 
-	memcpy(v, addr, 16);
-	/* (v[1] turned by half: an IPv6 address's last bytes, those that
-	 * vary most, meet every bit of its product) */
-	return (v[0] ^ (uint64_t)port << 32) * 0x9e3779b97f4a7c15ull ^
-	       ((v[1] << 32 | v[1] >> 32) + port) * 0xc2b2ae3d27d4eb4full;
+	memcpy(a, lo, 16);
+	memcpy(b, hi, 16);
+	h = (a[0] ^ rotl32(b[0])) * 0x9e3779b97f4a7c15ull +
+	    (rotl32(a[1]) ^ b[1] ^ ((uint64_t)lport << 16 | hport)) * 0xc2b2ae3d27d4eb4full;
+	h ^= h >> 32;
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ h >> 29;
 }
 
-/* Of two ends' hashes, in either order: the index takes its upper half.
- * A product's bit depends only on the bits below it: the shift brings the
- * upper half (an IPv6 interface's last bytes) down before the product. */
-static uint64_t ends_hash(uint64_t ha, uint64_t hb)
+/* The hash of c (nf_wire_prepare's of its segments). */
+static uint64_t hash_of(const struct conn *c)
 {
-	uint64_t s = ha + hb;
-
-	return (s ^ s >> 32) * 0xff51afd7ed558ccdull ^ (ha ^ hb);
+	return conn_hash(c->ends[0].addr, c->ends[0].port, c->ends[1].addr, c->ends[1].port);
 }
 
-/* The hash of an unordered pair of ends (the same both ways). */
-static uint64_t pair_hash(const struct nf_end *a, const struct nf_end *b)
+/* Is p's source the higher of its two ends (end_cmp's order)? Addresses
+ * compared as big-endian numbers, 8 bytes at a time. */
+static int src_higher(const struct nf_pkt *p)
 {
-	return ends_hash(end_hash(a->addr, a->port), end_hash(b->addr, b->port));
+	uint64_t s[2], d[2];
+
+	memcpy(s, p->saddr, 16);
+	memcpy(d, p->daddr, 16);
+	if (s[0] != d[0])
+		return __builtin_bswap64(s[0]) > __builtin_bswap64(d[0]);
+	if (s[1] != d[1])
+		return __builtin_bswap64(s[1]) > __builtin_bswap64(d[1]);
+	return p->sport > p->dport;
 }
 
-/* ... of a segment's two ends: pair_hash of its connection's. */
-static uint64_t pkt_hash(const struct nf_pkt *p)
+void nf_wire_prepare(const struct nf_pkt *p, struct nf_wire_pre *pre)
 {
-	return ends_hash(end_hash(p->saddr, p->sport), end_hash(p->daddr, p->dport));
+	pre->src = (uint32_t)src_higher(p);
+	pre->hash = pre->src ? conn_hash(p->daddr, p->dport, p->saddr, p->sport)
+			     : conn_hash(p->saddr, p->sport, p->daddr, p->dport);
+	pre->sig = nf_wire_seg_sig(p);
 }
 
 static void set_end(struct nf_end *e, int family, const uint8_t *addr, uint16_t port)
@@ -191,27 +196,21 @@ static void next_expiry(struct nf_wire *w)
 	uint64_t t = UINT64_MAX;
 
 	if (w->closed.head)
-		t = slot(w, w->closed.head)->last_ns + w->o.closed_ns;
+		t = slot(w, w->closed.head)->close_ns + w->o.closed_ns;
 	if (w->live.head && queued_ns(slot(w, w->live.head)) + w->o.idle_ns < t)
 		t = queued_ns(slot(w, w->live.head)) + w->o.idle_ns;
 	w->expiry_ns = t;
-}
-
-void nf_wire_touch(struct nf_wire *w, struct conn *c)
-{
-	if (!c->closed) /* a closed one stays in closing order */
-		c->last_ns = w->now_ns;
 }
 
 void nf_wire_close(struct nf_wire *w, struct conn *c)
 {
 	uint32_t x = index_of(w, c);
 
-	if (c->closed)
+	if (nf_conn_closed(c))
 		return;
 	list_unlink(w, &w->live, c, x);
-	c->closed = 1;
-	c->last_ns = w->now_ns;
+	c->d[0].f |= DF_CLOSED;
+	c->close_ns = w->now_ns;
 	c->queued_s = queue_time(w->now_ns);
 	list_append(w, &w->closed, c, x);
 	if (w->closed.head == x)
@@ -222,10 +221,10 @@ void nf_wire_reopen(struct nf_wire *w, struct conn *c)
 {
 	uint32_t x = index_of(w, c);
 
-	if (!c->closed)
+	if (!nf_conn_closed(c))
 		return;
 	list_unlink(w, &w->closed, c, x);
-	c->closed = 0;
+	c->d[0].f &= (uint16_t)~DF_CLOSED;
 	c->last_ns = w->now_ns;
 	c->queued_s = queue_time(w->now_ns);
 	list_append(w, &w->live, c, x);
@@ -233,14 +232,27 @@ void nf_wire_reopen(struct nf_wire *w, struct conn *c)
 		next_expiry(w);
 }
 
+/* Was c seen one way only: one end's data, nothing of the other? */
+static int one_way(const struct conn *c)
+{
+	unsigned f0 = c->d[0].f, f1 = c->d[1].f;
+
+	return ((f0 & DF_HAS_DATA) && !(f1 & DF_SEEN)) || ((f1 & DF_HAS_DATA) && !(f0 & DF_SEEN));
+}
+
+/* c's stalls still waiting for R to answer: 0, 1 or 2. */
+static int pending(const struct conn *c)
+{
+	return !!(c->d[0].f & DF_PEND) + !!(c->d[1].f & DF_PEND);
+}
+
 /* Takes c out of the table (its slot to the free list). */
 static void forget(struct nf_wire *w, struct conn *c, uint32_t x)
 {
-	nf_index_del(&w->index, pair_hash(&c->ends[0], &c->ends[1]), x);
-	list_unlink(w, c->closed ? &w->closed : &w->live, c, x);
-	if ((c->d[0].has_data && !c->d[1].seen) || (c->d[1].has_data && !c->d[0].seen))
-		w->st.one_way++;
-	w->st.unanswered += c->d[0].pend + c->d[1].pend;
+	nf_index_del(&w->index, hash_of(c), x);
+	list_unlink(w, nf_conn_closed(c) ? &w->closed : &w->live, c, x);
+	w->st.one_way += one_way(c);
+	w->st.unanswered += pending(c);
 	c->used = 0;
 	c->next = w->free_head;
 	w->free_head = x;
@@ -254,7 +266,7 @@ void nf_wire_expire(struct nf_wire *w, uint64_t now_ns)
 
 	if (now_ns < w->expiry_ns)
 		return;
-	while ((x = w->closed.head) && (c = slot(w, x))->last_ns + w->o.closed_ns <= now_ns)
+	while ((x = w->closed.head) && (c = slot(w, x))->close_ns + w->o.closed_ns <= now_ns)
 		forget(w, c, x);
 	while ((x = w->live.head) && queued_ns(c = slot(w, x)) + w->o.idle_ns <= now_ns) {
 		if (c->last_ns + w->o.idle_ns <= now_ns) {
@@ -268,17 +280,15 @@ void nf_wire_expire(struct nf_wire *w, uint64_t now_ns)
 	next_expiry(w);
 }
 
-/* A new connection for p in slot x; *dir_out as lookup says. */
-static struct conn *make_conn(struct nf_wire *w, uint32_t x, const struct nf_end *src,
-			      const struct nf_end *dst, int *dir_out)
+/* A new connection in slot x for p, whose source is ends[src]. */
+static struct conn *make_conn(struct nf_wire *w, uint32_t x, const struct nf_pkt *p, int src)
 {
 	struct conn *c = slot(w, x);
 
 	memset(c, 0, sizeof(*c));
 	c->idx = x;
-	*dir_out = end_cmp(src, dst) > 0;
-	c->ends[*dir_out] = *src;
-	c->ends[!*dir_out] = *dst;
+	set_end(&c->ends[src], p->family, p->saddr, p->sport);
+	set_end(&c->ends[!src], p->family, p->daddr, p->dport);
 	c->client = 2;
 	c->used = 1;
 	c->last_ns = w->now_ns;
@@ -299,7 +309,6 @@ static struct conn *make_conn(struct nf_wire *w, uint32_t x, const struct nf_end
  * since (gen).
  */
 struct look {
-	uint64_t hash;
 	uint32_t pos, gen;
 };
 
@@ -313,42 +322,39 @@ static uint32_t run_find(const struct nf_index *ix, uint32_t tag, uint32_t pos)
 	return pos;
 }
 
-/* The connection of p, whose look l says where to start, made if new
- * (*dir_out: 0 if p's source is ends[0], else 1). NULL when no memory is
- * left (counted). */
-static struct conn *lookup(struct nf_wire *w, const struct nf_pkt *p, const struct look *l,
-			   int *dir_out)
+/* Is c p's connection, p's source its end src? */
+static inline int is_conn_of(const struct conn *c, const struct nf_pkt *p, int src)
+{
+	const struct nf_end *s = &c->ends[src], *d = &c->ends[!src];
+
+	return s->port == p->sport && d->port == p->dport && s->family == p->family &&
+	       memcmp(s->addr, p->saddr, 16) == 0 && memcmp(d->addr, p->daddr, 16) == 0;
+}
+
+/* The connection of p, prepared as pre, whose look l says where to start;
+ * made if new. NULL when no memory is left (counted). */
+static struct conn *lookup(struct nf_wire *w, const struct nf_pkt *p,
+			   const struct nf_wire_pre *pre, const struct look *l)
 {
 	const struct nf_index *ix = &w->index;
-	uint64_t hash = l->hash;
-	uint32_t tag = nf_index_tag(hash), x;
-	uint32_t pos = l->gen == ix->gen ? l->pos : nf_index_home(ix, hash);
-	struct nf_end src, dst;
+	uint32_t tag = nf_index_tag(pre->hash), x;
+	uint32_t pos = l->gen == ix->gen ? l->pos : nf_index_home(ix, pre->hash);
 	uint64_t e;
 
 	for (; (e = ix->e[pos]); pos = (pos + 1) & (ix->n - 1)) {
 		struct conn *c;
 
-		if ((uint32_t)(e >> 32) != tag)
-			continue;
-		c = slot(w, (uint32_t)e);
-		for (int i = 0; i < 2; i++)
-			if (end_is(&c->ends[i], p->family, p->saddr, p->sport) &&
-			    end_is(&c->ends[!i], p->family, p->daddr, p->dport)) {
-				*dir_out = i;
-				return c;
-			}
+		if ((uint32_t)(e >> 32) == tag && is_conn_of(c = slot(w, (uint32_t)e), p, (int)pre->src))
+			return c;
 	}
-	set_end(&src, p->family, p->saddr, p->sport);
-	set_end(&dst, p->family, p->daddr, p->dport);
 	if (!(x = take_slot(w)))
 		goto dropped;
-	if (nf_index_add(&w->index, hash, x) < 0) {
+	if (nf_index_add(&w->index, pre->hash, x) < 0) {
 		slot(w, x)->next = w->free_head; /* back to the free list */
 		w->free_head = x;
 		goto dropped;
 	}
-	return make_conn(w, x, &src, &dst, dir_out);
+	return make_conn(w, x, p, (int)pre->src);
 dropped:
 	w->st.dropped_conns++;
 	return NULL;
@@ -358,7 +364,7 @@ dropped:
  * empty one where it would be). */
 static uint32_t listen_slot(const struct nf_wire *w, const struct nf_end *e)
 {
-	uint32_t i = (uint32_t)pair_hash(e, e) & (LISTEN_MAX - 1);
+	uint32_t i = (uint32_t)conn_hash(e->addr, e->port, e->addr, e->port) & (LISTEN_MAX - 1);
 
 	while (w->listen[i].port && !nf_end_eq(&w->listen[i], e))
 		i = (i + 1) & (LISTEN_MAX - 1);
@@ -392,9 +398,8 @@ void nf_wire_stats(const struct nf_wire *w, struct nf_wire_stats *s)
 
 			if (!c->used)
 				continue;
-			if ((c->d[0].has_data && !c->d[1].seen) || (c->d[1].has_data && !c->d[0].seen))
-				s->one_way++;
-			s->unanswered += c->d[0].pend + c->d[1].pend;
+			s->one_way += one_way(c);
+			s->unanswered += pending(c);
 		}
 }
 
@@ -406,27 +411,28 @@ static uint64_t clock_of(struct nf_wire *w, const struct nf_pkt *p)
 	return w->now_ns;
 }
 
-/* nf_wire_packet, the segment's look known. */
-static void packet(struct nf_wire *w, const struct nf_pkt *p, const struct look *l)
+/* nf_wire_packet, the segment prepared and its look known. */
+static void packet(struct nf_wire *w, const struct nf_pkt *p, const struct nf_wire_pre *pre,
+		   const struct look *l)
 {
 	struct conn *c;
-	int i;
 
 	if (p->family != AF_INET && p->family != AF_INET6)
 		return;
 	clock_of(w, p);
 	w->st.packets++;
 	nf_wire_expire(w, w->now_ns);
-	if (!(c = lookup(w, p, l, &i)))
-		return;
-	nf_wire_detect(w, c, i, p);
+	if ((c = lookup(w, p, pre, l)))
+		nf_wire_detect(w, c, (int)pre->src, p, pre->sig);
 }
 
 void nf_wire_packet(struct nf_wire *w, const struct nf_pkt *p)
 {
-	struct look l = { .hash = pkt_hash(p), .gen = w->index.gen - 1 }; /* from home */
+	struct look l = { .gen = w->index.gen - 1 }; /* from home */
+	struct nf_wire_pre pre;
 
-	packet(w, p, &l);
+	nf_wire_prepare(p, &pre);
+	packet(w, p, &pre, &l);
 }
 
 /* Asks the cache for the index entries of a segment whose hash is h. */
@@ -435,21 +441,23 @@ static void prefetch_index(const struct nf_wire *w, uint64_t h)
 	__builtin_prefetch(&w->index.e[nf_index_home(&w->index, h)]);
 }
 
-/* Finds where l's lookup will start and asks the cache for the
- * connection found there, if any (its three lines: a segment reads both
- * directions). */
-static void prefetch_conn(const struct nf_wire *w, struct look *l)
+/* Finds where the lookup of a segment with flags and hash will start, in
+ * *l, and asks the cache for the connection found there, if any: the two
+ * lines every segment reads, and the third for a SYN, FIN or RST. */
+static void prefetch_conn(const struct nf_wire *w, uint8_t flags, uint64_t hash, struct look *l)
 {
 	const struct nf_index *ix = &w->index;
 	uint64_t e;
 
 	l->gen = ix->gen;
-	l->pos = run_find(ix, nf_index_tag(l->hash), nf_index_home(ix, l->hash));
+	l->pos = run_find(ix, nf_index_tag(hash), nf_index_home(ix, hash));
 	if ((e = ix->e[l->pos])) {
 		const char *c = (const char *)slot(w, (uint32_t)e);
 
-		for (size_t off = 0; off < sizeof(struct conn); off += 64)
-			__builtin_prefetch(c + off, 1);
+		__builtin_prefetch(c, 1);
+		__builtin_prefetch(c + 64, 1);
+		if (flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST))
+			__builtin_prefetch(c + 128, 1);
 	}
 }
 
@@ -463,42 +471,37 @@ static void prefetch_conn(const struct nf_wire *w, struct look *l)
 #define FAR  (NF_WIRE_BATCH / 2)
 #define NEAR (NF_WIRE_BATCH / 4)
 
-uint64_t nf_wire_hash(const struct nf_pkt *p)
-{
-	return pkt_hash(p);
-}
-
-void nf_wire_packets(struct nf_wire *w, const struct nf_pkt *p, size_t n)
-{
-	nf_wire_packets_hashed(w, p, NULL, n);
-}
-
-/* Segment i's hash: given, or made here. */
-static uint64_t hash_at(const struct nf_pkt *p, const uint64_t *hash, size_t i)
-{
-	return hash ? hash[i] : pkt_hash(&p[i]);
-}
-
-void nf_wire_packets_hashed(struct nf_wire *w, const struct nf_pkt *p, const uint64_t *hash,
-			    size_t n)
+void nf_wire_packets_prepared(struct nf_wire *w, const struct nf_pkt *p,
+			      const struct nf_wire_pre *pre, size_t n)
 {
 	struct look l[NF_WIRE_BATCH];
 
-	for (size_t i = 0; i < n && i < FAR; i++) {
-		l[i].hash = hash_at(p, hash, i);
-		prefetch_index(w, l[i].hash);
-	}
+	for (size_t i = 0; i < n && i < FAR; i++)
+		prefetch_index(w, pre[i].hash);
 	for (size_t i = 0; i < n && i < NEAR; i++)
-		prefetch_conn(w, &l[i]);
+		prefetch_conn(w, p[i].flags, pre[i].hash, &l[i]);
 	for (size_t i = 0; i < n; i++) {
-		if (i + FAR < n) {
-			struct look *f = &l[(i + FAR) % NF_WIRE_BATCH];
-
-			f->hash = hash_at(p, hash, i + FAR);
-			prefetch_index(w, f->hash);
-		}
+		if (i + FAR < n)
+			prefetch_index(w, pre[i + FAR].hash);
 		if (i + NEAR < n)
-			prefetch_conn(w, &l[(i + NEAR) % NF_WIRE_BATCH]);
-		packet(w, &p[i], &l[i % NF_WIRE_BATCH]);
+			prefetch_conn(w, p[i + NEAR].flags, pre[i + NEAR].hash,
+				      &l[(i + NEAR) % NF_WIRE_BATCH]);
+		packet(w, &p[i], &pre[i], &l[i % NF_WIRE_BATCH]);
+	}
+}
+
+/* Segments prepared here a batch at a time. */
+void nf_wire_packets(struct nf_wire *w, const struct nf_pkt *p, size_t n)
+{
+	struct nf_wire_pre pre[64];
+
+	while (n > 0) {
+		size_t k = n < 64 ? n : 64;
+
+		for (size_t i = 0; i < k; i++)
+			nf_wire_prepare(&p[i], &pre[i]);
+		nf_wire_packets_prepared(w, p, pre, k);
+		p += k;
+		n -= k;
 	}
 }

@@ -23,38 +23,50 @@ enum dir_state {
 	ST_ACKED,    /* R's late pure ACK of S1 seen: waiting for S2 */
 };
 
+/* A direction's flags (struct dir's f): one word, so that a segment
+ * sets or clears several of them in one store. */
+#define DF_STATE         0x0003u /* enum dir_state */
+#define DF_SEEN          0x0004u /* a segment of ours was seen */
+#define DF_HAS_NXT       0x0008u /* nxt holds */
+#define DF_DATA_WAIT     0x0010u /* data_end not yet acknowledged */
+#define DF_FIN           0x0020u /* our FIN was seen */
+#define DF_HAS_DATA      0x0040u /* a payload of ours was seen */
+#define DF_HEARD         0x0080u /* the other end sent data since our newest data */
+#define DF_S1_HEARD      0x0100u /* ... before S1: S1 and S2 answer it */
+#define DF_PEND          0x0200u /* a stall waits for R to answer (struct dir_aside) */
+#define DF_PEND_ANSWERED 0x0400u /* R answered the waiting stall */
+#define DF_PEND_UNTIED   0x0800u /* ... whose tie waits for our round trip */
+#define DF_CLOSED        0x1000u /* d[0]'s only: the connection is closed (RST, or FIN
+				  * both ways) and on the closed list */
+
 /*
- * One direction of a connection: its sender's state. Times are the low
- * 32 bits of the packets' microseconds (differences modulo 2^32: right
- * for gaps under 71 minutes), so that a connection stays small. In
- * ST_HELD and ST_ACKED, S1 is the newest data: its end is nxt, its time
- * data_us.
+ * One direction of a connection: what every segment reads of its
+ * sender. Times are the low 32 bits of the packets' microseconds
+ * (differences modulo 2^32: right for gaps under 71 minutes), so that a
+ * connection stays small. In ST_HELD and ST_ACKED, S1 is the newest
+ * data: its end is nxt, its time data_us.
  */
 struct dir {
 	uint32_t nxt;       /* sequence number after the newest data seen */
 	uint32_t s1_len;
 	uint32_t ack_us;    /* R's late ACK of S1 seen (ST_ACKED) */
 	uint32_t data_end;  /* our newest data's end (SYN and FIN count one) */
-	uint32_t data_us;   /* ... seen, for the other end's reaction */
+	uint32_t data_us;   /* ... seen, for the other end's reaction; while
+			     * DF_PEND, the waiting stall's S2 */
 	uint32_t max_len;   /* the largest payload seen (the MSS when no SYN said it) */
 	uint32_t rtt_us;    /* our quickest reaction to the other end (capture -> us -> capture); 0 unknown */
 	uint32_t dup_sig;   /* our last segment's hash and time: a second copy is dropped */
 	uint32_t dup_us;
-	/* a stall waiting for R to answer (pend): one-way senders never do */
-	uint32_t pend_start_us, pend_ack_us, pend_end_us;
-	uint16_t pend_size1, pend_size2;
 	uint16_t mss;       /* the MSS the other end's SYN allows us; 0 unknown */
-	uint16_t state : 2;  /* enum dir_state */
-	uint16_t seen : 1;   /* a segment of ours was seen */
-	uint16_t has_nxt : 1;
-	uint16_t data_wait : 1; /* data_end not yet acknowledged */
-	uint16_t fin : 1;
-	uint16_t has_data : 1;  /* a payload of ours was seen */
-	uint16_t heard : 1;     /* the other end sent data since our newest data */
-	uint16_t s1_heard : 1;  /* ... before S1: S1 and S2 answer it */
-	uint16_t pend : 1;
-	uint16_t pend_answered : 1; /* R answered the waiting stall */
-	uint16_t pend_untied : 1;   /* ... whose tie waits for our round trip */
+	uint16_t f;         /* DF_* */
+};
+
+/* What a direction keeps aside, read only at a stall: the stall waiting
+ * for R to answer (DF_PEND; one-way senders never do), its S2 being
+ * struct dir's data_us, and the direction's row. */
+struct dir_aside {
+	uint32_t pend_start_us, pend_ack_us;
+	uint16_t pend_size1, pend_size2;
 	uint32_t row;       /* our row (holder.c) + 1 once we stalled; 0 before */
 };
 
@@ -93,25 +105,32 @@ static inline uint32_t nf_index_home(const struct nf_index *ix, uint64_t hash)
 	return nf_index_tag(hash) & (ix->n - 1);
 }
 
-/* A connection: ends[0] is the lower of the two (address, then port).
- * Three cache lines, aligned: a segment reads all of them. */
+/*
+ * A connection: ends[0] is the lower of the two (address, then port).
+ * Three cache lines, aligned. Every segment reads the first two (its
+ * ends, both directions); the third only a SYN, FIN or RST, a stall, and
+ * the table's upkeep.
+ */
 struct conn {
 	struct nf_end ends[2];
-	struct dir d[2];      /* d[i]: ends[i] sending */
 	uint64_t last_ns;     /* its last segment */
+	struct dir d[2];      /* d[i]: ends[i] sending */
+	/* the third line */
+	struct dir_aside a[2];
+	uint64_t close_ns;    /* when it closed (DF_CLOSED) */
 	uint32_t queued_s;    /* last_ns's second when it was put at its age list's end */
 	uint32_t prev, next;  /* its place in the age list (index + 1); a free
 			       * slot's next is the next free one */
 	uint32_t idx;         /* its own slot's index + 1 */
 	uint8_t client;       /* the end that opened it: 0 or 1, 2 unknown */
-	uint8_t closed : 1;   /* RST, or FIN both ways: on the closed list */
-	uint8_t used : 1;
+	uint8_t used;
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct conn) == 192, "a connection is three cache lines");
+_Static_assert(__builtin_offsetof(struct conn, a) == 128, "what every segment reads is two lines");
 
 /* An age list, oldest first: live ones by queued_s (when each was put at
- * its end), closed ones by last_ns (their closing). A segment only sets
+ * its end), closed ones by close_ns (their closing). A segment only sets
  * last_ns; a live connection is put back at the end when it reaches the
  * head still in use (so a packet touches no other connection). */
 struct age_list {
@@ -133,6 +152,8 @@ struct nf_wire {
 	struct age_list live, closed;
 	uint64_t now_ns;      /* the newest packet time */
 	uint64_t expiry_ns;   /* no connection expires before this */
+	uint32_t delack_us;   /* o's delack_min_ns and tie_floor_ns in µs */
+	uint32_t tie_floor_us;
 	struct nf_wire_stats st;
 	struct nf_end *listen; /* open addressing, port 0 = empty */
 	uint32_t nlisten;
@@ -146,9 +167,13 @@ struct nf_wire {
 
 /* --- table.c --- */
 
-/* Moves c to the live list's end (a segment came) or, closing it, to the
- * closed list's end. */
-void nf_wire_touch(struct nf_wire *w, struct conn *c);
+/* Is c closed? */
+static inline int nf_conn_closed(const struct conn *c)
+{
+	return (c->d[0].f & DF_CLOSED) != 0;
+}
+
+/* Moves c, closing it, to the closed list's end. */
 void nf_wire_close(struct nf_wire *w, struct conn *c);
 /* Moves a closed c back to the live list (a new SYN on its ends). */
 void nf_wire_reopen(struct nf_wire *w, struct conn *c);
@@ -159,8 +184,18 @@ int nf_wire_listen_has(const struct nf_wire *w, const struct nf_end *e);
 
 /* --- detect.c --- */
 
-/* Reads segment p of direction i of c (c already touched). */
-void nf_wire_detect(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p);
+/* Reads segment p of direction i of c, sig its nf_wire_seg_sig. */
+void nf_wire_detect(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t sig);
+
+/* The hash of what makes a segment the same segment (a second copy of it,
+ * seen on lo or "any" going and coming, has the same). */
+static inline uint32_t nf_wire_seg_sig(const struct nf_pkt *p)
+{
+	uint64_t h = ((uint64_t)p->seq << 32 | p->ack) * 0x9e3779b97f4a7c15ull;
+
+	h ^= ((uint64_t)p->len << 24 | (uint64_t)p->flags << 16 | p->win) * 0xc2b2ae3d27d4eb4full;
+	return (uint32_t)(h ^ h >> 32);
+}
 
 /* --- holder.c --- */
 

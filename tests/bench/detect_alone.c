@@ -4,7 +4,7 @@
  * goes. Usage: detect_alone CAPTURE [REPS]
  *
  * Decodes every segment of CAPTURE into memory first (as scan's reading
- * thread does, hashes included), then feeds them REPS times (default 5)
+ * thread does, each prepared for the detector), then feeds them REPS times (default 5)
  * to a new detector in batches of 1,024, as scan's other thread does, and
  * prints one line a rep:
  *   detect_alone: SEGMENTS segments, PEAK connections at most, S s, NS ns a segment
@@ -30,9 +30,9 @@ static double seconds(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Every segment of the capture on fd, decoded, and its hash. The count,
+/* Every segment of the capture on fd, decoded and prepared. The count,
  * or 0 when the capture cannot be read whole. */
-static size_t load(int fd, const char *name, struct nf_pkt **pkt, uint64_t **hash)
+static size_t load(int fd, const char *name, struct nf_pkt **pkt, struct nf_wire_pre **pre)
 {
 	char err[NF_CAP_ERR_MAX];
 	struct nf_cap *c = nf_cap_open(fd, name, err);
@@ -45,28 +45,28 @@ static size_t load(int fd, const char *name, struct nf_pkt **pkt, uint64_t **has
 		return 0;
 	}
 	*pkt = malloc(cap * sizeof(**pkt));
-	*hash = malloc(cap * sizeof(**hash));
-	while (*pkt && *hash && (rc = nf_cap_next(c, &fr)) == 1) {
+	*pre = malloc(cap * sizeof(**pre));
+	while (*pkt && *pre && (rc = nf_cap_next(c, &fr)) == 1) {
 		struct nf_pkt *p = &(*pkt)[n];
 
 		p->dir = fr.dir;
 		if (nf_pkt_decode(fr.link, 0, fr.data, fr.caplen, fr.origlen, p) != NF_SKIP_NONE)
 			continue;
 		p->ts_ns = fr.ts_ns;
-		(*hash)[n] = nf_wire_hash(p);
+		nf_wire_prepare(p, &(*pre)[n]);
 		if (++n == cap) {
 			struct nf_pkt *np = realloc(*pkt, 2 * cap * sizeof(**pkt));
-			uint64_t *nh = np ? realloc(*hash, 2 * cap * sizeof(**hash)) : NULL;
+			struct nf_wire_pre *nh = np ? realloc(*pre, 2 * cap * sizeof(**pre)) : NULL;
 
 			if (np)
 				*pkt = np;
 			if (!np || !nh)
 				break;
-			*hash = nh;
+			*pre = nh;
 			cap *= 2;
 		}
 	}
-	if (!*pkt || !*hash || n == cap) {
+	if (!*pkt || !*pre || n == cap) {
 		fprintf(stderr, "detect_alone: out of memory\n");
 		n = 0;
 	} else if (rc < 0) {
@@ -78,7 +78,8 @@ static size_t load(int fd, const char *name, struct nf_pkt **pkt, uint64_t **has
 }
 
 /* One rep: the segments through a new detector. Its seconds. */
-static double rep(const struct nf_pkt *p, const uint64_t *h, size_t n, unsigned long long *peak)
+static double rep(const struct nf_pkt *p, const struct nf_wire_pre *h, size_t n,
+		  unsigned long long *peak)
 {
 	struct nf_wire_stats st;
 	struct nf_wire *w;
@@ -88,7 +89,7 @@ static double rep(const struct nf_pkt *p, const uint64_t *h, size_t n, unsigned 
 		return -1;
 	t0 = seconds();
 	for (size_t i = 0; i < n; i += BATCH)
-		nf_wire_packets_hashed(w, p + i, h + i, n - i < BATCH ? n - i : BATCH);
+		nf_wire_packets_prepared(w, p + i, h + i, n - i < BATCH ? n - i : BATCH);
 	t1 = seconds();
 	nf_wire_stats(w, &st);
 	*peak = st.peak;
@@ -99,7 +100,7 @@ static double rep(const struct nf_pkt *p, const uint64_t *h, size_t n, unsigned 
 int main(int argc, char **argv)
 {
 	struct nf_pkt *p = NULL;
-	uint64_t *h = NULL;
+	struct nf_wire_pre *h = NULL;
 	int reps = argc > 2 ? atoi(argv[2]) : 5, fd;
 	size_t n;
 
