@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "nf_cli.h"
+#include "nf_feed.h"
 
 #define FEED_BATCH 1024 /* segments a batch: a hand-over costs far less than its work */
 #define FEED_RING  4    /* batches: 320 KiB of segments and what is prepared of them */
@@ -32,30 +33,10 @@ struct feed {
 	struct nf_wire_pre pre[FEED_RING][FEED_BATCH]; /* nf_wire_prepare of each */
 };
 
-/* Decodes frames of the capture into b, prepared into pre, until b
- * holds FEED_BATCH segments or the capture ends (f->rc set then).
- * Returns how many. */
+/* The next batch of the capture into b and pre (f->rc set); how many. */
 static size_t fill(struct feed *f, struct nf_pkt *b, struct nf_wire_pre *pre)
 {
-	struct nf_frame fr;
-	size_t n = 0;
-	int rc;
-
-	while (n < FEED_BATCH && (rc = nf_cap_next(f->cap, &fr)) == 1) {
-		struct nf_pkt *p = &b[n];
-		enum nf_pkt_skip why;
-
-		p->dir = fr.dir;
-		why = nf_pkt_decode(fr.link, 0, fr.data, fr.caplen, fr.origlen, p);
-		if (why != NF_SKIP_NONE) {
-			f->skipped[why]++;
-			continue;
-		}
-		p->ts_ns = fr.ts_ns;
-		nf_wire_prepare(p, &pre[n++]);
-	}
-	f->rc = n < FEED_BATCH ? rc : 1;
-	return n;
+	return nf_feed(f->cap, b, pre, FEED_BATCH, f->skipped, &f->rc);
 }
 
 static void *reader(void *arg)

@@ -71,6 +71,7 @@ struct nf_cap {
 	/* pcap */
 	int be;           /* the file (pcapng: the section) is big-endian */
 	int nano;         /* ns timestamps */
+	int pcap;         /* a pcap file (nf_pcap_record reads it) */
 	int swap;         /* pcap: the file's byte order is not this machine's */
 	uint32_t sub_ns;  /* pcap: ns in a unit of the record's second fraction */
 	uint32_t snaplen;
@@ -131,6 +132,54 @@ int nf_cap_link_known(uint32_t link);
  * yet), and its nf_cap_next. Start returns 0, or -1 with c->err set. */
 int nf_pcap_start(struct nf_cap *c);
 int nf_pcapng_start(struct nf_cap *c);
+
+/* A 32-bit number of the file at p: one load, turned when the file's
+ * byte order is not ours (swap). */
+static inline uint32_t nf_cap_rd32(const uint8_t *p, int swap)
+{
+	uint32_t v;
+
+	__builtin_memcpy(&v, p, 4);
+	return swap ? __builtin_bswap32(v) : v;
+}
+
+#define NF_PCAP_REC_HDR 16 /* a pcap record's header: seconds, fraction, lengths */
+
+/* The pcap record whose header is at p, its caplen bytes all in the
+ * buffer, as f; consumed. */
+static inline void nf_pcap_take(struct nf_cap *c, const uint8_t *p, uint32_t caplen,
+				struct nf_frame *f)
+{
+	f->ts_ns = (uint64_t)nf_cap_rd32(p, c->swap) * 1000000000u +
+		   (uint64_t)nf_cap_rd32(p + 4, c->swap) * c->sub_ns;
+	f->origlen = nf_cap_rd32(p + 12, c->swap);
+	f->offset = c->b.pos;
+	f->link = c->link;
+	f->caplen = caplen;
+	f->dir = 0;
+	f->data = p + NF_PCAP_REC_HDR;
+	nf_cbuf_take(&c->b, NF_PCAP_REC_HDR + caplen);
+}
+
+/*
+ * The next record of a pcap file at once, when it is all in the buffer
+ * and its length within the snaplen (nearly every record): 1, f filled,
+ * the record consumed. 0 otherwise, nothing consumed: nf_cap_next then
+ * reads, ends or fails. Inline: it runs once a frame (feed.c, pcap.c).
+ */
+static inline int nf_pcap_record(struct nf_cap *c, struct nf_frame *f)
+{
+	uint32_t avail = c->b.end - c->b.start, caplen;
+	const uint8_t *p = c->b.mem + c->b.start;
+
+	if (__builtin_expect(!c->pcap || c->state != NF_CAP_OK || avail < NF_PCAP_REC_HDR, 0))
+		return 0;
+	caplen = nf_cap_rd32(p + 8, c->swap);
+	if (__builtin_expect(caplen > c->snaplen || caplen > avail - NF_PCAP_REC_HDR, 0))
+		return 0;
+	nf_pcap_take(c, p, caplen, f);
+	return 1;
+}
 
 /* A 16- or 32-bit number of the file, big-endian if be, else little. */
 static inline uint16_t nf_cap_u16(const uint8_t *p, int be)

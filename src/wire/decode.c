@@ -14,49 +14,11 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "nf_pkt.h"
-
-#define NF_INLINE static inline __attribute__((always_inline))
+#include "decode_int.h"
 
 #define ETH_IPV4 0x0800
 #define ETH_IPV6 0x86dd
 #define ETH_PPPOE 0x8864 /* a PPPoE session's frames (RFC 2516) */
-
-/* The bytes of a frame still to decode. */
-struct cur {
-	const uint8_t *p;
-	size_t len;
-};
-
-/* Are n bytes left at i? */
-NF_INLINE int cur_has(const struct cur *c, size_t i, size_t n)
-{
-	return c->len >= n && i <= c->len - n;
-}
-
-/* The byte and the big-endian numbers at i (cur_has checked). */
-NF_INLINE uint8_t cur_u8(const struct cur *c, size_t i)
-{
-	return c->p[i];
-}
-
-NF_INLINE uint16_t cur_be16(const struct cur *c, size_t i)
-{
-	return (uint16_t)(c->p[i] << 8 | c->p[i + 1]);
-}
-
-NF_INLINE uint32_t cur_be32(const struct cur *c, size_t i)
-{
-	return (uint32_t)c->p[i] << 24 | (uint32_t)c->p[i + 1] << 16 | (uint32_t)c->p[i + 2] << 8 |
-	       c->p[i + 3];
-}
-
-/* Moves the cursor n bytes on (cur_has checked). */
-NF_INLINE void cur_skip(struct cur *c, size_t n)
-{
-	c->p += n;
-	c->len -= n;
-}
 
 /* ---- link headers -------------------------------------------------------------- */
 
@@ -193,21 +155,6 @@ NF_INLINE enum nf_pkt_skip link_header(uint32_t link, uint16_t ethertype, struct
 
 /* ---- IP ------------------------------------------------------------------------ */
 
-/* An IPv4 address a into the 16 bytes of to, zeros after it, in two
- * 8-byte stores: what reads it next (the table's hash, at once) reads
- * 8 bytes at a time, and a load that spans two stores still in flight
- * waits for both to reach the cache (a quarter of the hash's time). */
-NF_INLINE void addr4(uint8_t *to, const uint8_t *a)
-{
-	uint32_t v;
-	uint64_t lo, zero = 0;
-
-	__builtin_memcpy(&v, a, 4);
-	lo = v;
-	__builtin_memcpy(to, &lo, 8);
-	__builtin_memcpy(to + 8, &zero, 8);
-}
-
 /* IPv4: *hlen the header's length, *plen the bytes after it by the total
  * length (wire, the bytes on the wire from here, when it is 0: a
  * segmentation offload's capture). */
@@ -283,33 +230,6 @@ NF_INLINE enum nf_pkt_skip ipv6(const struct cur *c, size_t wire, size_t *hlen, 
 
 /* ---- TCP ----------------------------------------------------------------------- */
 
-/* A SYN's MSS and window-scale options, from what of [20, th) was captured. */
-NF_INLINE void tcp_syn_options(const struct cur *c, size_t th, struct nf_pkt *p)
-{
-	size_t i = 20, end = th < c->len ? th : c->len;
-
-	while (i < end) {
-		unsigned kind = cur_u8(c, i), olen;
-
-		if (kind == 0)
-			break;
-		if (kind == 1) {
-			i++;
-			continue;
-		}
-		if (i + 1 >= end)
-			break;
-		olen = cur_u8(c, i + 1);
-		if (olen < 2 || olen > end - i)
-			break;
-		if (kind == 2 && olen == 4)
-			p->mss = cur_be16(c, i + 2);
-		else if (kind == 3 && olen == 3) /* RFC 7323: a shift above 14 is 14 */
-			p->wscale = (int8_t)(cur_u8(c, i + 2) > 14 ? 14 : cur_u8(c, i + 2));
-		i += olen;
-	}
-}
-
 /* The TCP header at the cursor, plen the bytes the IP header gives it. */
 NF_INLINE enum nf_pkt_skip tcp(const struct cur *c, size_t plen, struct nf_pkt *p)
 {
@@ -334,48 +254,10 @@ NF_INLINE enum nf_pkt_skip tcp(const struct cur *c, size_t plen, struct nf_pkt *
 	return NF_SKIP_NONE;
 }
 
-/* ---- the common frame ---------------------------------------------------------- */
-
-/*
- * The frame nearly every capture is made of: Ethernet without a tag,
- * IPv4 without options, neither fragment nor offload (a total length
- * given), TCP with a header that fits it. Decodes it into *p, as the
- * general path below would, and returns 1; returns 0 for any other
- * frame, *p unspecified (the general path decides then).
- */
-NF_INLINE int common_frame(uint32_t link, const uint8_t *d, size_t caplen, struct nf_pkt *p)
-{
-	const struct cur t = { d + 34, caplen - 34 };
-	size_t tot, th;
-
-	if (link != NF_LINK_ETHERNET || caplen < 14 + 20 + 16 || d[12] != 0x08 || d[13] != 0 ||
-	    d[14] != 0x45 || ((d[20] << 8 | d[21]) & 0x3fff) || d[23] != 6)
-		return 0;
-	tot = (size_t)(d[16] << 8 | d[17]);
-	th = (size_t)(d[46] >> 4) * 4;
-	if (th < 20 || tot < 20 + th)
-		return 0;
-	p->family = AF_INET;
-	addr4(p->saddr, d + 26);
-	addr4(p->daddr, d + 30);
-	p->sport = cur_be16(&t, 0);
-	p->dport = cur_be16(&t, 2);
-	p->seq = cur_be32(&t, 4);
-	p->ack = cur_be32(&t, 8);
-	p->flags = d[47];
-	p->win = cur_be16(&t, 14);
-	p->len = (uint32_t)(tot - 20 - th);
-	p->mss = 0;
-	p->wscale = -1;
-	if (p->flags & NF_TCP_SYN)
-		tcp_syn_options(&t, th, p);
-	return 1;
-}
-
 enum nf_pkt_skip nf_pkt_decode(uint32_t link, uint16_t ethertype, const uint8_t *data,
 			       size_t caplen, size_t origlen, struct nf_pkt *p)
 {
-	if (common_frame(link, data, caplen, p))
+	if (nf_pkt_decode_common(link, data, caplen, p))
 		return NF_SKIP_NONE;
 	return nf_pkt_decode_general(link, ethertype, data, caplen, origlen, p);
 }

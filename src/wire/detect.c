@@ -21,6 +21,7 @@
 #include "wire_int.h"
 
 #include <string.h>
+#include <sys/socket.h>
 
 #define NF_TIE_WAIT_US 1000000u /* the longest S2 after the ACK waiting for H's round trip */
 
@@ -169,7 +170,7 @@ static void tie_known(struct nf_wire *w, struct conn *c, int i)
 
 /* p, from the end of direction i (R here), may acknowledge the other
  * direction's data (H's): its reaction time, and H's S1. */
-static void peer_ack(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p,
+static inline __attribute__((always_inline)) void peer_ack(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p,
 		     uint32_t now)
 {
 	struct dir *r = &c->d[i], *h = &c->d[!i];
@@ -199,7 +200,7 @@ static void peer_ack(struct nf_wire *w, struct conn *c, int i, const struct nf_p
 
 /* The data, SYN or FIN of p, from H (direction i): a stall at S2, a new
  * S1, or a retransmission. */
-static void own_data(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t now)
+static inline __attribute__((always_inline)) void own_data(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t now)
 {
 	struct dir *h = &c->d[i];
 	uint32_t seglen = p->len + !!(p->flags & NF_TCP_SYN) + !!(p->flags & NF_TCP_FIN);
@@ -239,7 +240,7 @@ static void own_data(struct nf_wire *w, struct conn *c, int i, const struct nf_p
 
 /* What p, from direction i's end, tells of the other direction (H's):
  * its data or a zero window ends H's wait; its data or FIN answers H. */
-static void peer_acts(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t now)
+static inline __attribute__((always_inline)) void peer_acts(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t now)
 {
 	struct dir *h = &c->d[!i];
 
@@ -254,7 +255,9 @@ static void peer_acts(struct nf_wire *w, struct conn *c, int i, const struct nf_
 	}
 }
 
-void nf_wire_detect(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t sig)
+/* Reads segment p of direction i of c, sig its signature. */
+static inline __attribute__((always_inline)) void detect(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p,
+			  uint32_t sig)
 {
 	uint32_t now = nf_us(w->now_ns);
 
@@ -276,4 +279,153 @@ void nf_wire_detect(struct nf_wire *w, struct conn *c, int i, const struct nf_pk
 		c->d[i].f |= DF_FIN;
 	if (((p->flags & NF_TCP_RST) || (c->d[0].f & c->d[1].f & DF_FIN)) && !nf_conn_closed(c))
 		nf_wire_close(w, c);
+}
+
+/* ---- the loop: each segment's connection, then its signature --------------- */
+
+/*
+ * Where a segment's lookup starts: the index's run from the home of its
+ * hash, or from pos, where the look-ahead found the first entry of the
+ * run with its tag (or the run's end), while the index has not changed
+ * since (gen).
+ */
+struct look {
+	uint32_t pos, gen;
+};
+
+/* The first entry at or after pos, in its run, with tag; or the run's end. */
+static inline uint32_t run_find(const struct nf_index *ix, uint32_t tag, uint32_t pos)
+{
+	uint64_t e;
+
+	while ((e = ix->e[pos]) && (uint32_t)(e >> 32) != tag)
+		pos = (pos + 1) & (ix->n - 1);
+	return pos;
+}
+
+/* Is c p's connection, p's source its end src? */
+static inline int is_conn_of(const struct conn *c, const struct nf_pkt *p, int src)
+{
+	const struct nf_end *s = &c->ends[src], *d = &c->ends[!src];
+
+	return s->port == p->sport && d->port == p->dport && s->family == p->family &&
+	       memcmp(s->addr, p->saddr, 16) == 0 && memcmp(d->addr, p->daddr, 16) == 0;
+}
+
+/* The connection of p, prepared as pre, whose look l says where to start;
+ * made if new. NULL when no memory is left (counted). */
+static inline struct conn *lookup(struct nf_wire *w, const struct nf_pkt *p,
+				  const struct nf_wire_pre *pre, const struct look *l)
+{
+	const struct nf_index *ix = &w->index;
+	uint32_t tag = nf_index_tag(pre->hash);
+	uint32_t pos = l->gen == ix->gen ? l->pos : nf_index_home(ix, pre->hash);
+	uint64_t e;
+
+	for (; (e = ix->e[pos]); pos = (pos + 1) & (ix->n - 1)) {
+		struct conn *c;
+
+		if ((uint32_t)(e >> 32) == tag && is_conn_of(c = nf_slot(w, (uint32_t)e), p, (int)pre->src))
+			return c;
+	}
+	return nf_wire_add(w, p, pre);
+}
+
+/* nf_wire_packet, the segment prepared and its look known: the clock
+ * (never back), the table's upkeep, the connection, the signature. */
+static inline void packet(struct nf_wire *w, const struct nf_pkt *p, const struct nf_wire_pre *pre,
+			  const struct look *l)
+{
+	struct conn *c;
+
+	if (p->family != AF_INET && p->family != AF_INET6)
+		return;
+	if (p->ts_ns > w->now_ns)
+		w->now_ns = p->ts_ns;
+	w->st.packets++;
+	if (w->now_ns >= w->expiry_ns)
+		nf_wire_expire(w, w->now_ns);
+	if ((c = lookup(w, p, pre, l)))
+		detect(w, c, (int)pre->src, p, pre->sig);
+}
+
+void nf_wire_packet(struct nf_wire *w, const struct nf_pkt *p)
+{
+	struct look l = { .gen = w->index.gen - 1 }; /* from home */
+	struct nf_wire_pre pre;
+
+	nf_wire_prepare(p, &pre);
+	packet(w, p, &pre, &l);
+}
+
+/* Asks the cache for the index entries of a segment whose hash is h. */
+static inline void prefetch_index(const struct nf_wire *w, uint64_t h)
+{
+	__builtin_prefetch(&w->index.e[nf_index_home(&w->index, h)]);
+}
+
+/* Finds where the lookup of a segment with flags and hash will start, in
+ * *l, and asks the cache for the connection found there, if any: the two
+ * lines every segment reads, and the third for a SYN, FIN or RST. */
+static inline void prefetch_conn(const struct nf_wire *w, uint8_t flags, uint64_t hash,
+				 struct look *l)
+{
+	const struct nf_index *ix = &w->index;
+	uint64_t e;
+
+	l->gen = ix->gen;
+	l->pos = run_find(ix, nf_index_tag(hash), nf_index_home(ix, hash));
+	if ((e = ix->e[l->pos])) {
+		const char *c = (const char *)nf_slot(w, (uint32_t)e);
+
+		__builtin_prefetch(c, 1);
+		__builtin_prefetch(c + 64, 1);
+		if (flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST))
+			__builtin_prefetch(c + 128, 1);
+	}
+}
+
+/*
+ * A software pipeline: while segment i is read, the index entries of
+ * segment i + FAR and the connection of segment i + NEAR are on their
+ * way from memory, so a large table's lookups overlap instead of
+ * waiting in turn. The look-ahead's place in the index is kept for
+ * segment i's own lookup, unless the index changed in between.
+ */
+#define FAR  (NF_WIRE_BATCH / 2)
+#define NEAR (NF_WIRE_BATCH / 4)
+
+void nf_wire_packets_prepared(struct nf_wire *w, const struct nf_pkt *p,
+			      const struct nf_wire_pre *pre, size_t n)
+{
+	struct look l[NF_WIRE_BATCH];
+
+	for (size_t i = 0; i < n && i < FAR; i++)
+		prefetch_index(w, pre[i].hash);
+	for (size_t i = 0; i < n && i < NEAR; i++)
+		prefetch_conn(w, p[i].flags, pre[i].hash, &l[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (i + FAR < n)
+			prefetch_index(w, pre[i + FAR].hash);
+		if (i + NEAR < n)
+			prefetch_conn(w, p[i + NEAR].flags, pre[i + NEAR].hash,
+				      &l[(i + NEAR) % NF_WIRE_BATCH]);
+		packet(w, &p[i], &pre[i], &l[i % NF_WIRE_BATCH]);
+	}
+}
+
+/* Segments prepared here a batch at a time. */
+void nf_wire_packets(struct nf_wire *w, const struct nf_pkt *p, size_t n)
+{
+	struct nf_wire_pre pre[64];
+
+	while (n > 0) {
+		size_t k = n < 64 ? n : 64;
+
+		for (size_t i = 0; i < k; i++)
+			nf_wire_pre_make(&p[i], &pre[i]);
+		nf_wire_packets_prepared(w, p, pre, k);
+		p += k;
+		n -= k;
+	}
 }

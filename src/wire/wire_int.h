@@ -167,6 +167,18 @@ struct nf_wire {
 
 /* --- table.c --- */
 
+/* The connection in slot idx1 (its index + 1). */
+static inline struct conn *nf_slot(const struct nf_wire *w, uint32_t idx1)
+{
+	uint32_t i = idx1 - 1;
+
+	return &w->chunk[i >> CHUNK_SHIFT][i & (CHUNK_LEN - 1)];
+}
+
+/* A new connection for p, prepared as pre, in the table. NULL when no
+ * memory is left (counted). */
+struct conn *nf_wire_add(struct nf_wire *w, const struct nf_pkt *p, const struct nf_wire_pre *pre);
+
 /* Is c closed? */
 static inline int nf_conn_closed(const struct conn *c)
 {
@@ -182,19 +194,22 @@ void nf_wire_reopen(struct nf_wire *w, struct conn *c);
 void nf_wire_listen_add(struct nf_wire *w, const struct nf_end *e);
 int nf_wire_listen_has(const struct nf_wire *w, const struct nf_end *e);
 
-/* --- detect.c --- */
-
-/* Reads segment p of direction i of c, sig its nf_wire_seg_sig. */
-void nf_wire_detect(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t sig);
+/* --- detect.c: the loop (nf_wire_packet, nf_wire_packets_prepared) --- */
 
 /* The hash of what makes a segment the same segment (a second copy of it,
  * seen on lo or "any" going and coming, has the same). */
+static inline uint32_t nf_seg_sig_of(uint32_t seq, uint32_t ack, uint32_t len, uint8_t flags,
+				     uint16_t win)
+{
+	uint64_t h = ((uint64_t)seq << 32 | ack) * 0x9e3779b97f4a7c15ull;
+
+	h ^= ((uint64_t)len << 24 | (uint64_t)flags << 16 | win) * 0xc2b2ae3d27d4eb4full;
+	return (uint32_t)(h ^ h >> 32);
+}
+
 static inline uint32_t nf_wire_seg_sig(const struct nf_pkt *p)
 {
-	uint64_t h = ((uint64_t)p->seq << 32 | p->ack) * 0x9e3779b97f4a7c15ull;
-
-	h ^= ((uint64_t)p->len << 24 | (uint64_t)p->flags << 16 | p->win) * 0xc2b2ae3d27d4eb4full;
-	return (uint32_t)(h ^ h >> 32);
+	return nf_seg_sig_of(p->seq, p->ack, p->len, p->flags, p->win);
 }
 
 /* --- holder.c --- */
@@ -206,6 +221,79 @@ void nf_wire_row_stall(struct nf_wire *w, struct conn *c, int i, const struct nf
 
 /* Frees the rows. */
 void nf_wire_rows_free(struct nf_wire *w);
+
+/* --- what the detector learns without its table (nf_wire_prepare) --- */
+
+static inline uint64_t nf_rotl32(uint64_t v)
+{
+	return v << 32 | v >> 32;
+}
+
+/*
+ * The hash of a connection from its two ends, the lower first, each
+ * address as two 8-byte words of its bytes in memory order (an IPv4
+ * address: its 4 bytes, then zeros). Each word of the higher address
+ * turned by half (an IPv4 address is in the lower 4 bytes: the two
+ * cannot cancel out; an IPv6 interface's last bytes, those that vary
+ * most, come low), a product for the addresses and one for the rest,
+ * folded and mixed so that every bit of the upper half, the index's tag
+ * and home, depends on every input bit.
+ */
+static inline uint64_t nf_conn_hash_words(uint64_t a0, uint64_t a1, uint16_t lport, uint64_t b0,
+					  uint64_t b1, uint16_t hport)
+{
+	uint64_t h = (a0 ^ nf_rotl32(b0)) * 0x9e3779b97f4a7c15ull +
+		     (nf_rotl32(a1) ^ b1 ^ ((uint64_t)lport << 16 | hport)) * 0xc2b2ae3d27d4eb4full;
+
+	h ^= h >> 32;
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ h >> 29;
+}
+
+static inline uint64_t nf_conn_hash(const uint8_t *lo, uint16_t lport, const uint8_t *hi,
+				    uint16_t hport)
+{
+	uint64_t a[2], b[2];
+
+	memcpy(a, lo, 16);
+	memcpy(b, hi, 16);
+	return nf_conn_hash_words(a[0], a[1], lport, b[0], b[1], hport);
+}
+
+/*
+ * nf_wire_prepare of a segment from its source and destination (each
+ * address as two words, nf_conn_hash_words), ports and signature: which
+ * end sent it (the higher of the two: addresses compared as big-endian
+ * numbers, then ports) and the hash of its ends in order. Inline for
+ * the reading loop (feed.c), which has the words in registers.
+ */
+static inline void nf_wire_pre_words(uint64_t s0, uint64_t s1, uint16_t sport, uint64_t d0,
+				     uint64_t d1, uint16_t dport, uint32_t sig,
+				     struct nf_wire_pre *pre)
+{
+	int src;
+
+	if (s0 != d0)
+		src = __builtin_bswap64(s0) > __builtin_bswap64(d0);
+	else if (s1 != d1)
+		src = __builtin_bswap64(s1) > __builtin_bswap64(d1);
+	else
+		src = sport > dport;
+	pre->src = (uint32_t)src;
+	pre->hash = src ? nf_conn_hash_words(d0, d1, dport, s0, s1, sport)
+			: nf_conn_hash_words(s0, s1, sport, d0, d1, dport);
+	pre->sig = sig;
+}
+
+/* nf_wire_prepare, inline. */
+static inline void nf_wire_pre_make(const struct nf_pkt *p, struct nf_wire_pre *pre)
+{
+	uint64_t s[2], d[2];
+
+	memcpy(s, p->saddr, 16);
+	memcpy(d, p->daddr, 16);
+	nf_wire_pre_words(s[0], s[1], p->sport, d[0], d[1], p->dport, nf_wire_seg_sig(p), pre);
+}
 
 /* The low 32 bits of ns in microseconds (struct dir's clock). */
 static inline uint32_t nf_us(uint64_t ns)

@@ -1,12 +1,16 @@
 /*
- * detect_alone.c - the detector's cost without the read: `make bench`'s
+ * detect_alone.c - the cost of each of scan's two halves alone: `make bench`'s
  * tests/bench/scan.sh runs it on its capture to say where scan's time
  * goes. Usage: detect_alone CAPTURE [REPS]
  *
- * Decodes every segment of CAPTURE into memory first (as scan's reading
- * thread does, each prepared for the detector), then feeds them REPS times (default 5)
- * to a new detector in batches of 1,024, as scan's other thread does, and
- * prints one line a rep:
+ * Reads, decodes and prepares every segment of CAPTURE into memory first
+ * (nf_feed, as scan's reading thread does), then reads it again as that
+ * thread does alone (into a ring of 4 batches, the file in the page
+ * cache) and prints
+ *   read alone: SEGMENTS segments, S s, NS ns a segment
+ * then feeds the segments REPS times (default 5) to a new detector in
+ * batches of 1,024, as scan's other thread does, and prints one line a
+ * rep:
  *   detect_alone: SEGMENTS segments, PEAK connections at most, S s, NS ns a segment
  * Exit status 0, or 2 on an unreadable capture.
  */
@@ -17,6 +21,7 @@
 #include <unistd.h>
 
 #include "nf_cap.h"
+#include "nf_feed.h"
 #include "nf_pkt.h"
 #include "nf_wire.h"
 
@@ -30,15 +35,36 @@ static double seconds(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Every segment of the capture on fd, decoded and prepared. The count,
+/* The seconds scan's reading thread takes on the capture on fd: read,
+ * decoded and prepared (nf_feed) into a ring of 4 batches, as scan's;
+ * -1 if it cannot be read whole. */
+static double read_alone(int fd, const char *name)
+{
+	static struct nf_pkt pkt[4][BATCH];
+	static struct nf_wire_pre pre[4][BATCH];
+	unsigned long long skipped[NF_SKIP_NKINDS] = { 0 };
+	char err[NF_CAP_ERR_MAX];
+	struct nf_cap *c = nf_cap_open(fd, name, err);
+	double t0 = seconds();
+	int rc = 1;
+
+	for (unsigned k = 0; c && rc == 1; k++)
+		nf_feed(c, pkt[k % 4], pre[k % 4], BATCH, skipped, &rc);
+	t0 = seconds() - t0;
+	nf_cap_close(c);
+	return c && rc == 0 ? t0 : -1;
+}
+
+/* Every segment of the capture on fd, read, decoded and prepared as
+ * scan's reading thread does (nf_feed), into *pkt and *pre. The count,
  * or 0 when the capture cannot be read whole. */
 static size_t load(int fd, const char *name, struct nf_pkt **pkt, struct nf_wire_pre **pre)
 {
+	unsigned long long skipped[NF_SKIP_NKINDS] = { 0 };
 	char err[NF_CAP_ERR_MAX];
 	struct nf_cap *c = nf_cap_open(fd, name, err);
-	struct nf_frame fr;
 	size_t n = 0, cap = 1 << 20;
-	int rc;
+	int rc = 1;
 
 	if (!c) {
 		fprintf(stderr, "detect_alone: %s\n", err);
@@ -46,15 +72,8 @@ static size_t load(int fd, const char *name, struct nf_pkt **pkt, struct nf_wire
 	}
 	*pkt = malloc(cap * sizeof(**pkt));
 	*pre = malloc(cap * sizeof(**pre));
-	while (*pkt && *pre && (rc = nf_cap_next(c, &fr)) == 1) {
-		struct nf_pkt *p = &(*pkt)[n];
-
-		p->dir = fr.dir;
-		if (nf_pkt_decode(fr.link, 0, fr.data, fr.caplen, fr.origlen, p) != NF_SKIP_NONE)
-			continue;
-		p->ts_ns = fr.ts_ns;
-		nf_wire_prepare(p, &(*pre)[n]);
-		if (++n == cap) {
+	while (*pkt && *pre && rc == 1) {
+		if (cap - n < BATCH) {
 			struct nf_pkt *np = realloc(*pkt, 2 * cap * sizeof(**pkt));
 			struct nf_wire_pre *nh = np ? realloc(*pre, 2 * cap * sizeof(**pre)) : NULL;
 
@@ -65,8 +84,9 @@ static size_t load(int fd, const char *name, struct nf_pkt **pkt, struct nf_wire
 			*pre = nh;
 			cap *= 2;
 		}
+		n += nf_feed(c, *pkt + n, *pre + n, BATCH, skipped, &rc);
 	}
-	if (!*pkt || !*pre || n == cap) {
+	if (!*pkt || !*pre || rc == 1) {
 		fprintf(stderr, "detect_alone: out of memory\n");
 		n = 0;
 	} else if (rc < 0) {
@@ -102,6 +122,7 @@ int main(int argc, char **argv)
 	struct nf_pkt *p = NULL;
 	struct nf_wire_pre *h = NULL;
 	int reps = argc > 2 ? atoi(argv[2]) : 5, fd;
+	double read_s;
 	size_t n;
 
 	if (argc < 2 || reps < 1) {
@@ -113,9 +134,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	n = load(fd, argv[1], &p, &h);
-	close(fd);
-	if (n == 0)
+	if (n == 0 || lseek(fd, 0, SEEK_SET) != 0 || (read_s = read_alone(fd, argv[1])) < 0)
 		return 2;
+	close(fd);
+	printf("read alone: %zu segments, %.3f s, %.1f ns a segment\n", n, read_s,
+	       read_s * 1e9 / (double)n);
 	for (int r = 0; r < reps; r++) {
 		unsigned long long peak;
 		double s = rep(p, h, n, &peak);
