@@ -135,11 +135,15 @@ void nf_wire_packets(struct nf_wire *w, const struct nf_pkt *p, size_t n);
 /*
  * What the detector learns of a segment without its table, so that
  * another thread can make it while the detector runs (scan's reader
- * does): its connection's hash (the same both ways), its signature (a
- * second copy of it has the same) and which of the two ends sent it.
+ * does): its connection's hash (the same both ways), the first 8 bytes
+ * of each of its two ends as struct nf_end holds them, the lower end
+ * first (family, a zero byte, port, the address's first 4 bytes: an
+ * IPv4 connection is told by these two words), its signature (a second
+ * copy of it has the same) and which of the two ends sent it.
  */
 struct nf_wire_pre {
 	uint64_t hash;
+	uint64_t head[2];
 	uint32_t sig;
 	uint32_t src; /* 1: its source is the higher end (address, then port) */
 };

@@ -43,7 +43,7 @@ static inline void set_state(struct dir *d, unsigned st)
  * that said 1460 sends 1380 a segment, full; unless H was seen sending
  * more than its own), less 40 bytes of options; with no SYN seen, the
  * largest payload seen, but never below IPv4's default 536. */
-static int is_small(const struct conn *c, int i, uint32_t len)
+static inline __attribute__((always_inline)) int is_small(const struct conn *c, int i, uint32_t len)
 {
 	const struct dir *h = &c->d[i];
 	uint32_t mss = h->mss, own = c->d[!i].mss;
@@ -203,7 +203,7 @@ static inline __attribute__((always_inline)) void peer_ack(struct nf_wire *w, st
 static inline __attribute__((always_inline)) void own_data(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t now)
 {
 	struct dir *h = &c->d[i];
-	uint32_t seglen = p->len + !!(p->flags & NF_TCP_SYN) + !!(p->flags & NF_TCP_FIN);
+	uint32_t seglen = p->len + (p->flags >> 1 & 1) + (p->flags & NF_TCP_FIN); /* SYN, FIN: one each */
 	uint32_t end = p->seq + seglen;
 	int small, tie, plain = !(p->flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST));
 	unsigned f;
@@ -217,7 +217,7 @@ static inline __attribute__((always_inline)) void own_data(struct nf_wire *w, st
 		set_state(h, ST_NONE);
 		return;
 	}
-	small = p->len && is_small(c, i, p->len);
+	small = p->len && (p->len < 536 || is_small(c, i, p->len)); /* is_small's floor first */
 	if (h->f & DF_PEND) { /* R did not answer before H sent more */
 		w->st.unanswered++;
 		h->f &= (uint16_t)~DF_PEND;
@@ -303,13 +303,31 @@ static inline uint32_t run_find(const struct nf_index *ix, uint32_t tag, uint32_
 	return pos;
 }
 
-/* Is c p's connection, p's source its end src? */
-static inline int is_conn_of(const struct conn *c, const struct nf_pkt *p, int src)
+/* The 8 bytes at p. */
+static inline uint64_t load64(const void *p)
 {
-	const struct nf_end *s = &c->ends[src], *d = &c->ends[!src];
+	uint64_t v;
 
-	return s->port == p->sport && d->port == p->dport && s->family == p->family &&
-	       memcmp(s->addr, p->saddr, 16) == 0 && memcmp(d->addr, p->daddr, 16) == 0;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* Is c the connection of p, prepared as pre? The two ends' heads (the
+ * whole of an IPv4 end: its address's other bytes are zero), then the
+ * rest of an IPv6 end's address. */
+static inline int is_conn_of(const struct conn *c, const struct nf_pkt *p,
+			     const struct nf_wire_pre *pre)
+{
+	const uint8_t *lo, *hi;
+
+	if ((load64(&c->ends[0]) ^ pre->head[0]) | (load64(&c->ends[1]) ^ pre->head[1]))
+		return 0;
+	if (p->family == AF_INET)
+		return 1;
+	lo = pre->src ? p->daddr : p->saddr;
+	hi = pre->src ? p->saddr : p->daddr;
+	return memcmp(c->ends[0].addr + 4, lo + 4, 12) == 0 &&
+	       memcmp(c->ends[1].addr + 4, hi + 4, 12) == 0;
 }
 
 /* The connection of p, prepared as pre, whose look l says where to start;
@@ -325,7 +343,7 @@ static inline struct conn *lookup(struct nf_wire *w, const struct nf_pkt *p,
 	for (; (e = ix->e[pos]); pos = (pos + 1) & (ix->n - 1)) {
 		struct conn *c;
 
-		if ((uint32_t)(e >> 32) == tag && is_conn_of(c = nf_slot(w, (uint32_t)e), p, (int)pre->src))
+		if ((uint32_t)(e >> 32) == tag && is_conn_of(c = nf_slot(w, (uint32_t)e), p, pre))
 			return c;
 	}
 	return nf_wire_add(w, p, pre);
@@ -333,8 +351,9 @@ static inline struct conn *lookup(struct nf_wire *w, const struct nf_pkt *p,
 
 /* nf_wire_packet, the segment prepared and its look known: the clock
  * (never back), the table's upkeep, the connection, the signature. */
-static inline void packet(struct nf_wire *w, const struct nf_pkt *p, const struct nf_wire_pre *pre,
-			  const struct look *l)
+static inline __attribute__((always_inline)) void packet(struct nf_wire *w, const struct nf_pkt *p,
+							 const struct nf_wire_pre *pre,
+							 const struct look *l)
 {
 	struct conn *c;
 

@@ -58,7 +58,7 @@ static size_t pcap_run(struct nf_cap *c, struct nf_pkt *p, struct nf_wire_pre *p
 			p[n].ts_ns = ts;
 			p[n].dir = 0;
 			nf_pkt_common_write(&k, d, caplen, &p[n]);
-			nf_wire_pre_words(k.saddr, 0, k.sport, k.daddr, 0, k.dport,
+			nf_wire_pre_words(AF_INET, k.saddr, 0, k.sport, k.daddr, 0, k.dport,
 					  nf_seg_sig_of(k.seq, k.ack, k.len, k.flags, k.win), &pre[n]);
 			n++;
 		} else {

@@ -1,15 +1,18 @@
 /*
  * table.c - the detector's table of TCP connections: found by their two
- * ends through the index (index.c), kept in chunks that never move (a
- * slot's index is its name), and forgotten oldest first: a live connection
+ * ends through the index (index.c), kept in one array that never moves
+ * (a slot's index is its name; the array is reserved at once, and only
+ * the slots once used take memory), and forgotten oldest first: a live connection
  * after idle_ns without a segment, a closed one (RST, or FIN both ways)
  * closed_ns after it closed. So memory follows the connections alive in
  * the capture, not its length.
  */
 #include "wire_int.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
 #define NF_MS 1000000ull
@@ -21,6 +24,27 @@ void nf_wire_opts_default(struct nf_wire_opts *o)
 	o->tie_floor_ns = 1 * NF_MS;
 	o->idle_ns = 300000 * NF_MS;
 	o->closed_ns = 2000 * NF_MS;
+}
+
+/* Reserves the connections' array: NF_WIRE_SLOTS, or as many as the
+ * address space allows down to a 16th of it (a limit on it, ulimit -v).
+ * Pages are taken when a slot is first used. 0, or -1. */
+static int reserve_slots(struct nf_wire *w)
+{
+	for (uint32_t n = NF_WIRE_SLOTS; n >= NF_WIRE_SLOTS / 16; n /= 2) {
+		void *m = mmap(NULL, (size_t)n * sizeof(struct conn), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (m != MAP_FAILED) {
+			/* huge pages where the system gives them: a segment's
+			 * connection is anywhere in the array (fewer TLB misses) */
+			madvise(m, (size_t)n * sizeof(struct conn), MADV_HUGEPAGE);
+			w->conns = m;
+			w->maxslots = n;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 struct nf_wire *nf_wire_new(const struct nf_wire_opts *o)
@@ -37,7 +61,7 @@ struct nf_wire *nf_wire_new(const struct nf_wire_opts *o)
 	w->delack_us = (uint32_t)(w->o.delack_min_ns / 1000);
 	w->tie_floor_us = (uint32_t)(w->o.tie_floor_ns / 1000);
 	w->listen = calloc(LISTEN_MAX, sizeof(*w->listen));
-	if (nf_index_init(&w->index, 1024) < 0 || !w->listen) {
+	if (reserve_slots(w) < 0 || nf_index_init(&w->index, 1024) < 0 || !w->listen) {
 		nf_wire_free(w);
 		return NULL;
 	}
@@ -48,8 +72,8 @@ void nf_wire_free(struct nf_wire *w)
 {
 	if (!w)
 		return;
-	for (uint32_t i = 0; i < w->nchunks; i++)
-		free(w->chunk[i]);
+	if (w->conns)
+		munmap(w->conns, (size_t)w->maxslots * sizeof(struct conn));
 	nf_index_free(&w->index);
 	free(w->listen);
 	nf_wire_rows_free(w);
@@ -90,14 +114,8 @@ static uint32_t take_slot(struct nf_wire *w)
 		w->free_head = nf_slot(w, x)->next;
 		return x;
 	}
-	if ((w->nslots >> CHUNK_SHIFT) >= w->nchunks) {
-		if (w->nchunks == MAX_CHUNKS)
-			return 0;
-		w->chunk[w->nchunks] = aligned_alloc(64, CHUNK_LEN * sizeof(struct conn));
-		if (!w->chunk[w->nchunks])
-			return 0;
-		w->nchunks++;
-	}
+	if (w->nslots == w->maxslots)
+		return 0;
 	return ++w->nslots;
 }
 
@@ -297,13 +315,12 @@ int nf_wire_listen_has(const struct nf_wire *w, const struct nf_end *e)
 void nf_wire_stats(const struct nf_wire *w, struct nf_wire_stats *s)
 {
 	*s = w->st;
-	for (uint32_t k = 0; k < w->nchunks; k++)
-		for (uint32_t i = 0; i < CHUNK_LEN && (k << CHUNK_SHIFT) + i < w->nslots; i++) {
-			const struct conn *c = &w->chunk[k][i];
+	for (uint32_t i = 0; i < w->nslots; i++) {
+		const struct conn *c = &w->conns[i];
 
-			if (!c->used)
-				continue;
-			s->one_way += one_way(c);
-			s->unanswered += pending(c);
-		}
+		if (!c->used)
+			continue;
+		s->one_way += one_way(c);
+		s->unanswered += pending(c);
+	}
 }

@@ -137,15 +137,13 @@ struct age_list {
 	uint32_t head, tail; /* index + 1 */
 };
 
-#define CHUNK_SHIFT 12
-#define CHUNK_LEN   (1u << CHUNK_SHIFT)
-#define MAX_CHUNKS  4096 /* 16.7 M connections at once */
+#define NF_WIRE_SLOTS (1u << 24) /* 16.7 M connections at once: 3.2 GB reserved */
 #define LISTEN_MAX  4096 /* listening ends remembered (learned from SYN-ACKs) */
 
 struct nf_wire {
 	struct nf_wire_opts o;
-	struct conn *chunk[MAX_CHUNKS];
-	uint32_t nchunks;
+	struct conn *conns;   /* maxslots slots, reserved (table.c) */
+	uint32_t maxslots;
 	uint32_t free_head;   /* freed slots (index + 1), chained by next */
 	uint32_t nslots;      /* slots ever handed out */
 	struct nf_index index; /* the slots by their connection's hash */
@@ -170,9 +168,7 @@ struct nf_wire {
 /* The connection in slot idx1 (its index + 1). */
 static inline struct conn *nf_slot(const struct nf_wire *w, uint32_t idx1)
 {
-	uint32_t i = idx1 - 1;
-
-	return &w->chunk[i >> CHUNK_SHIFT][i & (CHUNK_LEN - 1)];
+	return &w->conns[idx1 - 1];
 }
 
 /* A new connection for p, prepared as pre, in the table. NULL when no
@@ -260,17 +256,30 @@ static inline uint64_t nf_conn_hash(const uint8_t *lo, uint16_t lport, const uin
 	return nf_conn_hash_words(a[0], a[1], lport, b[0], b[1], hport);
 }
 
+/* The first 8 bytes of an end as struct nf_end holds it (family, a zero
+ * byte, port, the first 4 bytes of the address, whose first word is a0). */
+static inline uint64_t nf_end_head(uint8_t family, uint16_t port, uint64_t a0)
+{
+	return (uint64_t)family | (uint64_t)port << 16 | a0 << 32;
+}
+
+_Static_assert(__builtin_offsetof(struct nf_end, port) == 2 &&
+		       __builtin_offsetof(struct nf_end, addr) == 4 && sizeof(struct nf_end) == 20,
+	       "an end's head is family, a zero byte, port, 4 bytes of address");
+
 /*
- * nf_wire_prepare of a segment from its source and destination (each
- * address as two words, nf_conn_hash_words), ports and signature: which
- * end sent it (the higher of the two: addresses compared as big-endian
- * numbers, then ports) and the hash of its ends in order. Inline for
- * the reading loop (feed.c), which has the words in registers.
+ * nf_wire_prepare of a segment of family from its source and
+ * destination (each address as two words, nf_conn_hash_words), ports
+ * and signature: which end sent it (the higher of the two: addresses
+ * compared as big-endian numbers, then ports), the hash and the heads of
+ * its ends in order. Inline for the reading loop (feed.c), which has the
+ * words in registers.
  */
-static inline void nf_wire_pre_words(uint64_t s0, uint64_t s1, uint16_t sport, uint64_t d0,
-				     uint64_t d1, uint16_t dport, uint32_t sig,
+static inline void nf_wire_pre_words(uint8_t family, uint64_t s0, uint64_t s1, uint16_t sport,
+				     uint64_t d0, uint64_t d1, uint16_t dport, uint32_t sig,
 				     struct nf_wire_pre *pre)
 {
+	uint64_t hs = nf_end_head(family, sport, s0), hd = nf_end_head(family, dport, d0);
 	int src;
 
 	if (s0 != d0)
@@ -282,6 +291,8 @@ static inline void nf_wire_pre_words(uint64_t s0, uint64_t s1, uint16_t sport, u
 	pre->src = (uint32_t)src;
 	pre->hash = src ? nf_conn_hash_words(d0, d1, dport, s0, s1, sport)
 			: nf_conn_hash_words(s0, s1, sport, d0, d1, dport);
+	pre->head[0] = src ? hd : hs;
+	pre->head[1] = src ? hs : hd;
 	pre->sig = sig;
 }
 
@@ -292,7 +303,8 @@ static inline void nf_wire_pre_make(const struct nf_pkt *p, struct nf_wire_pre *
 
 	memcpy(s, p->saddr, 16);
 	memcpy(d, p->daddr, 16);
-	nf_wire_pre_words(s[0], s[1], p->sport, d[0], d[1], p->dport, nf_wire_seg_sig(p), pre);
+	nf_wire_pre_words(p->family, s[0], s[1], p->sport, d[0], d[1], p->dport,
+			  nf_wire_seg_sig(p), pre);
 }
 
 /* The low 32 bits of ns in microseconds (struct dir's clock). */
