@@ -1,8 +1,9 @@
 /*
  * nf_feed.h - a capture's frames as the detector's segments, a batch at
  * a time (src/wire/feed.c): each frame read (nf_cap.h), decoded
- * (nf_pkt.h) and prepared for the detector (nf_wire.h), in one pass. The
- * command's reading loop; it shares nothing with the library.
+ * (nf_pkt.h) and prepared for the detector (nf_wire.h: struct nf_seg),
+ * in one pass. The command's reading loop; it shares nothing with the
+ * library.
  */
 #ifndef NF_FEED_H
 #define NF_FEED_H
@@ -14,14 +15,15 @@
 #include "nf_wire.h"
 
 /*
- * Reads frames of c until p[0..max) holds max segments or the capture
- * ends: each decoded as nf_pkt_decode does (p->dir from the frame, ts_ns
- * its time) and pre[i] made by nf_wire_prepare(&p[i]); a frame that is
- * not a TCP segment adds one to skipped[why] instead. Returns how many
- * segments; *rc is 1 while the capture may have more, 0 at its end, -1
- * when it failed (nf_cap_error says why). Segments are in capture order.
+ * Reads frames of c until s[0..max) holds max segments or the capture
+ * ends: each decoded as nf_pkt_decode does, its time the frame's, and
+ * prepared by nf_wire_prepare into s[i] (and more[i] where it has more);
+ * a frame that is not a TCP segment adds one to skipped[why] instead.
+ * Returns how many segments; *rc is 1 while the capture may have more,
+ * 0 at its end, -1 when it failed (nf_cap_error says why). Segments are
+ * in capture order.
  */
-size_t nf_feed(struct nf_cap *c, struct nf_pkt *p, struct nf_wire_pre *pre, size_t max,
+size_t nf_feed(struct nf_cap *c, struct nf_seg *s, struct nf_seg_more *more, size_t max,
 	       unsigned long long skipped[NF_SKIP_NKINDS], int *rc);
 
 #endif

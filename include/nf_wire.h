@@ -124,7 +124,7 @@ struct nf_wire *nf_wire_new(const struct nf_wire_opts *o);
  * that cannot be tracked for want of memory is counted and skipped. */
 void nf_wire_packet(struct nf_wire *w, const struct nf_pkt *p);
 
-#define NF_WIRE_BATCH 32 /* a power of two: nf_wire_packets looks BATCH / 2 segments ahead */
+#define NF_WIRE_BATCH 32 /* a power of two: nf_wire_segments looks BATCH / 2 segments ahead */
 
 /* Feeds p[0..n-1], in order, as nf_wire_packet would, asking the cache
  * for the connection of each segment a few segments before it is read
@@ -133,26 +133,45 @@ void nf_wire_packet(struct nf_wire *w, const struct nf_pkt *p);
 void nf_wire_packets(struct nf_wire *w, const struct nf_pkt *p, size_t n);
 
 /*
- * What the detector learns of a segment without its table, so that
+ * A segment as the detector reads it: 48 bytes, made from a struct
+ * nf_pkt by nf_wire_prepare without the detector's table, so that
  * another thread can make it while the detector runs (scan's reader
- * does): its connection's hash (the same both ways), the first 8 bytes
- * of each of its two ends as struct nf_end holds them, the lower end
- * first (family, a zero byte, port, the address's first 4 bytes: an
- * IPv4 connection is told by these two words), its signature (a second
- * copy of it has the same) and which of the two ends sent it.
+ * does). The two ends in order (the lower, by address then port, first)
+ * as the first 8 bytes of each as struct nf_end holds them (family, a
+ * zero byte, port, the address's first 4 bytes: the whole of an IPv4
+ * end); which of them sent it; the upper half of its connection's hash
+ * (the same both ways); its signature (a second copy of it has the
+ * same). What few segments carry beyond that (the rest of an IPv6
+ * address, a SYN's MSS) is in a struct nf_seg_more beside it.
  */
-struct nf_wire_pre {
-	uint64_t hash;
+struct nf_seg {
+	uint64_t ts_ns;
 	uint64_t head[2];
+	uint32_t tag;
 	uint32_t sig;
-	uint32_t src; /* 1: its source is the higher end (address, then port) */
+	uint32_t seq, ack, len;
+	uint16_t win;
+	uint8_t flags;      /* NF_TCP_* */
+	uint8_t bits;       /* NF_SEG_* */
 };
 
-void nf_wire_prepare(const struct nf_pkt *p, struct nf_wire_pre *pre);
+#define NF_SEG_SRC  0x01 /* its source is the higher end (head[1]) */
+#define NF_SEG_V6   0x02 /* IPv6: more holds the rest of the addresses */
+#define NF_SEG_MORE 0x04 /* more is filled (IPv6, or a SYN) */
 
-/* nf_wire_packets, with pre[i] made by nf_wire_prepare(&p[i]). */
-void nf_wire_packets_prepared(struct nf_wire *w, const struct nf_pkt *p,
-			      const struct nf_wire_pre *pre, size_t n);
+struct nf_seg_more {
+	uint8_t tail[2][12]; /* IPv6: each address's last 12 bytes, the lower end first */
+	uint16_t mss;        /* a SYN's MSS option; 0 none */
+};
+
+/* Makes s, and *more where the segment has more (NF_SEG_MORE; else
+ * *more is not written), from p (an IPv4 or IPv6 segment). */
+void nf_wire_prepare(const struct nf_pkt *p, struct nf_seg *s, struct nf_seg_more *more);
+
+/* nf_wire_packets of segments prepared: s[0..n-1], more[i] read where
+ * s[i] says NF_SEG_MORE. */
+void nf_wire_segments(struct nf_wire *w, const struct nf_seg *s, const struct nf_seg_more *more,
+		      size_t n);
 
 /* Forgets connections idle (or closed) as of now_ns; nf_wire_packet
  * does it too, a little at a time. */

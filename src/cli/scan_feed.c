@@ -16,7 +16,7 @@
 #include "nf_feed.h"
 
 #define FEED_BATCH 1024 /* segments a batch: a hand-over costs far less than its work */
-#define FEED_RING  4    /* batches: 320 KiB of segments and what is prepared of them */
+#define FEED_RING  4    /* batches: 192 KiB of segments (and 128 KiB for the few with more) */
 
 struct feed {
 	/* the reader's own (the caller reads them after the join) */
@@ -29,14 +29,15 @@ struct feed {
 	unsigned filled, taken;      /* batches, counted from the start */
 	int done;                    /* the reader has filled its last */
 	size_t n[FEED_RING];
-	_Alignas(64) struct nf_pkt pkt[FEED_RING][FEED_BATCH];
-	struct nf_wire_pre pre[FEED_RING][FEED_BATCH]; /* nf_wire_prepare of each */
+	_Alignas(64) struct nf_seg seg[FEED_RING][FEED_BATCH];
+	struct nf_seg_more more[FEED_RING][FEED_BATCH]; /* a SYN's or IPv6's: few written */
 };
 
-/* The next batch of the capture into b and pre (f->rc set); how many. */
-static size_t fill(struct feed *f, struct nf_pkt *b, struct nf_wire_pre *pre)
+/* The next batch of the capture into batch k of the ring (f->rc set);
+ * how many segments. */
+static size_t fill(struct feed *f, unsigned k)
 {
-	return nf_feed(f->cap, b, pre, FEED_BATCH, f->skipped, &f->rc);
+	return nf_feed(f->cap, f->seg[k], f->more[k], FEED_BATCH, f->skipped, &f->rc);
 }
 
 static void *reader(void *arg)
@@ -51,7 +52,7 @@ static void *reader(void *arg)
 		while (f->filled - f->taken == FEED_RING)
 			pthread_cond_wait(&f->cv, &f->mu);
 		pthread_mutex_unlock(&f->mu);
-		n = fill(f, f->pkt[f->filled % FEED_RING], f->pre[f->filled % FEED_RING]);
+		n = fill(f, f->filled % FEED_RING);
 		last = f->rc != 1;
 		pthread_mutex_lock(&f->mu);
 		f->n[f->filled % FEED_RING] = n;
@@ -76,7 +77,7 @@ static void drain(struct feed *f, struct nf_wire *w)
 		n = f->n[f->taken % FEED_RING];
 		last = f->done && f->taken + 1 == f->filled;
 		pthread_mutex_unlock(&f->mu);
-		nf_wire_packets_prepared(w, f->pkt[f->taken % FEED_RING], f->pre[f->taken % FEED_RING], n);
+		nf_wire_segments(w, f->seg[f->taken % FEED_RING], f->more[f->taken % FEED_RING], n);
 		pthread_mutex_lock(&f->mu);
 		f->taken++;
 		pthread_cond_signal(&f->cv);
@@ -101,7 +102,7 @@ int nf_cli_scan_feed(struct nf_cap *c, struct nf_wire *w, unsigned long long *sk
 		pthread_join(t, NULL);
 	} else { /* no thread: read and detect in turn */
 		do
-			nf_wire_packets_prepared(w, f.pkt[0], f.pre[0], fill(&f, f.pkt[0], f.pre[0]));
+			nf_wire_segments(w, f.seg[0], f.more[0], fill(&f, 0));
 		while (f.rc == 1);
 	}
 	pthread_cond_destroy(&f.cv);

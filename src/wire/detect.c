@@ -75,7 +75,7 @@ static int duplicate(struct dir *d, uint32_t sig, uint32_t now)
  * answers and, untied, until H's round trip is known (S2's time becomes
  * H's data_us as own_data goes on, and stays it while the stall waits:
  * H's next data ends the wait first). */
-static void found(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t now,
+static void found(struct nf_wire *w, struct conn *c, int i, const struct nf_seg *p, uint32_t now,
 		  int untied)
 {
 	struct dir *h = &c->d[i];
@@ -119,7 +119,8 @@ static void confirm(struct nf_wire *w, struct conn *c, int i, uint32_t now)
 
 /* The handshake: which end opened, the MSS each may send, listeners. A
  * new SYN on a connection that had other numbers starts it over. */
-static void handshake(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p)
+static void handshake(struct nf_wire *w, struct conn *c, int i, const struct nf_seg *p,
+		      const struct nf_seg_more *more)
 {
 	struct dir *me = &c->d[i];
 
@@ -133,8 +134,8 @@ static void handshake(struct nf_wire *w, struct conn *c, int i, const struct nf_
 		c->client = (uint8_t)!i;
 		nf_wire_listen_add(w, &c->ends[i]);
 	}
-	if (p->mss)
-		c->d[!i].mss = p->mss;
+	if (more->mss)
+		c->d[!i].mss = more->mss;
 }
 
 /* Is a gap from R's ACK to S2 within the floor plus 1.5 of H's round
@@ -170,7 +171,7 @@ static void tie_known(struct nf_wire *w, struct conn *c, int i)
 
 /* p, from the end of direction i (R here), may acknowledge the other
  * direction's data (H's): its reaction time, and H's S1. */
-static inline __attribute__((always_inline)) void peer_ack(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p,
+static inline __attribute__((always_inline)) void peer_ack(struct nf_wire *w, struct conn *c, int i, const struct nf_seg *p,
 		     uint32_t now)
 {
 	struct dir *r = &c->d[i], *h = &c->d[!i];
@@ -200,7 +201,7 @@ static inline __attribute__((always_inline)) void peer_ack(struct nf_wire *w, st
 
 /* The data, SYN or FIN of p, from H (direction i): a stall at S2, a new
  * S1, or a retransmission. */
-static inline __attribute__((always_inline)) void own_data(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t now)
+static inline __attribute__((always_inline)) void own_data(struct nf_wire *w, struct conn *c, int i, const struct nf_seg *p, uint32_t now)
 {
 	struct dir *h = &c->d[i];
 	uint32_t seglen = p->len + (p->flags >> 1 & 1) + (p->flags & NF_TCP_FIN); /* SYN, FIN: one each */
@@ -240,7 +241,7 @@ static inline __attribute__((always_inline)) void own_data(struct nf_wire *w, st
 
 /* What p, from direction i's end, tells of the other direction (H's):
  * its data or a zero window ends H's wait; its data or FIN answers H. */
-static inline __attribute__((always_inline)) void peer_acts(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p, uint32_t now)
+static inline __attribute__((always_inline)) void peer_acts(struct nf_wire *w, struct conn *c, int i, const struct nf_seg *p, uint32_t now)
 {
 	struct dir *h = &c->d[!i];
 
@@ -255,13 +256,14 @@ static inline __attribute__((always_inline)) void peer_acts(struct nf_wire *w, s
 	}
 }
 
-/* Reads segment p of direction i of c, sig its signature. */
-static inline __attribute__((always_inline)) void detect(struct nf_wire *w, struct conn *c, int i, const struct nf_pkt *p,
-			  uint32_t sig)
+/* Reads segment p of direction i of c (more: its more, for a SYN). */
+static inline __attribute__((always_inline)) void detect(struct nf_wire *w, struct conn *c,
+							 int i, const struct nf_seg *p,
+							 const struct nf_seg_more *more)
 {
 	uint32_t now = nf_us(w->now_ns);
 
-	if (duplicate(&c->d[i], sig, now)) {
+	if (duplicate(&c->d[i], p->sig, now)) {
 		w->st.duplicates++;
 		return;
 	}
@@ -269,7 +271,7 @@ static inline __attribute__((always_inline)) void detect(struct nf_wire *w, stru
 	if (p->flags & NF_TCP_SYN) {
 		if (!(p->flags & NF_TCP_ACK) && nf_conn_closed(c))
 			nf_wire_reopen(w, c);
-		handshake(w, c, i, p);
+		handshake(w, c, i, p, more);
 	}
 	if (p->flags & NF_TCP_ACK)
 		peer_ack(w, c, i, p, now);
@@ -285,7 +287,7 @@ static inline __attribute__((always_inline)) void detect(struct nf_wire *w, stru
 
 /*
  * Where a segment's lookup starts: the index's run from the home of its
- * hash, or from pos, where the look-ahead found the first entry of the
+ * tag, or from pos, where the look-ahead found the first entry of the
  * run with its tag (or the run's end), while the index has not changed
  * since (gen).
  */
@@ -312,94 +314,88 @@ static inline uint64_t load64(const void *p)
 	return v;
 }
 
-/* Is c the connection of p, prepared as pre? The two ends' heads (the
- * whole of an IPv4 end: its address's other bytes are zero), then the
- * rest of an IPv6 end's address. */
-static inline int is_conn_of(const struct conn *c, const struct nf_pkt *p,
-			     const struct nf_wire_pre *pre)
+/* Is c the connection of segment s (more: its more)? The two ends' heads
+ * (the whole of an IPv4 end: its address's other bytes are zero), then
+ * the rest of an IPv6 end's address. */
+static inline int is_conn_of(const struct conn *c, const struct nf_seg *s,
+			     const struct nf_seg_more *more)
 {
-	const uint8_t *lo, *hi;
-
-	if ((load64(&c->ends[0]) ^ pre->head[0]) | (load64(&c->ends[1]) ^ pre->head[1]))
+	if ((load64(&c->ends[0]) ^ s->head[0]) | (load64(&c->ends[1]) ^ s->head[1]))
 		return 0;
-	if (p->family == AF_INET)
-		return 1;
-	lo = pre->src ? p->daddr : p->saddr;
-	hi = pre->src ? p->saddr : p->daddr;
-	return memcmp(c->ends[0].addr + 4, lo + 4, 12) == 0 &&
-	       memcmp(c->ends[1].addr + 4, hi + 4, 12) == 0;
+	return !(s->bits & NF_SEG_V6) || (memcmp(c->ends[0].addr + 4, more->tail[0], 12) == 0 &&
+					  memcmp(c->ends[1].addr + 4, more->tail[1], 12) == 0);
 }
 
-/* The connection of p, prepared as pre, whose look l says where to start;
- * made if new. NULL when no memory is left (counted). */
-static inline struct conn *lookup(struct nf_wire *w, const struct nf_pkt *p,
-				  const struct nf_wire_pre *pre, const struct look *l)
+/* The connection of segment s, whose look l says where to start; made if
+ * new. NULL when no memory is left (counted). */
+static inline struct conn *lookup(struct nf_wire *w, const struct nf_seg *s,
+				  const struct nf_seg_more *more, const struct look *l)
 {
 	const struct nf_index *ix = &w->index;
-	uint32_t tag = nf_index_tag(pre->hash);
-	uint32_t pos = l->gen == ix->gen ? l->pos : nf_index_home(ix, pre->hash);
+	uint32_t pos = l->gen == ix->gen ? l->pos : nf_index_home(ix, nf_seg_hash(s));
 	uint64_t e;
 
 	for (; (e = ix->e[pos]); pos = (pos + 1) & (ix->n - 1)) {
 		struct conn *c;
 
-		if ((uint32_t)(e >> 32) == tag && is_conn_of(c = nf_slot(w, (uint32_t)e), p, pre))
+		if ((uint32_t)(e >> 32) == s->tag && is_conn_of(c = nf_slot(w, (uint32_t)e), s, more))
 			return c;
 	}
-	return nf_wire_add(w, p, pre);
+	return nf_wire_add(w, s, more);
 }
 
-/* nf_wire_packet, the segment prepared and its look known: the clock
- * (never back), the table's upkeep, the connection, the signature. */
-static inline __attribute__((always_inline)) void packet(struct nf_wire *w, const struct nf_pkt *p,
-							 const struct nf_wire_pre *pre,
-							 const struct look *l)
+/* A segment, its look known: the clock (never back), the table's upkeep,
+ * the connection, the signature. */
+static inline __attribute__((always_inline)) void segment(struct nf_wire *w,
+							  const struct nf_seg *s,
+							  const struct nf_seg_more *more,
+							  const struct look *l)
 {
 	struct conn *c;
 
-	if (p->family != AF_INET && p->family != AF_INET6)
-		return;
-	if (p->ts_ns > w->now_ns)
-		w->now_ns = p->ts_ns;
+	if (s->ts_ns > w->now_ns)
+		w->now_ns = s->ts_ns;
 	w->st.packets++;
 	if (w->now_ns >= w->expiry_ns)
 		nf_wire_expire(w, w->now_ns);
-	if ((c = lookup(w, p, pre, l)))
-		detect(w, c, (int)pre->src, p, pre->sig);
+	if ((c = lookup(w, s, more, l)))
+		detect(w, c, s->bits & NF_SEG_SRC, s, more);
 }
 
 void nf_wire_packet(struct nf_wire *w, const struct nf_pkt *p)
 {
 	struct look l = { .gen = w->index.gen - 1 }; /* from home */
-	struct nf_wire_pre pre;
+	struct nf_seg_more more;
+	struct nf_seg s;
 
-	nf_wire_prepare(p, &pre);
-	packet(w, p, &pre, &l);
+	if (p->family != AF_INET && p->family != AF_INET6)
+		return;
+	nf_seg_make(p, &s, &more);
+	segment(w, &s, &more, &l);
 }
 
-/* Asks the cache for the index entries of a segment whose hash is h. */
-static inline void prefetch_index(const struct nf_wire *w, uint64_t h)
+/* Asks the cache for the index entries of segment s. */
+static inline void prefetch_index(const struct nf_wire *w, const struct nf_seg *s)
 {
-	__builtin_prefetch(&w->index.e[nf_index_home(&w->index, h)]);
+	__builtin_prefetch(&w->index.e[nf_index_home(&w->index, nf_seg_hash(s))]);
 }
 
-/* Finds where the lookup of a segment with flags and hash will start, in
- * *l, and asks the cache for the connection found there, if any: the two
- * lines every segment reads, and the third for a SYN, FIN or RST. */
-static inline void prefetch_conn(const struct nf_wire *w, uint8_t flags, uint64_t hash,
-				 struct look *l)
+/* Finds where the lookup of segment s will start, in *l, and asks the
+ * cache for the connection found there, if any: the two lines every
+ * segment reads, and the third for a SYN, FIN or RST. */
+static inline void prefetch_conn(const struct nf_wire *w, const struct nf_seg *s, struct look *l)
 {
 	const struct nf_index *ix = &w->index;
 	uint64_t e;
 
 	l->gen = ix->gen;
-	l->pos = run_find(ix, nf_index_tag(hash), nf_index_home(ix, hash));
+	l->pos = run_find(ix, s->tag, nf_index_home(ix, nf_seg_hash(s)));
 	if ((e = ix->e[l->pos])) {
 		const char *c = (const char *)nf_slot(w, (uint32_t)e);
 
 		__builtin_prefetch(c, 1);
 		__builtin_prefetch(c + 64, 1);
-		if (flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST))
+		if (s->flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST))
 			__builtin_prefetch(c + 128, 1);
 	}
 }
@@ -414,37 +410,38 @@ static inline void prefetch_conn(const struct nf_wire *w, uint8_t flags, uint64_
 #define FAR  (NF_WIRE_BATCH / 2)
 #define NEAR (NF_WIRE_BATCH / 4)
 
-void nf_wire_packets_prepared(struct nf_wire *w, const struct nf_pkt *p,
-			      const struct nf_wire_pre *pre, size_t n)
+void nf_wire_segments(struct nf_wire *w, const struct nf_seg *s, const struct nf_seg_more *more,
+		      size_t n)
 {
 	struct look l[NF_WIRE_BATCH];
 
 	for (size_t i = 0; i < n && i < FAR; i++)
-		prefetch_index(w, pre[i].hash);
+		prefetch_index(w, &s[i]);
 	for (size_t i = 0; i < n && i < NEAR; i++)
-		prefetch_conn(w, p[i].flags, pre[i].hash, &l[i]);
+		prefetch_conn(w, &s[i], &l[i]);
 	for (size_t i = 0; i < n; i++) {
 		if (i + FAR < n)
-			prefetch_index(w, pre[i + FAR].hash);
+			prefetch_index(w, &s[i + FAR]);
 		if (i + NEAR < n)
-			prefetch_conn(w, p[i + NEAR].flags, pre[i + NEAR].hash,
-				      &l[(i + NEAR) % NF_WIRE_BATCH]);
-		packet(w, &p[i], &pre[i], &l[i % NF_WIRE_BATCH]);
+			prefetch_conn(w, &s[i + NEAR], &l[(i + NEAR) % NF_WIRE_BATCH]);
+		segment(w, &s[i], &more[i], &l[i % NF_WIRE_BATCH]);
 	}
 }
 
 /* Segments prepared here a batch at a time. */
 void nf_wire_packets(struct nf_wire *w, const struct nf_pkt *p, size_t n)
 {
-	struct nf_wire_pre pre[64];
+	struct nf_seg_more more[64];
+	struct nf_seg s[64];
 
 	while (n > 0) {
-		size_t k = n < 64 ? n : 64;
+		size_t k = 0;
 
-		for (size_t i = 0; i < k; i++)
-			nf_wire_pre_make(&p[i], &pre[i]);
-		nf_wire_packets_prepared(w, p, pre, k);
-		p += k;
-		n -= k;
+		for (; k < 64 && n > 0; p++, n--)
+			if (p->family == AF_INET || p->family == AF_INET6) {
+				nf_seg_make(p, &s[k], &more[k]);
+				k++;
+			}
+		nf_wire_segments(w, s, more, k);
 	}
 }

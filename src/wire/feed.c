@@ -3,42 +3,67 @@
  * the one loop that runs on every frame of a scan. The records of a
  * pcap file in this machine's byte order that are whole in the read
  * buffer, as nearly all are, are read here in one pass, the common
- * frame (Ethernet, IPv4, TCP: decode_int.h) decoded and prepared from
- * registers; any other record, frame or capture goes through
- * nf_cap_next, the decoder's general path and nf_wire_prepare, with the
- * same result.
+ * frame (Ethernet, IPv4, TCP: decode_int.h) read into registers and
+ * written out as the detector's segment (struct nf_seg) at once; any
+ * other record, frame or capture goes through nf_cap_next, the
+ * decoder's general path and nf_wire_prepare, with the same result.
  */
 #include "cap_int.h"
 #include "decode_int.h"
 #include "nf_feed.h"
 #include "wire_int.h"
 
-/* One frame f into p[*n] and pre[*n] (*n counted), or skipped. */
-static void frame(const struct nf_frame *f, struct nf_pkt *p, struct nf_wire_pre *pre, size_t *n,
+/* One frame f into s[*n] and more[*n] (*n counted), or skipped. */
+static void frame(const struct nf_frame *f, struct nf_seg *s, struct nf_seg_more *more, size_t *n,
 		  unsigned long long skipped[NF_SKIP_NKINDS])
 {
-	struct nf_pkt *q = &p[*n];
+	struct nf_pkt p;
 	enum nf_pkt_skip why;
 
-	q->dir = f->dir;
-	why = nf_pkt_decode(f->link, 0, f->data, f->caplen, f->origlen, q);
+	p.dir = f->dir;
+	why = nf_pkt_decode(f->link, 0, f->data, f->caplen, f->origlen, &p);
 	if (why != NF_SKIP_NONE) {
 		skipped[why]++;
 		return;
 	}
-	q->ts_ns = f->ts_ns;
-	nf_wire_pre_make(q, &pre[(*n)++]);
+	p.ts_ns = f->ts_ns;
+	nf_seg_make(&p, &s[*n], &more[*n]);
+	(*n)++;
+}
+
+/* The segment of the common frame d (caplen bytes) whose numbers are k,
+ * seen at ts, into *s and *more, as nf_seg_make would make it from the
+ * segment nf_pkt_decode would give. */
+static inline void common_seg(const struct nf_common *k, const uint8_t *d, size_t caplen,
+			      uint64_t ts, struct nf_seg *s, struct nf_seg_more *more)
+{
+	nf_seg_ends(AF_INET, k->saddr, 0, k->sport, k->daddr, 0, k->dport, s);
+	s->ts_ns = ts;
+	s->sig = nf_seg_sig_of(k->seq, k->ack, k->len, k->flags, k->win);
+	s->seq = k->seq;
+	s->ack = k->ack;
+	s->len = k->len;
+	s->win = k->win;
+	s->flags = k->flags;
+	if (k->flags & NF_TCP_SYN) { /* rare: by way of the decoded segment */
+		struct nf_pkt p;
+
+		nf_pkt_common_write(k, d, caplen, &p);
+		s->bits |= NF_SEG_MORE;
+		memset(more->tail, 0, sizeof(more->tail));
+		more->mss = p.mss;
+	}
 }
 
 /*
  * The records of a pcap file in our byte order that are whole in the
- * buffer, from its start, until p holds max segments: as nf_pcap_record
+ * buffer, from its start, until s holds max segments: as nf_pcap_record
  * and frame() would read them, the buffer's cursor and the capture's
- * numbers kept in registers (a store through a segment's bytes would
- * make the compiler load them again each time). Returns at the first
- * record it does not read at once (slow path: nf_cap_next's to read).
+ * numbers kept in registers (a store through a byte pointer would make
+ * the compiler load them again each time). Returns at the first record
+ * it does not read at once (nf_cap_next's to read, end or fail).
  */
-static size_t pcap_run(struct nf_cap *c, struct nf_pkt *p, struct nf_wire_pre *pre, size_t n,
+static size_t pcap_run(struct nf_cap *c, struct nf_seg *s, struct nf_seg_more *more, size_t n,
 		       size_t max, unsigned long long skipped[NF_SKIP_NKINDS])
 {
 	const uint8_t *mem = c->b.mem;
@@ -55,17 +80,13 @@ static size_t pcap_run(struct nf_cap *c, struct nf_pkt *p, struct nf_wire_pre *p
 			break;
 		ts = (uint64_t)nf_cap_rd32(r, 0) * 1000000000u + (uint64_t)nf_cap_rd32(r + 4, 0) * sub_ns;
 		if (nf_pkt_common_read(link, d, caplen, &k)) {
-			p[n].ts_ns = ts;
-			p[n].dir = 0;
-			nf_pkt_common_write(&k, d, caplen, &p[n]);
-			nf_wire_pre_words(AF_INET, k.saddr, 0, k.sport, k.daddr, 0, k.dport,
-					  nf_seg_sig_of(k.seq, k.ack, k.len, k.flags, k.win), &pre[n]);
+			common_seg(&k, d, caplen, ts, &s[n], &more[n]);
 			n++;
 		} else {
 			struct nf_frame f = { .ts_ns = ts, .link = link, .caplen = caplen,
 					      .origlen = nf_cap_rd32(r + 12, 0), .data = d };
 
-			frame(&f, p, pre, &n, skipped);
+			frame(&f, s, more, &n, skipped);
 		}
 		start += NF_PCAP_REC_HDR + caplen;
 	}
@@ -74,7 +95,7 @@ static size_t pcap_run(struct nf_cap *c, struct nf_pkt *p, struct nf_wire_pre *p
 	return n;
 }
 
-size_t nf_feed(struct nf_cap *c, struct nf_pkt *p, struct nf_wire_pre *pre, size_t max,
+size_t nf_feed(struct nf_cap *c, struct nf_seg *s, struct nf_seg_more *more, size_t max,
 	       unsigned long long skipped[NF_SKIP_NKINDS], int *rc)
 {
 	size_t n = 0;
@@ -84,12 +105,12 @@ size_t nf_feed(struct nf_cap *c, struct nf_pkt *p, struct nf_wire_pre *pre, size
 		struct nf_frame f;
 
 		if (c->pcap && !c->swap && c->state == NF_CAP_OK)
-			n = pcap_run(c, p, pre, n, max, skipped);
+			n = pcap_run(c, s, more, n, max, skipped);
 		if (n == max)
 			break;
 		if ((*rc = nf_cap_next(c, &f)) != 1)
 			break;
-		frame(&f, p, pre, &n, skipped);
+		frame(&f, s, more, &n, skipped);
 	}
 	return n;
 }

@@ -93,16 +93,9 @@ static uint64_t hash_of(const struct conn *c)
 	return nf_conn_hash(c->ends[0].addr, c->ends[0].port, c->ends[1].addr, c->ends[1].port);
 }
 
-void nf_wire_prepare(const struct nf_pkt *p, struct nf_wire_pre *pre)
+void nf_wire_prepare(const struct nf_pkt *p, struct nf_seg *s, struct nf_seg_more *more)
 {
-	nf_wire_pre_make(p, pre);
-}
-
-static void set_end(struct nf_end *e, int family, const uint8_t *addr, uint16_t port)
-{
-	e->family = (uint8_t)family;
-	e->port = port;
-	memcpy(e->addr, addr, sizeof(e->addr));
+	nf_seg_make(p, s, more);
 }
 
 /* A free slot's index + 1, or 0 if none can be made. */
@@ -247,15 +240,19 @@ void nf_wire_expire(struct nf_wire *w, uint64_t now_ns)
 	next_expiry(w);
 }
 
-/* A new connection in slot x for p, whose source is ends[src]. */
-static struct conn *make_conn(struct nf_wire *w, uint32_t x, const struct nf_pkt *p, int src)
+/* A new connection in slot x for segment s (more: its more). */
+static struct conn *make_conn(struct nf_wire *w, uint32_t x, const struct nf_seg *s,
+			      const struct nf_seg_more *more)
 {
 	struct conn *c = nf_slot(w, x);
 
 	memset(c, 0, sizeof(*c));
 	c->idx = x;
-	set_end(&c->ends[src], p->family, p->saddr, p->sport);
-	set_end(&c->ends[!src], p->family, p->daddr, p->dport);
+	for (int k = 0; k < 2; k++) {
+		memcpy(&c->ends[k], &s->head[k], 8);
+		if (s->bits & NF_SEG_V6)
+			memcpy(c->ends[k].addr + 4, more->tail[k], 12);
+	}
 	c->client = 2;
 	c->used = 1;
 	c->last_ns = w->now_ns;
@@ -269,12 +266,12 @@ static struct conn *make_conn(struct nf_wire *w, uint32_t x, const struct nf_pkt
 	return c;
 }
 
-struct conn *nf_wire_add(struct nf_wire *w, const struct nf_pkt *p, const struct nf_wire_pre *pre)
+struct conn *nf_wire_add(struct nf_wire *w, const struct nf_seg *s, const struct nf_seg_more *more)
 {
 	uint32_t x = take_slot(w);
 
-	if (x && nf_index_add(&w->index, pre->hash, x) == 0)
-		return make_conn(w, x, p, (int)pre->src);
+	if (x && nf_index_add(&w->index, nf_seg_hash(s), x) == 0)
+		return make_conn(w, x, s, more);
 	if (x) { /* back to the free list */
 		nf_slot(w, x)->next = w->free_head;
 		w->free_head = x;

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "nf_wire.h"
 
@@ -171,9 +172,9 @@ static inline struct conn *nf_slot(const struct nf_wire *w, uint32_t idx1)
 	return &w->conns[idx1 - 1];
 }
 
-/* A new connection for p, prepared as pre, in the table. NULL when no
- * memory is left (counted). */
-struct conn *nf_wire_add(struct nf_wire *w, const struct nf_pkt *p, const struct nf_wire_pre *pre);
+/* A new connection for segment s (more: its more, if any) in the table.
+ * NULL when no memory is left (counted). */
+struct conn *nf_wire_add(struct nf_wire *w, const struct nf_seg *s, const struct nf_seg_more *more);
 
 /* Is c closed? */
 static inline int nf_conn_closed(const struct conn *c)
@@ -256,6 +257,12 @@ static inline uint64_t nf_conn_hash(const uint8_t *lo, uint16_t lport, const uin
 	return nf_conn_hash_words(a[0], a[1], lport, b[0], b[1], hport);
 }
 
+/* The index's hash of a segment's connection: the tag is its upper half. */
+static inline uint64_t nf_seg_hash(const struct nf_seg *s)
+{
+	return (uint64_t)s->tag << 32;
+}
+
 /* The first 8 bytes of an end as struct nf_end holds it (family, a zero
  * byte, port, the first 4 bytes of the address, whose first word is a0). */
 static inline uint64_t nf_end_head(uint8_t family, uint16_t port, uint64_t a0)
@@ -266,18 +273,18 @@ static inline uint64_t nf_end_head(uint8_t family, uint16_t port, uint64_t a0)
 _Static_assert(__builtin_offsetof(struct nf_end, port) == 2 &&
 		       __builtin_offsetof(struct nf_end, addr) == 4 && sizeof(struct nf_end) == 20,
 	       "an end's head is family, a zero byte, port, 4 bytes of address");
+_Static_assert(sizeof(struct nf_seg) == 48, "a segment handed to the detector is 48 bytes");
 
 /*
- * nf_wire_prepare of a segment of family from its source and
- * destination (each address as two words, nf_conn_hash_words), ports
- * and signature: which end sent it (the higher of the two: addresses
- * compared as big-endian numbers, then ports), the hash and the heads of
- * its ends in order. Inline for the reading loop (feed.c), which has the
- * words in registers.
+ * The ends of a segment of family into s (head, tag, NF_SEG_SRC; bits
+ * otherwise 0), from its source and destination, each address as two
+ * words (nf_conn_hash_words): which end sent it (the higher of the two:
+ * addresses compared as big-endian numbers, then ports), and the hash
+ * and heads of its ends in order. Inline for the reading loop (feed.c),
+ * which has the words in registers. Returns the source's place, 0 or 1.
  */
-static inline void nf_wire_pre_words(uint8_t family, uint64_t s0, uint64_t s1, uint16_t sport,
-				     uint64_t d0, uint64_t d1, uint16_t dport, uint32_t sig,
-				     struct nf_wire_pre *pre)
+static inline int nf_seg_ends(uint8_t family, uint64_t s0, uint64_t s1, uint16_t sport,
+			      uint64_t d0, uint64_t d1, uint16_t dport, struct nf_seg *s)
 {
 	uint64_t hs = nf_end_head(family, sport, s0), hd = nf_end_head(family, dport, d0);
 	int src;
@@ -288,23 +295,36 @@ static inline void nf_wire_pre_words(uint8_t family, uint64_t s0, uint64_t s1, u
 		src = __builtin_bswap64(s1) > __builtin_bswap64(d1);
 	else
 		src = sport > dport;
-	pre->src = (uint32_t)src;
-	pre->hash = src ? nf_conn_hash_words(d0, d1, dport, s0, s1, sport)
-			: nf_conn_hash_words(s0, s1, sport, d0, d1, dport);
-	pre->head[0] = src ? hd : hs;
-	pre->head[1] = src ? hs : hd;
-	pre->sig = sig;
+	s->tag = (uint32_t)((src ? nf_conn_hash_words(d0, d1, dport, s0, s1, sport)
+				 : nf_conn_hash_words(s0, s1, sport, d0, d1, dport)) >> 32);
+	s->head[0] = src ? hd : hs;
+	s->head[1] = src ? hs : hd;
+	s->bits = (uint8_t)src;
+	return src;
 }
 
 /* nf_wire_prepare, inline. */
-static inline void nf_wire_pre_make(const struct nf_pkt *p, struct nf_wire_pre *pre)
+static inline void nf_seg_make(const struct nf_pkt *p, struct nf_seg *s, struct nf_seg_more *more)
 {
-	uint64_t s[2], d[2];
+	uint64_t a[2], b[2];
+	int src;
 
-	memcpy(s, p->saddr, 16);
-	memcpy(d, p->daddr, 16);
-	nf_wire_pre_words(p->family, s[0], s[1], p->sport, d[0], d[1], p->dport,
-			  nf_wire_seg_sig(p), pre);
+	memcpy(a, p->saddr, 16);
+	memcpy(b, p->daddr, 16);
+	src = nf_seg_ends(p->family, a[0], a[1], p->sport, b[0], b[1], p->dport, s);
+	s->ts_ns = p->ts_ns;
+	s->sig = nf_wire_seg_sig(p);
+	s->seq = p->seq;
+	s->ack = p->ack;
+	s->len = p->len;
+	s->win = p->win;
+	s->flags = p->flags;
+	if (p->family == AF_INET6 || (p->flags & NF_TCP_SYN)) {
+		s->bits |= NF_SEG_MORE | (p->family == AF_INET6 ? NF_SEG_V6 : 0);
+		memcpy(more->tail[0], (src ? p->daddr : p->saddr) + 4, 12);
+		memcpy(more->tail[1], (src ? p->saddr : p->daddr) + 4, 12);
+		more->mss = p->mss;
+	}
 }
 
 /* The low 32 bits of ns in microseconds (struct dir's clock). */

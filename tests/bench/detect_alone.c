@@ -40,8 +40,8 @@ static double seconds(void)
  * -1 if it cannot be read whole. */
 static double read_alone(int fd, const char *name)
 {
-	static struct nf_pkt pkt[4][BATCH];
-	static struct nf_wire_pre pre[4][BATCH];
+	static struct nf_seg seg[4][BATCH];
+	static struct nf_seg_more more[4][BATCH];
 	unsigned long long skipped[NF_SKIP_NKINDS] = { 0 };
 	char err[NF_CAP_ERR_MAX];
 	struct nf_cap *c = nf_cap_open(fd, name, err);
@@ -49,16 +49,16 @@ static double read_alone(int fd, const char *name)
 	int rc = 1;
 
 	for (unsigned k = 0; c && rc == 1; k++)
-		nf_feed(c, pkt[k % 4], pre[k % 4], BATCH, skipped, &rc);
+		nf_feed(c, seg[k % 4], more[k % 4], BATCH, skipped, &rc);
 	t0 = seconds() - t0;
 	nf_cap_close(c);
 	return c && rc == 0 ? t0 : -1;
 }
 
 /* Every segment of the capture on fd, read, decoded and prepared as
- * scan's reading thread does (nf_feed), into *pkt and *pre. The count,
+ * scan's reading thread does (nf_feed), into *seg and *more. The count,
  * or 0 when the capture cannot be read whole. */
-static size_t load(int fd, const char *name, struct nf_pkt **pkt, struct nf_wire_pre **pre)
+static size_t load(int fd, const char *name, struct nf_seg **seg, struct nf_seg_more **more)
 {
 	unsigned long long skipped[NF_SKIP_NKINDS] = { 0 };
 	char err[NF_CAP_ERR_MAX];
@@ -70,23 +70,23 @@ static size_t load(int fd, const char *name, struct nf_pkt **pkt, struct nf_wire
 		fprintf(stderr, "detect_alone: %s\n", err);
 		return 0;
 	}
-	*pkt = malloc(cap * sizeof(**pkt));
-	*pre = malloc(cap * sizeof(**pre));
-	while (*pkt && *pre && rc == 1) {
+	*seg = malloc(cap * sizeof(**seg));
+	*more = malloc(cap * sizeof(**more));
+	while (*seg && *more && rc == 1) {
 		if (cap - n < BATCH) {
-			struct nf_pkt *np = realloc(*pkt, 2 * cap * sizeof(**pkt));
-			struct nf_wire_pre *nh = np ? realloc(*pre, 2 * cap * sizeof(**pre)) : NULL;
+			struct nf_seg *np = realloc(*seg, 2 * cap * sizeof(**seg));
+			struct nf_seg_more *nh = np ? realloc(*more, 2 * cap * sizeof(**more)) : NULL;
 
 			if (np)
-				*pkt = np;
+				*seg = np;
 			if (!np || !nh)
 				break;
-			*pre = nh;
+			*more = nh;
 			cap *= 2;
 		}
-		n += nf_feed(c, *pkt + n, *pre + n, BATCH, skipped, &rc);
+		n += nf_feed(c, *seg + n, *more + n, BATCH, skipped, &rc);
 	}
-	if (!*pkt || !*pre || rc == 1) {
+	if (!*seg || !*more || rc == 1) {
 		fprintf(stderr, "detect_alone: out of memory\n");
 		n = 0;
 	} else if (rc < 0) {
@@ -98,7 +98,7 @@ static size_t load(int fd, const char *name, struct nf_pkt **pkt, struct nf_wire
 }
 
 /* One rep: the segments through a new detector. Its seconds. */
-static double rep(const struct nf_pkt *p, const struct nf_wire_pre *h, size_t n,
+static double rep(const struct nf_seg *p, const struct nf_seg_more *h, size_t n,
 		  unsigned long long *peak)
 {
 	struct nf_wire_stats st;
@@ -109,7 +109,7 @@ static double rep(const struct nf_pkt *p, const struct nf_wire_pre *h, size_t n,
 		return -1;
 	t0 = seconds();
 	for (size_t i = 0; i < n; i += BATCH)
-		nf_wire_packets_prepared(w, p + i, h + i, n - i < BATCH ? n - i : BATCH);
+		nf_wire_segments(w, p + i, h + i, n - i < BATCH ? n - i : BATCH);
 	t1 = seconds();
 	nf_wire_stats(w, &st);
 	*peak = st.peak;
@@ -119,8 +119,8 @@ static double rep(const struct nf_pkt *p, const struct nf_wire_pre *h, size_t n,
 
 int main(int argc, char **argv)
 {
-	struct nf_pkt *p = NULL;
-	struct nf_wire_pre *h = NULL;
+	struct nf_seg *p = NULL;
+	struct nf_seg_more *h = NULL;
 	int reps = argc > 2 ? atoi(argv[2]) : 5, fd;
 	double read_s;
 	size_t n;

@@ -152,13 +152,14 @@ static void runs_of(uint32_t n, void (*make)(uint32_t, struct nf_pkt *), uint32_
 
 	ck_assert_int_eq(nf_index_init(&ix, 16), 0);
 	for (uint32_t k = 0; k < n; k++) {
-		struct nf_wire_pre pre;
+		struct nf_seg_more more;
+		struct nf_seg s;
 		struct nf_pkt p;
 
 		memset(&p, 0, sizeof(p));
 		make(k, &p);
-		nf_wire_prepare(&p, &pre);
-		if (nf_index_add(&ix, pre.hash, k + 1) < 0)
+		nf_wire_prepare(&p, &s, &more);
+		if (nf_index_add(&ix, (uint64_t)s.tag << 32, k + 1) < 0)
 			ck_abort_msg("add %u failed", k);
 	}
 	*longest = 0;
