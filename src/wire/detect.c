@@ -63,7 +63,7 @@ static inline __attribute__((always_inline)) int is_small(const struct conn *c, 
  * be seen going and coming)? Remembers it for the next time. */
 static int duplicate(struct dir *d, uint32_t sig, uint32_t now)
 {
-	int dup = (d->f & DF_SEEN) && d->dup_sig == sig && (uint32_t)(now - d->dup_us) < 1000;
+	int dup = d->dup_sig == sig && (d->f & DF_SEEN) && (uint32_t)(now - d->dup_us) < 1000;
 
 	d->dup_sig = sig;
 	d->dup_us = now;
@@ -288,11 +288,12 @@ static inline __attribute__((always_inline)) void detect(struct nf_wire *w, stru
 /*
  * Where a segment's lookup starts: the index's run from the home of its
  * tag, or from pos, where the look-ahead found the first entry of the
- * run with its tag (or the run's end), while the index has not changed
- * since (gen).
+ * run with its tag (or the run's end) and its slot, while the index has
+ * not changed since (gen).
  */
 struct look {
 	uint32_t pos, gen;
+	uint32_t slot; /* the entry at pos: its slot, 0 if none */
 };
 
 /* The first entry at or after pos, in its run, with tag; or the run's end. */
@@ -332,9 +333,18 @@ static inline struct conn *lookup(struct nf_wire *w, const struct nf_seg *s,
 				  const struct nf_seg_more *more, const struct look *l)
 {
 	const struct nf_index *ix = &w->index;
-	uint32_t pos = l->gen == ix->gen ? l->pos : nf_index_home(ix, nf_seg_hash(s));
+	uint32_t pos = nf_index_home(ix, nf_seg_hash(s));
 	uint64_t e;
 
+	if (l->gen == ix->gen) { /* where the look-ahead found it */
+		struct conn *c;
+
+		if (!l->slot)
+			return nf_wire_add(w, s, more);
+		if (is_conn_of(c = nf_slot(w, l->slot), s, more))
+			return c;
+		pos = (l->pos + 1) & (ix->n - 1);
+	}
 	for (; (e = ix->e[pos]); pos = (pos + 1) & (ix->n - 1)) {
 		struct conn *c;
 
@@ -390,8 +400,9 @@ static inline void prefetch_conn(const struct nf_wire *w, const struct nf_seg *s
 
 	l->gen = ix->gen;
 	l->pos = run_find(ix, s->tag, nf_index_home(ix, nf_seg_hash(s)));
-	if ((e = ix->e[l->pos])) {
-		const char *c = (const char *)nf_slot(w, (uint32_t)e);
+	l->slot = (uint32_t)(e = ix->e[l->pos]);
+	if (e) {
+		const char *c = (const char *)nf_slot(w, l->slot);
 
 		__builtin_prefetch(c, 1);
 		__builtin_prefetch(c + 64, 1);
