@@ -171,15 +171,16 @@ static void tie_known(struct nf_wire *w, struct conn *c, int i)
 
 /* p, from the end of direction i (R here), may acknowledge the other
  * direction's data (H's): its reaction time, and H's S1. */
-static inline __attribute__((always_inline)) void peer_ack(struct nf_wire *w, struct conn *c, int i, const struct nf_seg *p,
-		     uint32_t now)
+static inline __attribute__((always_inline)) void peer_ack(struct nf_wire *w, struct conn *c,
+							   int i, const struct nf_seg *p,
+							   uint32_t now, uint8_t flags)
 {
 	struct dir *r = &c->d[i], *h = &c->d[!i];
 
 	if (state_of(h) == ST_HELD && !nf_seq_lt(p->ack, h->nxt)) {
 		int late = (uint32_t)(now - h->data_us) >= w->delack_us + r->rtt_us;
 
-		if (late && p->len == 0 && !(p->flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST))) {
+		if (late && p->len == 0 && !(flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST))) {
 			set_state(h, ST_ACKED);
 			h->ack_us = now;
 		} else {
@@ -201,12 +202,14 @@ static inline __attribute__((always_inline)) void peer_ack(struct nf_wire *w, st
 
 /* The data, SYN or FIN of p, from H (direction i): a stall at S2, a new
  * S1, or a retransmission. */
-static inline __attribute__((always_inline)) void own_data(struct nf_wire *w, struct conn *c, int i, const struct nf_seg *p, uint32_t now)
+static inline __attribute__((always_inline)) void own_data(struct nf_wire *w, struct conn *c,
+							   int i, const struct nf_seg *p,
+							   uint32_t now, uint8_t flags)
 {
 	struct dir *h = &c->d[i];
-	uint32_t seglen = p->len + (p->flags >> 1 & 1) + (p->flags & NF_TCP_FIN); /* SYN, FIN: one each */
+	uint32_t seglen = p->len + (flags >> 1 & 1) + (flags & NF_TCP_FIN); /* SYN, FIN: one each */
 	uint32_t end = p->seq + seglen;
-	int small, tie, plain = !(p->flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST));
+	int small, tie, plain = !(flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST));
 	unsigned f;
 
 	if (!seglen)
@@ -241,15 +244,17 @@ static inline __attribute__((always_inline)) void own_data(struct nf_wire *w, st
 
 /* What p, from direction i's end, tells of the other direction (H's):
  * its data or a zero window ends H's wait; its data or FIN answers H. */
-static inline __attribute__((always_inline)) void peer_acts(struct nf_wire *w, struct conn *c, int i, const struct nf_seg *p, uint32_t now)
+static inline __attribute__((always_inline)) void peer_acts(struct nf_wire *w, struct conn *c,
+							    int i, const struct nf_seg *p,
+							    uint32_t now, uint8_t flags)
 {
 	struct dir *h = &c->d[!i];
 
 	if (p->len)
 		h->f = (uint16_t)((h->f & ~DF_STATE) | DF_HEARD);
-	else if (p->win == 0 && !(p->flags & (NF_TCP_SYN | NF_TCP_RST)))
+	else if (p->win == 0 && !(flags & (NF_TCP_SYN | NF_TCP_RST)))
 		set_state(h, ST_NONE);
-	if ((h->f & DF_PEND) && (p->len || (p->flags & NF_TCP_FIN))) {
+	if ((h->f & DF_PEND) && (p->len || (flags & NF_TCP_FIN))) {
 		h->f |= DF_PEND_ANSWERED;
 		if (!(h->f & DF_PEND_UNTIED))
 			confirm(w, c, !i, now);
@@ -268,17 +273,25 @@ static inline __attribute__((always_inline)) void detect(struct nf_wire *w, stru
 		return;
 	}
 	c->last_ns = w->now_ns;
-	if (p->flags & NF_TCP_SYN) {
-		if (!(p->flags & NF_TCP_ACK) && nf_conn_closed(c))
-			nf_wire_reopen(w, c);
-		handshake(w, c, i, p, more);
+	if ((p->flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST | NF_TCP_ACK)) == NF_TCP_ACK) {
+		/* nearly every segment: its flags as constants, so that the
+		 * tests of the others fold away (PSH and the rest count not) */
+		peer_ack(w, c, i, p, now, NF_TCP_ACK);
+		peer_acts(w, c, i, p, now, NF_TCP_ACK);
+		own_data(w, c, i, p, now, NF_TCP_ACK);
+	} else {
+		if (p->flags & NF_TCP_SYN) {
+			if (!(p->flags & NF_TCP_ACK) && nf_conn_closed(c))
+				nf_wire_reopen(w, c);
+			handshake(w, c, i, p, more);
+		}
+		if (p->flags & NF_TCP_ACK)
+			peer_ack(w, c, i, p, now, p->flags);
+		peer_acts(w, c, i, p, now, p->flags);
+		own_data(w, c, i, p, now, p->flags);
+		if (p->flags & NF_TCP_FIN)
+			c->d[i].f |= DF_FIN;
 	}
-	if (p->flags & NF_TCP_ACK)
-		peer_ack(w, c, i, p, now);
-	peer_acts(w, c, i, p, now);
-	own_data(w, c, i, p, now);
-	if (p->flags & NF_TCP_FIN)
-		c->d[i].f |= DF_FIN;
 	if (((p->flags & NF_TCP_RST) || (c->d[0].f & c->d[1].f & DF_FIN)) && !nf_conn_closed(c))
 		nf_wire_close(w, c);
 }
