@@ -128,6 +128,13 @@ ok "no thread: the same rows, stats line and exit status" cmp "$TMP/model.thread
 want=$(sed -n 's/^summary .*stalls=\([0-9]*\).*/\1/p' "$TMP/model.truth")
 got=$(grep '"event":"wire_stall"' "$TMP/model.inline" | rows | awk '{ s += $4 } END { print s + 0 }')
 ok "no thread: the model's $want stalls, no more, no fewer ($got)" test "$got" = "$want" -a "$want" -gt 0
+# Under a limit on the address space (ulimit -v, 1 GB): the connections'
+# array is reserved at once, 3.2 GB where it can be, less under a limit;
+# the same findings (fails if the reservation does not give way).
+(ulimit -v 1000000 && exec "$NF" scan --json "$TMP/model.pcap") >"$TMP/model.ulimit" 2>&1
+echo "exit $?" >>"$TMP/model.ulimit"
+ok "under ulimit -v 1 GB: the same rows, stats line and exit status" \
+	cmp "$TMP/model.threads" "$TMP/model.ulimit"
 ok "2>&1: the rows come out whole before the stderr lines" python3 -c '
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()[:-1] # less our "exit N"
