@@ -11,8 +11,9 @@
 #   cat FILE > /dev/null                (the read itself)
 # Each ratio is the median over the reps of the ratio of that rep's two
 # runs (this machine drifts; a pair made a few seconds apart cancels it).
-# Beside them, the detector alone on the capture decoded beforehand
-# (build/tests/detect_alone: what the slower half of scan costs).
+# Beside them, each of scan's halves alone (build/tests/detect_alone):
+# the reading (read, decoded and prepared into a ring, no detector) and
+# the detector (the segments prepared beforehand, nothing read).
 # Targets: scan at least 30x faster than tshark, within 3x of cat, and
 # its peak RSS (getrusage of the finished child, /usr/bin/time's %M)
 # under 300 bytes per live connection; scan's peak RSS on a one-connection
@@ -88,9 +89,12 @@ ratio() { # A B [COL]: median over reps of A's / B's figure COL (1 wall, 3 cpu)
 	paste -d ' ' "$dir/$1.runs" "$dir/$2.runs" | awk -v c="$c" '$(c + 3) > 0 { print $c / $(c + 3) }' | median
 }
 peak_live=$(sed -n 's/.*(at most \([0-9]*\) at once).*/\1/p' "$dir/scan.err" | tail -n 1)
-# the detector alone (segments decoded beforehand, no read: what its
-# half of scan costs), median of 3 reps
-alone_s=$("$alone" "$cap" 3 | sed -n 's/.*, \([0-9.]*\) s, .*/\1/p' | median)
+# each half of scan alone: the reading (read, decoded, prepared into a
+# ring, as scan's reading thread does) and the detector (the segments
+# prepared beforehand, nothing read), the detector's the median of 3 reps
+"$alone" "$cap" 3 >"$dir/alone.out"
+alone_s=$(sed -n 's/^detect_alone: .*, \([0-9.]*\) s, .*/\1/p' "$dir/alone.out" | median)
+read_s=$(sed -n 's/^read alone: .*, \([0-9.]*\) s, .*/\1/p' "$dir/alone.out")
 # rows and their stalls, against the model's count of stalls
 read -r rows found < <("$nf" scan --json "$cap" 2>/dev/null |
 	sed -n 's/.*"event":"wire_stall".*"stalls":\([0-9]*\).*/\1/p' |
@@ -104,7 +108,7 @@ for l in cat scan tshark; do
 done
 awk -v st="$(ratio tshark scan)" -v sc="$(ratio scan cat)" -v scc="$(ratio scan cat 3)" -v rss="$(col scan 2)" \
 	-v rss1="$(col scan1 2)" -v live="${peak_live:-0}" -v pkts="$pkts" -v ws="$(col scan 1)" \
-	-v rows="$rows" -v stalling="$stalling" -v alone="${alone_s:-0}" \
+	-v rows="$rows" -v stalling="$stalling" -v alone="${alone_s:-0}" -v rd="${read_s:-0}" \
 	-v cat="$(col cat 1)" -v scpu="$(col scan 3)" -v found="$found" -v stalls="$stalls" '
 BEGIN {
 	printf "scan: %.2f M packets/s; %d rows, %d stalls found (the model: %d stalls on %d connections)\n",
@@ -116,6 +120,8 @@ BEGIN {
 	printf "%-44s %7.2fx  (scan: two threads; cat: one)\n", "scan / cat CPU time", scc
 	# scan can end no sooner than the slower of its halves, nor than
 	# its CPU time shared by both processors
+	printf "%-44s %7.3f s (%.1f ns a segment; %.2fx cat)\n", "the reading alone, no detector",
+		rd, rd * 1e9 / pkts, rd / cat
 	printf "%-44s %7.3f s (%.1f ns a segment; %.2fx cat)\n", "the detector alone, nothing read",
 		alone, alone * 1e9 / pkts, alone / cat
 	printf "%-44s %7.3f s (%.2fx cat)\n", "scan CPU / 2 processors", scpu / 2, scpu / 2 / cat
