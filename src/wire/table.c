@@ -36,9 +36,6 @@ static int reserve_slots(struct nf_wire *w)
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 		if (m != MAP_FAILED) {
-			/* huge pages where the system gives them: a segment's
-			 * connection is anywhere in the array (fewer TLB misses) */
-			madvise(m, (size_t)n * sizeof(struct conn), MADV_HUGEPAGE);
 			w->conns = m;
 			w->maxslots = n;
 			return 0;
