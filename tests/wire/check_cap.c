@@ -21,65 +21,9 @@
 #include "nf_cap.h"
 #include "nf_pkt.h"
 
+#include "capw.h"
+
 /* ---- writing files ---------------------------------------------------------------- */
-
-/* A file being written, in its byte order. */
-struct w {
-	uint8_t *b;
-	size_t n, cap;
-	int be;
-};
-
-static void put(struct w *w, const void *p, size_t n)
-{
-	if (w->n + n > w->cap) {
-		w->cap = (w->n + n) * 2;
-		w->b = realloc(w->b, w->cap);
-		ck_assert_ptr_nonnull(w->b);
-	}
-	memcpy(w->b + w->n, p, n);
-	w->n += n;
-}
-
-static void put8(struct w *w, uint8_t v)
-{
-	put(w, &v, 1);
-}
-
-static void put16(struct w *w, unsigned v)
-{
-	uint8_t b[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
-
-	if (w->be)
-		b[0] = (uint8_t)(v >> 8), b[1] = (uint8_t)v;
-	put(w, b, 2);
-}
-
-static void put32(struct w *w, uint32_t v)
-{
-	if (w->be) {
-		put16(w, v >> 16);
-		put16(w, v & 0xffff);
-	} else {
-		put16(w, v & 0xffff);
-		put16(w, v >> 16);
-	}
-}
-
-static void put_at32(struct w *w, size_t at, uint32_t v)
-{
-	size_t n = w->n;
-
-	w->n = at;
-	put32(w, v);
-	w->n = n;
-}
-
-static void pad4(struct w *w)
-{
-	while (w->n % 4)
-		put8(w, 0);
-}
 
 /* A frame's bytes: 0, 1, 2... from its first. */
 static const uint8_t *frame_bytes(size_t n)

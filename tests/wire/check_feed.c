@@ -23,44 +23,9 @@
 #include "nf_pkt.h"
 #include "nf_wire.h"
 
+#include "capw.h"
+
 /* ---- writing captures ------------------------------------------------------ */
-
-struct w {
-	uint8_t *b;
-	size_t n, cap;
-	int be;
-};
-
-static void put(struct w *w, const void *p, size_t n)
-{
-	if (w->n + n > w->cap) {
-		w->cap = (w->n + n) * 2;
-		w->b = realloc(w->b, w->cap);
-		ck_assert_ptr_nonnull(w->b);
-	}
-	memcpy(w->b + w->n, p, n);
-	w->n += n;
-}
-
-static void put16(struct w *w, unsigned v)
-{
-	uint8_t b[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
-
-	if (w->be)
-		b[0] = (uint8_t)(v >> 8), b[1] = (uint8_t)v;
-	put(w, b, 2);
-}
-
-static void put32(struct w *w, uint32_t v)
-{
-	if (w->be) {
-		put16(w, v >> 16);
-		put16(w, v & 0xffff);
-	} else {
-		put16(w, v & 0xffff);
-		put16(w, v >> 16);
-	}
-}
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
