@@ -109,7 +109,7 @@ done
 awk -v st="$(ratio tshark scan)" -v sc="$(ratio scan cat)" -v scc="$(ratio scan cat 3)" -v rss="$(col scan 2)" \
 	-v rss1="$(col scan1 2)" -v live="${peak_live:-0}" -v pkts="$pkts" -v ws="$(col scan 1)" \
 	-v rows="$rows" -v stalling="$stalling" -v alone="${alone_s:-0}" -v rd="${read_s:-0}" \
-	-v cat="$(col cat 1)" -v scpu="$(col scan 3)" -v found="$found" -v stalls="$stalls" '
+	-v cat="$(col cat 1)" -v found="$found" -v stalls="$stalls" '
 BEGIN {
 	printf "scan: %.2f M packets/s; %d rows, %d stalls found (the model: %d stalls on %d connections)\n",
 		pkts / ws / 1e6, rows, found, stalls, stalling
@@ -117,14 +117,16 @@ BEGIN {
 	printf "%-44s %7.2fx  (target <= 3)%s\n", "scan / cat time", sc, (sc <= 3 ? "" : "  MISSED")
 	# scan reads and decodes on one thread while the table and the
 	# signature run on another: its wall time is that of the slower half
+	# (the CPU time of scan counts the time a side spends looking for
+	# the next batch of the other before it sleeps, up to ~100 us a wait)
 	printf "%-44s %7.2fx  (scan: two threads; cat: one)\n", "scan / cat CPU time", scc
-	# scan can end no sooner than the slower of its halves, nor than
-	# its CPU time shared by both processors
 	printf "%-44s %7.3f s (%.1f ns a segment; %.2fx cat)\n", "the reading alone, no detector",
 		rd, rd * 1e9 / pkts, rd / cat
 	printf "%-44s %7.3f s (%.1f ns a segment; %.2fx cat)\n", "the detector alone, nothing read",
 		alone, alone * 1e9 / pkts, alone / cat
-	printf "%-44s %7.3f s (%.2fx cat)\n", "scan CPU / 2 processors", scpu / 2, scpu / 2 / cat
+	# scan ends no sooner than the slower of its halves alone
+	slow = alone > rd ? alone : rd
+	printf "%-44s %7.2fx  (the two halves overlap in scan)\n", "scan / its slower half alone", ws / slow
 	if (live > 0) {
 		b = rss * 1024 / live
 		printf "%-44s %7.0f   (target < 300)%s\n", "scan peak RSS bytes / peak live connection", b,
