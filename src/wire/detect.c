@@ -443,9 +443,14 @@ void nf_wire_segments(struct nf_wire *w, const struct nf_seg *s, const struct nf
 		prefetch_index(w, &s[i]);
 	for (size_t i = 0; i < n && i < NEAR; i++)
 		prefetch_conn(w, &s[i], &l[i]);
-	for (size_t i = 0; i < n; i++) {
-		if (i + FAR < n)
-			prefetch_index(w, &s[i + FAR]);
+	size_t i = 0;
+
+	for (; i + FAR < n; i++) { /* the most of the batch: both stages ahead */
+		prefetch_index(w, &s[i + FAR]);
+		prefetch_conn(w, &s[i + NEAR], &l[(i + NEAR) % NF_WIRE_BATCH]);
+		segment(w, &s[i], &more[i], &l[i % NF_WIRE_BATCH]);
+	}
+	for (; i < n; i++) {
 		if (i + NEAR < n)
 			prefetch_conn(w, &s[i + NEAR], &l[(i + NEAR) % NF_WIRE_BATCH]);
 		segment(w, &s[i], &more[i], &l[i % NF_WIRE_BATCH]);
