@@ -275,10 +275,16 @@ static inline __attribute__((always_inline)) void detect(struct nf_wire *w, stru
 	c->last_ns = w->now_ns;
 	if ((p->flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST | NF_TCP_ACK)) == NF_TCP_ACK) {
 		/* nearly every segment: its flags as constants, so that the
-		 * tests of the others fold away (PSH and the rest count not) */
-		peer_ack(w, c, i, p, now, NF_TCP_ACK);
-		peer_acts(w, c, i, p, now, NF_TCP_ACK);
-		own_data(w, c, i, p, now, NF_TCP_ACK);
+		 * tests of the others fold away (PSH and the rest count not);
+		 * and data or none told once, not at each test of it */
+		if (p->len) {
+			peer_ack(w, c, i, p, now, NF_TCP_ACK);
+			peer_acts(w, c, i, p, now, NF_TCP_ACK);
+			own_data(w, c, i, p, now, NF_TCP_ACK);
+		} else { /* own_data has nothing to do */
+			peer_ack(w, c, i, p, now, NF_TCP_ACK);
+			peer_acts(w, c, i, p, now, NF_TCP_ACK);
+		}
 	} else {
 		if (p->flags & NF_TCP_SYN) {
 			if (!(p->flags & NF_TCP_ACK) && nf_conn_closed(c))
