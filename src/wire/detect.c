@@ -1,6 +1,10 @@
 /*
  * detect.c - the Nagle x delayed-ACK signature, read on each direction
- * of a connection as its segments come (nf_wire.h says the signature).
+ * of a connection as its segments come (nf_wire.h says the signature),
+ * and the detector's loop over segments: each one's connection found in
+ * the table's index (a look-ahead asks the cache for it first), then its
+ * signature, all in one function body (the loop runs on every segment
+ * of a scan: no call between the two halves, its common flags known).
  *
  * A direction's sender H goes ST_NONE -> ST_HELD when it sends a small
  * segment S1; -> ST_ACKED when the first ACK of S1 from the other end R
@@ -207,7 +211,7 @@ static inline __attribute__((always_inline)) void own_data(struct nf_wire *w, st
 							   uint32_t now, uint8_t flags)
 {
 	struct dir *h = &c->d[i];
-	uint32_t seglen = p->len + (flags >> 1 & 1) + (flags & NF_TCP_FIN); /* SYN, FIN: one each */
+	uint32_t seglen = p->len + !!(flags & NF_TCP_SYN) + !!(flags & NF_TCP_FIN);
 	uint32_t end = p->seq + seglen;
 	int small, tie, plain = !(flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST));
 	unsigned f;

@@ -1,8 +1,9 @@
 /*
  * wire_int.h - what the detector's files share: the connection table
  * (table.c) and its index (index.c), the signature read on each
- * direction (detect.c) and the rows of findings (holder.c). Not for the
- * command.
+ * direction and the loop over segments (detect.c), the rows of findings
+ * (holder.c), and what the reading loop (feed.c) makes of a segment
+ * for the detector without its table. Not for the command.
  *
  * A connection is kept in 192 bytes, three cache lines (the bench checks
  * that memory stays under 300 bytes a live connection): its two ends, and
@@ -191,7 +192,7 @@ void nf_wire_reopen(struct nf_wire *w, struct conn *c);
 void nf_wire_listen_add(struct nf_wire *w, const struct nf_end *e);
 int nf_wire_listen_has(const struct nf_wire *w, const struct nf_end *e);
 
-/* --- detect.c: the loop (nf_wire_packet, nf_wire_packets_prepared) --- */
+/* --- detect.c: the signature and the loop over segments (nf_wire_segments) --- */
 
 /* The hash of what makes a segment the same segment (a second copy of it,
  * seen on lo or "any" going and coming, has the same). */
