@@ -13,7 +13,9 @@
  * after the end or an error that does not return the same; a decoded
  * segment with a family, skip reason or window scale out of range; a
  * frame that the decoder's shortcut for the common frame decodes other
- * than its general path.
+ * than its general path; scan's reading loop (nf_feed) giving other
+ * segments, skips, end or message than the plain path it shortcuts
+ * (nf_cap_next, nf_pkt_decode, nf_wire_prepare).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,9 @@
 #include <unistd.h>
 
 #include "nf_cap.h"
+#include "nf_feed.h"
 #include "nf_pkt.h"
+#include "nf_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -102,11 +106,77 @@ static void decode_all(const struct nf_frame *f)
 	free(copy);
 }
 
+/* What the plain path made of the capture: its segments, as nf_wire_prepare
+ * makes them, and its skips (plain_add, then held against nf_feed's). */
+struct plain {
+	struct nf_seg *s;
+	struct nf_seg_more *more;
+	size_t n, cap;
+	unsigned long long skipped[NF_SKIP_NKINDS];
+};
+
+static void plain_add(struct plain *pl, const struct nf_frame *f)
+{
+	struct nf_pkt p;
+	enum nf_pkt_skip why;
+
+	memset(&p, 0, sizeof(p));
+	p.dir = f->dir;
+	why = nf_pkt_decode(f->link, 0, f->data, f->caplen, f->origlen, &p);
+	if (why != NF_SKIP_NONE) {
+		pl->skipped[why]++;
+		return;
+	}
+	p.ts_ns = f->ts_ns;
+	if (pl->n == pl->cap) {
+		pl->cap = pl->cap ? 2 * pl->cap : 64;
+		pl->s = realloc(pl->s, pl->cap * sizeof(*pl->s));
+		pl->more = realloc(pl->more, pl->cap * sizeof(*pl->more));
+		EXPECT(pl->s && pl->more);
+	}
+	memset(&pl->s[pl->n], 0, sizeof(pl->s[0]));
+	nf_wire_prepare(&p, &pl->s[pl->n], &pl->more[pl->n]);
+	pl->n++;
+}
+
+/* nf_feed over the capture on fd, 7 segments at a time: the plain path's
+ * segments, skips, end r and message msg. */
+static void feed_matches(int fd, const struct plain *pl, int r, const char *msg)
+{
+	char err[NF_CAP_ERR_MAX];
+	unsigned long long skipped[NF_SKIP_NKINDS] = { 0 };
+	struct nf_seg s[7];
+	struct nf_seg_more more[7];
+	struct nf_cap *c;
+	size_t n = 0;
+	int rc = 1;
+
+	EXPECT(lseek(fd, 0, SEEK_SET) == 0);
+	c = nf_cap_open(fd, "fuzz.cap", err);
+	EXPECT(c != NULL);
+	while (rc == 1) {
+		size_t k = nf_feed(c, s, more, 7, skipped, &rc);
+
+		EXPECT(k <= 7 && n + k <= pl->n);
+		for (size_t i = 0; i < k; i++) {
+			EXPECT(memcmp(&s[i], &pl->s[n + i], sizeof(s[i])) == 0);
+			EXPECT(!(s[i].bits & NF_SEG_MORE) ||
+			       memcmp(&more[i], &pl->more[n + i], sizeof(more[i])) == 0);
+		}
+		n += k;
+	}
+	EXPECT(n == pl->n && rc == r);
+	EXPECT(memcmp(skipped, pl->skipped, sizeof(skipped)) == 0);
+	EXPECT(strcmp(nf_cap_error(c), msg) == 0);
+	nf_cap_close(c);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[NF_CAP_ERR_MAX];
 	struct nf_cap *c;
 	struct nf_frame f;
+	struct plain pl = { 0 };
 	uint64_t last = 0;
 	int fd = memfd_create("fuzz.cap", 0), r, frames = 0;
 
@@ -132,6 +202,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		last = f.offset;
 		frames++;
 		decode_all(&f);
+		plain_add(&pl, &f);
 	}
 	EXPECT(r == 0 || r == -1);
 	if (r == 0)
@@ -140,7 +211,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_message(nf_cap_error(c), size);
 	EXPECT(nf_cap_next(c, &f) == r && nf_cap_next(c, &f) == r);
 	EXPECT(nf_cap_bytes(c) <= size);
+	feed_matches(fd, &pl, r, nf_cap_error(c));
 	nf_cap_close(c);
 	close(fd);
+	free(pl.s);
+	free(pl.more);
 	return 0;
 }

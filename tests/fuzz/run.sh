@@ -4,6 +4,7 @@
 #
 # Builds the libFuzzer targets fuzz_parse.c and fuzz_match.c against
 # src/common/policy.c, and fuzz_cap.c against src/wire/cap.c, pcap.c, pcapng.c
+# (and feed.c, held against the plain path, with the table it prepares for)
 # and decode.c, with clang (-fsanitize=fuzzer,address,undefined, UB fatal)
 # into build/fuzz/, then runs each for FUZZ_TIME seconds (default 60) on top of
 # its committed seed corpus tests/fuzz/corpus/TARGET/ (read only: what the
@@ -47,7 +48,8 @@ defines() {
 # sources TARGET: the sources a target links, the one the canary copies first.
 sources() {
     if [[ $1 == cap ]]; then
-        echo src/wire/pcapng.c src/wire/cap.c src/wire/pcap.c src/wire/decode.c
+        echo src/wire/pcapng.c src/wire/cap.c src/wire/pcap.c src/wire/decode.c src/wire/feed.c \
+            src/wire/table.c src/wire/index.c src/wire/holder.c
     else
         echo src/common/policy.c
     fi
