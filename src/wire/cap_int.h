@@ -181,6 +181,16 @@ static inline int nf_pcap_record(struct nf_cap *c, struct nf_frame *f)
 	return 1;
 }
 
+/*
+ * The next block of a pcapng file at once, when it is an enhanced packet
+ * block whole in the buffer that the reader would take without a word
+ * (a possible length, its trailer, a known interface, the packet within
+ * its block and snaplen, its options whole): 1, f filled, the block
+ * consumed. 0 otherwise, nothing consumed: nf_cap_next then reads the
+ * block, skips it, ends or fails (pcapng.c; feed.c calls it too).
+ */
+int nf_pcapng_record(struct nf_cap *c, struct nf_frame *f);
+
 /* A 16- or 32-bit number of the file, big-endian if be, else little. */
 static inline uint16_t nf_cap_u16(const uint8_t *p, int be)
 {

@@ -2,10 +2,11 @@
  * feed.c - a capture's frames as the detector's segments (nf_feed.h):
  * the one loop that runs on every frame of a scan. The records of a
  * pcap file in this machine's byte order that are whole in the read
- * buffer, as nearly all are, are read here in one pass, the common
- * frame (Ethernet, IPv4, TCP: decode_int.h) read into registers and
- * written out as the detector's segment (struct nf_seg) at once; any
- * other record, frame or capture goes through nf_cap_next, the
+ * buffer, as nearly all are, are read here in one pass, and a pcapng
+ * file's enhanced packet blocks that nf_pcapng_record takes at once; the
+ * common frame (Ethernet, IPv4, TCP: decode_int.h) read into registers
+ * and written out as the detector's segment (struct nf_seg) at once; any
+ * other record, block, frame or capture goes through nf_cap_next, the
  * decoder's general path and nf_wire_prepare, with the same result.
  */
 #include "cap_int.h"
@@ -95,6 +96,27 @@ static size_t pcap_run(struct nf_cap *c, struct nf_seg *s, struct nf_seg_more *m
 	return n;
 }
 
+/* The enhanced packet blocks of a pcapng file that nf_pcapng_record
+ * takes at once, until s holds max segments: the common frame read into
+ * registers, any other through frame(). */
+static size_t pcapng_run(struct nf_cap *c, struct nf_seg *s, struct nf_seg_more *more, size_t n,
+			 size_t max, unsigned long long skipped[NF_SKIP_NKINDS])
+{
+	struct nf_frame f;
+
+	while (n < max && nf_pcapng_record(c, &f)) {
+		struct nf_common k;
+
+		if (nf_pkt_common_read(f.link, f.data, f.caplen, &k)) {
+			common_seg(&k, f.data, f.caplen, f.ts_ns, &s[n], &more[n]);
+			n++;
+		} else {
+			frame(&f, s, more, &n, skipped);
+		}
+	}
+	return n;
+}
+
 size_t nf_feed(struct nf_cap *c, struct nf_seg *s, struct nf_seg_more *more, size_t max,
 	       unsigned long long skipped[NF_SKIP_NKINDS], int *rc)
 {
@@ -106,6 +128,8 @@ size_t nf_feed(struct nf_cap *c, struct nf_seg *s, struct nf_seg_more *more, siz
 
 		if (c->pcap && !c->swap && c->state == NF_CAP_OK)
 			n = pcap_run(c, s, more, n, max, skipped);
+		else if (!c->pcap)
+			n = pcapng_run(c, s, more, n, max, skipped);
 		if (n == max)
 			break;
 		if ((*rc = nf_cap_next(c, &f)) != 1)

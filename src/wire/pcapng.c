@@ -322,12 +322,71 @@ static int read_block(struct nf_cap *c, const uint8_t *hdr, struct nf_frame *f)
 	return type != BT_IDB;
 }
 
+static int pcapng_next(struct nf_cap *c, struct nf_frame *f);
+
+/* The direction of a packet block's options [cur, end), as packet_dir
+ * gives it, into *dir: 1; or 0 where an option runs beyond the block
+ * (read_epb then says so). Fails nothing. */
+static int options_dir(const struct nf_cap *c, const uint8_t *cur, const uint8_t *end, uint8_t *dir)
+{
+	struct opt o;
+	int r;
+
+	*dir = 0;
+	while ((r = opt_next(&cur, end, c->be, &o)) > 0)
+		if (o.code == OPT_FLAGS && o.len == 4)
+			*dir = (uint8_t)(nf_cap_u32(o.val, c->be) & 3);
+	if (*dir == 3)
+		*dir = 0;
+	return r == 0;
+}
+
+int nf_pcapng_record(struct nf_cap *c, struct nf_frame *f)
+{
+	uint32_t avail = c->b.end - c->b.start, len, ifid, caplen, pad;
+	const uint8_t *p = c->b.mem + c->b.start;
+	const struct nf_cap_iface *ifc;
+	uint8_t dir = 0;
+
+	/* an EPB of a possible length, whole here, its trailer right, of a
+	 * known interface, its packet within its block and snaplen: what
+	 * read_block and read_epb would take without a message */
+	if (c->state != NF_CAP_OK || c->next != pcapng_next || avail < 32 ||
+	    nf_cap_u32(p, c->be) != BT_EPB)
+		return 0;
+	len = nf_cap_u32(p + 4, c->be);
+	if (len < 32 || len % 4 || len > NF_CAP_RECORD_MAX || len > avail ||
+	    nf_cap_u32(p + len - 4, c->be) != len)
+		return 0;
+	ifid = nf_cap_u32(p + 8, c->be);
+	caplen = nf_cap_u32(p + 20, c->be);
+	if (ifid >= c->nifaces)
+		return 0;
+	ifc = &c->ifaces[ifid];
+	if (caplen > len - 32 || (ifc->snaplen && caplen > ifc->snaplen))
+		return 0;
+	pad = (caplen + 3) & ~3u;
+	if (pad + 4 <= len - 32 && !options_dir(c, p + 28 + pad, p + len - 4, &dir))
+		return 0;
+	f->ts_ns = c->last_ts = iface_ns(ifc, nf_cap_u32(p + 12, c->be), nf_cap_u32(p + 16, c->be));
+	f->origlen = nf_cap_u32(p + 24, c->be);
+	f->link = ifc->link;
+	f->caplen = caplen;
+	f->data = p + 28;
+	f->dir = dir;
+	f->offset = c->b.pos;
+	nf_cbuf_take(&c->b, len);
+	return 1;
+}
+
 static int pcapng_next(struct nf_cap *c, struct nf_frame *f)
 {
 	const uint8_t *hdr;
 	int r;
 
 	for (;;) {
+		if (nf_pcapng_record(c, f))
+			return 1;
 		r = nf_cbuf_want(&c->b, 8, &hdr, NULL);
 		if (r == 0) {
 			c->state = NF_CAP_END;
