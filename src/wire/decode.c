@@ -42,14 +42,14 @@ NF_INLINE enum nf_pkt_skip link_ethernet(struct cur *c, uint16_t *proto)
 	return NF_SKIP_NONE;
 }
 
-/* A Linux cooked header's packet type as a direction: 4 is outgoing;
- * 0-3 (to us, broadcast, multicast, to another host) were received. */
+/* A Linux cooked header's packet type as the segment's direction, where
+ * it says one (decode_int.h: sll_pkttype_dir). */
 NF_INLINE void sll_dir(unsigned pkttype, struct nf_pkt *p)
 {
-	if (pkttype == 4)
-		p->dir = NF_DIR_OUT;
-	else if (pkttype <= 3)
-		p->dir = NF_DIR_IN;
+	uint8_t dir = sll_pkttype_dir(pkttype);
+
+	if (dir)
+		p->dir = dir;
 }
 
 /* Linux cooked v1 (16 bytes, protocol last) and v2 (20, protocol first). */

@@ -103,8 +103,18 @@ struct nf_common {
 	uint32_t seq, ack, len;
 	uint16_t win;
 	uint8_t flags;
-	uint8_t th; /* the TCP header's length */
+	uint8_t th;       /* the TCP header's length */
+	uint8_t l2;       /* the link header's: 14, or a Linux cooked header's 16 or 20 */
+	uint8_t dir;      /* a cooked header's direction (enum nf_pkt_dir), 0 none */
 };
+
+/* A Linux cooked header's packet type as a direction: 4 is outgoing;
+ * 0-3 (to us, broadcast, multicast, to another host) were received;
+ * others say none (0). */
+NF_INLINE uint8_t sll_pkttype_dir(unsigned pkttype)
+{
+	return pkttype == 4 ? NF_DIR_OUT : pkttype <= 3 ? NF_DIR_IN : 0;
+}
 
 NF_INLINE uint16_t be16_at(const uint8_t *p)
 {
@@ -123,39 +133,61 @@ NF_INLINE uint32_t be32_at(const uint8_t *p)
 }
 
 /*
- * The frame nearly every capture is made of: Ethernet without a tag,
- * IPv4 without options, neither fragment nor offload (a total length
- * given), TCP with a header that fits it. Reads its numbers into *k and
- * returns 1; returns 0 for any other frame (the general path decides
- * then). Loads only: the caller may keep everything in registers.
+ * The frame nearly every capture is made of: Ethernet without a tag, or
+ * a Linux cooked header (tcpdump -i any), then IPv4 without options,
+ * neither fragment nor offload (a total length given), TCP with a
+ * header that fits it. Reads its numbers into *k and returns 1; returns
+ * 0 for any other frame (the general path decides then). Loads only:
+ * the caller may keep everything in registers.
  */
 NF_INLINE int nf_pkt_common_read(uint32_t link, const uint8_t *d, size_t caplen,
 				 struct nf_common *k)
 {
-	uint32_t tot, th;
+	uint32_t tot, th, l2;
+	const uint8_t *ip;
 
-	if (link != NF_LINK_ETHERNET || caplen < 14 + 20 + 16 || be16_at(d + 12) != 0x0800 ||
-	    d[14] != 0x45 || (be16_at(d + 20) & 0x3fff) || d[23] != 6)
+	if (link == NF_LINK_ETHERNET) {
+		if (caplen < 14 || be16_at(d + 12) != 0x0800)
+			return 0;
+		l2 = 14;
+		k->dir = 0;
+	} else if (link == NF_LINK_LINUX_SLL2) {
+		if (caplen < 20 || be16_at(d) != 0x0800)
+			return 0;
+		l2 = 20;
+		k->dir = sll_pkttype_dir(d[10]);
+	} else if (link == NF_LINK_LINUX_SLL) {
+		if (caplen < 16 || be16_at(d + 14) != 0x0800)
+			return 0;
+		l2 = 16;
+		k->dir = sll_pkttype_dir(be16_at(d));
+	} else {
 		return 0;
-	tot = be16_at(d + 16);
-	th = (uint32_t)(d[46] >> 4) * 4;
+	}
+	ip = d + l2;
+	if (caplen < l2 + 20 + 16 || ip[0] != 0x45 || (be16_at(ip + 6) & 0x3fff) || ip[9] != 6)
+		return 0;
+	tot = be16_at(ip + 2);
+	th = (uint32_t)(ip[32] >> 4) * 4;
 	if (th < 20 || tot < 20 + th)
 		return 0;
-	__builtin_memcpy(&k->saddr, d + 26, 4);
-	__builtin_memcpy(&k->daddr, d + 30, 4);
-	k->sport = be16_at(d + 34);
-	k->dport = be16_at(d + 36);
-	k->seq = be32_at(d + 38);
-	k->ack = be32_at(d + 42);
-	k->flags = d[47];
-	k->win = be16_at(d + 48);
+	__builtin_memcpy(&k->saddr, ip + 12, 4);
+	__builtin_memcpy(&k->daddr, ip + 16, 4);
+	k->sport = be16_at(ip + 20);
+	k->dport = be16_at(ip + 22);
+	k->seq = be32_at(ip + 24);
+	k->ack = be32_at(ip + 28);
+	k->flags = ip[33];
+	k->win = be16_at(ip + 34);
 	k->len = tot - 20 - th;
 	k->th = (uint8_t)th;
+	k->l2 = (uint8_t)l2;
 	return 1;
 }
 
 /* The segment of the common frame d (caplen bytes) whose numbers are k,
- * into *p as the general path would decode it (dir and ts_ns left). */
+ * into *p as the general path would decode it (ts_ns left; dir set
+ * where a cooked header says it, else left). */
 NF_INLINE void nf_pkt_common_write(const struct nf_common *k, const uint8_t *d, size_t caplen,
 				   struct nf_pkt *p)
 {
@@ -171,15 +203,17 @@ NF_INLINE void nf_pkt_common_write(const struct nf_common *k, const uint8_t *d, 
 	p->len = k->len;
 	p->win = k->win;
 	p->mss = 0;
+	if (k->dir)
+		p->dir = k->dir;
 	if (k->flags & NF_TCP_SYN) {
-		const struct cur t = { d + 34, caplen - 34 };
+		const struct cur t = { d + k->l2 + 20, caplen - k->l2 - 20 };
 
 		tcp_syn_options(&t, k->th, p);
 	}
 }
 
-/* The common frame (nf_pkt_common_read) into *p (dir and ts_ns left): 1;
- * 0 for any other frame, *p unspecified. */
+/* The common frame (nf_pkt_common_read) into *p (ts_ns left; dir as
+ * nf_pkt_common_write sets it): 1; 0 for any other frame, *p unspecified. */
 NF_INLINE int nf_pkt_decode_common(uint32_t link, const uint8_t *d, size_t caplen, struct nf_pkt *p)
 {
 	struct nf_common k;

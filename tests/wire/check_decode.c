@@ -441,7 +441,7 @@ END_TEST
 /* Decodes b[0..cut) (origlen on the wire) with nf_pkt_decode and with its
  * general path alone, each into a segment filled with the same junk:
  * the same answer and the same segment. */
-static void same_as_general(const uint8_t *b, size_t cut, size_t origlen)
+static void same_as_general_on(uint32_t link, const uint8_t *b, size_t cut, size_t origlen)
 {
 	struct nf_pkt x, y;
 	uint8_t *copy = malloc(cut ? cut : 1);
@@ -450,16 +450,22 @@ static void same_as_general(const uint8_t *b, size_t cut, size_t origlen)
 	memcpy(copy, b, cut);
 	memset(&x, 0x5a, sizeof(x));
 	memset(&y, 0x5a, sizeof(y));
-	rx = nf_pkt_decode(NF_LINK_ETHERNET, 0, copy, cut, origlen, &x);
-	ry = nf_pkt_decode_general(NF_LINK_ETHERNET, 0, copy, cut, origlen, &y);
+	rx = nf_pkt_decode(link, 0, copy, cut, origlen, &x);
+	ry = nf_pkt_decode_general(link, 0, copy, cut, origlen, &y);
 	free(copy);
 	ck_assert_int_eq(rx, ry);
 	if (rx == NF_SKIP_NONE)
 		ck_assert_mem_eq(&x, &y, sizeof(x));
 }
 
-/* The shortcut for the common frame (Ethernet, IPv4 without options,
- * TCP) agrees with the general path on it and on every frame near it:
+static void same_as_general(const uint8_t *b, size_t cut, size_t origlen)
+{
+	same_as_general_on(NF_LINK_ETHERNET, b, cut, origlen);
+}
+
+/* The shortcut for the common frame (Ethernet or a Linux cooked header,
+ * IPv4 without options, TCP) agrees with the general path on it and on
+ * every frame near it:
  * options, fragments, other protocols, lengths that contradict, a data
  * offset beyond the segment, a SYN's options, a TSO capture, every cut
  * and an origlen beyond the cut. */
@@ -496,6 +502,18 @@ START_TEST(test_decode_common_frame_as_general)
 		}
 		same_as_general(b, n, n);
 	}
+	/* the same shapes behind a Linux cooked header, v1 and v2, of each
+	 * packet type (4 out, 0-3 in, 7 none: the direction left) */
+	for (int v2 = 0; v2 < 2; v2++)
+		for (unsigned t = 0; t < 8; t += t == 4 ? 3 : 1)
+			for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+				size_t n = sll_frame(b, v2, t, &shapes[k]);
+				uint32_t link = v2 ? NF_LINK_LINUX_SLL2 : NF_LINK_LINUX_SLL;
+
+				for (size_t cut = 0; cut <= n; cut += cut < 80 ? 1 : 97)
+					same_as_general_on(link, b, cut, n);
+				same_as_general_on(link, b, n, n);
+			}
 	/* a version other than 4 under the IPv4 ethertype, and a VLAN tag */
 	b[14] = 0x46;
 	same_as_general(b, 60, 60);

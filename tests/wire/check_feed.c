@@ -7,8 +7,9 @@
  * path: IPv4 options, VLAN tags, IPv6, SYN options, a zero total length,
  * a snaplen cut, UDP, ARP, fragments), large enough that records cross
  * the read buffer's refills many times, in every form a reader takes
- * (pcap in both byte orders and both resolutions, pcapng), whole and
- * with a truncated last record; read in batches of several sizes.
+ * (pcap in both byte orders and both resolutions, pcapng), of Ethernet
+ * and Linux cooked frames (v1 and v2, tcpdump -i any's), whole and with
+ * a truncated last record; read in batches of several sizes.
  */
 #include <check.h>
 #include <stdio.h>
@@ -116,9 +117,38 @@ static size_t frame(uint8_t *b)
 
 enum form { PCAP_US, PCAP_NS, PCAP_BE, PCAPNG };
 
-/* A capture of nframes frames in form f, each cut to snaplen, in *w (the
- * last record cut short by cut bytes). */
-static void capture(struct w *w, enum form f, unsigned nframes, uint32_t snaplen, size_t cut)
+/* The Ethernet frame b of len bytes behind a Linux cooked header
+ * instead (v1 or v2, of a seeded packet type: 0-4, or 7); its new length. */
+static size_t cooked(uint8_t *b, size_t len, uint32_t link)
+{
+	static const uint8_t types[] = { 0, 1, 2, 3, 4, 4, 4, 7 };
+	uint8_t body[4096], type = types[rnd(sizeof(types))];
+	unsigned proto = (unsigned)(b[12] << 8 | b[13]);
+	size_t h = link == NF_LINK_LINUX_SLL2 ? 20 : 16;
+
+	memcpy(body, b + 14, len - 14);
+	memset(b, 0, h);
+	if (h == 20) {
+		be16(b, proto);
+		be32(b + 4, 2); /* ifindex */
+		be16(b + 8, 1); /* ARPHRD_ETHER */
+		b[10] = type;
+		b[11] = 6;
+	} else {
+		be16(b, type);
+		be16(b + 2, 1);
+		be16(b + 4, 6);
+		be16(b + 14, proto);
+	}
+	memcpy(b + h, body, len - 14);
+	return len - 14 + h;
+}
+
+/* A capture of nframes frames in form f, of link type link (Ethernet, or
+ * Linux cooked v1 or v2), each cut to snaplen, in *w (the last record cut
+ * short by cut bytes). */
+static void capture(struct w *w, enum form f, uint32_t link, unsigned nframes, uint32_t snaplen,
+		    size_t cut)
 {
 	static uint8_t b[4096];
 	size_t last = 0;
@@ -128,13 +158,17 @@ static void capture(struct w *w, enum form f, unsigned nframes, uint32_t snaplen
 	if (f == PCAPNG) {
 		put32(w, 0x0a0d0d0a), put32(w, 28), put32(w, 0x1a2b3c4d);
 		put16(w, 1), put16(w, 0), put32(w, 0xffffffffu), put32(w, 0xffffffffu), put32(w, 28);
-		put32(w, 1), put32(w, 20), put16(w, 1), put16(w, 0), put32(w, snaplen), put32(w, 20);
+		put32(w, 1), put32(w, 20), put16(w, link), put16(w, 0), put32(w, snaplen), put32(w, 20);
 	} else {
 		put32(w, f == PCAP_NS ? 0xa1b23c4d : 0xa1b2c3d4);
-		put16(w, 2), put16(w, 4), put32(w, 0), put32(w, 0), put32(w, snaplen), put32(w, 1);
+		put16(w, 2), put16(w, 4), put32(w, 0), put32(w, 0), put32(w, snaplen), put32(w, link);
 	}
 	for (unsigned k = 0; k < nframes; k++) {
-		size_t len = frame(b), caplen = len < snaplen ? len : snaplen;
+		size_t len = frame(b), caplen;
+
+		if (link != NF_LINK_ETHERNET)
+			len = cooked(b, len, link);
+		caplen = len < snaplen ? len : snaplen;
 		uint64_t t = 1764547200ull * 1000000 + k * 137ull + rnd(50);
 
 		last = w->n;
@@ -272,7 +306,11 @@ START_TEST(test_feed_as_the_plain_path)
 	static const struct {
 		uint32_t snaplen;
 		size_t cut;
-	} shapes[] = { { 65535, 0 }, { 96, 0 }, { 60, 0 }, { 65535, 9 } };
+		uint32_t link;
+	} shapes[] = { { 65535, 0, NF_LINK_ETHERNET },	 { 96, 0, NF_LINK_ETHERNET },
+		       { 60, 0, NF_LINK_ETHERNET },	 { 65535, 9, NF_LINK_ETHERNET },
+		       { 65535, 0, NF_LINK_LINUX_SLL },	 { 100, 0, NF_LINK_LINUX_SLL },
+		       { 65535, 0, NF_LINK_LINUX_SLL2 }, { 100, 7, NF_LINK_LINUX_SLL2 } };
 	static const size_t batches[] = { 1, 7, 1024 };
 	enum form f = (enum form)_i;
 
@@ -281,7 +319,7 @@ START_TEST(test_feed_as_the_plain_path)
 		struct w w;
 
 		rng = 0x9e3779b97f4a7c15ull + k;
-		capture(&w, f, NFRAMES, shapes[k].snaplen, shapes[k].cut);
+		capture(&w, f, shapes[k].link, NFRAMES, shapes[k].snaplen, shapes[k].cut);
 		plain(&w, NFRAMES, &want);
 		/* the mix is what it says: segments, and each kind of skip */
 		ck_assert_uint_gt(want.n, NFRAMES / 2);
@@ -293,8 +331,8 @@ START_TEST(test_feed_as_the_plain_path)
 		for (size_t b = 0; b < sizeof(batches) / sizeof(batches[0]); b++) {
 			char what[96];
 
-			snprintf(what, sizeof(what), "%s, snaplen %u, cut %zu, batch %zu", form_name[f],
-				 shapes[k].snaplen, shapes[k].cut, batches[b]);
+			snprintf(what, sizeof(what), "%s, link %u, snaplen %u, cut %zu, batch %zu",
+				 form_name[f], shapes[k].link, shapes[k].snaplen, shapes[k].cut, batches[b]);
 			fed(&w, NFRAMES, batches[b], &got);
 			assert_same(&want, &got, what);
 			got_free(&got);
