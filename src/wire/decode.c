@@ -8,8 +8,10 @@
  * The payload length comes from the IP header's lengths, never from
  * what was captured, so a capture cut short (`tcpdump -s 96`) still
  * gives each segment's size. Runs on every packet of a capture: no call,
- * no division, no allocation; every byte is read through the cursor, a
- * bounds check before it.
+ * no division, no allocation; the general path reads every byte through
+ * the cursor, a bounds check before it; the common frame's shortcut
+ * (decode_int.h) tests the captured length once against the furthest
+ * byte it reads.
  */
 #include <stdint.h>
 #include <sys/socket.h>
