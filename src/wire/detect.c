@@ -350,14 +350,32 @@ static inline int is_conn_of(const struct conn *c, const struct nf_seg *s,
 					  memcmp(c->ends[1].addr + 4, more->tail[1], 12) == 0);
 }
 
-/* The connection of segment s, whose look l says where to start; made if
- * new. NULL when no memory is left (counted). */
-static inline struct conn *lookup(struct nf_wire *w, const struct nf_seg *s,
-				  const struct nf_seg_more *more, const struct look *l)
+/* The connection of segment s, searched for in the index's run from pos;
+ * made if new. NULL when no memory is left (counted). Out of line: the
+ * look-ahead nearly always found it already. */
+static __attribute__((noinline)) struct conn *lookup_run(struct nf_wire *w, const struct nf_seg *s,
+							  const struct nf_seg_more *more, uint32_t pos)
 {
 	const struct nf_index *ix = &w->index;
-	uint32_t pos = nf_index_home(ix, nf_seg_hash(s));
 	uint64_t e;
+
+	for (; (e = ix->e[pos]); pos = (pos + 1) & (ix->n - 1)) {
+		struct conn *c;
+
+		if ((uint32_t)(e >> 32) == s->tag && is_conn_of(c = nf_slot(w, (uint32_t)e), s, more))
+			return c;
+	}
+	return nf_wire_add(w, s, more);
+}
+
+/* The connection of segment s, whose look l says where to start; made if
+ * new. NULL when no memory is left (counted). */
+static inline __attribute__((always_inline)) struct conn *lookup(struct nf_wire *w,
+								  const struct nf_seg *s,
+								  const struct nf_seg_more *more,
+								  const struct look *l)
+{
+	const struct nf_index *ix = &w->index;
 
 	if (l->gen == ix->gen) { /* where the look-ahead found it */
 		struct conn *c;
@@ -366,15 +384,9 @@ static inline struct conn *lookup(struct nf_wire *w, const struct nf_seg *s,
 			return nf_wire_add(w, s, more);
 		if (is_conn_of(c = nf_slot(w, l->slot), s, more))
 			return c;
-		pos = (l->pos + 1) & (ix->n - 1);
+		return lookup_run(w, s, more, (l->pos + 1) & (ix->n - 1));
 	}
-	for (; (e = ix->e[pos]); pos = (pos + 1) & (ix->n - 1)) {
-		struct conn *c;
-
-		if ((uint32_t)(e >> 32) == s->tag && is_conn_of(c = nf_slot(w, (uint32_t)e), s, more))
-			return c;
-	}
-	return nf_wire_add(w, s, more);
+	return lookup_run(w, s, more, nf_index_home(ix, nf_seg_hash(s)));
 }
 
 /* A segment, its look known: the clock (never back), the table's upkeep,
