@@ -359,10 +359,11 @@ static __attribute__((noinline)) struct conn *lookup_run(struct nf_wire *w, cons
 	const struct nf_index *ix = &w->index;
 	uint64_t e;
 
-	for (; (e = ix->e[pos]); pos = (pos + 1) & (ix->n - 1)) {
-		struct conn *c;
+	for (pos = run_find(ix, s->tag, pos); (e = ix->e[pos]);
+	     pos = run_find(ix, s->tag, (pos + 1) & (ix->n - 1))) {
+		struct conn *c = nf_slot(w, (uint32_t)e);
 
-		if ((uint32_t)(e >> 32) == s->tag && is_conn_of(c = nf_slot(w, (uint32_t)e), s, more))
+		if (is_conn_of(c, s, more))
 			return c;
 	}
 	return nf_wire_add(w, s, more);
