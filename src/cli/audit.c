@@ -25,7 +25,15 @@
 #include "nf_cli.h"
 
 static const char audit_usage[] =
-	"usage: naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]\n";
+	"usage: naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]\n"
+	"Runs COMMAND with every TCP socket audited (nothing changed), then prints\n"
+	"on stderr its split-write stalls per peer, with the config line that\n"
+	"fixes each.\n"
+	"  -l, --log LOG  keep the findings (JSON lines) in LOG, one file (default:\n"
+	"                 a temporary file, kept only if it holds a finding)\n"
+	"  --json         a JSON array on stdout instead of the table\n"
+	"  -h, --help     this text\n"
+	"Exit status: COMMAND's (128+N if signal N ended it); 125 a usage error.\n";
 
 /* An absolute, writable log path into out; -1 after saying why not. */
 static int open_log(const char *arg, char *out, size_t outlen)
@@ -104,17 +112,16 @@ static int run_and_wait(char **argv)
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Says on stderr what is wrong, then the usage; returns -1. */
+/* Says on stderr, in one line, what is wrong; returns -1. */
 static int usage_error(const char *fmt, ...)
 {
+	char what[512];
 	va_list ap;
 
-	fputs("naglefix audit: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	fputs(audit_usage, stderr);
+	nf_cli_usage_error("audit", "%s", what);
 	return -1;
 }
 

@@ -531,16 +531,14 @@ static const struct option fix_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* A usage error: msg, then word quoted if there is one. NF_EXIT_USAGE. */
 static int usage_err(const char *msg, const char *word)
 {
 	char q[NF_CLI_QUOTE_MAX];
 
-	fprintf(stderr, "naglefix fix: %s", msg);
 	if (word)
-		fprintf(stderr, " '%s'", nf_cli_quote(word, q));
-	fputc('\n', stderr);
-	fputs(usage_fix, stderr);
-	return NF_EXIT_USAGE;
+		return nf_cli_usage_error("fix", "%s '%s'", msg, nf_cli_quote(word, q));
+	return nf_cli_usage_error("fix", "%s", msg);
 }
 
 /* The policy of -c, -m, or (neither) what the library would read. */
@@ -607,8 +605,7 @@ int nf_cli_fix(int argc, char **argv)
 				return usage_err("--interval takes milliseconds, 1 to 60000:", optarg);
 			break;
 		case 'h': fputs(usage_fix, stdout); return 0;
-		case ':': return usage_err("an option needs its argument:", argv[optind - 1]);
-		default: return usage_err("unknown option", argv[optind - 1]);
+		default: return nf_cli_bad_option("fix", opt, argc, argv, fix_longopts);
 		}
 	}
 	if ((rc = check_pids(argc - optind, argv + optind)) != 0)

@@ -66,10 +66,19 @@ static const char usage_text[] =
 	"                     SECONDS or SIGINT/SIGTERM; needs CAP_NET_RAW; --fix\n"
 	"                     sets TCP_NODELAY on each holder's socket here\n";
 
-static int usage(FILE *out, int status)
+static const char check_usage[] =
+	"usage: naglefix check [FILE]\n"
+	"Validates the policy file FILE as the library reads it (default: what the\n"
+	"library would read: $NAGLEFIX_CONF, else " NF_CONF_DEFAULT_PATH " if it\n"
+	"exists), each error as FILE:LINE: reason.\n"
+	"  -h, --help  this text\n"
+	"Exit status: 0 valid (or no file to read); 1 an error; 125 a usage error.\n";
+
+/* --help: the whole text on stdout, status 0. */
+static int help(const char *text)
 {
-	fputs(usage_text, out);
-	return status;
+	fputs(text, stdout);
+	return 0;
 }
 
 /* Sets name to path made absolute (launchers change directory). */
@@ -88,7 +97,7 @@ static int setenv_path(const char *name, const char *path)
 static int set_log(const char *arg)
 {
 	if (!*arg) {
-		fputs("naglefix: -l needs a LOG (a path, stderr or syslog)\n", stderr);
+		nf_cli_usage_error(NULL, "-l needs a LOG (a path, stderr or syslog)");
 		return -1;
 	}
 	if (strcmp(arg, "stderr") == 0 || strcmp(arg, "syslog") == 0)
@@ -103,7 +112,7 @@ static int set_log(const char *arg)
 static int set_config(const char *arg)
 {
 	if (!*arg) {
-		fputs("naglefix: -c needs a FILE (-c none: no file at all)\n", stderr);
+		nf_cli_usage_error(NULL, "-c needs a FILE (-c none: no file at all)");
 		return -1;
 	}
 	if (strcmp(arg, "none") == 0)
@@ -132,17 +141,14 @@ static int cmd_check(int argc, char **argv)
 	char err[512];
 
 	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
-		return usage(stdout, 0);
+		return help(check_usage);
 	if (argc > 1 && argv[1][0] == '-' && argv[1][1]) {
 		char q[NF_CLI_QUOTE_MAX];
 
-		fprintf(stderr, "naglefix check: unknown option '%s'\n", nf_cli_quote(argv[1], q));
-		return usage(stderr, EXIT_USAGE);
+		return nf_cli_usage_error("check", "unknown option '%s'", nf_cli_quote(argv[1], q));
 	}
-	if (argc > 2) {
-		fputs("naglefix check: one FILE at most\n", stderr);
-		return usage(stderr, EXIT_USAGE);
-	}
+	if (argc > 2)
+		return nf_cli_usage_error("check", "one FILE at most");
 	if (!path)
 		return check_no_file(env_conf);
 	if (nf_config_parse_file(path, &p, err, sizeof(err)) < 0) {
@@ -173,35 +179,6 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* The long name of the option whose short one is c (all have one). */
-static const char *long_name(int c)
-{
-	for (const struct option *o = longopts; o->name; o++)
-		if (o->val == c)
-			return o->name;
-	return "?";
-}
-
-/*
- * Says what getopt_long refused (opt '?' or ':'), the word quoted. An
- * option without its argument is optopt (glibc and musl both set it, for a
- * long option too; where optind then points differs). An unknown short
- * option is optopt too (perhaps in a cluster such as -xc); an unknown long
- * one is the word before optind.
- */
-static void bad_option(int opt, int argc, char **argv)
-{
-	char q[NF_CLI_QUOTE_MAX], one[3] = { '-', (char)optopt, '\0' };
-
-	if (opt == ':')
-		fprintf(stderr, "naglefix: option '%s' (--%s) needs an argument\n", one,
-			long_name(optopt));
-	else if (optopt || optind < 2 || optind > argc)
-		fprintf(stderr, "naglefix: unknown option '%s'\n", nf_cli_quote(one, q));
-	else
-		fprintf(stderr, "naglefix: unknown option '%s'\n", nf_cli_quote(argv[optind - 1], q));
-}
-
 int main(int argc, char **argv)
 {
 	char q[NF_CLI_QUOTE_MAX];
@@ -225,31 +202,28 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'c':
 			if (set_config(optarg) < 0)
-				return usage(stderr, EXIT_USAGE);
+				return EXIT_USAGE;
 			break;
 		case 'm':
-			if (nf_policy_parse_action(optarg, &a) < 0) {
-				fprintf(stderr, "naglefix: unknown action '%s' (expected " NF_ACTION_LIST ")\n",
-					nf_cli_quote(optarg, q));
-				return EXIT_USAGE;
-			}
+			if (nf_policy_parse_action(optarg, &a) < 0)
+				return nf_cli_usage_error(NULL, "unknown action '%s' (expected "
+							  NF_ACTION_LIST ")", nf_cli_quote(optarg, q));
 			setenv("NAGLEFIX_MODE", optarg, 1);
 			break;
 		case 'l':
 			if (set_log(optarg) < 0)
-				return usage(stderr, EXIT_USAGE);
+				return EXIT_USAGE;
 			break;
 		case 'h':
-			return usage(stdout, 0);
+			return help(usage_text);
 		case 'V':
 			printf("naglefix %s\n", NF_VERSION);
 			return 0;
 		default: /* '?' an unknown option, ':' one without its argument */
-			bad_option(opt, argc, argv);
-			return usage(stderr, EXIT_USAGE);
+			return nf_cli_bad_option(NULL, opt, argc, argv, longopts);
 		}
 	}
 	if (optind >= argc)
-		return usage(stderr, EXIT_USAGE);
+		return nf_cli_usage_error(NULL, "no COMMAND to run");
 	return run(argv + optind);
 }

@@ -18,6 +18,24 @@
  * cut to fit), in buf of NF_CLI_QUOTE_MAX bytes; returns buf. */
 const char *nf_cli_quote(const char *arg, char buf[NF_CLI_QUOTE_MAX]);
 
+/*
+ * A usage error of naglefix (cmd NULL) or of naglefix CMD: one line on
+ * stderr, "naglefix[ CMD]: WHAT; try 'naglefix[ CMD] --help'", WHAT from
+ * fmt (the caller quotes the words of the command line with
+ * nf_cli_quote). Returns NF_EXIT_USAGE.
+ */
+int nf_cli_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * What getopt_long refused (its return opt, '?' or ':', with opterr 0),
+ * said as nf_cli_usage_error does: the option quoted, and for a missing
+ * argument its long name from longopts. Returns NF_EXIT_USAGE.
+ */
+struct option;
+int nf_cli_bad_option(const char *cmd, int opt, int argc, char **argv,
+		      const struct option *longopts);
+
 /* s as a JSON string, quotes included, to out (nf_json_char's forms). */
 void nf_cli_json_str(FILE *out, const char *s);
 

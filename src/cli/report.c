@@ -580,8 +580,7 @@ static int report_args(int argc, char **argv, char **logs, int *json)
 		else if (opts && (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0))
 			return -2;
 		else if (opts && argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "naglefix report: unknown option '%s'\n",
-				nf_cli_quote(argv[i], q));
+			nf_cli_usage_error("report", "unknown option '%s'", nf_cli_quote(argv[i], q));
 			return -1;
 		} else {
 			logs[n++] = argv[i];
@@ -592,7 +591,16 @@ static int report_args(int argc, char **argv, char **logs, int *json)
 
 int nf_cli_report(int argc, char **argv)
 {
-	static const char usage[] = "usage: naglefix report [--json] LOG...\n";
+	static const char usage[] =
+		"usage: naglefix report [--json] LOG...\n"
+		"Reads audit logs (naglefix audit -l, NAGLEFIX_LOG of -m audit) and the\n"
+		"--json lines of scan and watch, and prints per peer the findings, the\n"
+		"most frequent write pattern, the median and total stall, the config line\n"
+		"that fixes it and the code that wrote.\n"
+		"  --json      a JSON array instead of the table\n"
+		"  -h, --help  this text\n"
+		"Exit status: 0; 1 a LOG that could not be read whole or holds no audit\n"
+		"line; 125 a usage error.\n";
 	char **logs = calloc((size_t)argc, sizeof(*logs));
 	int json = 0, n, rc;
 
@@ -602,9 +610,10 @@ int nf_cli_report(int argc, char **argv)
 	if (n == -2) {
 		fputs(usage, stdout);
 		rc = 0;
-	} else if (n <= 0) {
-		fputs(usage, stderr);
+	} else if (n < 0) {
 		rc = NF_EXIT_USAGE;
+	} else if (n == 0) {
+		rc = nf_cli_usage_error("report", "no LOG given");
 	} else {
 		rc = nf_report_print(logs, n, json, stdout) < 0 ? 1 : 0;
 	}

@@ -120,18 +120,13 @@ int nf_cli_scan(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		} else if (opts && argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "naglefix scan: unknown option '%s'\n", nf_cli_quote(argv[i], q));
-			fputs(usage_text, stderr);
-			return NF_EXIT_USAGE;
+			return nf_cli_usage_error("scan", "unknown option '%s'", nf_cli_quote(argv[i], q));
 		} else {
 			ncap++;
 		}
 	}
-	if (ncap == 0) {
-		fputs("naglefix scan: no CAPTURE given (- reads standard input)\n", stderr);
-		fputs(usage_text, stderr);
-		return NF_EXIT_USAGE;
-	}
+	if (ncap == 0)
+		return nf_cli_usage_error("scan", "no CAPTURE given (- reads standard input)");
 	if (!(w = nf_wire_new(NULL))) {
 		fputs("naglefix scan: out of memory\n", stderr);
 		return 1;

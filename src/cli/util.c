@@ -1,13 +1,15 @@
 /*
  * util.c - what several of the command's files share (nf_cli.h): a word
- * quoted for a message, a string written as JSON, and the library put
- * first in LD_PRELOAD. Here, in
- * one place below the subcommands, so that no circle runs between the
+ * quoted for a message, a usage error said in one line, a string written
+ * as JSON, and the library put first in LD_PRELOAD. Here, in one place
+ * below the subcommands, so that no circle runs between the
  * command's files (naglefix.c calls audit.c, which would call back).
  */
 #include "nf_cli.h"
 
+#include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,49 @@ const char *nf_cli_quote(const char *arg, char buf[NF_CLI_QUOTE_MAX])
 {
 	nf_policy_escape(arg, buf, NF_CLI_QUOTE_MAX);
 	return buf;
+}
+
+int nf_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "naglefix%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "; try 'naglefix%s%s --help'\n", cmd ? " " : "", cmd ? cmd : "");
+	return NF_EXIT_USAGE;
+}
+
+/* The long name of the option whose short one is c, or NULL. */
+static const char *long_name(const struct option *longopts, int c)
+{
+	for (const struct option *o = longopts; o && o->name; o++)
+		if (o->val == c)
+			return o->name;
+	return NULL;
+}
+
+/*
+ * An option without its argument is optopt (glibc and musl both set it,
+ * for a long option too; where optind then points differs). An unknown
+ * short option is optopt too (perhaps in a cluster such as -xc); an
+ * unknown long one is the word before optind.
+ */
+int nf_cli_bad_option(const char *cmd, int opt, int argc, char **argv,
+		      const struct option *longopts)
+{
+	char q[NF_CLI_QUOTE_MAX], one[3] = { '-', (char)optopt, '\0' };
+	const char *name = long_name(longopts, optopt);
+
+	if (opt == ':' && name)
+		return nf_cli_usage_error(cmd, "option '%s' (--%s) needs an argument",
+					  nf_cli_quote(one, q), name);
+	if (opt == ':')
+		return nf_cli_usage_error(cmd, "option '%s' needs an argument", nf_cli_quote(one, q));
+	if (optopt || optind < 2 || optind > argc)
+		return nf_cli_usage_error(cmd, "unknown option '%s'", nf_cli_quote(one, q));
+	return nf_cli_usage_error(cmd, "unknown option '%s'", nf_cli_quote(argv[optind - 1], q));
 }
 
 void nf_cli_json_str(FILE *out, const char *s)

@@ -89,7 +89,8 @@ static void on_conn(void *arg, struct nf_holder *h, const struct nf_stall *s,
 	found(arg, &c, s, 0);
 }
 
-static int usage(FILE *out, int status)
+/* --help: the whole text on stdout. */
+static void help(void)
 {
 	fputs("usage: naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG] [--fix]\n"
 	      "  -i IFACE     capture on IFACE only (default: every interface, lo too)\n"
@@ -99,8 +100,7 @@ static int usage(FILE *out, int status)
 	      "  --fix        at a stall, set TCP_NODELAY on the holder's socket (and the\n"
 	      "               listener it came from) if it is a process of this host;\n"
 	      "               else print the receiving end's fix; nothing else is touched\n",
-	      out);
-	return status;
+	      stdout);
 }
 
 /* -t's argument: seconds > 0; -1 if it is not one. */
@@ -128,20 +128,20 @@ static int parse_args(struct nf_watch *w, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char q[NF_CLI_QUOTE_MAX];
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+i:t:l:h", longopts, NULL)) != -1) {
+	opterr = 0; /* getopt would print the word raw, and a second line */
+	while ((c = getopt_long(argc, argv, "+:i:t:l:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			w->ifname = optarg;
 			break;
 		case 't':
-			if ((w->seconds = parse_seconds(optarg)) < 0) {
-				fprintf(stderr, "naglefix watch: -t needs a number of seconds > 0, not '%s'\n",
-					optarg);
-				return NF_EXIT_USAGE;
-			}
+			if ((w->seconds = parse_seconds(optarg)) < 0)
+				return nf_cli_usage_error("watch", "-t needs a number of seconds > 0, "
+							  "not '%s'", nf_cli_quote(optarg, q));
 			break;
 		case 'j':
 			w->json = 1;
@@ -153,20 +153,17 @@ static int parse_args(struct nf_watch *w, int argc, char **argv)
 			w->fix = 1;
 			break;
 		case 'h':
-			usage(stdout, 0);
+			help();
 			return -1;
-		default:
-			return usage(stderr, NF_EXIT_USAGE);
+		default: /* '?' an unknown option, ':' one without its argument */
+			return nf_cli_bad_option("watch", c, argc, argv, longopts);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "naglefix watch: unexpected argument '%s'\n", argv[optind]);
-		return usage(stderr, NF_EXIT_USAGE);
-	}
-	if (w->log_path && !*w->log_path) {
-		fputs("naglefix watch: -l needs a LOG path\n", stderr);
-		return NF_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return nf_cli_usage_error("watch", "unexpected argument '%s'",
+					  nf_cli_quote(argv[optind], q));
+	if (w->log_path && !*w->log_path)
+		return nf_cli_usage_error("watch", "-l needs a LOG path");
 	return 0;
 }
 

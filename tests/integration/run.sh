@@ -340,14 +340,40 @@ cli_help() {
 }
 cli_help
 
+# help_of NAME CMD...: naglefix CMD... --help prints the whole usage on
+# stdout (a "usage: naglefix CMD" line and more), nothing on stderr, status 0.
+help_of() {
+    local name=$1 rc
+    shift
+    selected "$name" || return 0
+    timeout -k 5 "$LIMIT" "$NAGLEFIX" "$@" --help >"$LOGS/$name.out" 2>"$LOGS/$name.log"
+    rc=$?
+    if ((rc != 0)); then
+        fail "$name" "exit status $rc, want 0" "$LOGS/$name.log"
+    elif [[ -s $LOGS/$name.log ]]; then
+        fail "$name" "something on stderr" "$LOGS/$name.log"
+    elif ! head -n 1 "$LOGS/$name.out" | grep -q "^usage: naglefix${1:+ $1}"; then
+        fail "$name" "stdout does not start with the usage" "$LOGS/$name.out"
+    elif (($(wc -l <"$LOGS/$name.out") < 5)); then
+        fail "$name" "under 5 lines: not the whole help" "$LOGS/$name.out"
+    else
+        pass "$name"
+    fi
+}
+help_of cli-help-main
+for sub in check audit report fix scan watch; do help_of "cli-help-$sub" "$sub"; done
+
 # usage_says NAME TEXT ARG...: naglefix ARG... is a usage error: status
-# 125, nothing on stdout, a complaint on stderr that has TEXT (any, if
-# TEXT is empty) and no raw control byte (a word of the command line is
-# quoted as \xNN: an escape sequence never reaches the terminal).
+# 125, nothing on stdout, and on stderr one line (not the help): the
+# complaint, which has TEXT (any, if TEXT is empty) and no raw control
+# byte (a word of the command line is quoted as \xNN: an escape sequence
+# never reaches the terminal), then "try 'naglefix[ CMD] --help'" for
+# the subcommand CMD of ARG... if it names one.
 usage_says() {
-    local name=$1 text=$2 rc
+    local name=$1 text=$2 rc cmd=""
     shift 2
     selected "$name" || return 0
+    case ${1-} in check | audit | report | fix | scan | watch) cmd=" $1" ;; esac
     timeout -k 5 "$LIMIT" "$NAGLEFIX" "$@" >"$LOGS/$name.out" 2>"$LOGS/$name.log"
     rc=$?
     if ((rc != 125)); then
@@ -358,6 +384,10 @@ usage_says() {
         fail "$name" "stderr lacks: $text" "$LOGS/$name.log"
     elif LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$LOGS/$name.log"; then
         fail "$name" "a raw control byte on stderr" "$LOGS/$name.log"
+    elif (($(wc -l <"$LOGS/$name.log") != 1)); then
+        fail "$name" "$(wc -l <"$LOGS/$name.log") lines on stderr, want 1 (not the help)" "$LOGS/$name.log"
+    elif ! grep -q "^naglefix$cmd: .*; try 'naglefix$cmd --help'\$" "$LOGS/$name.log"; then
+        fail "$name" "want 'naglefix$cmd: WHAT; try 'naglefix$cmd --help''" "$LOGS/$name.log"
     else
         pass "$name"
     fi
@@ -381,7 +411,20 @@ usage_says cli-bad-mode-quoted "unknown action 'fa\x1b[31mst'" -m $'fa\e[31mst' 
 usage_says cli-check-names-option "naglefix check: unknown option '--bogus'" check --bogus
 usage_says cli-check-two-files-said "naglefix check: one FILE at most" check "$BAD" "$BAD"
 usage_says cli-report-names-option "naglefix report: unknown option '--b\x1bgus'" report $'--b\egus'
+usage_says cli-report-no-log "naglefix report: no LOG" report
 usage_says cli-audit-option-quoted "naglefix audit: unknown option '--b\x1bgus'" audit $'--b\egus' -- true
+usage_says cli-audit-no-command "naglefix audit: no COMMAND" audit --json
+usage_says cli-fix-unknown-option "naglefix fix: unknown option '--b\x1bgus'" fix $'--b\egus' 1
+usage_says cli-fix-needs-argument "naglefix fix: option '-i' (--interval) needs an argument" fix -i
+usage_says cli-fix-not-a-pid "naglefix fix: not a PID: 'x\x1by'" fix -m nodelay $'x\ey'
+usage_says cli-fix-no-pid "naglefix fix: no PID" fix -m nodelay
+usage_says cli-scan-unknown-option "naglefix scan: unknown option '--b\x1bgus'" scan $'--b\egus' x.pcap
+usage_says cli-scan-no-capture "naglefix scan: no CAPTURE" scan --json
+usage_says cli-watch-unknown-option "naglefix watch: unknown option '--b\x1bgus'" watch $'--b\egus'
+usage_says cli-watch-unknown-short "naglefix watch: unknown option '-x'" watch -x
+usage_says cli-watch-needs-argument "naglefix watch: option '-t' (--time) needs an argument" watch -t
+usage_says cli-watch-bad-seconds "naglefix watch: -t needs a number of seconds > 0, not 'a\x1bb'" watch -t $'a\eb'
+usage_says cli-watch-stray-word "naglefix watch: unexpected argument 'a\x1bb'" watch $'a\eb'
 
 expect_run cli-command-not-found 127 "" "^naglefix: nftest-no-such-command: " 1 \
     "$NAGLEFIX" -- nftest-no-such-command
