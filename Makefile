@@ -118,6 +118,21 @@ $(B)/tests/wire/model: tests/wire/model.c $(DEPS_STAMP)
 test-wire: all $(WTESTS) $(B)/tests/wire/model
 	tests/wire/run.sh
 
+# ---- the command's own functions (tests/cli/check_*.c): one Check program
+# each, linked with the command's objects but its main (naglefix.o), run by
+# tests/cli/run.sh.
+CTEST_CLI_SRCS := $(wildcard tests/cli/check_*.c)
+CTEST_CLI      := $(patsubst tests/cli/%.c,$(B)/tests/cli/%,$(CTEST_CLI_SRCS))
+CLI_LIB_OBJS   := $(filter-out $(B)/obj/cli/naglefix.o,$(CLI_OBJS))
+
+$(B)/tests/cli/%: tests/cli/%.c tests/unit/unit.c $(CLI_LIB_OBJS) $(B)/libnfwire.a $(B)/libnfcore.a $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(TEST_CC) -o $@ $< tests/unit/unit.c $(CLI_LIB_OBJS) $(B)/libnfwire.a $(B)/libnfcore.a \
+		$(CHECK_LIBS) -lpthread -lm
+
+test-cli: all $(CTEST_CLI)
+	tests/cli/run.sh
+
 # naglefix fix PID (tests/fix/run.sh)
 test-fix: all
 	tests/fix/run.sh
@@ -131,7 +146,7 @@ test-man:
 test-readme: all
 	tests/readme/run.sh
 
-.PHONY: test-wire test-fix test-man test-readme
+.PHONY: test-wire test-cli test-fix test-man test-readme
 
 # ---- tests ---------------------------------------------------------------
 

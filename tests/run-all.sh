@@ -45,6 +45,7 @@ run_suite exports make -s test-exports
 run_suite layers make -s test-layers
 run_suite inventory make -s test-inventory
 run_suite unit make -s test-unit
+run_suite cli make -s test-cli
 run_suite integration make -s test-integration
 run_suite legacy tests/legacy/run.sh nodelay coalesce auto quickack
 run_suite coalesce make -s test-coalesce
