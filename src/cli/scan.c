@@ -7,7 +7,8 @@
  * files of a rotated capture (tcpdump -C, -G) make one timeline. A
  * capture that cannot be read whole is named with the byte offset at
  * fault; what was read up to there is still reported, and the exit
- * status is 1.
+ * status is 1. A file that is no capture at all is named, and when no
+ * capture could be read there is no table and no verdict: only the errors.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,13 +30,16 @@ static const char usage_text[] =
 	"  --json      one JSON line a row (naglefix report reads them)\n"
 	"  -h, --help  this text\n";
 
-/* Frames of a scan that gave no segment, by why. */
+/* Frames of a scan that gave no segment, by why; read: a capture was
+ * opened (without one, there is nothing to judge). */
 struct skipped {
 	unsigned long long n[NF_SKIP_NKINDS];
+	int read;
 };
 
 /* Feeds every frame of the capture on fd to w. 0, or -1 after printing
- * the reader's message (what was read still counts). */
+ * the reader's message (what was read still counts: sk->read is then set
+ * if the file was a capture at all). */
 static int scan_fd(struct nf_wire *w, int fd, const char *name, struct skipped *sk)
 {
 	char err[NF_CAP_ERR_MAX];
@@ -46,6 +50,7 @@ static int scan_fd(struct nf_wire *w, int fd, const char *name, struct skipped *
 		fprintf(stderr, "naglefix scan: %s\n", err);
 		return -1;
 	}
+	sk->read = 1;
 	rc = nf_cli_scan_feed(c, w, sk->n);
 	if (rc < 0)
 		fprintf(stderr, "naglefix scan: %s\n", nf_cap_error(c));
@@ -106,7 +111,7 @@ static void print_rows(struct nf_wire *w, int json)
 
 int nf_cli_scan(int argc, char **argv)
 {
-	struct skipped sk = { { 0 } };
+	struct skipped sk = { { 0 }, 0 };
 	int json = 0, rc = 0, opts = 1, ncap = 0;
 	char q[NF_CLI_QUOTE_MAX];
 	struct nf_wire *w;
@@ -140,7 +145,8 @@ int nf_cli_scan(int argc, char **argv)
 		if (scan_path(w, argv[i], &sk) < 0)
 			rc = 1;
 	}
-	print_rows(w, json);
+	if (sk.read) /* no capture read: the errors alone, no verdict on nothing */
+		print_rows(w, json);
 	print_skipped(&sk);
 	nf_wire_free(w);
 	return rc;

@@ -143,7 +143,10 @@ void nf_cli_wire_table(FILE *out, struct nf_holder *const *h, size_t n,
 	char a[NF_ADDR_MAX], b[NF_ADDR_MAX], fix[FIX_MAX], sz[32], t1[32], t2[32];
 	int wh = widest(h, n, 1, 6), wp = widest(h, n, 0, 4), wf = 3, pid = 0;
 
-	if (n == 0) {
+	if (n == 0 && st && st->conns == st->one_way) {
+		/* no connection seen both ways: no stall could be told, so no verdict */
+		fputs("naglefix: no TCP connection seen both ways: nothing to judge\n", out);
+	} else if (n == 0) {
 		fputs("naglefix: no Nagle x delayed-ACK stall found\n", out);
 	} else {
 		for (size_t i = 0; i < n; i++) {

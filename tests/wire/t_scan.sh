@@ -94,10 +94,29 @@ printf 'GET / HTTP/1.0\r\n\r\nnot a capture at all\n' >"$TMP/text"
 rc=$?
 ok "not a capture: exit 1, the file and offset 0 named" \
 	sh -c '[ "$1" -eq 1 ] && grep -q "^naglefix scan: $2: offset 0: " "$3"' sh "$rc" "$TMP/text" "$TMP/text.err"
-"$NF" scan "$TMP/no-such" >/dev/null 2>"$TMP/missing.err"
+"$NF" scan "$TMP/no-such" >"$TMP/missing.out" 2>"$TMP/missing.err"
 rc=$?
 ok "missing file: exit 1, strerror" \
 	sh -c '[ "$1" -eq 1 ] && grep -q "no-such: No such file or directory" "$2"' sh "$rc" "$TMP/missing.err"
+# What could not be read gets its error and no verdict: no table, no "no
+# stall found", no stats line (nothing was read to count).
+"$NF" scan --json "$TMP/text" >"$TMP/text-json.out" 2>"$TMP/text-json.err"
+mkdir -p "$TMP/a-dir"
+"$NF" scan "$TMP/a-dir" >"$TMP/dir.out" 2>"$TMP/dir.err"
+for f in text text-json missing dir; do
+	ok "$f: the error alone, no verdict" sh -c '[ ! -s "$1.out" ] && [ "$(wc -l <"$2")" = 1 ] &&
+		grep -q "^naglefix scan: .*'"$TMP"'/" "$2" && ! grep -q "found\|segments" "$2"' \
+		sh "$TMP/$f" "$TMP/$f.err"
+done
+# A capture that holds no TCP connection seen both ways: nothing to judge,
+# said so, not "no stall found" (exit 0: the capture was read).
+tcpdump -r "$HERE/fixtures/lo-us.pcap" -w "$TMP/no-tcp.pcap" 'not tcp' 2>/dev/null
+"$NF" scan "$TMP/no-tcp.pcap" >"$TMP/no-tcp.out" 2>"$TMP/no-tcp.err"
+rc=$?
+ok "a capture without TCP: exit 0, nothing to judge, no verdict" sh -c '[ "$1" -eq 0 ] &&
+	grep -qx "naglefix: no TCP connection seen both ways: nothing to judge" "$2" &&
+	! grep -q "stall found" "$2" && grep -q "^naglefix scan: 0 segments" "$3"' \
+	sh "$rc" "$TMP/no-tcp.out" "$TMP/no-tcp.err"
 "$NF" scan "$TMP/no-such" "$TMP/cap.pcap" >"$TMP/both.out" 2>/dev/null
 rc=$?
 ok "a bad capture among good ones: exit 1, the good one still read" \
