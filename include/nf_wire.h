@@ -96,6 +96,12 @@ struct nf_wire_opts {
 	 * it. NULL: none. */
 	void (*on_conn)(void *arg, struct nf_holder *h, const struct nf_stall *s,
 			const struct nf_end *self, const struct nf_end *peer);
+	/* Called at every stall, the first ones too (after on_first or
+	 * on_conn), with its row h and its connection's holder end self and
+	 * the end peer it waited on (watch's metrics count it under the
+	 * connection's process). NULL: none. */
+	void (*on_stall)(void *arg, const struct nf_holder *h, const struct nf_stall *s,
+			 const struct nf_end *self, const struct nf_end *peer);
 	void *arg;
 };
 

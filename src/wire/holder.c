@@ -207,6 +207,8 @@ void nf_wire_row_stall(struct nf_wire *w, struct conn *c, int i, const struct nf
 		w->o.on_first(w->o.arg, r, s);
 	else if (joined && w->o.on_conn)
 		w->o.on_conn(w->o.arg, r, s, &c->ends[i], &c->ends[!i]);
+	if (w->o.on_stall)
+		w->o.on_stall(w->o.arg, r, s, &c->ends[i], &c->ends[!i]);
 }
 
 static int by_total(const void *a, const void *b)

@@ -214,7 +214,8 @@ static inline uint32_t nf_wire_seg_sig(const struct nf_pkt *p)
 
 /* Counts stall s of direction i of c in its row, made (and on_first
  * called) at the row's first stall; on_conn called at the first stall
- * of a connection that joins a row that stalled before. */
+ * of a connection that joins a row that stalled before; on_stall at
+ * every stall, after them. */
 void nf_wire_row_stall(struct nf_wire *w, struct conn *c, int i, const struct nf_stall *s);
 
 /* Frees the rows. */

@@ -2,7 +2,8 @@
  * check_conn.c - the detector's callbacks as watch uses them (nf_wire.h:
  * on_first at a row's first stall, on_conn at the first stall of each
  * connection that joins a row that stalled before, with that
- * connection's own ends), on timelines written here in the manner of
+ * connection's own ends; on_stall at every stall, with its connection's
+ * ends), on timelines written here in the manner of
  * check_detect.c: no network, times in ms from an origin.
  */
 #include <arpa/inet.h>
@@ -27,6 +28,11 @@ struct tl {
 static int firsts, joins;
 static struct nf_end join_self, join_peer;
 static struct nf_holder *first_row, *join_row;
+/* on_stall's: its calls, the ports of the holder end of each, in order,
+ * and how many on_first or on_conn calls had been made before each. */
+static int stalls_seen;
+static uint16_t stall_port[16];
+static int stall_after[16];
 
 static void on_first(void *arg, struct nf_holder *h, const struct nf_stall *s)
 {
@@ -47,6 +53,20 @@ static void on_conn(void *arg, struct nf_holder *h, const struct nf_stall *s,
 	join_peer = *peer;
 }
 
+static void on_stall(void *arg, const struct nf_holder *h, const struct nf_stall *s,
+		     const struct nf_end *self, const struct nf_end *peer)
+{
+	(void)arg;
+	ck_assert_ptr_eq(h, first_row);
+	ck_assert_uint_eq(s->size1 + s->size2, 13);
+	ck_assert_uint_eq(peer->port, 8080);
+	if (stalls_seen < 16) {
+		stall_port[stalls_seen] = self->port;
+		stall_after[stalls_seen] = firsts + joins;
+	}
+	stalls_seen++;
+}
+
 static struct nf_wire *detector(int with_conn)
 {
 	struct nf_wire_opts o;
@@ -56,7 +76,7 @@ static struct nf_wire *detector(int with_conn)
 	o.on_first = on_first;
 	if (with_conn)
 		o.on_conn = on_conn;
-	firsts = joins = 0;
+	firsts = joins = stalls_seen = 0;
 	first_row = join_row = NULL;
 	return nf_wire_new(&o);
 }
@@ -152,6 +172,41 @@ START_TEST(test_conn_second_connection_of_a_row)
 }
 END_TEST
 
+/* on_stall at every stall of the row, each with its own connection's
+ * holder end, a connection's first one after on_first or on_conn. */
+START_TEST(test_conn_every_stall_with_its_ends)
+{
+	struct nf_wire_opts o;
+	struct tl a, b;
+
+	nf_wire_opts_default(&o);
+	ck_assert_ptr_null(o.on_stall); /* the default: none */
+	o.on_first = on_first;
+	o.on_conn = on_conn;
+	o.on_stall = on_stall;
+	firsts = joins = stalls_seen = 0;
+	first_row = NULL;
+	o.arg = NULL;
+	struct nf_wire *w = nf_wire_new(&o);
+
+	tl_init(&a, w, "10.0.0.1", 40000);
+	tl_init(&b, w, "10.0.0.1", 40001);
+	handshake(&a, 0);
+	handshake(&b, 1);
+	for (int i = 0; i < 3; i++)
+		stall_round(&a, 10 + i * 100);
+	for (int i = 0; i < 2; i++)
+		stall_round(&b, 400 + i * 100);
+	stall_round(&a, 700);
+	ck_assert_int_eq(stalls_seen, 6);
+	for (int k = 0; k < 6; k++)
+		ck_assert_uint_eq(stall_port[k], k == 3 || k == 4 ? 40001 : 40000);
+	ck_assert_int_eq(stall_after[0], 1); /* after on_first */
+	ck_assert_int_eq(stall_after[3], 2); /* after on_conn */
+	nf_wire_free(w);
+}
+END_TEST
+
 /* A client of another address makes a row of its own: on_first again. */
 START_TEST(test_conn_another_row_is_a_first)
 {
@@ -201,6 +256,7 @@ static Suite *conn_suite(void)
 	TCase *tc = tcase_create("callbacks");
 
 	tcase_add_test(tc, test_conn_second_connection_of_a_row);
+	tcase_add_test(tc, test_conn_every_stall_with_its_ends);
 	tcase_add_test(tc, test_conn_another_row_is_a_first);
 	tcase_add_test(tc, test_conn_none_set);
 	suite_add_tcase(s, tc);
