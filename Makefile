@@ -60,6 +60,10 @@ LIB_OBJS  := $(CORE_OBJS) \
 # command and tests/wire's unit tests link; the library never does.
 CLI_OBJS  := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/cli/*.c))
 WIRE_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/wire/*.c))
+# watch's metrics (src/metrics/: the series, their text, the HTTP endpoint,
+# the textfile): an archive of its own too, linked by the command and by
+# tests/metrics' unit tests.
+METRICS_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/metrics/*.c))
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst tests/unit/%.c,$(B)/tests/unit/%.o,$(UNIT_SRCS))
@@ -96,8 +100,13 @@ $(B)/libnfwire.a: $(WIRE_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/naglefix: $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfcore.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfcore.a -lpthread -lm
+$(B)/libnfmetrics.a: $(METRICS_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/naglefix: $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a $(B)/libnfcore.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a \
+		$(B)/libnfcore.a -lpthread -lm
 
 # ---- the packet side's unit tests (tests/wire/check_*.c): one Check
 # program each, linked with the wire and core archives, run by
@@ -132,6 +141,22 @@ $(B)/tests/cli/%: tests/cli/%.c tests/unit/unit.c $(CLI_LIB_OBJS) $(B)/libnfwire
 
 test-cli: all $(CTEST_CLI)
 	tests/cli/run.sh
+
+# ---- watch's metrics (tests/metrics): the unit tests of src/metrics
+# (check_*.c, linked with its archive), then the scripts (t_*.sh): a real
+# Prometheus scraping watch, node_exporter reading --metrics-file, the
+# alert rules under promtool, bad clients, the service unit's hardening.
+MTEST_SRCS := $(wildcard tests/metrics/check_*.c)
+MTESTS     := $(patsubst tests/metrics/%.c,$(B)/tests/metrics/%,$(MTEST_SRCS))
+
+$(B)/tests/metrics/%: tests/metrics/%.c $(B)/libnfmetrics.a $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(TEST_CC) -Isrc/metrics -o $@ $< $(B)/libnfmetrics.a $(CHECK_LIBS) -lpthread -lm
+
+test-metrics: all $(MTESTS)
+	tests/metrics/run.sh
+
+.PHONY: test-metrics
 
 # naglefix fix PID (tests/fix/run.sh)
 test-fix: all

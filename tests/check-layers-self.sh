@@ -9,6 +9,7 @@
 #   action-to-action  src/actions/coalesce/coalesce.c includes nf_audit.h (peer actions)
 #   wire-to-core      src/wire/decode.c includes nf_conn.h (the packet side -> core)
 #   cli-to-action     src/cli/scan.c includes nf_track.h (cli -> actions)
+#   metrics-to-wire   src/metrics/expo.c includes nf_wire.h (metrics -> wire)
 #   cli-to-interpose  src/cli/report.c includes nf_fast.h (cli -> interpose)
 #   no-folder         src/core/clock.c includes nf_nosuch.h (a header of no folder)
 #   module-cycle      include/nf_clock.h includes nf_timer.h (timer.c includes nf_clock.h)
@@ -67,6 +68,8 @@ bad wire-to-core src/wire/decode.c '#include "nf_conn.h"' \
 	'src/wire/decode.c includes include/nf_conn.h (wire -> core'
 bad cli-to-action src/cli/scan.c '#include "nf_track.h"' \
 	'src/cli/scan.c includes include/nf_track.h (cli -> actions'
+bad metrics-to-wire src/metrics/expo.c '#include "nf_wire.h"' \
+	'src/metrics/expo.c includes include/nf_wire.h (metrics -> wire'
 bad cli-to-interpose src/cli/report.c '#include "nf_fast.h"' \
 	'src/cli/report.c includes include/nf_fast.h (cli -> interpose'
 bad no-folder src/core/clock.c '#include "nf_nosuch.h"' \

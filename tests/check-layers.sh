@@ -22,7 +22,10 @@
 # but common/ (addresses, JSON, the policy language):
 #
 #   interpose -> process -> actions/* -> core -> common
-#   cli -> wire -> common, cli -> common
+#   cli -> wire -> common, cli -> metrics -> common, cli -> common
+#
+# (metrics/: watch's Prometheus side, which knows nothing of packets: the
+# command turns a finding into its labels)
 #
 # and inside actions/: track.c (actions/) decides a socket's action and
 # hands it to auto or quickack; audit asks track for the decision.
@@ -75,7 +78,8 @@ actions/quickack core common
 core common
 common
 wire common
-cli wire common
+metrics common
+cli wire metrics common
 '
 
 tmp=$(mktemp -d)

@@ -52,6 +52,7 @@ run_suite coalesce make -s test-coalesce
 run_suite auto make -s test-auto
 run_suite audit make -s test-audit
 run_suite wire make -s test-wire
+run_suite metrics make -s test-metrics
 run_suite fix make -s test-fix
 run_suite install tests/install/run.sh
 run_suite man make -s test-man

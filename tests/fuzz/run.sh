@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# run.sh - fuzzes the config parser, the endpoint matcher and the capture
-# readers with the frame decoder (`make fuzz`).
+# run.sh - fuzzes the config parser, the endpoint matcher, the capture
+# readers with the frame decoder, and the metrics endpoint's request
+# reader (`make fuzz`).
 #
 # Builds the libFuzzer targets fuzz_parse.c and fuzz_match.c against
-# src/common/policy.c, and fuzz_cap.c against src/wire/cap.c, pcap.c, pcapng.c
+# src/common/policy.c, fuzz_cap.c against src/wire/cap.c, pcap.c, pcapng.c
 # (and feed.c, held against the plain path, with the table it prepares for)
-# and decode.c, with clang (-fsanitize=fuzzer,address,undefined, UB fatal)
+# and decode.c, and fuzz_request.c against src/metrics/request.c, with
+# clang (-fsanitize=fuzzer,address,undefined, UB fatal)
 # into build/fuzz/, then runs each for FUZZ_TIME seconds (default 60) on top of
 # its committed seed corpus tests/fuzz/corpus/TARGET/ (read only: what the
 # run finds goes to build/fuzz/corpus/TARGET/, kept between runs). A target
@@ -16,7 +18,8 @@
 # the bug is understood.
 #
 # Before that, fuzz-canary-TARGET proves the run can fail: the same target
-# built from a copy of its source (src/common/policy.c; src/wire/pcapng.c for cap)
+# built from a copy of its source (src/common/policy.c; src/wire/pcapng.c for cap;
+# src/metrics/request.c for request)
 # with a heap overflow injected where the seed corpus reaches it must
 # crash within a few seconds.
 #
@@ -35,7 +38,7 @@ B="$TOP/build/fuzz"
 # shellcheck disable=SC2054 # the commas are clang's
 FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
     -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra ${WERROR--Werror} -D_GNU_SOURCE -Iinclude)
-TARGETS=(parse match cap)
+TARGETS=(parse match cap request)
 
 # defines TARGET: its own compiler flags. The capture reader's buffer is
 # 64 KiB, not 4 MiB: ASan's poisoning of 4 MiB a run made the target 30
@@ -43,6 +46,7 @@ TARGETS=(parse match cap)
 # longer than the buffer.
 defines() {
     [[ $1 == cap ]] && echo -DNF_CAP_BUF=65536
+    [[ $1 == request ]] && echo -Isrc/metrics # its private header
 }
 
 # sources TARGET: the sources a target links, the one the canary copies first.
@@ -50,6 +54,8 @@ sources() {
     if [[ $1 == cap ]]; then
         echo src/wire/pcapng.c src/wire/cap.c src/wire/pcap.c src/wire/decode.c src/wire/feed.c \
             src/wire/table.c src/wire/index.c src/wire/holder.c
+    elif [[ $1 == request ]]; then
+        echo src/metrics/request.c
     else
         echo src/common/policy.c
     fi
@@ -79,6 +85,7 @@ mkdir -p "$B/artifacts" "$B/logs"
 fuzz() {
     local name=$1 bin=$2 target=$3 secs=$4 work="$B/corpus/$1" dict=$HERE/policy.dict
     [[ $target == cap ]] && dict=$HERE/cap.dict
+    [[ $target == request ]] && dict=$HERE/request.dict
     LOG="$B/logs/$name.log"
     mkdir -p "$work"
     rm -f "$B/artifacts/$name-"*
@@ -92,7 +99,9 @@ fuzz() {
 # The copy of src/common/policy.c with a write past a heap block where the seeds
 # go: in nf_policy_parse_endpoint for a bracketed endpoint ("[::1]:80"), in
 # nf_policy_match for a full-sized IPv6 address; of src/wire/pcapng.c, in
-# read_epb for an enhanced packet block of a big-endian section.
+# read_epb for an enhanced packet block of a big-endian section; of
+# src/metrics/request.c, in nf_req_parse for a head whose request line
+# is whole.
 canary_source() {
     local target=$1 fn code src
     src=$(sources "$target")
@@ -100,6 +109,9 @@ canary_source() {
     if [[ $target == cap ]]; then
         fn=read_epb
         code='if (c->be) { char *volatile nf_c = __builtin_malloc(4); nf_c[4] = 1; __builtin_free(nf_c); }'
+    elif [[ $target == request ]]; then
+        fn=nf_req_parse
+        code='if (memchr(buf, 10, len)) { char *volatile nf_c = __builtin_malloc(4); nf_c[4] = 1; __builtin_free(nf_c); }'
     elif [[ $target == parse ]]; then
         fn=nf_policy_parse_endpoint
         code='if (s[0] == '"'['"') { char *volatile nf_c = malloc(4); nf_c[4] = 1; free(nf_c); }'
