@@ -171,7 +171,16 @@ test-man:
 test-readme: all
 	tests/readme/run.sh
 
-.PHONY: test-wire test-cli test-fix test-man test-readme
+# What each command costs on input of any size or kind (tests/bounds/run.sh),
+# measured by the launcher tests/bounds/peak.c.
+$(B)/tests/bounds/peak: tests/bounds/peak.c $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(TEST_CC) -o $@ $<
+
+test-bounds: all $(B)/tests/bounds/peak
+	tests/bounds/run.sh
+
+.PHONY: test-wire test-cli test-fix test-man test-readme test-bounds
 
 # ---- tests ---------------------------------------------------------------
 

@@ -4,6 +4,7 @@
 #ifndef NF_CLI_H
 #define NF_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "nf_cap.h"
@@ -43,6 +44,35 @@ void nf_cli_json_str(FILE *out, const char *s);
  * Returns 0, or -1 after printing why not. */
 int nf_cli_preload(void);
 
+/* --- lines of outside origin (lines.c) --- */
+
+/* The lines of a descriptor, read in a buffer of fixed size. */
+struct nf_lines {
+	int fd;
+	char *buf;                  /* cap + 1 bytes */
+	size_t cap;                 /* the longest line kept, and its newline */
+	size_t start, scan, end;    /* the next line; where its newline is looked for; the bytes read */
+	int eof, err;               /* read returned 0; its errno */
+	unsigned long long skipped; /* lines longer than the limit, read through */
+	unsigned long long bytes;   /* bytes read */
+};
+
+/* Reads fd's lines of at most max bytes (newline excluded) into l; its
+ * buffer (max + 2 bytes) is made here. 0, or -ENOMEM. */
+int nf_lines_init(struct nf_lines *l, int fd, size_t max);
+
+/*
+ * The next line, NUL-terminated, without its newline, in *line (*len
+ * bytes; it may hold a NUL), valid until the next call; the last line may
+ * lack its newline. A longer line is read through and counted in
+ * l->skipped, never returned. Returns 1, 0 at the end of the input, -1
+ * on a read error (l->err; the lines before it were given).
+ */
+int nf_lines_next(struct nf_lines *l, char **line, size_t *len);
+
+/* Frees l's buffer (the descriptor stays open). */
+void nf_lines_free(struct nf_lines *l);
+
 /* naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]: argv[0] is
  * "audit". Returns COMMAND's exit status (128+N if killed by signal N). */
 int nf_cli_audit(int argc, char **argv);
@@ -51,6 +81,31 @@ int nf_cli_audit(int argc, char **argv);
  * a log could not be read or is not an audit log, NF_EXIT_USAGE on a
  * usage error. */
 int nf_cli_report(int argc, char **argv);
+
+/* What report holds at most, whatever its input: the longest line read
+ * (a longer one is skipped and counted), and the memory for what it keeps
+ * of the lines (rows, texts, stall values; past it, a new one is not kept,
+ * and that is said). */
+#define NF_REPORT_LINE_MAX (64u << 10)
+#define NF_REPORT_MEM_MAX (64u << 20)
+
+/* The stalls of report's rows, for their medians (report_stalls.c). */
+struct nf_report_stalls;
+
+/* An empty table, or NULL on no memory. */
+struct nf_report_stalls *nf_report_stalls_new(void);
+
+/* count stalls of ms each in row (0, 1, ...). 0, or -1 when a new
+ * (row, ms) would grow the table past *left bytes (what it grows by is
+ * taken from *left), or on no memory: the stalls are not kept. */
+int nf_report_stalls_add(struct nf_report_stalls *s, size_t *left, uint32_t row, double ms,
+			 unsigned long count);
+
+/* median[r] = the median of row r's stalls kept, for r < nrows (rows
+ * with none keep theirs). Spends the table: it is empty afterwards. */
+void nf_report_stalls_medians(struct nf_report_stalls *s, double *median, size_t nrows);
+
+void nf_report_stalls_free(struct nf_report_stalls *s);
 
 /*
  * Reads the audit logs paths[0..n-1] and prints the table of offending

@@ -11,13 +11,23 @@
  * stall in the median; one without "of" (older logs) counts split writes.
  * The parser knows only our own format: one object a line, no spaces,
  * keys unique.
+ *
+ * What it costs is bounded whatever the input: a line is read in a
+ * buffer of NF_REPORT_LINE_MAX (a longer one is skipped and counted), and
+ * what is kept of the lines (the groups, their texts, the distinct stall
+ * values for the medians: report_stalls.c) takes at most NF_REPORT_MEM_MAX
+ * bytes. Past it, a finding of a new group is not counted, a new text not
+ * tallied, a new stall value not in the median: each said once.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "nf_cli.h"
 #include "nf_fnv.h"
@@ -38,8 +48,8 @@ struct group {
 	unsigned long findings, prevented;
 	unsigned long bulk; /* findings of a bulk writer (see is_bulk) */
 	double total;
-	double *stalls;
-	size_t nstalls, capstalls;
+	unsigned long nstalls; /* stalls measured */
+	double median;         /* of those kept (nf_report_stalls_medians) */
 	struct tally writes, callers;
 };
 
@@ -50,7 +60,29 @@ struct groups {
 	struct group *g;
 	size_t n, cap;
 	size_t *slot, nslots;
+	struct nf_report_stalls *stalls;
+	size_t left;            /* of NF_REPORT_MEM_MAX: what may still be kept */
+	unsigned long unrowed;  /* findings of a new group past the memory kept */
+	unsigned long unkept;   /* stalls measured but not kept for the median */
 };
+
+/* The bytes a copy of text takes, malloc's header counted. */
+static size_t text_cost(const char *text)
+{
+	return strlen(text) + 1 + 2 * sizeof(size_t);
+}
+
+/* text copied, if *left allows (taken from it); else NULL. */
+static char *keep_text(size_t *left, const char *text)
+{
+	size_t cost = text_cost(text);
+	char *copy;
+
+	if (cost > *left || !(copy = strdup(text)))
+		return NULL;
+	*left -= cost;
+	return copy;
+}
 
 /* --- the field extractor --- */
 
@@ -132,15 +164,16 @@ static int field_raw_array(const char *line, const char *key, char *out, size_t 
 
 /* --- grouping --- */
 
-/* Counts text in t; a text beyond the NTOP first distinct ones is not kept. */
-static void tally_add(struct tally *t, const char *text, unsigned long count)
+/* Counts text in t; a text beyond the NTOP first distinct ones, or past
+ * the memory kept (*left), is not kept. */
+static void tally_add(struct tally *t, size_t *left, const char *text, unsigned long count)
 {
 	for (int i = 0; i < t->n; i++)
 		if (strcmp(t->text[i], text) == 0) {
 			t->count[i] += count;
 			return;
 		}
-	if (t->n == NTOP || !(t->text[t->n] = strdup(text)))
+	if (t->n == NTOP || !(t->text[t->n] = keep_text(left, text)))
 		return;
 	t->count[t->n++] = count;
 }
@@ -180,26 +213,35 @@ static size_t *group_slot(const struct groups *gs, int recv, int accept, const c
 	}
 }
 
-/* Makes room for one more group: the array and the index. -1 if out of memory. */
+/* Doubles the groups' array, if the memory kept allows; 0 or -1. */
+static int grow_array(struct groups *gs)
+{
+	size_t ncap = gs->cap ? gs->cap * 2 : 16, more = (ncap - gs->cap) * sizeof(*gs->g);
+	struct group *ng;
+
+	if (more > gs->left || !(ng = realloc(gs->g, ncap * sizeof(*ng))))
+		return -1;
+	gs->left -= more;
+	gs->g = ng;
+	gs->cap = ncap;
+	return 0;
+}
+
+/* Makes room for one more group: the array and the index. -1 if out of
+ * memory or past the memory kept (NF_REPORT_MEM_MAX). */
 static int groups_grow(struct groups *gs)
 {
-	if (gs->n == gs->cap) {
-		size_t ncap = gs->cap ? gs->cap * 2 : 16;
-		struct group *ng = realloc(gs->g, ncap * sizeof(*ng));
-
-		if (!ng)
-			return -1;
-		gs->g = ng;
-		gs->cap = ncap;
-	}
+	if (gs->n == gs->cap && grow_array(gs) < 0)
+		return -1;
 	if (2 * (gs->n + 1) > gs->nslots) {
 		size_t n = gs->nslots ? gs->nslots * 2 : 32;
-		size_t *old = gs->slot, oldn = gs->nslots;
+		size_t *old = gs->slot, oldn = gs->nslots, more = (n - oldn) * sizeof(*old);
 
-		if (!(gs->slot = calloc(n, sizeof(*gs->slot)))) {
+		if (more > gs->left || !(gs->slot = calloc(n, sizeof(*gs->slot)))) {
 			gs->slot = old;
 			return -1;
 		}
+		gs->left -= more;
 		gs->nslots = n;
 		for (size_t i = 0; i < oldn; i++)
 			if (old[i])
@@ -219,7 +261,7 @@ static struct group *group_of(struct groups *gs, int recv, int accept, const cha
 
 	if (gs->nslots && *(slot = group_slot(gs, recv, accept, addr)))
 		return &gs->g[*slot - 1];
-	if (groups_grow(gs) < 0 || !(copy = strdup(addr)))
+	if (groups_grow(gs) < 0 || !(copy = keep_text(&gs->left, addr)))
 		return NULL;
 	g = &gs->g[gs->n++];
 	memset(g, 0, sizeof(*g));
@@ -233,32 +275,25 @@ static struct group *group_of(struct groups *gs, int recv, int accept, const cha
 static void groups_free(struct groups *gs)
 {
 	for (size_t i = 0; i < gs->n; i++) {
-		free(gs->g[i].stalls);
 		free(gs->g[i].addr);
 		tally_free(&gs->g[i].writes);
 		tally_free(&gs->g[i].callers);
 	}
 	free(gs->g);
 	free(gs->slot);
+	nf_report_stalls_free(gs->stalls);
 }
 
-static void add_stalls(struct group *g, double ms, unsigned long count)
+/* count stalls of ms each, measured in g, for its median. */
+static void add_stalls(struct groups *gs, struct group *g, double ms, unsigned long count)
 {
-	if (g->nstalls + count > g->capstalls) {
-		size_t ncap = (g->nstalls + count) * 2;
-		double *ns = realloc(g->stalls, ncap * sizeof(*ns));
-
-		if (!ns)
-			return;
-		g->stalls = ns;
-		g->capstalls = ncap;
-	}
-	for (unsigned long i = 0; i < count; i++)
-		g->stalls[g->nstalls++] = ms;
+	g->nstalls += count;
+	if (nf_report_stalls_add(gs->stalls, &gs->left, (uint32_t)(g - gs->g), ms, count) < 0)
+		gs->unkept += count;
 }
 
 /* The library writes a repeat line at most every 100 findings (or 10 s):
- * a larger count is not ours, and would only make the median costly. */
+ * a larger count is not ours. */
 #define REPEAT_MAX 1000000
 
 /*
@@ -353,85 +388,181 @@ static void add_line(struct groups *gs, const char *line)
 	    field_str(line, "side", side, sizeof(side)) < 0)
 		return;
 	accept = strcmp(side, "accept") == 0;
-	if (field_str(line, accept ? "local" : "peer", addr, sizeof(addr)) < 0 ||
-	    !(g = group_of(gs, recv, accept, addr)))
+	if (field_str(line, accept ? "local" : "peer", addr, sizeof(addr)) < 0)
 		return;
 	if (!counted_once(event) &&
 	    (field_num(line, counts_in(event), &count) < 0 || count < 1 || count > REPEAT_MAX))
 		return;
+	if (!(g = group_of(gs, recv, accept, addr))) {
+		gs->unrowed += (unsigned long)count;
+		return;
+	}
 	g->findings += (unsigned long)count;
 	if (field_num(line, counted_once(event) ? "stall_ms" : "total_stall_ms", &ms) < 0) {
 		g->prevented += (unsigned long)count;
 	} else {
 		g->total += ms;
-		add_stalls(g, ms / count, (unsigned long)count);
+		add_stalls(gs, g, ms / count, (unsigned long)count);
 	}
 	if (field_raw_array(line, recv ? "pieces" : "writes", writes, sizeof(writes)) == 0) {
-		tally_add(&g->writes, writes, (unsigned long)count);
+		tally_add(&g->writes, &gs->left, writes, (unsigned long)count);
 		if (!recv && is_bulk(line, writes))
 			g->bulk += (unsigned long)count;
 	}
 	if (field_str(line, "caller", caller, sizeof(caller)) == 0 ||
 	    wire_caller(line, event, caller, sizeof(caller)) == 0)
-		tally_add(&g->callers, caller, (unsigned long)count);
+		tally_add(&g->callers, &gs->left, caller, (unsigned long)count);
 }
 
 /* Says on stderr why path is not a log to report; returns -1. */
 static int bad_log(const char *path, const char *why)
 {
-	fprintf(stderr, "naglefix: cannot report %s: %s\n", path, why);
+	char q[NF_CLI_QUOTE_MAX];
+
+	fprintf(stderr, "naglefix: cannot report %s: %s\n", nf_cli_quote(path, q), why);
 	return -1;
 }
 
+/* What a file of mode is, when it is not one report reads; NULL if it is
+ * (a regular file, a FIFO). */
+static const char *not_a_log(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return S_ISREG(mode) || S_ISFIFO(mode) ? NULL : "not a regular file";
+}
+
 /*
- * Adds the findings of the log at path to gs. Returns 0, or -1 after
- * saying why it is not a log: it cannot be read (a directory cannot), it
- * is empty, or none of its lines is one of the library's JSON objects
- * (found anywhere in the line, so lines from syslog still count).
+ * The descriptor to read path from ("-": standard input, whatever it is),
+ * or -1 after saying why not: it cannot be opened, or it is a directory,
+ * a device or a socket (named before it is opened: opening a device may
+ * act on it). A FIFO is read; its open waits for a writer.
+ */
+static int open_log(const char *path)
+{
+	char why[128];
+	const char *what;
+	struct stat st, fst;
+	int fd;
+
+	if (strcmp(path, "-") == 0)
+		return STDIN_FILENO;
+	if (stat(path, &st) < 0)
+		return bad_log(path, strerror(errno));
+	if ((what = not_a_log(st.st_mode))) {
+		snprintf(why, sizeof(why), "%s, not a log (a file, a FIFO, or - for standard input)",
+			 what);
+		return bad_log(path, why);
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
+		return bad_log(path, strerror(errno));
+	if (fstat(fd, &fst) < 0 || (fst.st_mode & S_IFMT) != (st.st_mode & S_IFMT)) {
+		close(fd);
+		return bad_log(path, "changed while it was opened");
+	}
+	return fd;
+}
+
+/* The lines of path longer than the limit, if any, as "; N line(s) over
+ * 64 KiB skipped" in buf ("" if none). */
+static const char *skipped_text(const struct nf_lines *l, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (l->skipped)
+		snprintf(buf, len, "%llu line%s over %u KiB skipped", l->skipped,
+			 l->skipped == 1 ? "" : "s", NF_REPORT_LINE_MAX >> 10);
+	return buf;
+}
+
+/* What went wrong with a log whose lines of ours are reported: a read
+ * error after them, or lines skipped. Returns 1. */
+static int say_partial(const char *path, const char *why)
+{
+	char q[NF_CLI_QUOTE_MAX];
+
+	fprintf(stderr, "naglefix: report %s: %s (its other lines are reported)\n",
+		nf_cli_quote(path, q), why);
+	return 1;
+}
+
+/* After reading path, what was wrong, said in one line: -1 if none of
+ * its lines could count (nothing read, no line of ours), 1 if some did
+ * but not all (a read error, lines skipped), 0 if nothing was wrong. */
+static int judge_log(const char *path, const struct nf_lines *l, unsigned long long lines,
+		     unsigned long long ours)
+{
+	char why[256], skipped[64];
+
+	skipped_text(l, skipped, sizeof(skipped));
+	snprintf(why, sizeof(why), "%s%s%s", l->err ? strerror(l->err) : "",
+		 l->err && *skipped ? "; " : "", skipped);
+	if (ours && *why)
+		return say_partial(path, why);
+	if (ours)
+		return 0;
+	if (l->err)
+		return bad_log(path, why);
+	if (lines == 0)
+		return bad_log(path, "empty file");
+	snprintf(why, sizeof(why), "not an audit log (no line of naglefix's JSON%s%s)",
+		 *skipped ? "; " : "", skipped);
+	return bad_log(path, why);
+}
+
+/*
+ * Adds the findings of the log at path ("-": standard input) to gs.
+ * Returns 0; 1 if some of its lines were not read (a read error, a line
+ * longer than NF_REPORT_LINE_MAX: skipped), the others counted; -1 if
+ * none counts: it cannot be opened or read, it is not a file or a FIFO,
+ * it is empty, or none of its lines is one of the library's JSON objects
+ * (found anywhere in the line, so lines from syslog still count). Each
+ * but 0 is said in one line.
  */
 static int read_log(struct groups *gs, const char *path)
 {
-	FILE *f = fopen(path, "r");
-	unsigned long lines = 0, ours = 0;
-	char *line = NULL;
-	size_t cap = 0;
-	int err;
+	unsigned long long lines = 0, ours = 0;
+	struct nf_lines l;
+	size_t len;
+	char *line;
+	int fd = open_log(path), rc;
 
-	if (!f)
-		return bad_log(path, strerror(errno));
-	for (; getline(&line, &cap, f) > 0; lines++) {
-		ours += strstr(line, "{\"event\":\"") != NULL;
-		add_line(gs, line);
+	if (fd < 0)
+		return -1;
+	if (nf_lines_init(&l, fd, NF_REPORT_LINE_MAX) < 0) {
+		rc = bad_log(path, strerror(ENOMEM));
+	} else {
+		for (; nf_lines_next(&l, &line, &len) > 0; lines++) {
+			ours += strstr(line, "{\"event\":\"") != NULL;
+			add_line(gs, line);
+		}
+		rc = judge_log(path, &l, lines + l.skipped, ours);
+		nf_lines_free(&l);
 	}
-	err = ferror(f) ? errno : 0;
-	free(line);
-	fclose(f);
-	if (err)
-		return bad_log(path, strerror(err));
-	if (lines == 0)
-		return bad_log(path, "empty file");
-	if (ours == 0)
-		return bad_log(path, "not an audit log (no line of naglefix's JSON)");
-	return 0;
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return rc;
 }
 
 /* --- printing --- */
 
-static int cmp_double(const void *a, const void *b)
+/* Each group's median, from the stalls kept (before the groups are
+ * sorted: the table knows them by their place). */
+static void set_medians(struct groups *gs)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	double *m = calloc(gs->n ? gs->n : 1, sizeof(*m));
 
-	return x < y ? -1 : x > y;
-}
-
-static double median(struct group *g)
-{
-	size_t n = g->nstalls;
-
-	if (n == 0)
-		return 0;
-	qsort(g->stalls, n, sizeof(double), cmp_double);
-	return n % 2 ? g->stalls[n / 2] : (g->stalls[n / 2 - 1] + g->stalls[n / 2]) / 2;
+	if (!m)
+		return;
+	nf_report_stalls_medians(gs->stalls, m, gs->n);
+	for (size_t i = 0; i < gs->n; i++)
+		gs->g[i].median = m[i];
+	free(m);
 }
 
 static int cmp_total(const void *a, const void *b)
@@ -480,7 +611,7 @@ static void print_json(struct groups *gs, FILE *out)
 			g->writes.n ? tally_top(&g->writes) : "null");
 		if (g->nstalls)
 			fprintf(out, "\"median_stall_ms\":%.3f,\"total_stall_ms\":%.3f,",
-				median(g), g->total);
+				g->median, g->total);
 		else
 			fputs("\"median_stall_ms\":null,\"total_stall_ms\":null,", out);
 		fputs("\"caller\":", out);
@@ -530,7 +661,7 @@ static void print_table(struct groups *gs, FILE *out)
 	fprintf(out, "%-*s  %-7s  %8s  %-*s  %10s  %11s  %-*s  %s\n", wp, "PEER", "SIDE",
 		"FINDINGS", ww, "WRITES", "MEDIAN_MS", "TOTAL_MS", wf, "FIX", "CALLER");
 	for (size_t i = 0; i < gs->n; i++)
-		print_row(&gs->g[i], median(&gs->g[i]), wp, ww, wf, out);
+		print_row(&gs->g[i], gs->g[i].median, wp, ww, wf, out);
 	fputs("PEER: the remote end of connected sockets, the local end of accepted ones"
 	      " (what a rule matches).\n", out);
 	if (recv)
@@ -542,6 +673,7 @@ static void print_table(struct groups *gs, FILE *out)
 
 static void print_groups(struct groups *gs, int json, FILE *out)
 {
+	set_medians(gs);
 	qsort(gs->g, gs->n, sizeof(*gs->g), cmp_total); /* the index is stale from here */
 	if (json)
 		print_json(gs, out);
@@ -551,15 +683,41 @@ static void print_groups(struct groups *gs, int json, FILE *out)
 		print_table(gs, out);
 }
 
+/* What the bounds left out, each said once; -1 if a finding was not
+ * counted (its group beyond the rows'), else 0. */
+static int say_bounds(const struct groups *gs)
+{
+	if (gs->unkept)
+		fprintf(stderr, "naglefix: report: %lu stall%s left out of the medians (counted in "
+			"FINDINGS and TOTAL_MS): report keeps %u MiB of what it read\n", gs->unkept,
+			gs->unkept == 1 ? "" : "s", NF_REPORT_MEM_MAX >> 20);
+	if (!gs->unrowed)
+		return 0;
+	fprintf(stderr, "naglefix: report: %lu finding%s of peers past the first %zu rows not "
+		"counted: report keeps %u MiB of what it read\n", gs->unrowed,
+		gs->unrowed == 1 ? "" : "s", gs->n, NF_REPORT_MEM_MAX >> 20);
+	return -1;
+}
+
 int nf_report_print(char *const paths[], int n, int json, FILE *out)
 {
-	struct groups gs = { 0 };
-	int bad = 0;
+	struct groups gs = { .stalls = nf_report_stalls_new(), .left = NF_REPORT_MEM_MAX };
+	int bad = 0, some = 0;
 
-	for (int i = 0; i < n; i++)
-		bad += read_log(&gs, paths[i]) < 0;
-	if (bad < n || n == 0) /* with no log read, "no stall found" would be a second, false message */
+	if (!gs.stalls) {
+		fputs("naglefix: report: out of memory\n", stderr);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		int rc = read_log(&gs, paths[i]);
+
+		bad += rc != 0;
+		some += rc >= 0;
+	}
+	if (some || n == 0) /* with no log read, "no stall found" would be a second, false message */
 		print_groups(&gs, json, out);
+	fflush(out); /* the table before what the bounds left out, with 2>&1 */
+	bad += say_bounds(&gs) < 0;
 	groups_free(&gs);
 	return bad ? -1 : (int)gs.n;
 }
@@ -596,7 +754,9 @@ int nf_cli_report(int argc, char **argv)
 		"Reads audit logs (naglefix audit -l, NAGLEFIX_LOG of -m audit) and the\n"
 		"--json lines of scan and watch, and prints per peer the findings, the\n"
 		"most frequent write pattern, the median and total stall, the config line\n"
-		"that fixes it and the code that wrote.\n"
+		"that fixes it and the code that wrote. A LOG is a file, a FIFO or - (standard\n"
+		"input); lines over 64 KiB are skipped and counted, and what is kept of the\n"
+		"lines takes at most 64 MiB.\n"
 		"  --json      a JSON array instead of the table\n"
 		"  -h, --help  this text\n"
 		"Exit status: 0; 1 a LOG that could not be read whole or holds no audit\n"

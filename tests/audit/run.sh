@@ -291,7 +291,7 @@ ok "report of two logs: the larger total (8 threads) first" \
 mkdir -p "$WORK/a-dir"
 : >"$WORK/empty.log"
 printf 'hello\n' >"$WORK/text.log"
-for bad in "no-such.log:No such file or directory" "a-dir:Is a directory" \
+for bad in "no-such.log:No such file or directory" "a-dir:a directory, not a log" \
     "empty.log:empty file" "text.log:not an audit log"; do
     name=${bad%%:*} why=${bad#*:}
     "$NAGLEFIX" report "$WORK/$name" >"$WORK/report3.txt" 2>&1
