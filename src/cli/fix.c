@@ -29,7 +29,8 @@
 struct fixer {
 	struct nf_fix_run run;
 	struct nf_policy pol;
-	const char *conf; /* the file's name, NULL for -m nodelay */
+	const char *conf; /* the file's name, NULL for -m nodelay or no policy */
+	int nopolicy;     /* no -c, no -m, no file: nodelay for every socket */
 	unsigned char *left;   /* left[i]: rule i (nrules: the default) said */
 	size_t nset;           /* sockets set, over all processes */
 };
@@ -164,7 +165,7 @@ static const char *rule_label(const struct fixer *f, const struct nf_opts *o, ch
 	if (o == &f->pol.dflt) {
 		*index = f->pol.nrules;
 		if (!f->conf)
-			return "-m nodelay";
+			return f->nopolicy ? "no policy file" : "-m nodelay";
 		snprintf(buf, len, "%s: default", f->conf);
 		return buf;
 	}
@@ -501,11 +502,12 @@ static const char usage_fix[] =
 	"usage: naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...\n"
 	"       naglefix fix --undo [--dry-run] [--json] PID...\n"
 	"\n"
-	"Applies CONF's rules (default: $NAGLEFIX_CONF, else " NF_CONF_DEFAULT_PATH ") or\n"
-	"nodelay for every socket to the TCP sockets of running processes, from\n"
-	"outside (pidfd_getfd: root, or ptrace rights over them). nodelay rules are\n"
-	"applied, to listeners too (the connections they accept later get it);\n"
-	"coalesce, auto, quickack and audit need the library and are left.\n"
+	"Applies CONF's rules (default: $NAGLEFIX_CONF, else " NF_CONF_DEFAULT_PATH ";\n"
+	"no file: nodelay) or nodelay for every socket to the TCP sockets of\n"
+	"running processes, from outside (pidfd_getfd: root, or ptrace rights over\n"
+	"them). nodelay rules are applied, to listeners too (the connections they\n"
+	"accept later get it); coalesce, auto, quickack and audit need the\n"
+	"library and are left.\n"
 	"\n"
 	"  -c, --config CONF  the policy file\n"
 	"  -m, --mode nodelay nodelay for every socket\n"
@@ -541,6 +543,23 @@ static int usage_err(const char *msg, const char *word)
 	return nf_cli_usage_error("fix", "%s", msg);
 }
 
+/*
+ * No -c, no -m, no file (NAGLEFIX_CONF unset or "none", no default file):
+ * nodelay for every socket, the one action fix applies; said once.
+ */
+static void no_policy(struct fixer *f)
+{
+	const char *env = getenv("NAGLEFIX_CONF");
+	char err[128];
+
+	nf_policy_parse(&f->pol, "default nodelay\n", "-m", err, sizeof(err));
+	f->nopolicy = 1;
+	fprintf(stderr,
+		"naglefix fix: no policy file (no -c or -m, %s): nodelay for every TCP socket, the "
+		"one action fix applies from outside\n",
+		env && *env ? "NAGLEFIX_CONF=none" : "no NAGLEFIX_CONF, no " NF_CONF_DEFAULT_PATH);
+}
+
 /* The policy of -c, -m, or (neither) what the library would read. */
 static int load_policy(struct fixer *f, const char *conf, const char *mode)
 {
@@ -557,9 +576,10 @@ static int load_policy(struct fixer *f, const char *conf, const char *mode)
 	}
 	if (!conf)
 		conf = nf_config_path(getenv("NAGLEFIX_CONF"));
-	if (!conf)
-		return usage_err("no policy: give -c CONF or -m nodelay (no NAGLEFIX_CONF, no "
-				 NF_CONF_DEFAULT_PATH ")", NULL);
+	if (!conf) {
+		no_policy(f);
+		return 0;
+	}
 	if (nf_config_parse_file(conf, &f->pol, err, sizeof(err)) < 0) {
 		fprintf(stderr, "naglefix fix: %s\n", err);
 		return NF_EXIT_USAGE;

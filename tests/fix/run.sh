@@ -671,6 +671,48 @@ check_failures() {
 }
 check_failures
 
+# ---- no policy file ------------------------------------------------------------
+
+# No -c, no -m and no policy file: nodelay, the one action fix applies, is
+# applied and said; with NAGLEFIX_CONF=none, and with NAGLEFIX_CONF unset
+# and no /etc/naglefix.conf (an empty /etc of its own, in a mount
+# namespace: the machine's may hold one).
+check_no_policy() {
+    local name="no policy anywhere: nodelay applied, said" c ino rc
+    selected "$name" || return 0
+    start_client nopol python3 "$HERE/fix_client.py" "$H" "$PPORT" 100000 || return
+    c=$PID
+    wait_rounds nopol 2
+    ino=$("$W/nodelay_of" "$c" | awk '$4 == 0 { print $2; exit }')
+    NAGLEFIX_CONF=none "${FIX[@]}" "$c" >"$W/nopol.fix" 2>&1
+    rc=$?
+    if ((rc == 0)) && [[ $(nodelay "$c" "$ino") == 1 ]] &&
+        grep -q "no policy file (no -c or -m, NAGLEFIX_CONF=none): nodelay for every TCP socket" "$W/nopol.fix" &&
+        grep -q "^$c .* connect .* 0 -> 1 *set (nodelay, no policy file)$" "$W/nopol.fix"; then
+        pass "$name (NAGLEFIX_CONF=none): exit 0, its socket set, '$(grep -m1 'no policy' "$W/nopol.fix")'"
+    else
+        fail "$name (NAGLEFIX_CONF=none)" "exit $rc, nodelay $(nodelay "$c" "$ino")" "$W/nopol.fix"
+    fi
+    "${FIX[@]}" --undo "$c" >"$W/nopol-undo.fix" 2>&1 || fail "$name: --undo" "" "$W/nopol-undo.fix"
+    if ! unshare -m true 2>/dev/null; then
+        skip "$name (no /etc/naglefix.conf)" "unshare -m not allowed here"
+    else
+        # shellcheck disable=SC2016 # expanded by that sh
+        unshare -m sh -c 'mount -t tmpfs -o size=64k none /etc && exec "$@"' - "${FIX[@]}" "$c" \
+            >"$W/nopol2.fix" 2>&1
+        rc=$?
+        if ((rc == 0)) && [[ $(nodelay "$c" "$ino") == 1 ]] &&
+            grep -q "no policy file (no -c or -m, no NAGLEFIX_CONF, no /etc/naglefix.conf)" "$W/nopol2.fix" &&
+            grep -q "^$c .* connect .* 0 -> 1 *set (nodelay, no policy file)$" "$W/nopol2.fix"; then
+            pass "$name (NAGLEFIX_CONF unset, no /etc/naglefix.conf): exit 0, its socket set, said"
+        else
+            fail "$name (NAGLEFIX_CONF unset, no /etc/naglefix.conf)" "exit $rc, nodelay $(nodelay "$c" "$ino")" "$W/nopol2.fix"
+        fi
+    fi
+    kill "$c" 2>/dev/null
+}
+check_no_policy
+
 # A process already under the library is left to it (here -m pass: its
 # socket stays as the program set it).
 check_library() {
