@@ -40,6 +40,8 @@ struct target {
 	struct nf_fix_proc p;
 	int live;               /* still to scan */
 	int checked;            /* the library and the undo record looked at */
+	int scanned;            /* one scan done to its end */
+	size_t ntcp;            /* TCP sockets seen, over all scans */
 	unsigned long *seen;    /* seen[fd]: the inode handled there, 0 none */
 	size_t nseen;
 	struct nf_fix_sock *ls; /* its listeners */
@@ -138,18 +140,28 @@ static int add_listener(struct target *t, const struct nf_fix_sock *s)
 
 /* --- messages ---------------------------------------------------------------- */
 
+/* The end of following t: it ended, or a signal; says what it came to. */
+static void follow_end(struct fixer *f, struct target *t, int ended)
+{
+	t->live = 0;
+	if (ended)
+		fprintf(stderr, "naglefix fix: pid %d ended (%zu socket%s set)\n", (int)t->p.pid,
+			t->nset, t->nset == 1 ? "" : "s");
+	if (t->scanned && !t->ntcp)
+		nf_fix_say_no_tcp(&f->run, t->p.pid, NF_FIX_NOTCP_FOLLOWED);
+}
+
 /* The end of process t's handling, after an error rc; says what was done. */
 static void say_stopped(struct fixer *f, struct target *t, int rc)
 {
 	int pid = (int)t->p.pid;
 
-	t->live = 0;
 	if (rc == -ESRCH && f->run.follow) {
 		/* what --follow waits for: the end of the process, not a failure */
-		fprintf(stderr, "naglefix fix: pid %d ended (%zu socket%s set)\n", pid, t->nset,
-			t->nset == 1 ? "" : "s");
+		follow_end(f, t, 1);
 		return;
 	}
+	t->live = 0;
 	nf_fix_say_error(&f->run, &t->p, rc, t->checked);
 	if (t->nset)
 		fprintf(stderr,
@@ -354,11 +366,17 @@ static void scan(struct fixer *f, struct target *t)
 	if (rc == 0)
 		rc = identify_all(t, &l);
 	for (size_t i = 0; rc == 0 && i < l.n; i++)
-		if (l.v[i].ok)
+		if (l.v[i].ok) {
+			t->ntcp++;
 			rc = handle(f, t, &l.v[i].s);
+		}
 	free(l.v);
-	if (rc == 0)
+	if (rc == 0) {
+		if (!t->scanned && !t->ntcp && f->run.follow)
+			nf_fix_say_no_tcp(&f->run, t->p.pid, NF_FIX_NOTCP_WAITING);
+		t->scanned = 1;
 		return;
+	}
 stop:
 	say_stopped(f, t, rc);
 }
@@ -416,7 +434,8 @@ static int open_targets(struct fixer *f, struct target *ts, int n, char **pids)
 }
 
 /* Waits up to ms for a process to end or a signal. */
-static void follow_wait(struct target *ts, int n, int ms, const sigset_t *wait_mask)
+static void follow_wait(struct fixer *f, struct target *ts, int n, int ms,
+			const sigset_t *wait_mask)
 {
 	struct pollfd pfd[n];
 	struct timespec ts_int = { ms / 1000, (ms % 1000) * 1000000L };
@@ -428,11 +447,8 @@ static void follow_wait(struct target *ts, int n, int ms, const sigset_t *wait_m
 	if (ppoll(pfd, (nfds_t)m, &ts_int, wait_mask) <= 0)
 		return;
 	for (int i = 0; i < n; i++)
-		if (ts[i].live && nf_fix_proc_ended(&ts[i].p)) {
-			fprintf(stderr, "naglefix fix: pid %d ended (%zu socket%s set)\n", (int)ts[i].p.pid,
-				ts[i].nset, ts[i].nset == 1 ? "" : "s");
-			ts[i].live = 0;
-		}
+		if (ts[i].live && nf_fix_proc_ended(&ts[i].p))
+			follow_end(f, &ts[i], 1);
 }
 
 static int any_live(const struct target *ts, int n)
@@ -461,11 +477,15 @@ static void run_follow(struct fixer *f, struct target *ts, int n)
 			if (ts[i].live)
 				scan(f, &ts[i]);
 		if (!stop_signal && any_live(ts, n))
-			follow_wait(ts, n, f->run.interval_ms, &old);
+			follow_wait(f, ts, n, f->run.interval_ms, &old);
 	}
-	if (stop_signal)
-		fprintf(stderr, "naglefix fix: %s: stopped following (%zu socket%s set)\n",
-			strsignal(stop_signal), f->nset, f->nset == 1 ? "" : "s");
+	if (!stop_signal)
+		return;
+	fprintf(stderr, "naglefix fix: %s: stopped following (%zu socket%s set)\n",
+		strsignal(stop_signal), f->nset, f->nset == 1 ? "" : "s");
+	for (int i = 0; i < n; i++)
+		if (ts[i].live)
+			follow_end(f, &ts[i], 0);
 }
 
 static int run_fix(struct fixer *f, int n, char **pids)
@@ -485,6 +505,9 @@ static int run_fix(struct fixer *f, int n, char **pids)
 		for (int i = 0; i < n; i++)
 			if (ts[i].live)
 				scan(f, &ts[i]);
+		for (int i = 0; i < n; i++)
+			if (ts[i].live && ts[i].scanned && !ts[i].ntcp)
+				nf_fix_say_no_tcp(&f->run, ts[i].p.pid, NF_FIX_NOTCP_SCANNED);
 	}
 	for (int i = 0; i < n; i++) {
 		nf_fix_proc_close(&ts[i].p);
@@ -519,7 +542,8 @@ static const char usage_fix[] =
 	"\n"
 	"Exit status: 0 done; 1 a socket not handled; 2 no permission; 3 no\n"
 	"pidfd_getfd; 4 a process ended or its PID was reused; 5 naglefix's own\n"
-	"descriptor limit; 125 a usage error.\n";
+	"descriptor limit; 6 a process held no TCP socket (nothing to fix);\n"
+	"125 a usage error.\n";
 
 static const struct option fix_longopts[] = {
 	{ "config", required_argument, NULL, 'c' },

@@ -221,3 +221,57 @@ const char *nf_fix_proc_why_eperm(const struct nf_fix_proc *p, char *buf, size_t
 			 yama >= 0 ? "" : "; Yama is not loaded");
 	return buf;
 }
+
+const char *nf_fix_proc_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, len - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		n = snprintf(buf, len, "?");
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+/* Appends to out (up to max) the pids of one thread's children file. */
+static size_t thread_children(const char *path, pid_t *out, size_t n, size_t max)
+{
+	FILE *f = fopen(path, "re");
+	int c;
+
+	if (!f)
+		return n;
+	while (n < max && fscanf(f, "%d", &c) == 1)
+		out[n++] = (pid_t)c;
+	fclose(f);
+	return n;
+}
+
+size_t nf_fix_proc_children(pid_t pid, pid_t *out, size_t max)
+{
+	char path[128];
+	DIR *d;
+	struct dirent *e;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (n < max && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)pid, e->d_name);
+		n = thread_children(path, out, n, max);
+	}
+	closedir(d);
+	return n;
+}

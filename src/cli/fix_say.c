@@ -10,9 +10,15 @@
 #include <string.h>
 #include <sys/resource.h>
 
+/* How serious a status is: 0, then 6 (nothing to fix), then 1 to 5. */
+static int rank(int status)
+{
+	return status == NF_FIX_EXIT_NOTCP ? 1 : status ? status + 1 : 0;
+}
+
 void nf_fix_worse(struct nf_fix_run *r, int status)
 {
-	if (status > r->status)
+	if (rank(status) > rank(r->status))
 		r->status = status;
 }
 
@@ -62,4 +68,44 @@ void nf_fix_say_error(struct nf_fix_run *r, const struct nf_fix_proc *p, int rc,
 		fprintf(stderr, "naglefix fix: pid %d: %s\n", pid, strerror(-rc));
 		nf_fix_worse(r, NF_FIX_EXIT_PARTIAL);
 	}
+}
+
+/* ", its child processes: 124 (java), ...: give theirs", or "". */
+static const char *children_hint(pid_t pid, char *buf, size_t len)
+{
+	pid_t kids[8];
+	size_t n = nf_fix_proc_children(pid, kids, 8), used;
+	char comm[64];
+
+	buf[0] = '\0';
+	if (!n)
+		return buf;
+	used = (size_t)snprintf(buf, len, "; its child process%s: ", n == 1 ? "" : "es");
+	for (size_t i = 0; i < n && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%d (%s)", i ? ", " : "",
+					 (int)kids[i], nf_fix_proc_comm(kids[i], comm, sizeof(comm)));
+	if (used < len)
+		snprintf(buf + used, len - used, "%s: give %s", n == 8 ? ", ..." : "",
+			 n == 1 ? "its PID" : "theirs");
+	return buf;
+}
+
+void nf_fix_say_no_tcp(struct nf_fix_run *r, pid_t pid, enum nf_fix_notcp when)
+{
+	char comm[64], hint[512];
+
+	nf_fix_proc_comm(pid, comm, sizeof(comm));
+	children_hint(pid, hint, sizeof(hint));
+	if (when == NF_FIX_NOTCP_WAITING) {
+		fprintf(stderr, "naglefix fix: pid %d (%s) holds no TCP socket yet: waiting for one%s\n",
+			(int)pid, comm, hint);
+		return;
+	}
+	if (when == NF_FIX_NOTCP_FOLLOWED)
+		fprintf(stderr, "naglefix fix: pid %d held no TCP socket while followed: nothing fixed\n",
+			(int)pid);
+	else
+		fprintf(stderr, "naglefix fix: pid %d (%s) holds no TCP socket: nothing to fix%s\n",
+			(int)pid, comm, hint);
+	nf_fix_worse(r, NF_FIX_EXIT_NOTCP);
 }

@@ -33,6 +33,7 @@
 #define NF_FIX_EXIT_NOSYS   3 /* the kernel (or a seccomp filter) lacks pidfd_getfd */
 #define NF_FIX_EXIT_GONE    4 /* a process ended, or its PID was reused */
 #define NF_FIX_EXIT_MFILE   5 /* naglefix's own descriptor limit */
+#define NF_FIX_EXIT_NOTCP   6 /* a process held no TCP socket: nothing to fix */
 
 /* A process being fixed, held by its pidfd from the start. */
 struct nf_fix_proc {
@@ -94,6 +95,13 @@ int nf_fix_proc_each_socket(const struct nf_fix_proc *p,
  * Returns buf.
  */
 const char *nf_fix_proc_why_eperm(const struct nf_fix_proc *p, char *buf, size_t len);
+
+/* The command name of pid (/proc/PID/comm) in buf, "?" if unreadable. */
+const char *nf_fix_proc_comm(pid_t pid, char *buf, size_t len);
+
+/* The child processes of pid (each thread's /proc/PID/task/TID/children),
+ * at most max of them in out; returns how many. */
+size_t nf_fix_proc_children(pid_t pid, pid_t *out, size_t max);
 
 /* --- fix_sock.c --- */
 
@@ -241,7 +249,8 @@ struct nf_fix_run {
 	int status;      /* the largest NF_FIX_EXIT_* met */
 };
 
-/* Raises r's exit status to status if it is larger. */
+/* Raises r's exit status to status if that is more serious: 6 (no TCP
+ * socket) is the least, then 1, 2, 3, 4, 5. */
 void nf_fix_worse(struct nf_fix_run *r, int status);
 
 /* 1 for -EMFILE or -ENFILE: naglefix's own descriptors ran out. */
@@ -253,6 +262,18 @@ int nf_fix_is_mfile(int rc);
 void nf_fix_say_mfile(struct nf_fix_run *r, pid_t pid, const char *what);
 void nf_fix_say_nosys(struct nf_fix_run *r);
 void nf_fix_say_error(struct nf_fix_run *r, const struct nf_fix_proc *p, int rc, int meanwhile);
+
+/* When a process is found to hold no TCP socket. */
+enum nf_fix_notcp {
+	NF_FIX_NOTCP_SCANNED,  /* after its scan: nothing to fix */
+	NF_FIX_NOTCP_WAITING,  /* --follow's first scan: waits for one */
+	NF_FIX_NOTCP_FOLLOWED, /* --follow ended (the process, or a signal): none came */
+};
+
+/* Says that pid holds no TCP socket (one line, with its command name and
+ * its child processes, whose sockets may be the ones meant); raises the
+ * status to NF_FIX_EXIT_NOTCP, except while --follow waits. */
+void nf_fix_say_no_tcp(struct nf_fix_run *r, pid_t pid, enum nf_fix_notcp when);
 
 /* naglefix fix --undo PID...: r's dry and json as given. Returns r's status. */
 int nf_fix_revert(struct nf_fix_run *r, int n, char **pids);

@@ -376,8 +376,10 @@ check_follow() {
         fail "$name: each of 20 fixed within $BOUND_MS ms" "$worst" "$W/follow.out"
     elif ((rc != 0)) || ! grep -q "pid $PID ended (20 sockets set)" "$W/follow.fix"; then
         fail "$name: follow ends with the process" "exit $rc" "$W/follow.fix"
+    elif ! grep -q "pid $PID (python3) holds no TCP socket yet: waiting for one" "$W/follow.fix"; then
+        fail "$name: its wait for a first socket said" "" "$W/follow.fix"
     else
-        pass "$name: without it 2 of 2 unfixed and stalled; under it each of $n fixed within $fmax ms at most (bound $BOUND_MS), then fast (median of each one's slowest round $rmax ms); ended with the process"
+        pass "$name: without it 2 of 2 unfixed and stalled; under it (its wait for a first socket said) each of $n fixed within $fmax ms at most (bound $BOUND_MS), then fast (median of each one's slowest round $rmax ms); ended with the process (exit 0)"
     fi
 }
 check_follow
@@ -671,7 +673,7 @@ check_failures() {
 }
 check_failures
 
-# ---- no policy file ------------------------------------------------------------
+# ---- no policy file, nothing to fix ---------------------------------------------
 
 # No -c, no -m and no policy file: nodelay, the one action fix applies, is
 # applied and said; with NAGLEFIX_CONF=none, and with NAGLEFIX_CONF unset
@@ -712,6 +714,81 @@ check_no_policy() {
     kill "$c" 2>/dev/null
 }
 check_no_policy
+
+# A process that holds no TCP socket is said, with its child processes (a
+# wrapper shell's PID given for its program's), exit 6; beside a process
+# that has sockets (set) still 6; beside a PID that is gone, 4 (the more
+# serious). Under --follow: waiting for one is said; a process that ends,
+# or a follow stopped, without one: said, 6.
+check_no_tcp() {
+    local name="a process with no TCP socket" s c w gone rc ino
+    selected "$name" || return 0
+    sleep 60 &
+    s=$!
+    CLIENT_PIDS+=("$s")
+    "${FIX[@]}" -m nodelay "$s" >"$W/notcp.fix" 2>&1
+    rc=$?
+    if ((rc == 6)) && grep -qx "naglefix fix: pid $s (sleep) holds no TCP socket: nothing to fix" "$W/notcp.fix"; then
+        pass "$name: exit 6, '$(cat "$W/notcp.fix")'"
+    else
+        fail "$name: said, exit 6" "exit $rc" "$W/notcp.fix"
+    fi
+    # shellcheck disable=SC2016 # expanded by that bash
+    start_client wrap bash -c 'python3 "$@"; exit 0' - "$HERE/fix_client.py" "$H" "$PPORT" 100000 || return
+    c=$PID
+    w=$(ps -o ppid= -p "$c" | tr -d ' ')
+    wait_rounds wrap 2
+    ino=$("$W/nodelay_of" "$c" | awk '$4 == 0 { print $2; exit }')
+    "${FIX[@]}" -m nodelay "$w" >"$W/notcp-wrap.fix" 2>&1
+    rc=$?
+    if ((rc == 6)) && [[ $(nodelay "$c" "$ino") == 0 ]] &&
+        grep -qx "naglefix fix: pid $w (bash) holds no TCP socket: nothing to fix; its child process: $c (python3): give its PID" "$W/notcp-wrap.fix"; then
+        pass "$name: a wrapper shell's PID: exit 6, its child named, nothing changed"
+    else
+        fail "$name: a wrapper shell's PID" "exit $rc, nodelay $(nodelay "$c" "$ino")" "$W/notcp-wrap.fix"
+    fi
+    "${FIX[@]}" -m nodelay "$c" "$s" >"$W/notcp-mixed.fix" 2>&1
+    rc=$?
+    if ((rc == 6)) && [[ $(nodelay "$c" "$ino") == 1 ]] && grep -q "^$c .* connect .* 0 -> 1 *set" "$W/notcp-mixed.fix" &&
+        grep -q "pid $s (sleep) holds no TCP socket" "$W/notcp-mixed.fix"; then
+        pass "$name: beside a process with a socket (set): exit 6, both said"
+    else
+        fail "$name: beside a process with a socket" "exit $rc, nodelay $(nodelay "$c" "$ino")" "$W/notcp-mixed.fix"
+    fi
+    "${FIX[@]}" --undo "$c" >/dev/null 2>&1
+    sleep 0 &
+    gone=$!
+    wait "$gone"
+    "${FIX[@]}" -m nodelay "$s" "$gone" >"$W/notcp-gone.fix" 2>&1
+    rc=$?
+    if ((rc == 4)) && grep -q "pid $s (sleep) holds no TCP socket" "$W/notcp-gone.fix" &&
+        grep -q "pid $gone: no such process" "$W/notcp-gone.fix"; then
+        pass "$name: beside a PID that is gone: exit 4, the more serious"
+    else
+        fail "$name: beside a PID that is gone" "exit $rc (expected 4)" "$W/notcp-gone.fix"
+    fi
+    sleep 1 &
+    w=$!
+    timeout 20 "${FIX[@]}" -m nodelay --follow "$w" >"$W/notcp-follow.fix" 2>&1
+    rc=$?
+    if ((rc == 6)) && grep -q "pid $w (sleep) holds no TCP socket yet: waiting for one" "$W/notcp-follow.fix" &&
+        grep -q "pid $w ended (0 sockets set)" "$W/notcp-follow.fix" &&
+        grep -q "pid $w held no TCP socket while followed: nothing fixed" "$W/notcp-follow.fix"; then
+        pass "$name: --follow waits, said; the process ended without one: said, exit 6"
+    else
+        fail "$name: --follow, none came" "exit $rc" "$W/notcp-follow.fix"
+    fi
+    timeout --preserve-status -s INT 1 "${FIX[@]}" -m nodelay --follow "$s" >"$W/notcp-int.fix" 2>&1
+    rc=$?
+    if ((rc == 6)) && grep -q "stopped following (0 sockets set)" "$W/notcp-int.fix" &&
+        grep -q "pid $s held no TCP socket while followed" "$W/notcp-int.fix"; then
+        pass "$name: --follow stopped by SIGINT, none came: said, exit 6"
+    else
+        fail "$name: --follow stopped, none came" "exit $rc" "$W/notcp-int.fix"
+    fi
+    kill "$s" "$c" 2>/dev/null
+}
+check_no_tcp
 
 # A process already under the library is left to it (here -m pass: its
 # socket stays as the program set it).
