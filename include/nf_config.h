@@ -9,11 +9,14 @@
 #include "nf_policy.h"
 
 #define NF_CONF_DEFAULT_PATH "/etc/naglefix.conf"
+#define NF_CONF_SIZE_MAX (1 << 20) /* the most a policy file may hold: 1 MiB */
+#define NF_CONF_ERR_MAX 1280       /* room for a message of nf_config_*: a path and a reason */
 
 /*
  * Reads a whole file into a NUL-terminated malloc'd string. Uses raw
  * system calls, so it is safe inside the preloaded library. Returns 0 or
- * a negative errno (-ENOENT, -EACCES, -EFBIG, -ENOMEM, ...).
+ * a negative errno (-ENOENT, -EACCES, -EFBIG past NF_CONF_SIZE_MAX bytes,
+ * -ENOMEM, ...).
  */
 int nf_config_read_file(const char *path, char **text);
 
@@ -23,6 +26,23 @@ int nf_config_read_file(const char *path, char **text);
  */
 int nf_config_parse_file(const char *path, struct nf_policy *p,
 			 char *err, size_t errlen);
+
+/*
+ * Checks the file at path as nf_config_parse_file reads it, on to its
+ * end: each error ("PATH: reason" for the file, "PATH:LINE: reason" for
+ * a line, the first being nf_config_parse_file's message) is passed to
+ * each, in order. *p holds the rules of the lines without error
+ * (nf_policy_free it). Returns the number of errors (0: the library takes
+ * the file), or -ENOMEM.
+ */
+int nf_config_check_file(const char *path, struct nf_policy *p,
+			 void (*each)(const char *err, void *arg), void *arg);
+
+/*
+ * The action NAGLEFIX_MODE's value mode names, as nf_config_load takes
+ * it, into *a. Returns 0, or -EINVAL with the library's message in err.
+ */
+int nf_config_mode(const char *mode, enum nf_action *a, char *err, size_t errlen);
 
 /*
  * The file to read for conf_path (NAGLEFIX_CONF; NULL or "" when unset):

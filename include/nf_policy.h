@@ -109,6 +109,17 @@ const char *nf_policy_action_name(enum nf_action action);
 int nf_policy_parse_bytes(struct nf_policy *p, const char *text, size_t len,
 			  const char *name, char *err, size_t errlen);
 
+/*
+ * Parses text as nf_policy_parse_bytes does, but on to its end: each
+ * error, in the form nf_policy_parse_bytes gives its first one ("NAME:LINE:
+ * what is wrong", so the first is the very message the library gives), is
+ * passed to each in order of lines. *p holds the rules of the lines
+ * without error (nf_policy_free it). Returns the number of errors (0: the
+ * library takes the text), or -ENOMEM.
+ */
+int nf_policy_check_bytes(struct nf_policy *p, const char *text, size_t len, const char *name,
+			  void (*each)(const char *err, void *arg), void *arg);
+
 /* nf_policy_parse_bytes of the string text (which can hold no NUL byte). */
 int nf_policy_parse(struct nf_policy *p, const char *text, const char *name,
 		    char *err, size_t errlen);

@@ -3,7 +3,7 @@
  * config file.
  *
  *   naglefix [-c FILE] [-m ACTION] [-l LOG] [--] COMMAND [ARG...]
- *   naglefix check [FILE]
+ *   naglefix check [FILE]                                    (check.c)
  *   naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]   (audit.c)
  *   naglefix report [--json] LOG...                          (report.c)
  *
@@ -47,8 +47,8 @@ static const char usage_text[] =
 	"  -V, --version      the version\n"
 	"\n"
 	"check [FILE]         validate FILE (default: $NAGLEFIX_CONF, else\n"
-	"                     " NF_CONF_DEFAULT_PATH ", if it exists); exit 1 on\n"
-	"                     an error\n"
+	"                     " NF_CONF_DEFAULT_PATH ", if it exists) and\n"
+	"                     $NAGLEFIX_MODE; every error said, then exit 1\n"
 	"audit COMMAND        run COMMAND with every socket audited (nothing\n"
 	"                     changed), then print its split-write stalls per\n"
 	"                     peer, with the config line that fixes each, on\n"
@@ -66,18 +66,10 @@ static const char usage_text[] =
 	"                     SECONDS or SIGINT/SIGTERM; needs CAP_NET_RAW; --fix\n"
 	"                     sets TCP_NODELAY on each holder's socket here\n";
 
-static const char check_usage[] =
-	"usage: naglefix check [FILE]\n"
-	"Validates the policy file FILE as the library reads it (default: what the\n"
-	"library would read: $NAGLEFIX_CONF, else " NF_CONF_DEFAULT_PATH " if it\n"
-	"exists), each error as FILE:LINE: reason.\n"
-	"  -h, --help  this text\n"
-	"Exit status: 0 valid (or no file to read); 1 an error; 125 a usage error.\n";
-
 /* --help: the whole text on stdout, status 0. */
-static int help(const char *text)
+static int help(void)
 {
-	fputs(text, stdout);
+	fputs(usage_text, stdout);
 	return 0;
 }
 
@@ -122,45 +114,6 @@ static int set_config(const char *arg)
 	return 0;
 }
 
-/* What the library does with no file: the answer of check, status 0. */
-static int check_no_file(const char *env_conf)
-{
-	if (env_conf && strcmp(env_conf, "none") == 0)
-		printf("NAGLEFIX_CONF=none: no file is read");
-	else
-		printf("%s: no such file", NF_CONF_DEFAULT_PATH);
-	printf(", so no rule: every socket passes\n");
-	return 0;
-}
-
-static int cmd_check(int argc, char **argv)
-{
-	const char *env_conf = getenv("NAGLEFIX_CONF");
-	const char *path = argc > 1 ? argv[1] : nf_config_path(env_conf);
-	struct nf_policy p;
-	char err[512];
-
-	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
-		return help(check_usage);
-	if (argc > 1 && argv[1][0] == '-' && argv[1][1]) {
-		char q[NF_CLI_QUOTE_MAX];
-
-		return nf_cli_usage_error("check", "unknown option '%s'", nf_cli_quote(argv[1], q));
-	}
-	if (argc > 2)
-		return nf_cli_usage_error("check", "one FILE at most");
-	if (!path)
-		return check_no_file(env_conf);
-	if (nf_config_parse_file(path, &p, err, sizeof(err)) < 0) {
-		fprintf(stderr, "naglefix: %s\n", err);
-		return 1;
-	}
-	printf("%s: ok, %zu rule%s, default %s\n", path, p.nrules, p.nrules == 1 ? "" : "s",
-	       nf_policy_action_name(p.dflt.action));
-	nf_policy_free(&p);
-	return 0;
-}
-
 static int run(char **argv)
 {
 	if (nf_cli_preload() < 0)
@@ -186,7 +139,7 @@ int main(int argc, char **argv)
 	int opt;
 
 	if (argc > 1 && strcmp(argv[1], "check") == 0)
-		return cmd_check(argc - 1, argv + 1);
+		return nf_cli_check(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "audit") == 0)
 		return nf_cli_audit(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "report") == 0)
@@ -215,7 +168,7 @@ int main(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'h':
-			return help(usage_text);
+			return help();
 		case 'V':
 			printf("naglefix %s\n", NF_VERSION);
 			return 0;

@@ -73,6 +73,11 @@ int nf_lines_next(struct nf_lines *l, char **line, size_t *len);
 /* Frees l's buffer (the descriptor stays open). */
 void nf_lines_free(struct nf_lines *l);
 
+/* naglefix check [FILE]: argv[0] is "check". Returns 0 (valid, or no
+ * file to read), 1 after saying each error of the file and of
+ * NAGLEFIX_MODE, NF_EXIT_USAGE on a usage error. */
+int nf_cli_check(int argc, char **argv);
+
 /* naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]: argv[0] is
  * "audit". Returns COMMAND's exit status (128+N if killed by signal N). */
 int nf_cli_audit(int argc, char **argv);

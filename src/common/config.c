@@ -13,7 +13,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define CONF_SIZE_MAX (1 << 20)
 
 /*
  * Raw read and close: inside the preloaded library read() and close() may
@@ -32,7 +31,25 @@ static void sys_close(int fd)
 	errno = saved;
 }
 
-/* Reads fd to its end into a new string of *len bytes (NULs included). */
+/* Doubles *buf's *cap for a file of at most NF_CONF_SIZE_MAX bytes (and
+ * one more, to tell a longer one). 0, or -ENOMEM (*buf freed). */
+static int grow(char **buf, size_t *cap)
+{
+	size_t ncap = *cap * 2 > NF_CONF_SIZE_MAX + 2 ? NF_CONF_SIZE_MAX + 2 : *cap * 2;
+	char *nb = realloc(*buf, ncap);
+
+	if (!nb) {
+		free(*buf);
+		return -ENOMEM;
+	}
+	*buf = nb;
+	*cap = ncap;
+	return 0;
+}
+
+/* Reads fd to its end into a new string of *len bytes (NULs included);
+ * -EFBIG past NF_CONF_SIZE_MAX bytes (a file that grew since its size was
+ * taken, or one whose size says nothing). */
 static int slurp(int fd, char **text, size_t *lenp)
 {
 	size_t len = 0, cap = 4096;
@@ -52,16 +69,12 @@ static int slurp(int fd, char **text, size_t *lenp)
 		if (n == 0)
 			break;
 		len += (size_t)n;
-		if (len + 1 == cap) {
-			char *nb = cap > CONF_SIZE_MAX ? NULL : realloc(buf, cap * 2);
-
-			if (!nb) {
-				free(buf);
-				return cap > CONF_SIZE_MAX ? -EFBIG : -ENOMEM;
-			}
-			buf = nb;
-			cap *= 2;
+		if (len > NF_CONF_SIZE_MAX) {
+			free(buf);
+			return -EFBIG;
 		}
+		if (len + 1 == cap && grow(&buf, &cap) < 0)
+			return -ENOMEM;
 	}
 	buf[len] = '\0';
 	*text = buf;
@@ -92,6 +105,10 @@ static int read_file(const char *path, char **text, size_t *len, int trusted_onl
 		sys_close(fd);
 		return -EPERM;
 	}
+	if (st.st_size > NF_CONF_SIZE_MAX) {
+		sys_close(fd);
+		return -EFBIG;
+	}
 	rc = slurp(fd, text, len);
 	sys_close(fd);
 	return rc;
@@ -110,6 +127,8 @@ static const char *read_error(int rc)
 		return "not a regular file";
 	if (rc == -EPERM)
 		return "not owned by root, or writable by others: ignored by a setuid program";
+	if (rc == -EFBIG)
+		return "larger than 1 MiB, the most a policy file may hold";
 	return strerror(-rc);
 }
 
@@ -135,6 +154,34 @@ int nf_config_parse_file(const char *path, struct nf_policy *p,
 			 char *err, size_t errlen)
 {
 	return parse_file(path, p, 0, err, errlen);
+}
+
+int nf_config_check_file(const char *path, struct nf_policy *p,
+			 void (*each)(const char *err, void *arg), void *arg)
+{
+	char *text, err[NF_CONF_ERR_MAX];
+	size_t len;
+	int rc = read_file(path, &text, &len, 0);
+
+	if (rc < 0) {
+		memset(p, 0, sizeof(*p));
+		p->dflt = nf_policy_opts_default(NF_ACT_PASS);
+		snprintf(err, sizeof(err), "%s: %s", path, read_error(rc));
+		each(err, arg);
+		return 1;
+	}
+	rc = nf_policy_check_bytes(p, text, len, path, each, arg);
+	free(text);
+	return rc;
+}
+
+int nf_config_mode(const char *mode, enum nf_action *a, char *err, size_t errlen)
+{
+	if (nf_policy_parse_action(mode, a) == 0)
+		return 0;
+	snprintf(err, errlen, "NAGLEFIX_MODE: unknown action '%s' (expected " NF_ACTION_LIST ")",
+		 mode);
+	return -EINVAL;
 }
 
 const char *nf_config_path(const char *conf_path)
@@ -170,10 +217,7 @@ int nf_config_load(struct nf_policy *p, const char *conf_path,
 		}
 	}
 	if (mode) {
-		if (nf_policy_parse_action(mode, &a) < 0) {
-			snprintf(err, errlen,
-				 "NAGLEFIX_MODE: unknown action '%s' (expected " NF_ACTION_LIST ")",
-				 mode);
+		if (nf_config_mode(mode, &a, err, errlen) < 0) {
 			pass_everything(p);
 			return -EINVAL;
 		}

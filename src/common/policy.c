@@ -479,11 +479,17 @@ static int parse_line(struct nf_policy *p, char *line, size_t len, int lineno,
 	return parse_tokens(p, tok, n, lineno, default_line, err, errlen);
 }
 
-int nf_policy_parse_bytes(struct nf_policy *p, const char *text, size_t len,
-			  const char *name, char *err, size_t errlen)
+/*
+ * The lines of text into *p, each error located ("NAME:LINE: reason" in
+ * err) and given to each (if set); with stop, the first error ends the
+ * parse. Returns the number of errors, or -ENOMEM.
+ */
+static int parse_text(struct nf_policy *p, const char *text, size_t len, const char *name,
+		      int stop, void (*each)(const char *err, void *arg), void *arg,
+		      char *err, size_t errlen)
 {
 	char *copy, *end, *line, *next;
-	int lineno = 0, default_line = 0, rc = 0;
+	int lineno = 0, default_line = 0, rc, nerr = 0;
 
 	memset(p, 0, sizeof(*p));
 	p->dflt = nf_policy_opts_default(NF_ACT_PASS);
@@ -493,22 +499,46 @@ int nf_policy_parse_bytes(struct nf_policy *p, const char *text, size_t len,
 	memcpy(copy, text, len);
 	end = copy + len;
 	*end = '\0';
-	for (line = copy; line && rc == 0; line = next) {
+	for (line = copy; line && !(stop && nerr); line = next) {
 		next = memchr(line, '\n', (size_t)(end - line));
 		if (next)
 			*next++ = '\0';
 		lineno++;
 		rc = parse_line(p, line, (size_t)((next ? next - 1 : end) - line), lineno,
 				&default_line, err, errlen);
+		if (rc == -ENOMEM) {
+			nerr = rc;
+			break;
+		}
+		if (rc < 0) {
+			locate_error(err, errlen, name, lineno);
+			nerr++;
+			if (each)
+				each(err, arg);
+		}
 	}
 	free(copy);
-	if (rc == -EINVAL)
-		locate_error(err, errlen, name, lineno);
-	if (rc < 0) {
+	return nerr;
+}
+
+int nf_policy_parse_bytes(struct nf_policy *p, const char *text, size_t len,
+			  const char *name, char *err, size_t errlen)
+{
+	int n = parse_text(p, text, len, name, 1, NULL, NULL, err, errlen);
+
+	if (n != 0) {
 		nf_policy_free(p);
 		p->dflt = nf_policy_opts_default(NF_ACT_PASS);
 	}
-	return rc;
+	return n > 0 ? -EINVAL : n;
+}
+
+int nf_policy_check_bytes(struct nf_policy *p, const char *text, size_t len, const char *name,
+			  void (*each)(const char *err, void *arg), void *arg)
+{
+	char err[1024];
+
+	return parse_text(p, text, len, name, 0, each, arg, err, sizeof(err));
 }
 
 int nf_policy_parse(struct nf_policy *p, const char *text, const char *name,

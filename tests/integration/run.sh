@@ -315,6 +315,49 @@ expect_run cli-check-missing 1 "" "^naglefix: $TMP/missing.conf: " 1 "$NAGLEFIX"
 expect_run cli-check-nul-byte 1 "" "$NUL_RE" 1 "$NAGLEFIX" check "$TMP/nul.conf"
 expect_run cli-check-none 0 "NAGLEFIX_CONF=none: no file is read, so no rule: every socket passes" "" 0 \
     NAGLEFIX_CONF=none "$NAGLEFIX" check
+# check says every error of the file, each FILE:LINE: reason in the order of
+# the lines, then exits 1; the first is the library's own message.
+FOUR="$CONF/bad-four-errors.conf"
+expect_run cli-check-every-error 1 "" "^naglefix: $FOUR:3: 'bogus' is neither" 4 "$NAGLEFIX" check "$FOUR"
+check_every_error_lines() {
+    local name=cli-check-every-error-lines want got
+    selected "$name" || return 0
+    want=$(printf 'naglefix: %s:%s\n' "$FOUR" 3 "$FOUR" 4 "$FOUR" 6 "$FOUR" 7)
+    got=$("$NAGLEFIX" check "$FOUR" 2>&1 | sed 's/^\(naglefix: [^:]*:[0-9]*\):.*/\1/')
+    if [[ $got == "$want" ]]; then pass "$name"; else fail "$name" "lines '$got'"; fi
+}
+check_every_error_lines
+check_first_is_librarys() {
+    local name=cli-check-first-error-is-the-librarys lib chk
+    selected "$name" || return 0
+    lib=$(env "$P" NAGLEFIX_CONF="$FOUR" /bin/true 2>&1)
+    chk=$("$NAGLEFIX" check "$FOUR" 2>&1 | head -n 1)
+    if [[ -n $lib && $lib == "$chk" ]]; then pass "$name"; else fail "$name" "library '$lib', check '$chk'"; fi
+}
+sys check_first_is_librarys cli-check-first-error-is-the-librarys
+# NAGLEFIX_MODE as the library takes it: an action it refuses is an error
+# (beside the file's), one it takes the default check reports.
+MODE_RE="^naglefix: NAGLEFIX_MODE: unknown action 'fastest' \(expected "
+expect_run cli-check-env-mode-refused 1 "" "$MODE_RE" 1 NAGLEFIX_MODE=fastest "$NAGLEFIX" check "$CONF/good.conf"
+expect_run cli-check-env-mode-refused-no-file 1 "" "$MODE_RE" 1 \
+    NAGLEFIX_CONF=none NAGLEFIX_MODE=fastest "$NAGLEFIX" check
+expect_run cli-check-env-mode-and-file-errors 1 "" "^naglefix: $FOUR:3: " 5 \
+    NAGLEFIX_MODE=fastest "$NAGLEFIX" check "$FOUR"
+expect_run cli-check-env-mode-default 0 "$CONF/good.conf: ok, 6 rules, default nodelay (NAGLEFIX_MODE)" "" 0 \
+    NAGLEFIX_MODE=nodelay "$NAGLEFIX" check "$CONF/good.conf"
+expect_run cli-check-env-mode-no-file 0 \
+    "NAGLEFIX_CONF=none: no file is read, so no rule: every socket gets nodelay (NAGLEFIX_MODE)" "" 0 \
+    NAGLEFIX_CONF=none NAGLEFIX_MODE=nodelay "$NAGLEFIX" check
+expect_run cli-check-env-mode-empty-unset 0 "$CONF/good.conf: ok, 6 rules, default pass" "" 0 \
+    NAGLEFIX_MODE= "$NAGLEFIX" check "$CONF/good.conf"
+# 1 MiB is the most a policy file may hold: the message says so, for check
+# and the library alike; a file of exactly 1 MiB (comments) is taken.
+head -c $((1 << 20)) /dev/zero | tr '\0' '#' >"$TMP/1mib.conf"
+{ cat "$TMP/1mib.conf"; echo; } >"$TMP/over-1mib.conf"
+BIG_RE="^naglefix: $TMP/over-1mib.conf: larger than 1 MiB, the most a policy file may hold$"
+expect_run cli-check-over-1-mib 1 "" "$BIG_RE" 1 "$NAGLEFIX" check "$TMP/over-1mib.conf"
+expect_run cli-check-1-mib 0 "$TMP/1mib.conf: ok, 0 rules, default pass" "" 0 "$NAGLEFIX" check "$TMP/1mib.conf"
+sys expect_run config-over-1-mib 7 hello "$BIG_RE" 1 "$P" NAGLEFIX_CONF="$TMP/over-1mib.conf" "${ECHO7[@]}"
 if [[ -e /etc/naglefix.conf ]]; then
     echo "SKIP cli-check-no-default-file: /etc/naglefix.conf exists"
 else

@@ -381,6 +381,42 @@ START_TEST(test_config_read_too_large_file)
 }
 END_TEST
 
+/* 1 MiB is the limit: a file of exactly that is read, one byte more is
+ * not (the limit was 2 MiB less a byte, the buffer's doubling past 1 MiB). */
+START_TEST(test_config_read_limit_is_1_mib)
+{
+	char *want, *text = NULL;
+	const char *path = temp_file_of(NF_CONF_SIZE_MAX, &want);
+	int rc = nf_config_read_file(path, &text);
+
+	unlink(path);
+	free(want);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_eq(strlen(text), NF_CONF_SIZE_MAX);
+	free(text);
+	path = temp_file_of(NF_CONF_SIZE_MAX + 1, &want);
+	rc = nf_config_read_file(path, &text);
+	unlink(path);
+	free(want);
+	ck_assert_int_eq(rc, -EFBIG);
+}
+END_TEST
+
+/* The message names the limit. */
+START_TEST(test_config_too_large_says_1_mib)
+{
+	char *want;
+	const char *path = temp_file_of(NF_CONF_SIZE_MAX + 1, &want);
+	int rc = nf_config_parse_file(path, &pol, err, sizeof(err));
+
+	unlink(path);
+	free(want);
+	ck_assert_int_eq(rc, -EFBIG);
+	ck_assert_str_eq(strchr(err, ':'), ": larger than 1 MiB, the most a policy file may hold");
+	assert_passes_everything();
+}
+END_TEST
+
 START_TEST(test_config_read_missing_file)
 {
 	char *text = NULL;
@@ -441,6 +477,93 @@ START_TEST(test_config_read_fifo_does_not_block)
 }
 END_TEST
 
+/* ---- nf_config_check_file, nf_config_mode ------------------------------------ */
+
+struct said {
+	char line[8][512];
+	int n;
+};
+
+static void collect(const char *e, void *arg)
+{
+	struct said *s = arg;
+
+	if (s->n < 8)
+		snprintf(s->line[s->n], sizeof(s->line[0]), "%s", e);
+	s->n++;
+}
+
+#define FOUR "fixtures/bad-four-errors.conf"
+
+/* Every error, in order, each with its line; the good rules kept. */
+START_TEST(test_config_check_file_says_every_error)
+{
+	struct said s = { .n = 0 };
+
+	ck_assert_int_eq(nf_config_check_file(FOUR, &pol, collect, &s), 4);
+	ck_assert_int_eq(s.n, 4);
+	ck_assert_str_eq(s.line[0], FOUR ":3: 'bogus' is neither a keyword (default, connect, "
+				    "accept) nor an IP address");
+	ck_assert_str_eq(s.line[1], FOUR ":4: bad prefix length '/33' (expected 0 to 32)");
+	ck_assert_str_eq(s.line[2], FOUR ":6: second 'default' line (the first is line 5)");
+	ck_assert_str_eq(s.line[3], FOUR ":7: bad port '99999' (expected *, N or N-M within 1-65535)");
+	ck_assert_uint_eq(pol.nrules, 2);
+}
+END_TEST
+
+/* Its first error is the library's message for the file, word for word. */
+START_TEST(test_config_check_file_first_is_the_librarys)
+{
+	struct said s = { .n = 0 };
+	struct nf_policy lib;
+
+	ck_assert_int_eq(nf_config_load(&lib, FOUR, NULL, 0, err, sizeof(err)), -EINVAL);
+	nf_policy_free(&lib);
+	nf_config_check_file(FOUR, &pol, collect, &s);
+	ck_assert_str_eq(s.line[0], err);
+}
+END_TEST
+
+/* A file the library takes: no error, its rules. */
+START_TEST(test_config_check_file_good)
+{
+	struct said s = { .n = 0 };
+
+	ck_assert_int_eq(nf_config_check_file(GOOD_FILE, &pol, collect, &s), 0);
+	ck_assert_int_eq(s.n, 0);
+	ck_assert_uint_eq(pol.nrules, GOOD_FILE_RULES);
+}
+END_TEST
+
+/* A file that cannot be read is one error, the library's. */
+START_TEST(test_config_check_file_unreadable)
+{
+	struct said s = { .n = 0 };
+
+	ck_assert_int_eq(nf_config_check_file("fixtures/no-such.conf", &pol, collect, &s), 1);
+	ck_assert_str_eq(s.line[0], "fixtures/no-such.conf: No such file or directory");
+	ck_assert_int_eq(nf_config_check_file("fixtures", &pol, collect, &s), 1);
+	ck_assert_str_eq(s.line[1], "fixtures: Is a directory");
+}
+END_TEST
+
+/* NAGLEFIX_MODE: the action, or the library's message. */
+START_TEST(test_config_mode_names_and_refuses)
+{
+	enum nf_action a;
+	struct nf_policy lib;
+	char lib_err[512];
+
+	ck_assert_int_eq(nf_config_mode("coalesce", &a, err, sizeof(err)), 0);
+	ck_assert_int_eq(a, NF_ACT_COALESCE);
+	ck_assert_int_eq(nf_config_mode("fastest", &a, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(nf_config_load(&lib, "none", "fastest", 0, lib_err, sizeof(lib_err)),
+			 -EINVAL);
+	nf_policy_free(&lib);
+	ck_assert_str_eq(err, lib_err);
+}
+END_TEST
+
 /* ---- suite ----------------------------------------------------------------- */
 
 static TCase *load_tcase(void)
@@ -472,6 +595,13 @@ static TCase *read_tcase(void)
 	unit_add(tc, test_config_read_empty_file);
 	unit_add(tc, test_config_read_file_whole_content);
 	unit_add(tc, test_config_read_too_large_file);
+	unit_add(tc, test_config_read_limit_is_1_mib);
+	unit_add(tc, test_config_too_large_says_1_mib);
+	unit_add(tc, test_config_check_file_says_every_error);
+	unit_add(tc, test_config_check_file_first_is_the_librarys);
+	unit_add(tc, test_config_check_file_good);
+	unit_add(tc, test_config_check_file_unreadable);
+	unit_add(tc, test_config_mode_names_and_refuses);
 	unit_add(tc, test_config_read_missing_file);
 	unit_add(tc, test_config_read_fifo_does_not_block);
 	unit_add_unless(tc, test_config_secure_ignores_environment, private_etc_why());
