@@ -226,8 +226,10 @@ static int apply_nodelay(struct fixer *f, struct target *t, const struct nf_fix_
 		close(dup);
 		return rc; /* the record needs one descriptor more than the duplicate */
 	} else if (rc < 0) {
+		char err[160];
+
 		snprintf(why, sizeof(why), "not changed: cannot record it for undo in %s: %s",
-			 nf_fix_state_dir(), strerror(-rc));
+			 nf_fix_state_dir(), nf_fix_state_dir_why(rc, err, sizeof(err)));
 		r->result = NF_FIX_SKIPPED;
 		r->why = why;
 		nf_fix_worse(&f->run, NF_FIX_EXIT_PARTIAL);
@@ -340,12 +342,14 @@ static int first_checks(struct fixer *f, struct target *t)
 	if (rc < 0)
 		return rc;
 	if (!f->run.dry && (rc = nf_fix_undo_writable(t->p.pid)) < 0) {
+		char why[160];
+
 		if (nf_fix_is_mfile(rc))
 			return rc;
 		fprintf(stderr,
 			"naglefix fix: pid %d: nothing changed: cannot keep the undo record in %s: %s "
 			"(NAGLEFIX_STATE_DIR names another directory)\n",
-			(int)t->p.pid, nf_fix_state_dir(), strerror(-rc));
+			(int)t->p.pid, nf_fix_state_dir(), nf_fix_state_dir_why(rc, why, sizeof(why)));
 		nf_fix_worse(&f->run, NF_FIX_EXIT_PARTIAL);
 		t->live = 0;
 	}

@@ -1,9 +1,9 @@
 /*
  * fix_undo.c - what fix set, kept so that it can be undone, and only
- * that: one state file a process, DIR/fix-PID, a line "PID START FD INO"
- * for each socket fix turned TCP_NODELAY on (from 0). START (the
- * process's start time) tells a PID reused since; INO a descriptor
- * reused since.
+ * that: one state file a process, DIR/fix-PID (DIR: fix_dir.c), a line
+ * "PID START FD INO" for each socket fix turned TCP_NODELAY on (from 0).
+ * START (the process's start time) tells a PID reused since; INO a
+ * descriptor reused since.
  */
 #include "nf_fix.h"
 
@@ -16,15 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define STATE_DIR_DEFAULT "/run/naglefix"
-
-const char *nf_fix_state_dir(void)
-{
-	const char *d = getenv("NAGLEFIX_STATE_DIR");
-
-	return d && *d ? d : STATE_DIR_DEFAULT;
-}
-
 static void state_path(pid_t pid, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/fix-%d", nf_fix_state_dir(), (int)pid);
@@ -34,10 +25,10 @@ static void state_path(pid_t pid, char *buf, size_t len)
 static int open_state(pid_t pid)
 {
 	char path[4096];
-	int fd;
+	int fd, rc;
 
-	if (mkdir(nf_fix_state_dir(), 0700) < 0 && errno != EEXIST)
-		return -errno;
+	if ((rc = nf_fix_state_dir_make()) < 0)
+		return rc;
 	state_path(pid, path, sizeof(path));
 	fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
@@ -55,9 +46,10 @@ int nf_fix_undo_writable(pid_t pid)
 {
 	const char *dir = nf_fix_state_dir();
 	char path[4096];
+	int rc = nf_fix_state_dir_make();
 
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return -errno;
+	if (rc < 0)
+		return rc;
 	/* the file is made by the first record only: no empty record is left */
 	if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0)
 		return -errno;

@@ -6,7 +6,8 @@
  *
  *   fix_proc.c  the process: pidfd, start time, library check, /proc/PID/fd
  *   fix_sock.c  one socket: taken, identified, TCP_NODELAY read and set
- *   fix_undo.c  the state file under /run/naglefix/ (record, undo)
+ *   fix_dir.c   where the records are kept, for the user naglefix runs as
+ *   fix_undo.c  the record of what fix set, one file a process (record, undo)
  *   fix_out.c   the lines it prints (text, --json)
  *   fix_say.c   its failures, one line each, and the exit status
  *   fix_api.c   nf_fix_inode and nf_fix_listener, for watch --fix
@@ -142,10 +143,30 @@ int nf_fix_sock_listener_of(const struct nf_fix_sock *l, const struct nf_fix_soc
 /* The name of a TCP state ("established", "listen", ...). */
 const char *nf_fix_state_name(int state);
 
-/* --- fix_undo.c: the state file, one per process --- */
+/* --- fix_dir.c: where the records are kept --- */
 
-/* The directory of the state files: $NAGLEFIX_STATE_DIR, else /run/naglefix. */
+/*
+ * The directory of the records: $NAGLEFIX_STATE_DIR; else, for root,
+ * /run/naglefix; else the user's own: $XDG_RUNTIME_DIR/naglefix, else
+ * /run/user/UID/naglefix (when that directory is a directory of the
+ * effective user's, not a link), else /tmp/naglefix-UID. The same for
+ * every call of a run.
+ */
 const char *nf_fix_state_dir(void);
+
+/*
+ * Makes the directory (0700) if need be. One it chose itself (no
+ * NAGLEFIX_STATE_DIR) must be a directory, not a symbolic link, owned
+ * by the effective user and closed to others: -EPERM if not (another
+ * user made it first, or a link). Returns 0 or a negative errno.
+ */
+int nf_fix_state_dir_make(void);
+
+/* Why rc (from nf_fix_state_dir_make or a record's functions) was met,
+ * in buf: what is wrong with the directory for -EPERM, else strerror. */
+const char *nf_fix_state_dir_why(int rc, char *buf, size_t len);
+
+/* --- fix_undo.c: the record, one file a process --- */
 
 /*
  * Records that fix turned TCP_NODELAY from 0 to 1 on fd (inode ino) of

@@ -44,16 +44,28 @@ FIX=("$NAGLEFIX" fix)
 
 CLIENT_PIDS=()
 TEST_USER=""
+TEST_UID=""
 fix_cleanup() {
     local p
     for p in "${CLIENT_PIDS[@]}"; do kill "$p" 2>/dev/null; done
     [[ -n $TEST_USER ]] && userdel -f "$TEST_USER" 2>/dev/null
+    [[ -n $TEST_UID ]] && rm -rf "/tmp/naglefix-$TEST_UID"
     rm -rf "$W/state"
     cleanup # common.sh's: the servers
 }
 trap fix_cleanup EXIT
 
 # ---- helpers ------------------------------------------------------------
+
+# make_test_user: a user without rights (no home, no shell), once: sets
+# TEST_USER and TEST_UID; status 1 (why in $W/useradd.err) if useradd fails.
+make_test_user() {
+    [[ -n $TEST_USER ]] && return 0
+    useradd -M -r -s /usr/sbin/nologin "nfix$$" 2>"$W/useradd.err" || return 1
+    TEST_USER=nfix$$
+    TEST_UID=$(id -u "$TEST_USER")
+    rm -rf "/tmp/naglefix-$TEST_UID" # a directory of an earlier user of this uid
+}
 
 # start_client NAME CMD...: CMD in the background (stdin /dev/null), its
 # stdout in $W/NAME.out; waits up to 15 s for its "pid N" line and sets
@@ -176,7 +188,7 @@ for p in nodelay_of deny_getfd; do
     cc -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/$p" "$HERE/$p.c" || fail "build $p"
 done
 cc -std=gnu11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -I"$TOP/include" -I"$TOP/src/cli" \
-    -o "$W/api_check" "$HERE/api_check.c" "$TOP"/build/obj/cli/fix_{api,proc,sock,undo}.o \
+    -o "$W/api_check" "$HERE/api_check.c" "$TOP"/build/obj/cli/fix_{api,dir,proc,sock,undo}.o \
     "$TOP/build/libnfcore.a" || fail "build api_check"
 cc -static -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/static_client" "$HERE/static_client.c" ||
     fail "build static_client (cc -static)"
@@ -629,8 +641,7 @@ check_failures() {
         fi
     fi
     if selected "failure: another user"; then
-        TEST_USER=nfix$$
-        if useradd -M -r -s /usr/sbin/nologin "$TEST_USER" 2>"$W/useradd.err"; then
+        if make_test_user; then
             expect_fail "failure: another user, no ptrace right" 2 "belongs to another user (uid 0" "$v" \
                 runuser -u "$TEST_USER" -- "${FIX[@]}" -m nodelay "$v"
             # the same user's own process: allowed (no Yama here), but the
@@ -673,7 +684,7 @@ check_failures() {
 }
 check_failures
 
-# ---- no policy file, nothing to fix ---------------------------------------------
+# ---- no policy file, nothing to fix, the record's place --------------------------
 
 # No -c, no -m and no policy file: nodelay, the one action fix applies, is
 # applied and said; with NAGLEFIX_CONF=none, and with NAGLEFIX_CONF unset
@@ -789,6 +800,70 @@ check_no_tcp() {
     kill "$s" "$c" 2>/dev/null
 }
 check_no_tcp
+
+# As the process's own user (ptrace rights over it, not root) and no
+# variable set, fix and --undo work: the record lands in a directory of
+# the user's own, mode 0700 (/tmp/naglefix-UID: this user has no
+# XDG_RUNTIME_DIR and no /run/user/UID; $XDG_RUNTIME_DIR/naglefix when it
+# is set and the user's). A path another user holds first (a symbolic
+# link, a directory of root's) is refused: nothing changed, said.
+check_owner() {
+    local name="as the process's own user" o ino d rc xdg="$W/xdg"
+    selected "$name" || return 0
+    make_test_user || { skip "$name" "useradd failed: $(head -n 1 "$W/useradd.err")"; return; }
+    d=/tmp/naglefix-$TEST_UID
+    local -a as_user=(runuser -u "$TEST_USER" -- env -u NAGLEFIX_STATE_DIR -u XDG_RUNTIME_DIR)
+    start_client owner runuser -u "$TEST_USER" -- python3 "$HERE/fix_client.py" "$H" "$PPORT" 100000 || return
+    o=$PID
+    wait_rounds owner 2
+    ino=$("$W/nodelay_of" "$o" | awk '$4 == 0 { print $2; exit }')
+    "${as_user[@]}" "${FIX[@]}" -m nodelay "$o" >"$W/owner.fix" 2>&1
+    rc=$?
+    if ((rc == 0)) && [[ $(nodelay "$o" "$ino") == 1 && $(stat -c '%U %a %F' "$d" 2>&1) == "$TEST_USER 700 directory" ]] &&
+        grep -q "^$o [0-9]* [0-9]* $ino\$" "$d/fix-$o"; then
+        pass "$name, no variable: set, the record in $d (the user's, 0700)"
+    else
+        fail "$name, no variable: set, recorded in $d" "exit $rc, nodelay $(nodelay "$o" "$ino"), $d: $(stat -c '%U %a %F' "$d" 2>&1)" "$W/owner.fix"
+    fi
+    "${as_user[@]}" "${FIX[@]}" --undo "$o" >"$W/owner-undo.fix" 2>&1
+    rc=$?
+    if ((rc == 0)) && [[ $(nodelay "$o" "$ino") == 0 && ! -e $d/fix-$o ]] && grep -q undone "$W/owner-undo.fix"; then
+        pass "$name, no variable: --undo finds the record there, undone, removed"
+    else
+        fail "$name, no variable: --undo" "exit $rc, nodelay $(nodelay "$o" "$ino")" "$W/owner-undo.fix"
+    fi
+    rm -rf "$xdg" && mkdir -m 700 "$xdg" && chown "$TEST_USER" "$xdg"
+    local -a as_xdg=(runuser -u "$TEST_USER" -- env -u NAGLEFIX_STATE_DIR XDG_RUNTIME_DIR="$xdg")
+    "${as_xdg[@]}" "${FIX[@]}" -m nodelay "$o" >"$W/owner-xdg.fix" 2>&1
+    rc=$?
+    local rec=no
+    grep -q "^$o [0-9]* [0-9]* $ino\$" "$xdg/naglefix/fix-$o" 2>/dev/null && rec=yes
+    "${as_xdg[@]}" "${FIX[@]}" --undo "$o" >>"$W/owner-xdg.fix" 2>&1
+    local urc=$?
+    if ((rc == 0 && urc == 0)) && [[ $rec == yes && $(nodelay "$o" "$ino") == 0 && ! -e $d/fix-$o ]]; then
+        pass "$name, XDG_RUNTIME_DIR set: the record in \$XDG_RUNTIME_DIR/naglefix, --undo finds it"
+    else
+        fail "$name, XDG_RUNTIME_DIR set" "exit $rc, --undo $urc, recorded there: $rec, nodelay $(nodelay "$o" "$ino")" "$W/owner-xdg.fix"
+    fi
+    # su keeps the first user's XDG_RUNTIME_DIR: not this user's, not used
+    runuser -u "$TEST_USER" -- env -u NAGLEFIX_STATE_DIR XDG_RUNTIME_DIR="$W" "${FIX[@]}" -m nodelay "$o" >"$W/owner-su.fix" 2>&1
+    rc=$?
+    if ((rc == 0)) && [[ -e $d/fix-$o && ! -e $W/naglefix ]]; then
+        pass "$name, XDG_RUNTIME_DIR another user's (root's): not used, the record in $d"
+    else
+        fail "$name, XDG_RUNTIME_DIR another user's" "exit $rc" "$W/owner-su.fix"
+    fi
+    "${as_user[@]}" "${FIX[@]}" --undo "$o" >/dev/null 2>&1
+    rm -rf "$d" && ln -s "$xdg" "$d"
+    expect_fail "$name: $d a symbolic link (made by root) refused" 1 \
+        "cannot keep the undo record in $d: a symbolic link" "$o" "${as_user[@]}" "${FIX[@]}" -m nodelay "$o"
+    rm -f "$d" && mkdir -m 700 "$d"
+    expect_fail "$name: $d a directory of root's refused" 1 \
+        "cannot keep the undo record in $d: owned by uid 0, not by uid $TEST_UID" "$o" "${as_user[@]}" "${FIX[@]}" -m nodelay "$o"
+    rm -rf "$d" "$xdg"
+    kill "$o" 2>/dev/null
+}
+check_owner
 
 # A process already under the library is left to it (here -m pass: its
 # socket stays as the program set it).
