@@ -73,14 +73,81 @@ static int parse_line(const char *line, struct nf_fix_undo_entry *e)
 	return 0;
 }
 
-/* Reads every line of the open state file fd (from its start). */
+/* The entries read so far, and an index over them by descriptor: slot
+ * holds an entry's place + 1, 0 when empty; nslots a power of two at
+ * least twice n. */
+struct entries {
+	struct nf_fix_undo_entry *v;
+	size_t n, cap;
+	size_t *slot, nslots;
+};
+
+/* The slot of descriptor fd: its entry's, or the empty one to fill. */
+static size_t *entry_slot(const struct entries *es, int fd)
+{
+	size_t mask = es->nslots - 1, i = ((size_t)(unsigned)fd * 0x9e3779b97f4a7c15ull) & mask;
+
+	while (es->slot[i] && es->v[es->slot[i] - 1].fd != fd)
+		i = (i + 1) & mask;
+	return &es->slot[i];
+}
+
+/* Room for one more entry: the array and the index. 0, or -ENOMEM. */
+static int entries_grow(struct entries *es)
+{
+	if (es->n == es->cap) {
+		size_t ncap = es->cap ? 2 * es->cap : 16;
+		struct nf_fix_undo_entry *nv = realloc(es->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		es->v = nv;
+		es->cap = ncap;
+	}
+	if (2 * (es->n + 1) > es->nslots) {
+		size_t n = es->nslots ? 2 * es->nslots : 32;
+		size_t *old = es->slot;
+
+		if (!(es->slot = calloc(n, sizeof(*es->slot)))) {
+			es->slot = old;
+			return -ENOMEM;
+		}
+		es->nslots = n;
+		for (size_t i = 0; i < es->n; i++)
+			*entry_slot(es, es->v[i].fd) = i + 1;
+		free(old);
+	}
+	return 0;
+}
+
+/* e, in place of the entry of its descriptor if there is one (the later
+ * line is the socket fix turned on last at that number: the earlier one's
+ * socket was closed since, nothing of it to undo). 0, or -ENOMEM. */
+static int entries_put(struct entries *es, const struct nf_fix_undo_entry *e)
+{
+	size_t *slot = es->nslots ? entry_slot(es, e->fd) : NULL;
+
+	if (slot && *slot) {
+		es->v[*slot - 1] = *e;
+		return 0;
+	}
+	if (entries_grow(es) < 0)
+		return -ENOMEM;
+	es->v[es->n] = *e;
+	*entry_slot(es, e->fd) = ++es->n;
+	return 0;
+}
+
+/* Reads every line of the open state file fd (from its start): one entry
+ * a descriptor, so memory follows the process's descriptors, not the
+ * record's length (a --follow of days). */
 static int read_entries(int fd, struct nf_fix_undo_entry **out, size_t *n)
 {
-	FILE *f;
+	struct entries es = { 0 };
+	struct nf_fix_undo_entry e;
 	char line[256];
-	struct nf_fix_undo_entry e, *v = NULL;
-	size_t cnt = 0, cap = 0;
 	int dfd = dup(fd), rc = 0;
+	FILE *f;
 
 	if (dfd < 0)
 		return -errno;
@@ -90,35 +157,16 @@ static int read_entries(int fd, struct nf_fix_undo_entry **out, size_t *n)
 		return -ENOMEM;
 	}
 	rewind(f);
-	while (rc == 0 && fgets(line, sizeof(line), f)) {
-		if (parse_line(line, &e) < 0) {
-			rc = -EINVAL;
-			break;
-		}
-		size_t i;
-
-		for (i = 0; i < cnt && (v[i].fd != e.fd || v[i].ino != e.ino); i++)
-			;
-		if (i < cnt)
-			continue;
-		if (cnt == cap) {
-			struct nf_fix_undo_entry *nv = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*v));
-
-			if (!nv) {
-				rc = -ENOMEM;
-				break;
-			}
-			v = nv;
-		}
-		v[cnt++] = e;
-	}
+	while (rc == 0 && fgets(line, sizeof(line), f))
+		rc = parse_line(line, &e) < 0 ? -EINVAL : entries_put(&es, &e);
 	fclose(f);
+	free(es.slot);
 	if (rc < 0) {
-		free(v);
+		free(es.v);
 		return rc;
 	}
-	*out = v;
-	*n = cnt;
+	*out = es.v;
+	*n = es.n;
 	return 0;
 }
 

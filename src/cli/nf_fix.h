@@ -191,9 +191,11 @@ struct nf_fix_undo_entry {
 };
 
 /*
- * Reads the records of pid into a malloc'd array *out of *n entries (the
- * duplicates of a line dropped). Returns 0, -ENOENT (no state file: fix
- * changed nothing of pid), -EINVAL (a line that is not a record), ...
+ * Reads the records of pid into a malloc'd array *out of *n entries, one a
+ * descriptor: its last line (an earlier line of the same descriptor was a
+ * socket closed since). Returns 0, -ENOENT (no state file: fix changed
+ * nothing of pid), -EINVAL (a line that is not a record, or longer than
+ * 255 bytes), ...
  */
 int nf_fix_undo_read(pid_t pid, struct nf_fix_undo_entry **out, size_t *n);
 

@@ -172,5 +172,27 @@ if any_selected report-stalls-bounded; then
 	bounded report-stalls-bounded 120 98304 0 "stalls left out of the medians" 1 "$NF" report "$FIFO"
 fi
 
+# ---- fix --undo: a record of any length costs one entry a descriptor -------------
+
+# a --follow of days: 1,000,000 lines over 50 descriptor numbers reused
+if any_selected fix-undo-long-record; then
+	sleep 600 &
+	sleeper=$!
+	start=$(awk '{ print $22 }' "/proc/$sleeper/stat")
+	mkdir -p "$TMP/state"
+	awk -v pid="$sleeper" -v st="$start" 'BEGIN { for (i = 0; i < 1000000; i++)
+		printf "%d %s %d %d\n", pid, st, 3 + i % 50, 1000000 + i }' >"$TMP/state/fix-$sleeper"
+	NAGLEFIX_STATE_DIR=$TMP/state bounded fix-undo-long-record 20 $SMALL_KB 0 "" 0 \
+		"$NF" fix --undo --dry-run "$sleeper"
+	selected fix-undo-long-record-rows &&
+		if [[ $(grep -c '^ *'"$sleeper"' ' "$TMP/fix-undo-long-record.out") == 50 ]]; then
+			pass fix-undo-long-record-rows
+		else
+			fail fix-undo-long-record-rows "want one row for each of the 50 descriptors" \
+				"$TMP/fix-undo-long-record.out"
+		fi
+	kill "$sleeper"
+fi
+
 end_writers
 finish
