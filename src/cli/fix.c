@@ -520,6 +520,8 @@ static int run_fix(struct fixer *f, int n, char **pids)
 	}
 	free(ts);
 	free(f->left);
+	if (!f->run.dry)
+		nf_fix_undo_sweep(); /* --follow's own too: their processes have ended */
 	return f->run.status;
 }
 

@@ -21,7 +21,8 @@ static int sys_pidfd_open(pid_t pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
-int nf_fix_proc_start_time(pid_t pid, unsigned long long *start)
+/* Reads /proc/PID/stat's state (field 3) and start time (field 22). */
+static int read_stat(pid_t pid, char *state, unsigned long long *start)
 {
 	char path[64], buf[1024], *p;
 	ssize_t n;
@@ -38,8 +39,9 @@ int nf_fix_proc_start_time(pid_t pid, unsigned long long *start)
 	buf[n] = '\0';
 	/* the command name (field 2) may hold spaces and ')': after the last ')' */
 	p = strrchr(buf, ')');
-	if (!p)
+	if (!p || p[1] != ' ' || !p[2])
 		return -EINVAL;
+	*state = p[2];
 	p++;
 	for (int field = 3; field < 22; field++) {
 		p = strchr(p + 1, ' ');
@@ -48,6 +50,27 @@ int nf_fix_proc_start_time(pid_t pid, unsigned long long *start)
 	}
 	*start = strtoull(p + 1, NULL, 10);
 	return 0;
+}
+
+int nf_fix_proc_start_time(pid_t pid, unsigned long long *start)
+{
+	char state;
+
+	return read_stat(pid, &state, start);
+}
+
+int nf_fix_proc_alive(pid_t pid, unsigned long long start)
+{
+	unsigned long long now;
+	char state;
+	int rc = read_stat(pid, &state, &now);
+
+	if (rc == -ESRCH)
+		return 0;
+	if (rc < 0)
+		return rc;
+	/* a zombie has no descriptors left: nothing of it can be undone */
+	return state != 'Z' && state != 'X' && (!start || now == start);
 }
 
 /*

@@ -103,5 +103,7 @@ int nf_fix_revert(struct nf_fix_run *f, int n, char **pids)
 {
 	for (int i = 0; i < n; i++)
 		undo_pid(f, (pid_t)atoi(pids[i]));
+	if (!f->dry)
+		nf_fix_undo_sweep();
 	return f->status;
 }

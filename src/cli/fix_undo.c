@@ -3,10 +3,12 @@
  * that: one state file a process, DIR/fix-PID (DIR: fix_dir.c), a line
  * "PID START FD INO" for each socket fix turned TCP_NODELAY on (from 0).
  * START (the process's start time) tells a PID reused since; INO a
- * descriptor reused since.
+ * descriptor reused since. A file whose process has ended is removed by
+ * the next run (nf_fix_undo_sweep).
  */
 #include "nf_fix.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,6 +23,30 @@ static void state_path(pid_t pid, char *buf, size_t len)
 	snprintf(buf, len, "%s/fix-%d", nf_fix_state_dir(), (int)pid);
 }
 
+/*
+ * Locks fd (opened as name in dirfd) exclusively (how: LOCK_EX, or with
+ * LOCK_NB); 1 if it is still the file at that name once locked, 0 if it
+ * was removed meanwhile or (LOCK_NB) is locked (fd closed then). Every
+ * unlink of a record happens under its lock, so a record written under
+ * it is never lost to a removal.
+ */
+static int lock_linked(int dirfd, int fd, const char *name, int how)
+{
+	struct stat a, b;
+	int e;
+
+	if (flock(fd, how) < 0) {
+		e = errno;
+		close(fd);
+		return e == EWOULDBLOCK ? 0 : -e;
+	}
+	if (fstat(fd, &a) == 0 && a.st_nlink > 0 && fstatat(dirfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+		return 1;
+	close(fd);
+	return 0;
+}
+
 /* Opens pid's state file for reading and appending, made if need be, locked. */
 static int open_state(pid_t pid)
 {
@@ -30,16 +56,12 @@ static int open_state(pid_t pid)
 	if ((rc = nf_fix_state_dir_make()) < 0)
 		return rc;
 	state_path(pid, path, sizeof(path));
-	fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX) < 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	return fd;
+	do {
+		fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0)
+			return -errno;
+	} while ((rc = lock_linked(AT_FDCWD, fd, path, LOCK_EX)) == 0);
+	return rc < 0 ? rc : fd;
 }
 
 int nf_fix_undo_writable(pid_t pid)
@@ -234,7 +256,53 @@ int nf_fix_undo_read(pid_t pid, struct nf_fix_undo_entry **out, size_t *n)
 int nf_fix_undo_forget(pid_t pid)
 {
 	char path[4096];
+	int fd, rc = 0;
 
 	state_path(pid, path, sizeof(path));
-	return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if ((rc = lock_linked(AT_FDCWD, fd, path, LOCK_EX)) <= 0)
+		return rc; /* removed meanwhile */
+	rc = unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+/* Removes the record file name of the open directory dirfd if its
+ * process has ended; 1 if removed, else 0. Judged under its lock. */
+static int sweep_one(int dirfd, const char *name)
+{
+	char *end;
+	long pid = strtol(name + 4, &end, 10);
+	unsigned long long start;
+	int fd, gone = 0;
+
+	if (strncmp(name, "fix-", 4) != 0 || *end || end == name + 4 || pid <= 0)
+		return 0;
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	/* one in use (locked) is being written: not one to judge now */
+	if (lock_linked(dirfd, fd, name, LOCK_EX | LOCK_NB) != 1)
+		return 0;
+	if (first_start(fd, &start) == 0 && nf_fix_proc_alive((pid_t)pid, start) == 0)
+		gone = unlinkat(dirfd, name, 0) == 0;
+	close(fd);
+	return gone;
+}
+
+int nf_fix_undo_sweep(void)
+{
+	DIR *d = opendir(nf_fix_state_dir());
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_type == DT_REG || e->d_type == DT_UNKNOWN)
+			n += sweep_one(dirfd(d), e->d_name);
+	closedir(d);
+	return n;
 }

@@ -80,6 +80,10 @@ int nf_fix_proc_has_library(const struct nf_fix_proc *p);
 /* Reads /proc/PID/stat's start time (field 22) of pid into *start. */
 int nf_fix_proc_start_time(pid_t pid, unsigned long long *start);
 
+/* 1 if a process of pid runs that started at start (0: any) and has not
+ * ended (a zombie has), 0 if not, or a negative errno (/proc unreadable). */
+int nf_fix_proc_alive(pid_t pid, unsigned long long start);
+
 /*
  * Calls fn(fd, ino, arg) for each descriptor of p that is a socket
  * ("socket:[INO]" in /proc/PID/fd), in the order the directory lists
@@ -201,6 +205,15 @@ int nf_fix_undo_read(pid_t pid, struct nf_fix_undo_entry **out, size_t *n);
 
 /* Removes pid's state file (0, or a negative errno; -ENOENT is 0). */
 int nf_fix_undo_forget(pid_t pid);
+
+/*
+ * Removes the records that can no longer be undone: their process has
+ * ended (gone, or a zombie) or its PID is another process's now (the
+ * start time differs). Each file locked while it is judged, so a record
+ * being written is never lost. Returns how many it removed, or a
+ * negative errno (the directory unreadable; -ENOENT: none yet).
+ */
+int nf_fix_undo_sweep(void);
 
 /* --- fix_api.c: for naglefix watch --fix --- */
 

@@ -390,8 +390,10 @@ check_follow() {
         fail "$name: follow ends with the process" "exit $rc" "$W/follow.fix"
     elif ! grep -q "pid $PID (python3) holds no TCP socket yet: waiting for one" "$W/follow.fix"; then
         fail "$name: its wait for a first socket said" "" "$W/follow.fix"
+    elif [[ -e $W/state/fix-$PID ]]; then
+        fail "$name: the record of the ended process removed at follow's exit" "$W/state/fix-$PID is left"
     else
-        pass "$name: without it 2 of 2 unfixed and stalled; under it (its wait for a first socket said) each of $n fixed within $fmax ms at most (bound $BOUND_MS), then fast (median of each one's slowest round $rmax ms); ended with the process (exit 0)"
+        pass "$name: without it 2 of 2 unfixed and stalled; under it (its wait for a first socket said) each of $n fixed within $fmax ms at most (bound $BOUND_MS), then fast (median of each one's slowest round $rmax ms); ended with the process (exit 0), its record removed"
     fi
 }
 check_follow
@@ -684,7 +686,7 @@ check_failures() {
 }
 check_failures
 
-# ---- no policy file, nothing to fix, the record's place --------------------------
+# ---- no policy, nothing to fix, the record's place and its removal ---------------
 
 # No -c, no -m and no policy file: nodelay, the one action fix applies, is
 # applied and said; with NAGLEFIX_CONF=none, and with NAGLEFIX_CONF unset
@@ -864,6 +866,63 @@ check_owner() {
     kill "$o" 2>/dev/null
 }
 check_owner
+
+# Records that can no longer be undone are removed by the next fix or
+# --undo run (not by --dry-run, which changes nothing): of a process gone,
+# of a zombie (no descriptors left), of a PID that is another process's
+# now (the start time differs); a live process's (its start time) is kept.
+# (--undo never applies a record to the PID's new process: "failure: PID
+# reused".)
+check_sweep() {
+    local name="records that can no longer be undone are removed" gone live reused z zp rc i
+    selected "$name" || return 0
+    sleep 0 &
+    gone=$!
+    wait "$gone"
+    sleep 60 &
+    live=$!
+    sleep 60 &
+    reused=$!
+    CLIENT_PIDS+=("$live" "$reused")
+    # shellcheck disable=SC2016 # expanded by that bash
+    bash -c 'sleep 0 & echo $!; exec sleep 60' >"$W/zombie.pid" &
+    zp=$!
+    CLIENT_PIDS+=("$zp")
+    for ((i = 0; i < 50; i++)); do
+        z=$(cat "$W/zombie.pid")
+        [[ -n $z ]] && [[ $(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$z/stat" 2>/dev/null) == Z ]] && break
+        sleep 0.1
+    done
+    start_of() { awk '{ sub(/.*\) /, ""); print $20 }' "/proc/$1/stat"; }
+    mkdir -p "$W/state"
+    echo "$gone 12345 3 999" >"$W/state/fix-$gone"
+    echo "$z $(start_of "$z") 3 999" >"$W/state/fix-$z"
+    echo "$reused $(($(start_of "$reused") + 1)) 3 999" >"$W/state/fix-$reused"
+    echo "$live $(start_of "$live") 3 999" >"$W/state/fix-$live"
+    "${FIX[@]}" -m nodelay --dry-run "$live" >"$W/sweep-dry.fix" 2>&1
+    local kept_dry
+    kept_dry=$(ls "$W/state" | grep -cx "fix-\($gone\|$z\|$reused\|$live\)")
+    "${FIX[@]}" -m nodelay "$live" >"$W/sweep.fix" 2>&1
+    rc=$?
+    local left
+    left=$(ls "$W/state" | grep -x "fix-\($gone\|$z\|$reused\|$live\)" | tr '\n' ' ')
+    if ((kept_dry == 4 && rc == 6)) && [[ $left == "fix-$live " ]]; then
+        pass "$name: by fix (a process gone, a zombie, a PID reused: removed; the live one's kept; --dry-run removed none)"
+    else
+        fail "$name: by fix" "after --dry-run $kept_dry of 4 kept; after fix (exit $rc) left: '$left' (expected fix-$live)" "$W/sweep.fix"
+    fi
+    echo "$gone 12345 3 999" >"$W/state/fix-$gone"
+    "${FIX[@]}" --undo "$reused" >"$W/sweep-undo.fix" 2>&1
+    rc=$?
+    if ((rc == 1)) && [[ ! -e $W/state/fix-$gone && -e $W/state/fix-$live ]]; then
+        pass "$name: by --undo (of another PID, nothing to undo: exit 1)"
+    else
+        fail "$name: by --undo" "exit $rc; left: $(ls "$W/state" | tr '\n' ' ')" "$W/sweep-undo.fix"
+    fi
+    rm -f "$W/state/fix-$live"
+    kill "$live" "$reused" "$zp" 2>/dev/null
+}
+check_sweep
 
 # A process already under the library is left to it (here -m pass: its
 # socket stays as the program set it).
