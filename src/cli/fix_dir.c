@@ -70,18 +70,23 @@ static int private_dir(const struct stat *st)
 	return 0;
 }
 
-int nf_fix_state_dir_make(void)
+int nf_fix_state_dir_safe(void)
 {
 	const char *dir = nf_fix_state_dir();
 	struct stat st;
 
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return -errno;
 	if (!implicit)
 		return 0; /* named by the user: theirs to choose */
 	if (lstat(dir, &st) < 0)
 		return -errno;
 	return private_dir(&st);
+}
+
+int nf_fix_state_dir_make(void)
+{
+	if (mkdir(nf_fix_state_dir(), 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return nf_fix_state_dir_safe();
 }
 
 const char *nf_fix_state_dir_why(int rc, char *buf, size_t len)

@@ -59,10 +59,12 @@ static void undo_pid(struct nf_fix_run *f, pid_t pid)
 	struct nf_fix_proc p = { .pid = pid, .pidfd = -1 };
 	size_t n = 0, i;
 	int rc = nf_fix_undo_read(pid, &v, &n);
+	char why[160];
 
 	if (rc < 0 || n == 0) {
 		fprintf(stderr, "naglefix fix: pid %d: nothing to undo (%s/fix-%d: %s)\n", (int)pid,
-			nf_fix_state_dir(), (int)pid, rc < 0 ? strerror(-rc) : "empty");
+			nf_fix_state_dir(), (int)pid,
+			rc < 0 ? nf_fix_state_dir_why(rc, why, sizeof(why)) : "empty");
 		nf_fix_worse(f, nf_fix_is_mfile(rc) ? NF_FIX_EXIT_MFILE : NF_FIX_EXIT_PARTIAL);
 		free(v);
 		return;

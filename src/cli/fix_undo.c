@@ -237,8 +237,10 @@ int nf_fix_undo_record(const struct nf_fix_proc *p, int fd, unsigned long ino)
 int nf_fix_undo_read(pid_t pid, struct nf_fix_undo_entry **out, size_t *n)
 {
 	char path[4096];
-	int fd, rc;
+	int fd, rc = nf_fix_state_dir_safe();
 
+	if (rc < 0)
+		return rc;
 	state_path(pid, path, sizeof(path));
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -294,11 +296,13 @@ static int sweep_one(int dirfd, const char *name)
 
 int nf_fix_undo_sweep(void)
 {
-	DIR *d = opendir(nf_fix_state_dir());
+	DIR *d;
 	struct dirent *e;
-	int n = 0;
+	int n = nf_fix_state_dir_safe();
 
-	if (!d)
+	if (n < 0)
+		return n;
+	if (!(d = opendir(nf_fix_state_dir())))
 		return -errno;
 	while ((e = readdir(d)) != NULL)
 		if (e->d_type == DT_REG || e->d_type == DT_UNKNOWN)

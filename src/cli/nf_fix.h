@@ -166,6 +166,11 @@ const char *nf_fix_state_dir(void);
  */
 int nf_fix_state_dir_make(void);
 
+/* The same checks without making it: 0, -ENOENT (not there), -EPERM. For
+ * what reads or removes records: no record is taken from, or removed in,
+ * a directory another user could have made. */
+int nf_fix_state_dir_safe(void);
+
 /* Why rc (from nf_fix_state_dir_make or a record's functions) was met,
  * in buf: what is wrong with the directory for -EPERM, else strerror. */
 const char *nf_fix_state_dir_why(int rc, char *buf, size_t len);

@@ -859,6 +859,17 @@ check_owner() {
     rm -rf "$d" && ln -s "$xdg" "$d"
     expect_fail "$name: $d a symbolic link (made by root) refused" 1 \
         "cannot keep the undo record in $d: a symbolic link" "$o" "${as_user[@]}" "${FIX[@]}" -m nodelay "$o"
+    # a record planted there is not read (xdg's is the live process's own)
+    echo "$o $(awk '{ sub(/.*\) /, ""); print $20 }' "/proc/$o/stat") 3 $ino" >"$xdg/fix-$o"
+    "${as_user[@]}" "${FIX[@]}" --undo "$o" >"$W/owner-link-undo.fix" 2>&1
+    rc=$?
+    if ((rc == 1)) && [[ -e $xdg/fix-$o ]] &&
+        grep -q "nothing to undo ($d/fix-$o: a symbolic link" "$W/owner-link-undo.fix"; then
+        pass "$name: --undo reads no record through $d a symbolic link: exit 1, said, the file left"
+    else
+        fail "$name: --undo through $d a symbolic link" "exit $rc" "$W/owner-link-undo.fix"
+    fi
+    rm -f "$xdg/fix-$o"
     rm -f "$d" && mkdir -m 700 "$d"
     expect_fail "$name: $d a directory of root's refused" 1 \
         "cannot keep the undo record in $d: owned by uid 0, not by uid $TEST_UID" "$o" "${as_user[@]}" "${FIX[@]}" -m nodelay "$o"
