@@ -14,8 +14,12 @@
 # --json, -c rules and sides, and the failures (another user, ENOSYS under
 # a seccomp filter, our own descriptor limit, a process gone, a thread's
 # id, a PID reused, a process under the library, a program that turns
-# TCP_NODELAY off itself), another network namespace, and --follow's cost
-# on 1,000 connections.
+# TCP_NODELAY off itself), another network namespace, no policy file
+# (nodelay, said), a process with no TCP socket (said, exit 6), fix and
+# --undo as the process's own user with no variable (the record in a
+# directory of its own, one another user made refused), the removal of
+# records that can no longer be undone, and --follow's cost on 1,000
+# connections.
 # The tests' own reading of TCP_NODELAY (nodelay_of.c, pidfd_getfd) checks
 # what fix says it did. Ends with "N passed, M failed".
 # T=pattern runs only the checks whose name it matches (tests/lib.sh).
