@@ -167,9 +167,18 @@ int nf_audit_recv_split(int fd, enum nf_side side, const struct nf_audit_gap *g,
 
 /*
  * Logs one finding as a "split_write" or "recv_split" line (or counts it
- * towards a "repeat" line) and adds it to the per-peer summary. Keeps errno.
+ * towards a "repeat" line, written within half a second by
+ * nf_audit_flush_due on the timer thread, which it starts if need be) and
+ * adds it to the per-peer summary. Keeps errno.
  */
 void nf_audit_log_finding(const struct nf_audit_finding *f);
+
+/*
+ * From the timer thread (an nf_timer_due_fn, registered by init): writes
+ * the repeat counts due by now. Returns when the next is due, 0 for none;
+ * one atomic load when nothing is.
+ */
+unsigned long long nf_audit_flush_due(unsigned long long now);
 
 /* At exit: pending repeat counts and one "summary" line per peer, once. */
 void nf_audit_log_exit(void);

@@ -1,7 +1,8 @@
 /*
- * nf_timer.h - the one background thread that flushes coalesce buffers
- * whose oldest byte is due. It holds no file descriptor, blocks every
- * signal, and is started lazily (again in a forked child).
+ * nf_timer.h - the one background thread that flushes what is due:
+ * coalesce buffers whose oldest byte is, auto's pushes, audit's repeat
+ * counts. It holds no file descriptor, blocks every signal, and is started
+ * lazily (again in a forked child).
  */
 #ifndef NF_TIMER_H
 #define NF_TIMER_H

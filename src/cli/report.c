@@ -292,8 +292,8 @@ static void add_stalls(struct groups *gs, struct group *g, double ms, unsigned l
 		gs->unkept += count;
 }
 
-/* The library writes a repeat line at most every 100 findings (or 10 s):
- * a larger count is not ours. */
+/* A repeat line of the library counts at most 100 findings: a larger
+ * count is not ours. */
 #define REPEAT_MAX 1000000
 
 /*

@@ -1,7 +1,8 @@
 /*
  * timer.c - the background thread that flushes what is due: coalesce
- * buffers and auto's pushes, through the nf_timer_due_fn each registered
- * (nf_timer_register), so that the timer includes neither module.
+ * buffers, auto's pushes and audit's repeat counts, through the
+ * nf_timer_due_fn each registered (nf_timer_register), so that the timer
+ * includes none of those modules.
  *
  * One thread for the process, started on the first buffered write (and
  * again in a forked child, where it did not survive). It sleeps on a

@@ -58,6 +58,7 @@ static void init_once(void)
 	/* the timer calls these back; it knows nothing of either module */
 	nf_timer_register(nf_coalesce_flush_due);
 	nf_timer_register(nf_auto_flush_due);
+	nf_timer_register(nf_audit_flush_due);
 	pthread_atfork(nf_atfork_prepare, nf_atfork_parent, nf_atfork_child);
 	atomic_store_explicit(&nf_ready, 1, memory_order_release);
 	errno = saved;

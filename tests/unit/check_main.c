@@ -23,6 +23,7 @@ int main(void)
 	srunner_add_suite(sr, config_suite());
 	srunner_add_suite(sr, coalesce_suite());
 	srunner_add_suite(sr, audit_suite());
+	srunner_add_suite(sr, audit_log_suite());
 	fflush(stdout); /* the SKIP lines before Check's own */
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -85,5 +85,6 @@ const char *fake_wire(void);
 extern unsigned long long fake_now;       /* nf_clock_now_ns's answer */
 extern int fake_narms;                    /* nf_timer_arm calls */
 extern unsigned long long fake_armed_at;  /* the last one's deadline */
+extern int fake_timer_down;               /* nf_timer_failed's answer (0: it runs) */
 
 #endif

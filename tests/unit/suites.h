@@ -21,6 +21,9 @@ Suite *coalesce_suite(void);
 /* Audit's detection (src/actions/audit/audit.c) against the fakes of fake.h. */
 Suite *audit_suite(void);
 
+/* Audit's lines and repeat counts (src/actions/audit/audit_log.c). */
+Suite *audit_log_suite(void);
+
 /* tcase_add_test, for the tests the name filter T selects (the
  * environment's: a shell pattern matched anywhere in the test's name,
  * `make test-unit T=test_conn_fd`). Check's own CK_RUN_SUITE and

@@ -11,11 +11,23 @@
  * repeats one pattern, not a thousand.
  *
  * Repeats: a finding identical to an earlier one (same kind, side, peer,
- * write or piece sizes, held writes, caller) is logged in full REPEAT_FULL times; after
- * that one "repeat" line (without the fields that vary: fd, and the other
- * end's address) says how many more there were, every REPEAT_EVERY findings
- * or REPEAT_NS, whichever comes first, and at exit. NREPS patterns are
+ * write or piece sizes, held writes, caller) is logged in full REPEAT_FULL
+ * times; after that "repeat" lines (without the fields that vary: fd, and
+ * the other end's address) count the rest, one line a pattern at most
+ * every HOLD_NS (or REPEAT_EVERY findings). A finding that comes sooner
+ * is counted, and the library's timer thread (nf_timer.h) writes the count
+ * HOLD_NS after that pattern's last line: a count is never held longer, so
+ * whatever ends the process later (a signal's default action, SIGKILL, a
+ * crash, when no hook of ours can run) finds it in the log. A process
+ * whose findings come no faster never starts the timer. NREPS patterns are
  * tracked; the least recent one gives its slot up, with its count logged.
+ *
+ * Every line is written under rlock, and a count is cleared with the line
+ * that holds it: whoever takes rlock next (the timer, exit, a finding)
+ * sees each finding either in the log or pending, never both, never
+ * neither. So no line may call what can wait on a lock a finding's thread
+ * holds outside rlock: the caller's name (dladdr, the loader's lock) is
+ * taken before.
  */
 #include "nf_audit.h"
 #include "nf_guard.h"
@@ -37,20 +49,23 @@
 #include "nf_fnv.h"
 #include "nf_json.h"
 #include "nf_log.h"
+#include "nf_timer.h"
 
 #define REPEAT_FULL  3
 #define REPEAT_EVERY 100
-#define REPEAT_NS    (10ull * 1000000000ull)
+#define HOLD_NS      500000000ull /* the longest a count waits for its line */
 #define NREPS        256   /* distinct findings tracked; the oldest is reused */
 #define NPEERS       256   /* peers summarised; more are counted as "*" */
 #define ADDR_LEN     64    /* "[v6]:port" */
 #define LINE_LEN     2048
+#define CALLER_LEN   512
 
-/* A finding with its addresses, as it is logged. */
+/* A finding with its addresses and caller, as it is logged. */
 struct entry {
 	struct nf_audit_finding f;
 	char local[ADDR_LEN];
 	char peer[ADDR_LEN];
+	char caller[CALLER_LEN];
 };
 
 /* One distinct finding and its count since its last line. */
@@ -78,6 +93,7 @@ static int nreps;
 static struct peer peers[NPEERS];
 static int npeers;
 static atomic_int exited;
+static _Atomic unsigned long long flush_at; /* earliest pending count's line; 0: none */
 static pid_t owner; /* the process the counts belong to; 0 before any */
 
 /* --- a line under construction --- */
@@ -259,14 +275,11 @@ static void put_sizes(struct line *l, const struct nf_audit_finding *f)
 }
 
 /* The sizes and "caller". */
-static void put_pattern(struct line *l, const struct nf_audit_finding *f)
+static void put_pattern(struct line *l, const struct entry *e)
 {
-	char caller[512];
-
-	put_sizes(l, f);
+	put_sizes(l, &e->f);
 	put(l, ",\"caller\":");
-	caller_str(f->caller, caller, sizeof(caller));
-	put_str(l, caller);
+	put_str(l, e->caller);
 }
 
 static void log_full(const struct entry *e)
@@ -275,7 +288,7 @@ static void log_full(const struct entry *e)
 
 	put_head(&l, event_name(e->f.event));
 	put_where(&l, e, 0);
-	put_pattern(&l, &e->f);
+	put_pattern(&l, e);
 	put_ms(&l, "stall_ms", !e->f.prevented, e->f.stall_ms);
 	if (e->f.prevented)
 		put(&l, ",\"prevented\":true");
@@ -291,7 +304,7 @@ static void log_repeat(const struct entry *e, unsigned long count, double total,
 	put_head(&l, "repeat");
 	put(&l, ",\"of\":\"%s\"", event_name(e->f.event));
 	put_where(&l, e, 1);
-	put_pattern(&l, &e->f);
+	put_pattern(&l, e);
 	put(&l, ",\"count\":%lu", count);
 	put_ms(&l, "total_stall_ms", !e->f.prevented, total);
 	put_ms(&l, "worst_stall_ms", !e->f.prevented, worst);
@@ -323,11 +336,23 @@ static unsigned long long signature(const struct entry *e)
 	return h;
 }
 
+/* Writes r's pending count, if any, as a repeat line at now, and clears
+ * it. Under rlock. */
+static void flush_rep(struct rep *r, unsigned long long now)
+{
+	if (r->pending == 0)
+		return;
+	log_repeat(&r->e, r->pending, r->pending_total, r->pending_worst);
+	r->pending = 0;
+	r->pending_total = r->pending_worst = 0;
+	r->last_ns = now;
+}
+
 /*
  * The slot of sig, a free one, or the least recently used, whose pending
- * count (if any) is copied to *evicted first. Under rlock.
+ * count (if any) is written first. Under rlock.
  */
-static struct rep *rep_slot(unsigned long long sig, int *fresh, struct rep *evicted)
+static struct rep *rep_slot(unsigned long long sig, unsigned long long now, int *fresh)
 {
 	struct rep *old = &reps[0];
 
@@ -342,7 +367,7 @@ static struct rep *rep_slot(unsigned long long sig, int *fresh, struct rep *evic
 	*fresh = 1;
 	if (nreps < NREPS)
 		return &reps[nreps++];
-	*evicted = *old;
+	flush_rep(old, now);
 	return old;
 }
 
@@ -381,17 +406,26 @@ static void count_peer(const struct entry *e)
 }
 
 /*
- * Counts e; returns what to log: 1 the finding in full, 2 a repeat line
- * (its figures in *out, taken from the slot), 0 nothing yet. A slot
- * reused for e with findings still pending leaves them in *evicted
- * (pending 0 if none). Under rlock.
+ * May r's count wait at now for the timer? Not past REPEAT_EVERY, nor once
+ * its last line is HOLD_NS old, nor once exit has written the counts (the
+ * timer may not run again), nor with no timer thread.
  */
-static int count_rep(const struct entry *e, unsigned long long now, struct rep *out,
-		     struct rep *evicted)
+static int may_hold(const struct rep *r, unsigned long long now)
+{
+	return r->pending < REPEAT_EVERY && now - r->last_ns < HOLD_NS &&
+	       !atomic_load(&exited) && !nf_timer_failed();
+}
+
+/*
+ * Counts e at now and writes what is due: e in full, or its pattern's
+ * count. Returns when the count it leaves pending must be written (0:
+ * none left). Under rlock.
+ */
+static unsigned long long count_rep(const struct entry *e, unsigned long long now)
 {
 	int fresh;
 	unsigned long long sig = signature(e);
-	struct rep *r = rep_slot(sig, &fresh, evicted);
+	struct rep *r = rep_slot(sig, now, &fresh);
 
 	if (fresh) {
 		memset(r, 0, sizeof(*r));
@@ -400,45 +434,104 @@ static int count_rep(const struct entry *e, unsigned long long now, struct rep *
 	}
 	r->used_ns = now;
 	if (++r->seen <= REPEAT_FULL) {
+		log_full(e);
 		r->last_ns = now;
-		return 1;
+		return 0;
 	}
 	r->pending++;
 	r->pending_total += e->f.stall_ms;
 	if (e->f.stall_ms > r->pending_worst)
 		r->pending_worst = e->f.stall_ms;
-	if (r->pending < REPEAT_EVERY && now - r->last_ns < REPEAT_NS)
+	if (may_hold(r, now))
+		return r->last_ns + HOLD_NS;
+	flush_rep(r, now);
+	return 0;
+}
+
+/*
+ * Writes every pending count due at now (all: every one), and returns the
+ * time of the next, also published in flush_at (0: none). Under rlock.
+ */
+static unsigned long long flush_pending(unsigned long long now, int all)
+{
+	unsigned long long next = 0;
+
+	for (int i = 0; i < nreps; i++) {
+		struct rep *r = &reps[i];
+		unsigned long long due = r->last_ns + HOLD_NS;
+
+		if (r->pending == 0)
+			continue;
+		if (all || now >= due)
+			flush_rep(r, now);
+		else if (next == 0 || due < next)
+			next = due;
+	}
+	atomic_store(&flush_at, next);
+	return next;
+}
+
+/* A count is pending until due: does the timer need arming for it (it
+ * is not due by an earlier one)? Under rlock. */
+static int hold_until(unsigned long long due)
+{
+	unsigned long long at = atomic_load(&flush_at);
+
+	if (at && at <= due)
 		return 0;
-	*out = *r;
-	r->pending = 0;
-	r->pending_total = r->pending_worst = 0;
-	r->last_ns = now;
-	return 2;
+	atomic_store(&flush_at, due);
+	return 1;
+}
+
+/* The timer looks by due; if it could not be started, what is pending
+ * is written now. */
+static void arm(unsigned long long due)
+{
+	nf_timer_arm(due);
+	if (!nf_timer_failed())
+		return;
+	pthread_mutex_lock(&rlock);
+	flush_pending(nf_clock_now_ns(), 1);
+	pthread_mutex_unlock(&rlock);
+}
+
+/* e's addresses and caller, taken before rlock (see top). */
+static void describe(struct entry *e)
+{
+	addresses(e);
+	caller_str(e->f.caller, e->caller, sizeof(e->caller));
 }
 
 void nf_audit_log_finding(const struct nf_audit_finding *f)
 {
 	struct entry e = { .f = *f };
-	struct rep r, evicted;
-	unsigned long long now = nf_clock_now_ns();
-	int what, saved = errno;
+	unsigned long long now = nf_clock_now_ns(), due;
+	int saved = errno;
 
-	evicted.pending = 0;
-	addresses(&e);
+	describe(&e);
 	pthread_mutex_lock(&rlock);
 	if (!owner)
 		owner = getpid();
 	count_peer(&e);
-	what = count_rep(&e, now, &r, &evicted);
+	due = count_rep(&e, now);
+	if (due && !hold_until(due))
+		due = 0;
 	pthread_mutex_unlock(&rlock);
-	if (evicted.pending > 0)
-		log_repeat(&evicted.e, evicted.pending, evicted.pending_total,
-			   evicted.pending_worst);
-	if (what == 1)
-		log_full(&e);
-	else if (what == 2)
-		log_repeat(&r.e, r.pending, r.pending_total, r.pending_worst);
+	if (due)
+		arm(due);
 	errno = saved;
+}
+
+unsigned long long nf_audit_flush_due(unsigned long long now)
+{
+	unsigned long long at = atomic_load(&flush_at);
+
+	if (at == 0 || now < at)
+		return at;
+	pthread_mutex_lock(&rlock);
+	at = flush_pending(now, 0);
+	pthread_mutex_unlock(&rlock);
+	return at;
 }
 
 static void log_summary(const struct peer *p)
@@ -490,10 +583,7 @@ void nf_audit_log_exit(void)
 		errno = saved;
 		return;
 	}
-	for (int i = 0; i < nreps; i++)
-		if (reps[i].pending > 0)
-			log_repeat(&reps[i].e, reps[i].pending, reps[i].pending_total,
-				   reps[i].pending_worst);
+	flush_pending(nf_clock_now_ns(), 1);
 	for (int i = 0; i < npeers; i++)
 		log_summary(&peers[i]);
 	pthread_mutex_unlock(&rlock);
@@ -506,6 +596,7 @@ void nf_audit_log_atfork_child(void)
 	pthread_mutex_init(&rlock, NULL);
 	owner = 0;
 	nreps = 0;
+	atomic_store(&flush_at, 0);
 	npeers = 0;
 	memset(peers, 0, sizeof(peers));
 }
