@@ -17,6 +17,8 @@ it checks, and a check that something is absent needs a control that has it.
   fix REPORT SIDE PEER FIX MIN_FINDINGS MIN_MEDIAN
                                  REPORT has a recv_split group on SIDE for PEER, with that FIX
   nogroup REPORT SIDE [FINDING]  REPORT has groups, none on that side (of that finding kind)
+  findings REPORT SEEN MIN       REPORT's findings add up to SEEN (the stalls the client
+                                 saw: no more, no fewer), and SEEN >= MIN
 """
 import os
 import json
@@ -111,6 +113,15 @@ def main():
                 if o["event"] == "summary" and o.get("of") == "recv_split"]:
             die("the control %s has no recv_split summary" % args[1])
         print("none; control: %d lines" % len(control))
+    elif cmd == "findings":
+        with open(args[0]) as f:
+            total = sum(g["findings"] for g in json.load(f))
+        seen, least = int(args[1]), int(args[2])
+        if seen < least:
+            die("the client saw %d stalls, expected >= %d: nothing to count" % (seen, least))
+        if total != seen:
+            die("report counts %d findings, the client saw %d stalls" % (total, seen))
+        print("%d of %d" % (total, seen))
     elif cmd in ("group", "nogroup", "fix"):
         with open(args[0]) as f:
             groups = json.load(f)

@@ -189,6 +189,63 @@ ok "fork: the child reports none of the parent's writes (the parent's are there)
     test "$(grep -c "\"event\":\"split_write\".*\"pid\":${parent:-x}[,}]" "$WORK/fork.log")" -ge 1 -a \
     "$(grep -c "\"event\":\"split_write\".*\"pid\":${child:-x}[,}]" "$WORK/fork.log")" = 0
 
+# --- whatever ends the process, every finding is in the log ------------------
+# An audited server answers ENDED_ROUNDS requests with two sends each (a
+# finding per held answer; past the third of a pattern, counted into
+# repeat lines) and is ended: a second after its last stall by a signal's
+# default action from outside (SIGTERM, SIGKILL) or by a crash of its own
+# (the timer has written the counts within half a second: no hook runs);
+# 0.2 s after it by _exit or exec (the hooks write what is still counted).
+# Its log must count exactly the stalls the client saw (a repeat line and
+# the findings it counts are not counted twice). Without the timer's
+# flush, the signals and crashes left the 3 findings logged in full;
+# without the hooks', _exit and exec did.
+ENDED_ROUNDS=20
+
+# ended NAME END AFTER [SIGNAL]: runs split_server.py END AFTER under audit
+# and its client; then, if given, SIGNAL to the server (and its forked
+# child) AFTER seconds later. The report in $WORK/ended-NAME.json, the
+# client's stalls in $WORK/ended-NAME.client.
+ended() {
+    local name=$1 end=$2 after=$3 sig=${4:-} out="$WORK/ended-$1.out" conns=1 port="" pid=""
+    local srv i
+    [[ $end == fork ]] && conns=2
+    rm -f "$WORK/ended-$name.log"
+    : >"$out" # no port of an earlier run
+    (
+        ulimit -c 0 # the crash leaves no core
+        exec timeout -k 5 60 "$NAGLEFIX" audit -l "$WORK/ended-$name.log" -- \
+            python3 "$AUDIT_DIR/split_server.py" "$end" "$after"
+    ) >"$out" 2>"$WORK/ended-$name.err" &
+    srv=$!
+    for ((i = 0; i < 150; i++)); do
+        read -r _ port _ pid < <(grep '^PORT ' "$out")
+        [[ -n $port ]] && break
+        sleep 0.1
+    done
+    timeout 60 python3 "$AUDIT_DIR/line_client.py" "$H" "${port:-1}" "$ENDED_ROUNDS" "$conns" \
+        >"$WORK/ended-$name.client" 2>&1
+    if [[ -n $sig ]]; then
+        sleep "$after"
+        # shellcheck disable=SC2046 # the child's pid, if any
+        kill -"$sig" "${pid:-0}" $(sed -n 's/^CHILD //p' "$out")
+    fi
+    wait "$srv"
+    "$NAGLEFIX" report --json "$WORK/ended-$name.log" >"$WORK/ended-$name.json" 2>&1
+}
+
+for how in "SIGTERM:wait:1:TERM" "SIGKILL:wait:1:KILL" "SIGSEGV:segv:1" "abort:abort:1" \
+    "a forked child and its parent, SIGTERM:fork:1:TERM" "_exit:_exit:0.2" "exec:exec:0.2"; do
+    IFS=: read -r what end after sig <<<"$how"
+    name="ended by $what $after s after the last stall: every stall the client saw is one finding"
+    any_selected "$name" || continue
+    ended "$end$sig" "$end" "$after" "$sig"
+    seen=$(sed -n 's/^stalled=//p' "$WORK/ended-$end$sig.client")
+    least=$((ENDED_ROUNDS / 2))
+    [[ $end == fork ]] && least=$((least * 2))
+    ok "$name" "${CHECK[@]}" findings "$WORK/ended-$end$sig.json" "${seen:-0}" "$least"
+done
+
 # --- report reads hostile logs safely: no crash, valid JSON, no escapes ----
 cat >"$WORK/hostile.log" <<'LOG'
 {"event":"repeat","side":"connect","peer":"1.2.3.4:80","count":2305843009213693952,"total_stall_ms":1}
