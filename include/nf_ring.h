@@ -37,13 +37,19 @@ struct nf_ring;
 
 /*
  * Opens the capture on interface ifname (NULL or "any": every interface)
- * with a ring of about ring_mib MiB (0: the default, 16). The filter is
+ * of the calling thread's network namespace, with a ring of about
+ * ring_kib KiB (0: the default, 16 MiB; at least 256 KiB: 64 blocks of
+ * a page; ring.c says how a size lasts). The filter is
  * attached before the socket is bound, so no unfiltered packet is ever
  * queued. Returns the ring, or NULL with errno set and err holding one
  * line: EPERM for a process without CAP_NET_RAW, ENODEV for an unknown
  * interface, else the failing call.
  */
-struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_mib, char err[NF_RING_ERR_MAX]);
+struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_kib, char err[NF_RING_ERR_MAX]);
+
+/* The next frame into *f if the kernel has handed one over: 1, else 0.
+ * No system call, no wait (for a caller that polls several rings). */
+int nf_ring_take(struct nf_ring *r, struct nf_ring_frame *f);
 
 /*
  * The next frame into *f, waiting up to timeout_ms (poll) when the ring
@@ -56,8 +62,16 @@ int nf_ring_next(struct nf_ring *r, int timeout_ms, struct nf_ring_frame *f);
  * kernel resets at each read: the ring adds them up). 0, or -errno. */
 int nf_ring_stats(struct nf_ring *r, struct nf_ring_stats *s);
 
-/* The socket, for a caller's own poll. */
+/* The socket, for a caller's own poll (readable when the kernel has
+ * handed a block over). */
 int nf_ring_fd(const struct nf_ring *r);
+
+/* The ifindex of the loopback interface of the ring's namespace, as the
+ * filter knows it (0: none): a frame of ifindex this is loopback's. */
+unsigned nf_ring_loopback(const struct nf_ring *r);
+
+/* The bytes of the ring mapped into this process. */
+size_t nf_ring_bytes(const struct nf_ring *r);
 
 /* Unmaps and closes r. NULL is allowed. */
 void nf_ring_close(struct nf_ring *r);

@@ -27,18 +27,23 @@
 #include "nf_ring.h"
 
 /*
- * The ring: ring_mib MiB in blocks of 64 KiB. The kernel hands a block
- * over when it is full or RETIRE_MS after its first packet, so at a low
- * rate each block holds little and the ring lasts nblocks * RETIRE_MS of
- * our not reading (an owner lookup, a busy CPU): 256 blocks of 10 ms
- * (16 MiB) are 2.5 s; at a high rate the bytes bound it (about 70,000
- * frames). 16 blocks of 1 MiB lasted 160 ms, and lost 282 packets of
- * 4,754 on this 2-core machine under the test suite.
+ * The ring: ring_kib KiB in blocks. The kernel hands a block over when
+ * it is full or RETIRE_MS after its first packet, so at a low rate each
+ * block holds little and the ring lasts nblocks * RETIRE_MS of our not
+ * reading (an owner lookup, a busy CPU); at a high rate the bytes bound
+ * it (a frame takes about 240 bytes). So a ring has at least MIN_BLOCKS
+ * blocks, as small as a page where the ring is small: 64 of 4 KiB (256
+ * KiB, the least) are 640 ms at a low rate, about 1,000 frames at a high
+ * one; 256 blocks of 64 KiB (16 MiB, the default) are 2.5 s and about
+ * 70,000 frames. 16 blocks of 1 MiB lasted 160 ms, and lost 282 packets
+ * of 4,754 on this 2-core machine under the test suite.
  */
-#define BLOCK_SIZE (1u << 16)
-#define BLOCKS_PER_MIB 16
-#define DEFAULT_MIB 16
-#define MAX_MIB 1024
+#define MAX_BLOCK (1u << 16)
+#define MIN_BLOCK (1u << 12)
+#define MIN_BLOCKS 64
+#define DEFAULT_KIB (16u << 10)
+#define MIN_KIB (MIN_BLOCKS * MIN_BLOCK >> 10)
+#define MAX_KIB (1u << 20)
 #define FRAME_SIZE 2048          /* TPACKET_V3 ignores it but checks it divides the ring */
 #define RETIRE_MS 10             /* a block not full is handed over after this */
 
@@ -46,7 +51,9 @@ struct nf_ring {
 	int fd;
 	uint8_t *map;
 	size_t map_len;
+	uint32_t block_size;
 	unsigned nblocks;
+	unsigned lo;                       /* the loopback's ifindex, 0 none */
 	unsigned cur;                      /* the block read next */
 	struct tpacket_block_desc *held;   /* the block being read, ours */
 	uint32_t left;                     /* its packets not yet handed out */
@@ -123,14 +130,14 @@ static int map_ring(struct nf_ring *r)
 	if (setsockopt(r->fd, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)))
 		return -errno;
 	memset(&req, 0, sizeof(req));
-	req.tp_block_size = BLOCK_SIZE;
+	req.tp_block_size = r->block_size;
 	req.tp_block_nr = r->nblocks;
 	req.tp_frame_size = FRAME_SIZE;
-	req.tp_frame_nr = BLOCK_SIZE / FRAME_SIZE * r->nblocks;
+	req.tp_frame_nr = r->block_size / FRAME_SIZE * r->nblocks;
 	req.tp_retire_blk_tov = RETIRE_MS;
 	if (setsockopt(r->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)))
 		return -errno;
-	r->map_len = (size_t)BLOCK_SIZE * r->nblocks;
+	r->map_len = (size_t)r->block_size * r->nblocks;
 	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
 	if (r->map == MAP_FAILED) {
 		r->map = NULL;
@@ -164,7 +171,23 @@ static struct nf_ring *fail(struct nf_ring *r, int rc, char err[NF_RING_ERR_MAX]
 	return NULL;
 }
 
-struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_mib, char err[NF_RING_ERR_MAX])
+/* The blocks of a ring of kib KiB (0: the default; clamped to
+ * MIN_KIB..MAX_KIB): MIN_BLOCKS of a power of two from a page up to
+ * MAX_BLOCK, then more of MAX_BLOCK. */
+static void size_ring(struct nf_ring *r, unsigned kib)
+{
+	size_t bytes;
+
+	kib = kib ? kib : DEFAULT_KIB;
+	kib = kib < MIN_KIB ? MIN_KIB : kib > MAX_KIB ? MAX_KIB : kib;
+	bytes = (size_t)kib << 10;
+	r->block_size = MIN_BLOCK;
+	while (r->block_size < MAX_BLOCK && (size_t)r->block_size * 2 * MIN_BLOCKS <= bytes)
+		r->block_size *= 2;
+	r->nblocks = (unsigned)(bytes / r->block_size);
+}
+
+struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_kib, char err[NF_RING_ERR_MAX])
 {
 	struct nf_ring *r = calloc(1, sizeof(*r));
 	unsigned ifindex = 0;
@@ -174,7 +197,7 @@ struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_mib, char err[NF_
 	if (!r)
 		return fail(NULL, -ENOMEM, err, "ring");
 	r->fd = -1;
-	r->nblocks = BLOCKS_PER_MIB * (ring_mib ? (ring_mib > MAX_MIB ? MAX_MIB : ring_mib) : DEFAULT_MIB);
+	size_ring(r, ring_kib);
 	/* protocol 0: the socket receives nothing until bound below */
 	r->fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (r->fd < 0)
@@ -188,7 +211,8 @@ struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_mib, char err[NF_
 			return NULL;
 		}
 	}
-	if ((rc = attach_filter(r->fd, loopback_ifindex(r->fd))) < 0)
+	r->lo = loopback_ifindex(r->fd);
+	if ((rc = attach_filter(r->fd, r->lo)) < 0)
 		return fail(r, rc, err, "SO_ATTACH_FILTER");
 	if ((rc = map_ring(r)) < 0)
 		return fail(r, rc, err, "PACKET_RX_RING");
@@ -199,7 +223,7 @@ struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_mib, char err[NF_
 
 static struct tpacket_block_desc *block(struct nf_ring *r, unsigned i)
 {
-	return (struct tpacket_block_desc *)(r->map + (size_t)i * BLOCK_SIZE);
+	return (struct tpacket_block_desc *)(r->map + (size_t)i * r->block_size);
 }
 
 /* Gives the block being read back to the kernel; the next one is read next. */
@@ -233,11 +257,11 @@ static int next_in_block(struct nf_ring *r, struct nf_ring_frame *f)
 	const struct sockaddr_ll *sll;
 	uint32_t off = r->next_off;
 
-	if (off > BLOCK_SIZE - TPACKET3_HDRLEN)
+	if (off > r->block_size - TPACKET3_HDRLEN)
 		return 0;
 	h = (const struct tpacket3_hdr *)(base + off);
 	sll = (const struct sockaddr_ll *)(base + off + TPACKET_ALIGN(sizeof(*h)));
-	if (h->tp_net > BLOCK_SIZE - off || h->tp_snaplen > BLOCK_SIZE - off - h->tp_net)
+	if (h->tp_net > r->block_size - off || h->tp_snaplen > r->block_size - off - h->tp_net)
 		return 0;
 	f->ts_ns = (uint64_t)h->tp_sec * 1000000000u + h->tp_nsec;
 	f->ethertype = ntohs(sll->sll_protocol);
@@ -253,28 +277,29 @@ static int next_in_block(struct nf_ring *r, struct nf_ring_frame *f)
 	return 1;
 }
 
-int nf_ring_next(struct nf_ring *r, int timeout_ms, struct nf_ring_frame *f)
+int nf_ring_take(struct nf_ring *r, struct nf_ring_frame *f)
 {
-	int waited = 0;
-
 	for (;;) {
 		if (r->held && r->left && next_in_block(r, f))
 			return 1;
 		if (r->held)
 			release(r);
-		if (take(r))
-			continue;
-		if (waited)
+		if (!take(r))
 			return 0;
-		struct pollfd p = { .fd = r->fd, .events = POLLIN | POLLERR };
-		int n = poll(&p, 1, timeout_ms);
-
-		if (n < 0)
-			return errno == EINTR ? 0 : -1;
-		if (n == 0)
-			return 0;
-		waited = 1;
 	}
+}
+
+int nf_ring_next(struct nf_ring *r, int timeout_ms, struct nf_ring_frame *f)
+{
+	struct pollfd p = { .fd = r->fd, .events = POLLIN | POLLERR };
+	int n;
+
+	if (nf_ring_take(r, f))
+		return 1;
+	n = poll(&p, 1, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -1;
+	return n == 0 ? 0 : nf_ring_take(r, f);
 }
 
 int nf_ring_stats(struct nf_ring *r, struct nf_ring_stats *s)
@@ -294,6 +319,16 @@ int nf_ring_stats(struct nf_ring *r, struct nf_ring_stats *s)
 int nf_ring_fd(const struct nf_ring *r)
 {
 	return r->fd;
+}
+
+unsigned nf_ring_loopback(const struct nf_ring *r)
+{
+	return r->lo;
+}
+
+size_t nf_ring_bytes(const struct nf_ring *r)
+{
+	return r->map_len;
 }
 
 void nf_ring_close(struct nf_ring *r)

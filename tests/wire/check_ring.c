@@ -4,7 +4,8 @@
  * once each with their payload lengths and direction; UDP filtered out in
  * the kernel; the headers kept, not the payload; the drop count read (and
  * made to grow by a ring left unread); a reader away for 1.5 s at a low
- * rate losing nothing; the errors for an unknown interface
+ * rate losing nothing, and the smallest ring away for 0.5 s; a take that
+ * does not wait; the errors for an unknown interface
  * and a process without CAP_NET_RAW. Needs CAP_NET_RAW (root): without it
  * the program says SKIP.
  * The frames are parsed here by hand (not by nf_pkt_decode), so the ring
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -128,10 +130,10 @@ static void read_n(int fd, size_t n)
 	}
 }
 
-static struct nf_ring *open_ring(const char *ifname, unsigned mib)
+static struct nf_ring *open_ring(const char *ifname, unsigned kib)
 {
 	char err[NF_RING_ERR_MAX];
-	struct nf_ring *r = nf_ring_open(ifname, mib, err);
+	struct nf_ring *r = nf_ring_open(ifname, kib, err);
 
 	ck_assert_msg(r != NULL, "nf_ring_open(%s): %s", ifname ? ifname : "any", err);
 	return r;
@@ -264,7 +266,7 @@ END_TEST
  * nobody reads overflows, and the drops are counted. */
 START_TEST(test_ring_drops_counted)
 {
-	struct nf_ring *r = open_ring("lo", 1);
+	struct nf_ring *r = open_ring("lo", 1024);
 	struct nf_ring_stats st, st2;
 	int srv, c = pair(AF_INET, &srv);
 	char buf[64] = { 0 };
@@ -319,6 +321,71 @@ START_TEST(test_ring_slow_reader_low_rate)
 	ck_assert_int_eq(nf_ring_stats(r, &st), 0);
 	ck_assert_uint_eq(st.drops, 0);
 	ck_assert_int_eq(got, 300);
+	close(c);
+	close(srv);
+	nf_ring_close(r);
+}
+END_TEST
+
+/* The smallest ring (256 KiB: 64 blocks of a page, what watch gives a
+ * namespace at first) and a reader away for 0.3 s at a low rate (a
+ * round each 5 ms): nothing lost (64 blocks of 10 ms last 640 ms; 4
+ * blocks of 64 KiB, the same bytes in the old geometry, last 40 ms). */
+START_TEST(test_ring_small_ring_lasts)
+{
+	struct nf_ring *r = open_ring("lo", 1);
+	struct nf_ring_stats st;
+	struct nf_ring_frame f;
+	struct seen s;
+	int srv, c = pair(AF_INET, &srv), got = 0;
+	uint16_t cport = port_of(c);
+
+	ck_assert_uint_eq(nf_ring_bytes(r), 256u << 10);
+	for (int i = 0; i < 60; i++) {
+		ck_assert_int_eq(write(c, "x", 1), 1);
+		read_n(srv, 1);
+		usleep(5000);
+	}
+	while (nf_ring_next(r, 100, &f) == 1) {
+		parse(&f, &s);
+		got += s.sport == cport && s.payload == 1;
+	}
+	ck_assert_int_eq(nf_ring_stats(r, &st), 0);
+	ck_assert_uint_eq(st.drops, 0);
+	ck_assert_int_eq(got, 60);
+	close(c);
+	close(srv);
+	nf_ring_close(r);
+}
+END_TEST
+
+/* nf_ring_take hands over what the kernel has, and on an empty ring
+ * returns 0 at once; the ring knows its loopback's ifindex, and a
+ * frame of lo carries it. */
+START_TEST(test_ring_take_without_waiting)
+{
+	struct nf_ring *r = open_ring(NULL, 0);
+	struct nf_ring_frame f;
+	struct timespec a, b;
+	int srv, c = pair(AF_INET, &srv), got = 0;
+	double ms;
+
+	ck_assert_uint_eq(nf_ring_loopback(r), if_nametoindex("lo"));
+	ck_assert_int_eq(write(c, "take", 4), 4);
+	read_n(srv, 4);
+	for (int i = 0; i < 50 && !got; i++) {
+		usleep(20000);
+		while (nf_ring_take(r, &f) == 1)
+			got += f.ifindex == (int)nf_ring_loopback(r);
+	}
+	ck_assert_int_gt(got, 0);
+	while (nf_ring_take(r, &f) == 1)
+		;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ck_assert_int_eq(nf_ring_take(r, &f), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+	ck_assert_msg(ms < 5, "an empty take took %.1f ms", ms);
 	close(c);
 	close(srv);
 	nf_ring_close(r);
@@ -401,6 +468,8 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_ring_udp_filtered_out);
 	tcase_add_test(tc, test_ring_drops_counted);
 	tcase_add_test(tc, test_ring_slow_reader_low_rate);
+	tcase_add_test(tc, test_ring_small_ring_lasts);
+	tcase_add_test(tc, test_ring_take_without_waiting);
 	tcase_add_test(tc, test_ring_timeout);
 	tcase_add_test(tc, test_ring_unknown_interface);
 	tcase_add_test(tc, test_ring_no_cap_net_raw);
@@ -411,7 +480,7 @@ static Suite *ring_suite(void)
 int main(void)
 {
 	char err[NF_RING_ERR_MAX];
-	struct nf_ring *probe = nf_ring_open("lo", 1, err);
+	struct nf_ring *probe = nf_ring_open("lo", 1024, err);
 	SRunner *sr;
 	int failed;
 
