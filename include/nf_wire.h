@@ -53,6 +53,7 @@ struct nf_stall {
 
 #define NF_HOLDER_SAMPLES 64 /* stall times kept for the median (a reservoir past it) */
 #define NF_HOLDER_CMD_MAX 128
+#define NF_HOLDER_NETNS_MAX 48
 
 /*
  * A row of findings: an end that held, with the end it waited on. A
@@ -73,6 +74,9 @@ struct nf_holder {
 	/* filled by the caller (watch), where the holder is on this host */
 	long pid;                /* 0 if not known */
 	char cmd[NF_HOLDER_CMD_MAX];
+	char netns[NF_HOLDER_NETNS_MAX]; /* the network namespace it was found in
+					  * ("host", a /run/netns name, "pid:N"); "" none */
+	uint64_t netns_ino;      /* that namespace's inode, 0 none */
 	/* the detector's own */
 	uint32_t nsamples;
 	float samples[NF_HOLDER_SAMPLES];

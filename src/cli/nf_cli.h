@@ -153,6 +153,10 @@ void nf_cli_wire_table(FILE *out, struct nf_holder *const *h, size_t n,
  * "watch"), field names as the audit log's where they mean the same. */
 void nf_cli_wire_json(FILE *out, const struct nf_holder *h, const char *source);
 
+/* Row h's namespace as JSON members (",\"netns\":...,\"netns_inode\":N"),
+ * nothing if it has none. */
+void nf_cli_wire_json_netns(FILE *out, const struct nf_holder *h);
+
 /* One line of what the detector saw (st), for who ("scan", "watch"). */
 void nf_cli_wire_stats(FILE *out, const char *who, const struct nf_wire_stats *st);
 

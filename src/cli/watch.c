@@ -46,17 +46,42 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A connection found stalling (h is its row, or a copy of it with the
- * connection's own ends): its holder named if it is a process of this
- * host, the line printed, and under --fix the fix. */
-static void found(struct nf_watch *w, struct nf_holder *h, const struct nf_stall *s, int first)
+/* The namespace a finding of detector ww is named in: where its holder
+ * was found, else the capture's (a loopback's: its own). */
+static void name_netns(struct nf_holder *h, const struct nf_watch_wire *ww,
+		       const struct nf_watch_ns *where)
 {
+	const struct nf_watch_ns *cap = ww->w->cur;
+
+	if (where) {
+		snprintf(h->netns, sizeof(h->netns), "%s", where->name);
+		h->netns_ino = where->ino;
+	} else if (ww->ns || ww->netns[0]) {
+		snprintf(h->netns, sizeof(h->netns), "%s", ww->netns);
+		h->netns_ino = ww->netns_ino;
+	} else if (cap) {
+		snprintf(h->netns, sizeof(h->netns), "%s", cap->name);
+		h->netns_ino = cap->ino;
+	}
+}
+
+/* A connection found stalling (h is its row, or a copy of it with the
+ * connection's own ends) by detector ww: its holder named if it is a
+ * process of this host (looked for in the namespace of the loopback that
+ * carried it, or first in that of the capture that saw the segment, then
+ * in the others), the line printed, and under --fix the fix. */
+static void found(struct nf_watch_wire *ww, struct nf_holder *h, const struct nf_stall *s, int first)
+{
+	struct nf_watch *w = ww->w;
+	struct nf_watch_look look = { ww->ns ? ww->ns : w->cur, ww->ns != NULL };
+	const struct nf_watch_ns *where;
 	struct nf_owner o;
 
-	if (nf_watch_owner(&h->self, &h->peer, &o) == 0) {
+	if (nf_watch_owner(w, &look, &h->self, &h->peer, &o, &where) == 0) {
 		h->pid = o.pid;
 		snprintf(h->cmd, sizeof(h->cmd), "%s", o.cmd);
 	}
+	name_netns(h, ww, where);
 	if (!w->json)
 		nf_cli_wire_first(w->out, h, s);
 	if (first)
@@ -64,7 +89,7 @@ static void found(struct nf_watch *w, struct nf_holder *h, const struct nf_stall
 	else
 		nf_watch_json_conn(w, h);
 	if (w->fix)
-		nf_watch_fix(w, h, &o);
+		nf_watch_fix(w, h, &o, &look);
 	fflush(w->out);
 }
 
@@ -86,14 +111,22 @@ static void on_conn(void *arg, struct nf_holder *h, const struct nf_stall *s,
 	c.peer = *peer;
 	c.pid = 0;
 	c.cmd[0] = '\0';
+	c.netns[0] = '\0';
+	c.netns_ino = 0;
 	found(arg, &c, s, 0);
 }
 
 /* --help: the whole text on stdout. */
 static void help(void)
 {
-	fputs("usage: naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG] [--fix]\n"
-	      "  -i IFACE     capture on IFACE only (default: every interface, lo too)\n"
+	fputs("usage: naglefix watch [-i IFACE] [--netns NAME|PATH|PID]... [-t SECONDS] [--json]\n"
+	      "                      [-l LOG] [--fix]\n"
+	      "  -i IFACE     capture on IFACE only, in each namespace that has one\n"
+	      "               (default: every interface, lo too)\n"
+	      "  --netns NAME|PATH|PID  this network namespace only (repeatable): a name\n"
+	      "               under /run/netns, a namespace file, a process's, or 'host';\n"
+	      "               default: every namespace of the host (from PID 1's), its own\n"
+	      "               only elsewhere\n"
 	      "  -t SECONDS   stop after SECONDS (default: at SIGINT or SIGTERM)\n"
 	      "  --json       JSON lines on standard output, not text\n"
 	      "  -l LOG       also append the JSON lines to LOG\n"
@@ -116,6 +149,24 @@ static double parse_seconds(const char *arg)
 	return v;
 }
 
+/* A --netns word, kept. 0, or -1 after saying why. */
+static int add_spec(struct nf_watch *w, const char *arg)
+{
+	const char **a;
+
+	if (!*arg) {
+		fputs("naglefix watch: --netns needs a NAME, PATH or PID\n", stderr);
+		return -1;
+	}
+	if (!(a = realloc(w->specs, (w->nspecs + 1) * sizeof(*a)))) {
+		fputs("naglefix watch: out of memory\n", stderr);
+		return -1;
+	}
+	w->specs = a;
+	w->specs[w->nspecs++] = arg;
+	return 0;
+}
+
 /* Options into *w: 0, -1 after --help, or NF_EXIT_USAGE after saying why. */
 static int parse_args(struct nf_watch *w, int argc, char **argv)
 {
@@ -125,6 +176,7 @@ static int parse_args(struct nf_watch *w, int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "fix", no_argument, NULL, 'f' },
+		{ "netns", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -152,6 +204,10 @@ static int parse_args(struct nf_watch *w, int argc, char **argv)
 		case 'f':
 			w->fix = 1;
 			break;
+		case 'n':
+			if (add_spec(w, optarg) < 0)
+				return NF_EXIT_USAGE;
+			break;
 		case 'h':
 			help();
 			return -1;
@@ -178,6 +234,12 @@ static void catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* When the loop's periodic work is due next (CLOCK_MONOTONIC ns). */
+struct clocks {
+	uint64_t deadline; /* -t's, 0 none */
+	uint64_t next_tick, next_scan, next_flush;
+};
+
 static uint8_t dir_of(uint8_t pkttype)
 {
 	switch (pkttype) {
@@ -192,7 +254,8 @@ static uint8_t dir_of(uint8_t pkttype)
 	}
 }
 
-static void feed(struct nf_watch *w, const struct nf_ring_frame *f)
+/* Frame f of ns's capture, to its detector. */
+static void feed(struct nf_watch *w, struct nf_watch_ns *ns, const struct nf_ring_frame *f)
 {
 	struct nf_pkt p;
 
@@ -205,7 +268,9 @@ static void feed(struct nf_watch *w, const struct nf_ring_frame *f)
 		return;
 	}
 	p.ts_ns = f->ts_ns;
-	nf_wire_packet(w->wire, &p);
+	w->cur = ns;
+	nf_wire_packet(nf_watch_wire_of(w, ns, f)->wire, &p);
+	w->cur = NULL;
 }
 
 /* The JSON line of what was captured and missed. */
@@ -230,12 +295,13 @@ static void say_drops(struct nf_watch *w)
 {
 	struct nf_ring_stats rs;
 
-	if (nf_ring_stats(w->ring, &rs) < 0 || rs.drops <= w->drops_said)
+	nf_watch_netns_ring_stats(w, &rs);
+	if (rs.drops <= w->drops_said)
 		return;
 	if (w->json) {
 		struct nf_wire_stats ws;
 
-		nf_wire_stats(w->wire, &ws);
+		nf_watch_wires_stats(w, &ws);
 		stats_json(w->out, w, &rs, &ws, 0);
 	} else {
 		fprintf(w->out, "watch: %llu packets dropped by the kernel so far (ring full): "
@@ -245,52 +311,72 @@ static void say_drops(struct nf_watch *w)
 	w->drops_said = rs.drops;
 }
 
-/* Reads the ring until a signal or the deadline. 0, or 1 if reading failed. */
+/* The clocks' work, between frames: expiry, flush, drops, the scan for
+ * namespaces. 1 at the deadline. */
+static int on_clock(struct nf_watch *w, struct clocks *c)
+{
+	uint64_t mono = clock_ns(CLOCK_MONOTONIC);
+
+	if (c->deadline && mono >= c->deadline)
+		return 1;
+	if (mono >= c->next_tick) {
+		nf_watch_wires_expire(w, clock_ns(CLOCK_REALTIME));
+		c->next_tick = mono + TICK_MS * 1000000u;
+	}
+	if (mono >= c->next_scan) {
+		nf_watch_netns_scan(w);
+		c->next_scan = mono + NF_WATCH_SCAN_MS * 1000000u;
+	}
+	if (mono >= c->next_flush) {
+		nf_watch_json_flush(w);
+		say_drops(w);
+		c->next_flush = mono + NF_WATCH_FLUSH_S * 1000000000ull;
+	}
+	return 0;
+}
+
+/* Reads the captures until a signal or the deadline, then what they
+ * hold. 0, or 1 if reading failed. */
 static int run(struct nf_watch *w)
 {
-	uint64_t deadline = 0, next_tick = clock_ns(CLOCK_MONOTONIC) + TICK_MS * 1000000u;
-	uint64_t next_flush = next_tick + NF_WATCH_FLUSH_S * 1000000000ull;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct clocks c = {
+		.deadline = w->seconds > 0 ? now + (uint64_t)(w->seconds * 1e9) : 0,
+		.next_tick = now + TICK_MS * 1000000u,
+		.next_scan = now + NF_WATCH_SCAN_MS * 1000000u,
+		.next_flush = now + NF_WATCH_FLUSH_S * 1000000000ull,
+	};
 	struct nf_ring_frame f;
+	struct nf_watch_ns *ns;
+	int rc;
 
-	if (w->seconds > 0)
-		deadline = clock_ns(CLOCK_MONOTONIC) + (uint64_t)(w->seconds * 1e9);
 	while (!stop_signal) {
-		int rc = nf_ring_next(w->ring, TICK_MS, &f);
-		uint64_t mono;
-
-		if (rc < 0) {
-			fprintf(stderr, "naglefix watch: reading the ring: %s\n", strerror(errno));
+		if ((rc = nf_watch_stream_next(w, TICK_MS, &f, &ns)) < 0) {
+			fprintf(stderr, "naglefix watch: reading the rings: %s\n", strerror(errno));
 			return 1;
 		}
 		if (rc > 0) {
-			feed(w, &f);
+			feed(w, ns, &f);
 			if (w->frames % 64) /* the clocks every 64 frames while busy */
 				continue;
 		}
-		mono = clock_ns(CLOCK_MONOTONIC);
-		if (deadline && mono >= deadline)
+		if (on_clock(w, &c))
 			break;
-		if (mono >= next_tick) {
-			nf_wire_expire(w->wire, clock_ns(CLOCK_REALTIME));
-			next_tick = mono + TICK_MS * 1000000u;
-		}
-		if (mono >= next_flush) {
-			nf_watch_json_flush(w);
-			say_drops(w);
-			next_flush = mono + NF_WATCH_FLUSH_S * 1000000000ull;
-		}
 	}
+	nf_watch_stream_drain(w);
+	while (nf_watch_stream_next(w, 0, &f, &ns) > 0)
+		feed(w, ns, &f);
 	return 0;
 }
 
 /* What was captured and missed, after the table. */
 static void print_totals(struct nf_watch *w, double secs)
 {
-	struct nf_ring_stats rs = { 0, 0 };
+	struct nf_ring_stats rs;
 	struct nf_wire_stats ws;
 
-	nf_ring_stats(w->ring, &rs);
-	nf_wire_stats(w->wire, &ws);
+	nf_watch_netns_ring_stats(w, &rs);
+	nf_watch_wires_stats(w, &ws);
 	if (w->json)
 		stats_json(w->out, w, &rs, &ws, secs);
 	else
@@ -311,8 +397,8 @@ static void report(struct nf_watch *w, double secs)
 
 	nf_watch_json_flush(w);
 	if (!w->json) {
-		n = nf_wire_holders(w->wire, &rows);
-		nf_wire_stats(w->wire, &ws);
+		n = nf_watch_wires_rows(w, &rows);
+		nf_watch_wires_stats(w, &ws);
 		nf_cli_wire_table(w->out, rows, n, &ws);
 	}
 	print_totals(w, secs);
@@ -321,38 +407,41 @@ static void report(struct nf_watch *w, double secs)
 
 static int open_all(struct nf_watch *w)
 {
-	char err[NF_RING_ERR_MAX];
-	struct nf_wire_opts o;
-
 	if (w->log_path && !(w->log = fopen(w->log_path, "ae"))) {
 		fprintf(stderr, "naglefix watch: %s: %s\n", w->log_path, strerror(errno));
 		return 1;
 	}
 	if (w->log)
 		setvbuf(w->log, NULL, _IOLBF, 0);
-	w->ring = nf_ring_open(w->ifname, 0, err);
-	if (!w->ring) {
-		fprintf(stderr, "naglefix watch: %s\n", err);
-		return 1;
-	}
-	nf_wire_opts_default(&o);
-	o.on_first = on_first;
-	o.on_conn = on_conn;
-	o.arg = w;
-	if (!(w->wire = nf_wire_new(&o))) {
+	nf_wire_opts_default(&w->wire_opts);
+	w->wire_opts.on_first = on_first;
+	w->wire_opts.on_conn = on_conn;
+	if (nf_watch_wires_open(w) < 0 || nf_watch_stream_open(w) < 0) {
 		fputs("naglefix watch: out of memory\n", stderr);
 		return 1;
 	}
-	return 0;
+	return nf_watch_netns_open(w);
 }
 
 static void close_all(struct nf_watch *w)
 {
 	nf_watch_json_free(w);
-	nf_wire_free(w->wire);
-	nf_ring_close(w->ring);
+	nf_watch_netns_close_all(w);
+	nf_watch_stream_close(w);
+	nf_watch_wires_free(w);
+	free(w->specs);
 	if (w->log)
 		fclose(w->log);
+}
+
+/* Where watch says it captures. */
+static void say_start(const struct nf_watch *w)
+{
+	fprintf(stderr, "naglefix watch: TCP on %s", w->ifname ? w->ifname : "every interface");
+	if (w->nrings > 1 || w->all_ns || w->nspecs)
+		fprintf(stderr, " of %u network namespace%s%s", w->nrings, w->nrings == 1 ? "" : "s",
+			w->all_ns ? " (and those to come)" : "");
+	fprintf(stderr, "%s; SIGINT or SIGTERM ends it\n", w->fix ? ", fixing each holder here" : "");
 }
 
 int nf_cli_watch(int argc, char **argv)
@@ -363,6 +452,8 @@ int nf_cli_watch(int argc, char **argv)
 
 	memset(&w, 0, sizeof(w));
 	w.out = stdout;
+	w.epfd = -1;
+	w.self_fd = -1;
 	if ((rc = parse_args(&w, argc, argv)) != 0)
 		return rc < 0 ? 0 : rc; /* -1: --help */
 	if ((rc = open_all(&w)) != 0) {
@@ -371,8 +462,7 @@ int nf_cli_watch(int argc, char **argv)
 	}
 	catch_signals();
 	if (!w.json)
-		fprintf(stderr, "naglefix watch: TCP on %s%s; SIGINT or SIGTERM ends it\n",
-			w.ifname ? w.ifname : "every interface", w.fix ? ", fixing each holder here" : "");
+		say_start(&w);
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	rc = run(&w);
 	report(&w, (double)(clock_ns(CLOCK_MONOTONIC) - t0) / 1e9);

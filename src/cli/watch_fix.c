@@ -91,6 +91,7 @@ static void json_fixed(FILE *out, const struct nf_holder *h, const struct done *
 
 	fprintf(out, "{\"event\":\"wire_fix\",\"source\":\"watch\",\"pid\":%ld,\"prog\":", h->pid);
 	nf_cli_json_str(out, h->cmd);
+	nf_cli_wire_json_netns(out, h);
 	fprintf(out, ",\"side\":\"%s\",\"local\":\"%s\"",
 		h->side == NF_WIRE_ACCEPT ? "accept" : "connect", end_text(&h->self, a));
 	fprintf(out, ",\"peer\":\"%s\",\"action\":\"nodelay\"", end_text(&h->peer, a));
@@ -180,11 +181,12 @@ static void json_advice(FILE *out, const struct nf_holder *h, const struct nf_ow
 
 /* The holder is not on this host: the receiving end's fix, if that end
  * is here; nothing changed either way. */
-static void advise_remote(struct nf_watch *w, const struct nf_holder *h)
+static void advise_remote(struct nf_watch *w, const struct nf_holder *h,
+			  const struct nf_watch_look *look)
 {
 	struct nf_owner r;
 	char rule[NF_ADDR_MAX + 32], route[NF_ADDR_MAX + 96], a[NF_ADDR_MAX];
-	int here = nf_watch_owner(&h->peer, &h->self, &r) == 0;
+	int here = nf_watch_owner(w, look, &h->peer, &h->self, &r, NULL) == 0;
 
 	quickack_rule(h, rule, sizeof(rule));
 	nf_addr_format(h->self.family, h->self.addr, -1, a);
@@ -204,12 +206,13 @@ static void advise_remote(struct nf_watch *w, const struct nf_holder *h)
 		json_advice(w->log, h, here ? &r : NULL, rule, route);
 }
 
-void nf_watch_fix(struct nf_watch *w, const struct nf_holder *h, const struct nf_owner *o)
+void nf_watch_fix(struct nf_watch *w, const struct nf_holder *h, const struct nf_owner *o,
+		  const struct nf_watch_look *look)
 {
 	if (o->pid)
 		fix_local(w, h, o);
 	else if (!o->inode)
-		advise_remote(w, h);
+		advise_remote(w, h, look);
 	else if (w->json || w->log)
 		; /* the socket is here, its process unreadable: the finding has no pid */
 	else

@@ -1,5 +1,9 @@
 /*
- * watch_int.h - what watch.c shares with watch_fix.c (watch --fix).
+ * watch_int.h - what the files of naglefix watch share: watch.c (the
+ * command, its loop and its detectors), watch_netns.c (the network
+ * namespaces watched), watch_stream.c (their captures read as one
+ * stream), watch_owner.c (a connection's process, in its namespace),
+ * watch_fix.c (--fix) and watch_json.c (the JSON lines).
  */
 #ifndef NF_WATCH_INT_H
 #define NF_WATCH_INT_H
@@ -8,12 +12,49 @@
 #include <stdio.h>
 
 #include "nf_owner.h"
+#include "nf_ring.h"
 #include "nf_wire.h"
 
-struct nf_ring;
 struct nf_watch_sent;
 
 #define NF_WATCH_FLUSH_S 60 /* the JSON lines of rows that stalled again, this often */
+#define NF_WATCH_NS_NAME NF_HOLDER_NETNS_MAX
+
+/* A detector: the shared one (every capture's segments but loopback's)
+ * or a namespace's loopback's (its own: 127.0.0.1 of one namespace is
+ * not another's). Its callbacks get it as their argument. */
+struct nf_watch_wire {
+	struct nf_watch *w;
+	struct nf_wire *wire;
+	struct nf_watch_ns *ns;       /* a loopback's namespace while watched; NULL: the
+				       * shared one, or the namespace is gone */
+	char netns[NF_WATCH_NS_NAME]; /* a loopback's namespace's name, kept */
+	uint64_t netns_ino;
+};
+
+/* A network namespace watched (watch_netns.c). */
+struct nf_watch_ns {
+	uint64_t ino;                 /* its nsfs inode: its identity while held */
+	int fd;                       /* held open: the namespace lives while watched */
+	char name[NF_WATCH_NS_NAME];  /* "host", its name under /run/netns, "pid:N" */
+	struct nf_ring *ring;         /* its capture; NULL: none (no such -i IFACE, no right) */
+	unsigned lo;                  /* its loopback's ifindex (the ring's) */
+	struct nf_watch_wire *lo_wire; /* its loopback's detector, made at its first segment */
+	unsigned seen;                /* the scan that last found it */
+	int retry;                    /* no capture for want of -i's interface: tried at each scan */
+	struct nf_ring_stats rs;      /* the ring's counts as last read */
+	/* watch_stream.c's */
+	struct nf_ring_frame head;    /* the ring's oldest frame not handed out */
+	int has_head;
+	size_t heap_at;               /* head's place in the stream's heap */
+};
+
+/* The process holding a connection is looked for in ns first (NULL: the
+ * namespace watch runs in) and, unless only, in every other one watched. */
+struct nf_watch_look {
+	const struct nf_watch_ns *ns;
+	int only;
+};
 
 struct nf_watch {
 	const char *ifname;   /* -i, NULL: every interface */
@@ -21,10 +62,33 @@ struct nf_watch {
 	int json;             /* --json */
 	int fix;              /* --fix */
 	const char *log_path; /* -l */
+	const char **specs;   /* --netns NAME|PATH|PID..., NULL: every namespace */
+	size_t nspecs;
 	FILE *out, *log;
-	struct nf_ring *ring;
-	struct nf_wire *wire;
-	uint64_t frames;      /* frames read from the ring */
+	/* the namespaces (watch_netns.c) */
+	struct nf_watch_ns **ns;      /* ns[0]: watch's own ("host") */
+	size_t nns, capns;
+	int all_ns;                   /* every namespace of the host, not only own/--netns */
+	int self_fd;                  /* watch's own namespace, to come back to */
+	uint64_t nsfs_dev;
+	unsigned scan_gen;
+	int said_enter;               /* a namespace could not be entered: said once */
+	struct nf_ring_stats gone_rs; /* the captures closed, their counts */
+	/* the stream (watch_stream.c) */
+	int epfd;
+	struct nf_watch_ns **heap;    /* the namespaces holding a frame, oldest first */
+	size_t nheap;
+	struct nf_watch_ns *popped;   /* its head handed out: advanced at the next call */
+	unsigned nrings;              /* captures open */
+	int draining;                 /* hand out all, no hold (the end) */
+	/* the detectors (watch_wires.c) */
+	struct nf_wire_opts wire_opts; /* each one's (watch.c's callbacks; arg: the detector) */
+	struct nf_watch_wire **wires; /* wires[0]: the shared one */
+	size_t nwires, capwires;
+	struct nf_holder **rows;      /* all their rows, as nf_watch_wires_rows gave them */
+	struct nf_wire_stats gone_ws; /* the detectors freed, their counts */
+	struct nf_watch_ns *cur;      /* the namespace of the frame being fed */
+	uint64_t frames;      /* frames read from the rings */
 	uint64_t skipped;     /* of them, not a TCP segment the decoder took */
 	uint64_t drops_said;  /* the kernel's drops said so far */
 	struct nf_watch_sent *sent; /* watch_json.c's, one per row */
@@ -32,10 +96,102 @@ struct nf_watch {
 	int sent_sorted;
 };
 
+/* --- watch_netns.c: the namespaces watched --- */
+
+/*
+ * Opens watch's own namespace's capture ("host"), then, if w->all_ns,
+ * every other namespace a process of the host is in or /run/netns names,
+ * else those --netns names: each held by a descriptor, its capture made
+ * inside it (setns, the ring, setns back) and added to the stream.
+ * 0, or 1 after saying why (no capture at home, a --netns not found).
+ */
+int nf_watch_netns_open(struct nf_watch *w);
+
+/* Looks again (watch's loop calls it every NF_WATCH_SCAN_MS): namespaces
+ * come since are opened, those gone (no process in them, no name) closed:
+ * their capture, their descriptor, their loopback's detector if it found
+ * nothing. The host's is never closed. */
+#define NF_WATCH_SCAN_MS 250
+void nf_watch_netns_scan(struct nf_watch *w);
+
+/* Closes every namespace. */
+void nf_watch_netns_close_all(struct nf_watch *w);
+
+/* Enters ns (the calling thread's network namespace becomes ns's): 0, or
+ * -errno. nf_watch_netns_leave comes back (exits if it cannot: watch
+ * would go on in another namespace). ns NULL, or watch's own: nothing. */
+int nf_watch_netns_enter(struct nf_watch *w, const struct nf_watch_ns *ns);
+void nf_watch_netns_leave(struct nf_watch *w, const struct nf_watch_ns *ns);
+
+/* The kernel's counts of every capture, those closed included. */
+void nf_watch_netns_ring_stats(struct nf_watch *w, struct nf_ring_stats *s);
+
+/* --- watch_stream.c: the captures read as one stream --- */
+
+/* The stream's epoll (0, or -errno), and its end. */
+int nf_watch_stream_open(struct nf_watch *w);
+void nf_watch_stream_close(struct nf_watch *w);
+
+/* Adds ns's ring (open) to the stream, or takes it off (before closing
+ * it; its frames not handed out are dropped). 0, or -errno. */
+int nf_watch_stream_add(struct nf_watch *w, struct nf_watch_ns *ns);
+void nf_watch_stream_remove(struct nf_watch *w, struct nf_watch_ns *ns);
+
+/*
+ * The next frame of all the captures, in time order, into *f and the
+ * namespace whose capture it is into *ns; valid until the next call. A
+ * frame is handed out once NF_WATCH_HOLD_MS have passed since its time,
+ * when every capture's frames of that time have come (a block is handed
+ * over 10 ms after its first packet at most): so a segment that two
+ * captures see comes twice in a row, and the detector drops the second
+ * (one capture: no wait). Waits up to timeout_ms. Returns 1, 0 if none
+ * came in time (or a signal came), -1 with errno.
+ */
+#define NF_WATCH_HOLD_MS 50
+int nf_watch_stream_next(struct nf_watch *w, int timeout_ms, struct nf_ring_frame *f,
+			 struct nf_watch_ns **ns);
+
+/* From now on, nf_watch_stream_next hands out what every ring holds
+ * without a hold or a wait, then 0 (watch's end). */
+void nf_watch_stream_drain(struct nf_watch *w);
+
+/* --- watch_wires.c: the detectors --- */
+
+/* The shared detector, made with w->wire_opts. 0, or -1 (no memory). */
+int nf_watch_wires_open(struct nf_watch *w);
+
+/* The detector of frame f of ns's capture: ns's loopback's (made now if
+ * it is its first) for a frame of its loopback, else the shared one. */
+struct nf_watch_wire *nf_watch_wire_of(struct nf_watch *w, struct nf_watch_ns *ns,
+				       const struct nf_ring_frame *f);
+
+/* Every detector's rows, most total stall first, in *out (owned by w,
+ * valid until the next call of an nf_watch_wire(s)_ function). Returns
+ * their number. */
+size_t nf_watch_wires_rows(struct nf_watch *w, struct nf_holder *const **out);
+
+/* Every detector's counts added up, those freed included. */
+void nf_watch_wires_stats(const struct nf_watch *w, struct nf_wire_stats *ws);
+
+/* nf_wire_expire of each. */
+void nf_watch_wires_expire(struct nf_watch *w, uint64_t now_ns);
+
+/* ns is closing: its loopback's detector is kept (detached) if it has
+ * rows, else freed, its counts kept. */
+void nf_watch_wire_detach(struct nf_watch *w, struct nf_watch_ns *ns);
+
+/* Frees them all. */
+void nf_watch_wires_free(struct nf_watch *w);
+
+/* --- watch_owner.c --- */
+
 /* The process of this host holding the TCP connection whose local end is
- * local and remote end remote, into *o (nf_owner_find). 0, or -errno
- * (-ENOENT: none here). */
-int nf_watch_owner(const struct nf_end *local, const struct nf_end *remote, struct nf_owner *o);
+ * local and remote end remote, into *o (as nf_owner_find), its socket
+ * asked for of the kernel inside the namespaces look says (a sock_diag
+ * socket made there); *where (may be NULL) the namespace it was found in.
+ * 0, or -errno (-ENOENT: none here). */
+int nf_watch_owner(struct nf_watch *w, const struct nf_watch_look *look, const struct nf_end *local,
+		   const struct nf_end *remote, struct nf_owner *o, const struct nf_watch_ns **where);
 
 /* --- watch_fix.c: --fix --- */
 
@@ -45,9 +201,11 @@ int nf_watch_owner(const struct nf_end *local, const struct nf_end *remote, stru
  * holder: o->pid set, the holder's socket (o->inode, o->fd) gets
  * TCP_NODELAY, and its listener if h was accepted; no inode (the holder is
  * on another host), the receiving end's fix is printed if that end is
- * here. Each said in a line after the finding's. Changes nothing else.
+ * here (looked for as look says). Each said in a line after the
+ * finding's. Changes nothing else.
  */
-void nf_watch_fix(struct nf_watch *w, const struct nf_holder *h, const struct nf_owner *o);
+void nf_watch_fix(struct nf_watch *w, const struct nf_holder *h, const struct nf_owner *o,
+		  const struct nf_watch_look *look);
 
 /* --- watch_json.c: the JSON lines (--json's and -l's) --- */
 

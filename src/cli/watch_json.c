@@ -79,6 +79,7 @@ static void conn_line(FILE *out, const struct nf_holder *h)
 			fputs(nf_json_char((unsigned char)*c, esc), out);
 		fputc('"', out);
 	}
+	nf_cli_wire_json_netns(out, h);
 	fprintf(out, ",\"side\":\"%s\"", h->side == NF_WIRE_ACCEPT ? "accept" : "connect");
 	fprintf(out, ",\"local\":\"%s\"", nf_addr_format(h->self.family, h->self.addr, h->self.port, a));
 	fprintf(out, ",\"peer\":\"%s\"}\n", nf_addr_format(h->peer.family, h->peer.addr, h->peer.port, a));
@@ -137,7 +138,7 @@ void nf_watch_json_flush(struct nf_watch *w)
 
 	if (!w->json && !w->log)
 		return;
-	n = nf_wire_holders(w->wire, &rows);
+	n = nf_watch_wires_rows(w, &rows);
 	for (size_t i = 0; i < n; i++) {
 		struct nf_watch_sent *e = sent_of(w, rows[i]);
 

@@ -137,11 +137,33 @@ static int widest(struct nf_holder *const *h, size_t n, int self, int min)
 	return min;
 }
 
+/* The NETNS column's width: 0 (no column) if no row names a namespace
+ * (scan's never do). */
+static int netns_width(struct nf_holder *const *h, size_t n)
+{
+	int wn = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int l = (int)strlen(h[i]->netns);
+
+		wn = l > wn ? l : wn;
+	}
+	return wn ? (wn > 5 ? wn : 5) : 0;
+}
+
+/* The NETNS column's head or row's cell, with its two spaces. */
+static void netns_cell(FILE *out, int wn, const char *text)
+{
+	if (wn)
+		fprintf(out, "%-*s  ", wn, *text ? text : "-");
+}
+
 void nf_cli_wire_table(FILE *out, struct nf_holder *const *h, size_t n,
 		       const struct nf_wire_stats *st)
 {
 	char a[NF_ADDR_MAX], b[NF_ADDR_MAX], fix[FIX_MAX], sz[32], t1[32], t2[32];
 	int wh = widest(h, n, 1, 6), wp = widest(h, n, 0, 4), wf = 3, pid = 0;
+	int wn = netns_width(h, n);
 
 	if (n == 0 && st && st->conns == st->one_way) {
 		/* no connection seen both ways: no stall could be told, so no verdict */
@@ -157,21 +179,28 @@ void nf_cli_wire_table(FILE *out, struct nf_holder *const *h, size_t n,
 		}
 		if (!pid)
 			wf = 0; /* the last column: no padding */
-		fprintf(out, "%-*s  %-*s  %-7s  %5s  %6s  %-11s  %9s  %10s  %-12s  %-12s  %-*s%s\n", wh,
+		fprintf(out, "%-*s  %-*s  %-7s  %5s  %6s  %-11s  %9s  %10s  %-12s  %-12s  ", wh,
 			"HOLDER", wp, "PEER", "SIDE", "CONNS", "STALLS", "SIZES", "MEDIAN_MS",
-			"TOTAL_MS", "FIRST", "LAST", wf, "FIX", pid ? "  PROCESS" : "");
+			"TOTAL_MS", "FIRST", "LAST");
+		netns_cell(out, wn, "NETNS");
+		fprintf(out, "%-*s%s\n", wf, "FIX", pid ? "  PROCESS" : "");
 		for (size_t i = 0; i < n; i++) {
-			fprintf(out, "%-*s  %-*s  %-7s  %5u  %6llu  %-11s  %9.3f  %10.3f  %-12s  %-12s  %-*s",
+			fprintf(out, "%-*s  %-*s  %-7s  %5u  %6llu  %-11s  %9.3f  %10.3f  %-12s  %-12s  ",
 				wh, holder_text(h[i], a), wp, peer_text(h[i], b), side_name(h[i]),
 				h[i]->conns, (unsigned long long)h[i]->stalls,
 				sizes_text(h[i], sz, sizeof(sz)), nf_holder_median_ms(h[i]),
 				h[i]->total_ms, clock_time(h[i]->first_ns, t1, sizeof(t1)),
-				clock_time(h[i]->last_ns, t2, sizeof(t2)), wf,
-				nf_cli_wire_fix(h[i], fix, sizeof(fix)));
+				clock_time(h[i]->last_ns, t2, sizeof(t2)));
+			netns_cell(out, wn, h[i]->netns);
+			fprintf(out, "%-*s", wf, nf_cli_wire_fix(h[i], fix, sizeof(fix)));
 			if (h[i]->pid)
 				fprintf(out, "  %ld %s", h[i]->pid, h[i]->cmd);
 			fputc('\n', out);
 		}
+		if (wn)
+			fputs("NETNS: the network namespace of the holder's socket (\"host\": watch's own;\n"
+			      "  a name under /run/netns; pid:N, a process in it), else of the capture.\n",
+			      out);
 		fputs("HOLDER: the end whose Nagle held its next segment; PEER: the end that delayed its ACK.\n"
 		      "FIX: the rule for the holder's host (naglefix.conf). Where the holder cannot be changed,\n"
 		      "  on the peer's host: the rule 'accept|connect HOLDER quickack' under the library, or\n"
@@ -190,6 +219,15 @@ void nf_cli_wire_table(FILE *out, struct nf_holder *const *h, size_t n,
 			st->one_way == 1 ? "" : "s");
 }
 
+void nf_cli_wire_json_netns(FILE *out, const struct nf_holder *h)
+{
+	if (!h->netns[0])
+		return;
+	fputs(",\"netns\":", out);
+	nf_cli_json_str(out, h->netns);
+	fprintf(out, ",\"netns_inode\":%llu", (unsigned long long)h->netns_ino);
+}
+
 void nf_cli_wire_json(FILE *out, const struct nf_holder *h, const char *source)
 {
 	char a[NF_ADDR_MAX], fix[FIX_MAX], t[48];
@@ -200,6 +238,7 @@ void nf_cli_wire_json(FILE *out, const struct nf_holder *h, const char *source)
 		fprintf(out, ",\"pid\":%ld,\"prog\":", h->pid);
 		nf_cli_json_str(out, h->cmd);
 	}
+	nf_cli_wire_json_netns(out, h);
 	fprintf(out, ",\"side\":\"%s\",\"side_from\":\"%s\",\"local\":\"%s\"", side_name(h),
 		side_how_name(h), end_text(&h->self, a));
 	fprintf(out, ",\"peer\":\"%s\",\"conns\":%u,\"stalls\":%llu,\"writes\":[%u,%u]",
@@ -223,6 +262,8 @@ void nf_cli_wire_first(FILE *out, const struct nf_holder *h, const struct nf_sta
 	fprintf(out, "%s  stall %.3f ms  %s held %u+%u bytes (%s) waiting on %s's delayed ACK",
 		clock_time(s->start_ns, t, sizeof(t)), (double)(s->end_ns - s->start_ns) / 1e6,
 		end_text(&h->self, a), s->size1, s->size2, side_name(h), end_text(&h->peer, b));
+	if (h->netns[0])
+		fprintf(out, "  netns %s", h->netns);
 	if (h->pid)
 		fprintf(out, "  pid %ld %s", h->pid, h->cmd);
 	fprintf(out, "  fix: %s\n", nf_cli_wire_fix(h, fix, sizeof(fix)));

@@ -1,0 +1,436 @@
+/*
+ * watch_netns.c - the network namespaces naglefix watch watches
+ * (watch_int.h): its own ("host"), and, when it runs in PID 1's, every
+ * other one of the host, found where they show: /proc/PID/ns/net of each
+ * process (one per namespace inode) and the names under /run/netns; or
+ * only those --netns names. Each is held by a descriptor from the moment
+ * it is found (a process leaving it cannot have its number reused under
+ * us); its capture is made inside it (setns, the ring, setns back: a
+ * socket keeps the namespace it was made in). Looked for again every
+ * NF_WATCH_SCAN_MS: one that no process is in and no name holds any more
+ * is closed (its ring, its descriptor), so that the kernel can free it.
+ *
+ * A namespace's ring starts small (NS_RING_KIB: it is most of what a
+ * namespace costs, and most namespaces are idle); the host's is the
+ * ring's default.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "watch_int.h"
+
+#define NS_RING_KIB 256   /* a namespace's ring (not the host's): 64 blocks of a page */
+#define RUN_NETNS "/run/netns"
+
+/* ---- entering and leaving ----------------------------------------------------- */
+
+static int is_home(const struct nf_watch *w, const struct nf_watch_ns *ns)
+{
+	return !ns || ns == w->ns[0];
+}
+
+int nf_watch_netns_enter(struct nf_watch *w, const struct nf_watch_ns *ns)
+{
+	if (is_home(w, ns))
+		return 0;
+	return setns(ns->fd, CLONE_NEWNET) ? -errno : 0;
+}
+
+void nf_watch_netns_leave(struct nf_watch *w, const struct nf_watch_ns *ns)
+{
+	if (is_home(w, ns))
+		return;
+	if (setns(w->self_fd, CLONE_NEWNET) == 0)
+		return;
+	fprintf(stderr, "naglefix watch: coming back from network namespace %s: %s\n", ns->name,
+		strerror(errno));
+	exit(1);
+}
+
+/* ---- the set ------------------------------------------------------------------- */
+
+static struct nf_watch_ns *find(struct nf_watch *w, uint64_t ino)
+{
+	for (size_t i = 0; i < w->nns; i++)
+		if (w->ns[i]->ino == ino)
+			return w->ns[i];
+	return NULL;
+}
+
+/* fd's namespace inode, if fd is a network namespace: 0, or -errno
+ * (-EINVAL: another file, or another kind of namespace). */
+static int ns_inode(const struct nf_watch *w, int fd, uint64_t *ino)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (w->nsfs_dev && (uint64_t)st.st_dev != w->nsfs_dev)
+		return -EINVAL;
+	if (ioctl(fd, NS_GET_NSTYPE) != CLONE_NEWNET)
+		return -EINVAL;
+	*ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
+/* Says once that namespaces cannot be entered (and what would). */
+static void say_enter(struct nf_watch *w, const struct nf_watch_ns *ns, int rc)
+{
+	if (w->said_enter)
+		return;
+	w->said_enter = 1;
+	fprintf(stderr, "naglefix watch: cannot enter network namespace %s: %s%s; "
+			"watching those it can\n", ns->name, strerror(-rc),
+		rc == -EPERM ? " (setns needs CAP_SYS_ADMIN)" : "");
+}
+
+/* ns's capture, made inside it. 0; -ENODEV if -i's interface is not
+ * there (tried again later); another -errno, said on stderr. */
+static int capture(struct nf_watch *w, struct nf_watch_ns *ns, unsigned kib)
+{
+	char err[NF_RING_ERR_MAX];
+	int rc = nf_watch_netns_enter(w, ns);
+
+	if (rc < 0) {
+		say_enter(w, ns, rc);
+		return rc;
+	}
+	ns->ring = nf_ring_open(w->ifname, kib, err);
+	rc = ns->ring ? 0 : -errno;
+	nf_watch_netns_leave(w, ns);
+	ns->retry = rc == -ENODEV;
+	if (rc == 0) {
+		ns->lo = nf_ring_loopback(ns->ring);
+		if ((rc = nf_watch_stream_add(w, ns)) < 0) {
+			nf_ring_close(ns->ring);
+			ns->ring = NULL;
+		}
+	} else if (rc != -ENODEV || is_home(w, ns)) {
+		fprintf(stderr, "naglefix watch: %s%s%s\n", is_home(w, ns) ? "" : ns->name,
+			is_home(w, ns) ? "" : ": ", err);
+	}
+	return rc;
+}
+
+/* A namespace found (fd, its inode ino, named name) joins the set with
+ * its capture (the first one, watch's own: only if no --netns, or one
+ * names it). The namespace, or NULL (fd closed) if out of memory. */
+static struct nf_watch_ns *add(struct nf_watch *w, int fd, uint64_t ino, const char *name)
+{
+	struct nf_watch_ns *ns;
+
+	if (w->nns == w->capns) {
+		size_t n = w->capns ? w->capns * 2 : 16;
+		struct nf_watch_ns **a = realloc(w->ns, n * sizeof(*a));
+
+		if (!a)
+			return close(fd), NULL;
+		w->ns = a;
+		w->capns = n;
+	}
+	if (!(ns = calloc(1, sizeof(*ns))))
+		return close(fd), NULL;
+	ns->fd = fd;
+	ns->ino = ino;
+	ns->seen = w->scan_gen;
+	snprintf(ns->name, sizeof(ns->name), "%s", name);
+	w->ns[w->nns++] = ns;
+	if (w->nns > 1 || !w->nspecs)
+		capture(w, ns, w->nns == 1 ? 0 : NS_RING_KIB);
+	return ns;
+}
+
+/* Closes ns: off the stream, its ring (its counts kept), its loopback's
+ * detector detached (freed by watch.c if it found nothing), its
+ * descriptor. */
+static void drop(struct nf_watch *w, struct nf_watch_ns *ns)
+{
+	if (ns->ring) {
+		struct nf_ring_stats rs;
+
+		nf_watch_stream_remove(w, ns);
+		if (nf_ring_stats(ns->ring, &rs) == 0)
+			ns->rs = rs;
+		w->gone_rs.packets += ns->rs.packets;
+		w->gone_rs.drops += ns->rs.drops;
+		nf_ring_close(ns->ring);
+	}
+	nf_watch_wire_detach(w, ns);
+	close(ns->fd);
+	free(ns);
+}
+
+/* Opens path (a namespace file) unless its namespace is in the set
+ * already (marked seen then); adds it as name. The namespace, or NULL
+ * with errno (EINVAL: not a network namespace). */
+static struct nf_watch_ns *open_path(struct nf_watch *w, const char *path, const char *name)
+{
+	struct nf_watch_ns *ns;
+	uint64_t ino = 0;
+	int rc, fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if ((rc = ns_inode(w, fd, &ino)) < 0) {
+		close(fd);
+		errno = -rc;
+		return NULL;
+	}
+	if ((ns = find(w, ino))) {
+		close(fd);
+		ns->seen = w->scan_gen;
+		return ns;
+	}
+	return add(w, fd, ino, name);
+}
+
+/* ---- where namespaces show ----------------------------------------------------- */
+
+/* Each name under /run/netns (ip netns add): seen, or added. */
+static void scan_named(struct nf_watch *w)
+{
+	DIR *d = opendir(RUN_NETNS);
+	struct dirent *e;
+	char path[sizeof(RUN_NETNS) + NAME_MAX + 2];
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), RUN_NETNS "/%s", e->d_name);
+		open_path(w, path, e->d_name);
+	}
+	closedir(d);
+}
+
+static int all_digits(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+/* The namespace inode /proc/PID/ns/net names ("net:[INODE]"), 0 if none. */
+static uint64_t pid_ns(const char *pid)
+{
+	char path[64], link[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%.20s/ns/net", pid);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return 0;
+	link[n] = '\0';
+	return strncmp(link, "net:[", 5) == 0 ? strtoull(link + 5, NULL, 10) : 0;
+}
+
+/* Each process's namespace: seen, or (if add) added as "pid:PID". The
+ * link is read first (no descriptor for a namespace known already). */
+static void scan_procs(struct nf_watch *w, int add_new)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	struct nf_watch_ns *last = NULL;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		uint64_t ino;
+		char path[64], name[NF_WATCH_NS_NAME];
+
+		if (!all_digits(e->d_name) || !(ino = pid_ns(e->d_name)))
+			continue;
+		if ((last && last->ino == ino) || (last = find(w, ino))) {
+			last->seen = w->scan_gen;
+			continue;
+		}
+		if (!add_new)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.20s/ns/net", e->d_name);
+		snprintf(name, sizeof(name), "pid:%.20s", e->d_name);
+		last = open_path(w, path, name);
+	}
+	closedir(d);
+}
+
+/* A --netns word's file: a PID's, a path, or a name under /run/netns. */
+static void spec_path(const char *spec, char *path, size_t len)
+{
+	if (all_digits(spec))
+		snprintf(path, len, "/proc/%.20s/ns/net", spec);
+	else if (strchr(spec, '/'))
+		snprintf(path, len, "%s", spec);
+	else
+		snprintf(path, len, RUN_NETNS "/%s", spec);
+}
+
+/* A --netns word's namespace: seen, or added (named by the word: a PID
+ * as "pid:PID"), captured (watch's own too, if it names it). NULL if it
+ * names none. */
+static struct nf_watch_ns *open_spec(struct nf_watch *w, const char *spec)
+{
+	char path[PATH_MAX], name[NF_WATCH_NS_NAME];
+	struct nf_watch_ns *ns;
+
+	if (strcmp(spec, "host") == 0) {
+		ns = w->ns[0];
+	} else {
+		spec_path(spec, path, sizeof(path));
+		snprintf(name, sizeof(name), "%s%.40s", all_digits(spec) ? "pid:" : "", spec);
+		ns = open_path(w, path, name);
+	}
+	if (ns == w->ns[0] && !ns->ring)
+		capture(w, ns, 0);
+	return ns;
+}
+
+/* ---- opening, scanning, closing -------------------------------------------------- */
+
+/* The host's namespace inode as this process sees it: kthreadd's (PID 2,
+ * a kernel thread, always in the initial namespace) where it is PID 2's
+ * command, else PID 1's (in a PID namespace of its own: a container's
+ * init); 0 if unreadable. From the links: opening PID 1's may be refused
+ * (an init that is not dumpable). */
+static uint64_t host_ns(void)
+{
+	char comm[32] = "";
+	FILE *f = fopen("/proc/2/comm", "re");
+
+	if (f) {
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = '\0';
+		fclose(f);
+	}
+	return pid_ns(strcmp(comm, "kthreadd\n") == 0 ? "2" : "1");
+}
+
+/* watch's own namespace, held, and whether it is the host's: every
+ * namespace is watched from there only (in a container, or under
+ * unshare -n, only its own unless --netns says more); if the host's
+ * cannot be read, watch takes its own for it. 0, or 1. */
+static int open_home(struct nf_watch *w)
+{
+	struct stat self;
+	uint64_t init;
+	int fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &self)) {
+		fprintf(stderr, "naglefix watch: /proc/self/ns/net: %s\n", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	w->self_fd = fd;
+	w->nsfs_dev = (uint64_t)self.st_dev;
+	init = host_ns();
+	w->all_ns = !w->nspecs && (!init || init == (uint64_t)self.st_ino);
+	if ((fd = dup(w->self_fd)) < 0 || !add(w, fd, (uint64_t)self.st_ino, "host"))
+		return 1;
+	return w->ns[0]->ring || w->nspecs ? 0 : 1;
+}
+
+int nf_watch_netns_open(struct nf_watch *w)
+{
+	w->self_fd = -1;
+	w->scan_gen = 1;
+	if (open_home(w))
+		return 1;
+	for (size_t i = 0; i < w->nspecs; i++) {
+		struct nf_watch_ns *ns = open_spec(w, w->specs[i]);
+
+		if (!ns) {
+			fprintf(stderr, "naglefix watch: --netns %s: %s\n", w->specs[i],
+				errno == ENOENT ? "no such network namespace"
+				: errno == EINVAL ? "not a network namespace" : strerror(errno));
+			return 1;
+		}
+		if (!ns->ring && ns->retry)
+			fprintf(stderr, "naglefix watch: --netns %s: no interface %s there\n",
+				w->specs[i], w->ifname);
+		if (!ns->ring) /* else said why */
+			return 1;
+	}
+	if (w->all_ns) {
+		scan_named(w);
+		scan_procs(w, 1);
+	}
+	return 0;
+}
+
+/* Closes those the scan just made did not see (never the host's). */
+static void close_unseen(struct nf_watch *w)
+{
+	size_t k = 1;
+
+	for (size_t i = 1; i < w->nns; i++) {
+		if (w->ns[i]->seen == w->scan_gen)
+			w->ns[k++] = w->ns[i];
+		else
+			drop(w, w->ns[i]);
+	}
+	w->nns = k;
+}
+
+/* Namespaces without a capture for want of -i's interface: again. */
+static void retry_captures(struct nf_watch *w)
+{
+	for (size_t i = 1; i < w->nns; i++)
+		if (w->ns[i]->retry)
+			capture(w, w->ns[i], NS_RING_KIB);
+}
+
+void nf_watch_netns_scan(struct nf_watch *w)
+{
+	w->scan_gen++;
+	w->ns[0]->seen = w->scan_gen;
+	if (w->all_ns) {
+		scan_named(w);
+		scan_procs(w, 1);
+	} else {
+		for (size_t i = 0; i < w->nspecs; i++)
+			open_spec(w, w->specs[i]);
+		scan_procs(w, 0);
+	}
+	close_unseen(w);
+	retry_captures(w);
+}
+
+void nf_watch_netns_close_all(struct nf_watch *w)
+{
+	for (size_t i = 0; i < w->nns; i++)
+		drop(w, w->ns[i]);
+	free(w->ns);
+	w->ns = NULL;
+	w->nns = w->capns = 0;
+	if (w->self_fd >= 0)
+		close(w->self_fd);
+	w->self_fd = -1;
+}
+
+void nf_watch_netns_ring_stats(struct nf_watch *w, struct nf_ring_stats *s)
+{
+	*s = w->gone_rs;
+	for (size_t i = 0; i < w->nns; i++) {
+		struct nf_watch_ns *ns = w->ns[i];
+
+		if (ns->ring && nf_ring_stats(ns->ring, &ns->rs) < 0)
+			continue;
+		s->packets += ns->rs.packets;
+		s->drops += ns->rs.drops;
+	}
+}
