@@ -66,13 +66,14 @@ static void name_netns(struct nf_holder *h, const struct nf_watch_wire *ww,
 }
 
 /* A connection found stalling (h is its row, or a copy of it with the
- * connection's own ends) by detector ww: its holder named if it is a
- * process of this host (looked for in the namespace of the loopback that
- * carried it, or first in that of the capture that saw the segment, then
- * in the others), the line printed, and under --fix the fix. */
-static void found(struct nf_watch_wire *ww, struct nf_holder *h, const struct nf_stall *s, int first)
+ * connection's own ends) by the detector being fed: its holder named if
+ * it is a process of this host (looked for in the namespace of the
+ * loopback that carried it, or first in that of the capture that saw the
+ * segment, then in the others), the line printed, and under --fix the
+ * fix. */
+static void found(struct nf_watch *w, struct nf_holder *h, const struct nf_stall *s, int first)
 {
-	struct nf_watch *w = ww->w;
+	const struct nf_watch_wire *ww = w->cur_wire ? w->cur_wire : w->wires[0];
 	struct nf_watch_look look = { ww->ns ? ww->ns : w->cur, ww->ns != NULL };
 	const struct nf_watch_ns *where;
 	struct nf_owner o;
@@ -269,8 +270,10 @@ static void feed(struct nf_watch *w, struct nf_watch_ns *ns, const struct nf_rin
 	}
 	p.ts_ns = f->ts_ns;
 	w->cur = ns;
-	nf_wire_packet(nf_watch_wire_of(w, ns, f)->wire, &p);
+	w->cur_wire = nf_watch_wire_of(w, ns, f);
+	nf_wire_packet(w->cur_wire->wire, &p);
 	w->cur = NULL;
+	w->cur_wire = NULL;
 }
 
 /* The JSON line of what was captured and missed. */
@@ -416,6 +419,7 @@ static int open_all(struct nf_watch *w)
 	nf_wire_opts_default(&w->wire_opts);
 	w->wire_opts.on_first = on_first;
 	w->wire_opts.on_conn = on_conn;
+	w->wire_opts.arg = w;
 	if (nf_watch_wires_open(w) < 0 || nf_watch_stream_open(w) < 0) {
 		fputs("naglefix watch: out of memory\n", stderr);
 		return 1;

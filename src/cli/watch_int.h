@@ -22,7 +22,7 @@ struct nf_watch_sent;
 
 /* A detector: the shared one (every capture's segments but loopback's)
  * or a namespace's loopback's (its own: 127.0.0.1 of one namespace is
- * not another's). Its callbacks get it as their argument. */
+ * not another's). Its callbacks get w; w->cur_wire is the one calling. */
 struct nf_watch_wire {
 	struct nf_watch *w;
 	struct nf_wire *wire;
@@ -82,12 +82,13 @@ struct nf_watch {
 	unsigned nrings;              /* captures open */
 	int draining;                 /* hand out all, no hold (the end) */
 	/* the detectors (watch_wires.c) */
-	struct nf_wire_opts wire_opts; /* each one's (watch.c's callbacks; arg: the detector) */
+	struct nf_wire_opts wire_opts; /* each one's (watch.c's callbacks; arg: w) */
 	struct nf_watch_wire **wires; /* wires[0]: the shared one */
 	size_t nwires, capwires;
 	struct nf_holder **rows;      /* all their rows, as nf_watch_wires_rows gave them */
 	struct nf_wire_stats gone_ws; /* the detectors freed, their counts */
 	struct nf_watch_ns *cur;      /* the namespace of the frame being fed */
+	struct nf_watch_wire *cur_wire; /* the detector being fed (its callbacks': which) */
 	uint64_t frames;      /* frames read from the rings */
 	uint64_t skipped;     /* of them, not a TCP segment the decoder took */
 	uint64_t drops_said;  /* the kernel's drops said so far */

@@ -18,7 +18,7 @@
 static struct nf_watch_wire *make(struct nf_watch *w, struct nf_watch_ns *ns)
 {
 	struct nf_watch_wire *ww;
-	struct nf_wire_opts o = w->wire_opts;
+	const struct nf_wire_opts o = w->wire_opts;
 
 	if (w->nwires == w->capwires) {
 		size_t n = w->capwires ? w->capwires * 2 : 8;
@@ -31,7 +31,6 @@ static struct nf_watch_wire *make(struct nf_watch *w, struct nf_watch_ns *ns)
 	}
 	if (!(ww = calloc(1, sizeof(*ww))))
 		return NULL;
-	o.arg = ww;
 	if (!(ww->wire = nf_wire_new(&o))) {
 		free(ww);
 		return NULL;
@@ -115,8 +114,11 @@ size_t nf_watch_wires_rows(struct nf_watch *w, struct nf_holder *const **out)
 
 void nf_watch_wires_expire(struct nf_watch *w, uint64_t now_ns)
 {
-	for (size_t i = 0; i < w->nwires; i++)
+	for (size_t i = 0; i < w->nwires; i++) {
+		w->cur_wire = w->wires[i];
 		nf_wire_expire(w->wires[i]->wire, now_ns);
+	}
+	w->cur_wire = NULL;
 }
 
 static void drop(struct nf_watch *w, size_t i)
