@@ -45,7 +45,7 @@ AUDIT_OBJS := $(B)/obj/actions/audit/audit.o $(B)/obj/actions/audit/audit_recv.o
 SEAM_OBJS := $(COALESCE_OBJS) $(AUDIT_OBJS) $(B)/obj/core/copyin.o $(B)/obj/core/log.o \
 	$(B)/obj/actions/track.o $(B)/obj/actions/auto/auto.o $(B)/obj/actions/quickack/quickack.o
 LIB_OBJS  := $(CORE_OBJS) \
-	$(B)/obj/core/real.o $(B)/obj/process/init.o $(B)/obj/process/atfork.o \
+	$(B)/obj/core/real.o $(B)/obj/process/init.o $(B)/obj/process/atfork.o $(B)/obj/process/said.o \
 	$(B)/obj/core/clock.o $(B)/obj/core/log.o $(B)/obj/actions/track.o \
 	$(COALESCE_OBJS) $(B)/obj/core/copyin.o $(B)/obj/core/timer.o \
 	$(B)/obj/actions/auto/auto.o $(B)/obj/actions/quickack/quickack.o \

@@ -18,6 +18,7 @@
 #include "nf_guard.h"
 #include "nf_conn.h"
 #include "nf_log.h"
+#include "nf_said.h"
 #include "nf_real.h"
 #include "nf_timer.h"
 #include "nf_track.h"
@@ -26,6 +27,7 @@ __thread int nf_guard_inside __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 atomic_int nf_ready;
+static int in_constructor; /* the set-up runs before main: no thread of the program yet */
 
 /* An empty variable counts as unset. */
 static const char *env(const char *name)
@@ -52,7 +54,8 @@ static void init_once(void)
 		nf_log_msg("out of memory for the fd table; all sockets left alone");
 	} else if (nf_config_load(&nf_policy, env("NAGLEFIX_CONF"), env("NAGLEFIX_MODE"),
 				  getauxval(AT_SECURE) != 0, err, sizeof(err)) < 0) {
-		nf_log_msg("%s", err);
+		/* once per process tree: the programs this one starts read the same file */
+		nf_said_once(err, in_constructor && !getauxval(AT_SECURE));
 	}
 	nf_audit_setup(&nf_policy);
 	/* the timer calls these back; it knows nothing of either module */
@@ -71,5 +74,7 @@ void nf_init_once(void)
 
 __attribute__((constructor)) static void nf_constructor(void)
 {
+	in_constructor = 1;
 	nf_init();
+	in_constructor = 0;
 }

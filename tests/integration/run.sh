@@ -268,6 +268,16 @@ sys expect_run config-directory 7 hello "^naglefix: $CONF: Is a directory$" 1 "$
 sys expect_run config-bad-mode 7 hello "^naglefix: NAGLEFIX_MODE: unknown action 'fastest'" 1 \
     "$P" NAGLEFIX_MODE=fastest "${ECHO7[@]}"
 sys expect_run config-good-file-silent 7 hello "" 0 "$P" NAGLEFIX_CONF="$CONF/good.conf" "${ECHO7[@]}"
+# Once per process tree: sh and the three programs it starts (two children,
+# one grandchild, an exec) read the same bad file; the first says it.
+TREE7=(/bin/sh -c '/bin/sh -c :; /bin/sh -c "/bin/sh -c :"; /bin/echo hello; exec /bin/sh -c "exit 7"')
+sys expect_run config-bad-file-once-per-tree 7 hello "$BAD_RE" 1 "$P" NAGLEFIX_CONF="$BAD" "${TREE7[@]}"
+sys expect_run config-bad-mode-once-per-tree 7 hello "^naglefix: NAGLEFIX_MODE: unknown action 'fastest'" 1 \
+    "$P" NAGLEFIX_MODE=fastest "${TREE7[@]}"
+# ... but a descendant given another bad file says its own (2 lines).
+# shellcheck disable=SC2016 # for the inner shell to expand
+sys expect_run config-other-error-said-again 7 hello "$BAD_RE" 2 "$P" NAGLEFIX_CONF="$BAD" \
+    /bin/sh -c 'NAGLEFIX_CONF="$0" /bin/sh -c :; /bin/sh -c :; echo hello; exit 7' "$TMP/missing.conf"
 sys expect_run config-empty-log-var-silent 7 hello "" 0 "$P" NAGLEFIX_LOG= NAGLEFIX_MODE=nodelay "${ECHO7[@]}"
 # A NUL byte ends no line silently: one message naming it, the program unchanged.
 printf 'default nodelay\0garbage\n' >"$TMP/nul.conf"
