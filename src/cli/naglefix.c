@@ -114,9 +114,36 @@ static int set_config(const char *arg)
 	return 0;
 }
 
+/* An empty variable counts as unset, as it does for the library. */
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+/*
+ * The policy the library is to read (NAGLEFIX_CONF, which -c sets, or the
+ * default file; NAGLEFIX_MODE, which -m sets), read now: a program started
+ * under one the library refuses would run with every socket passed, each
+ * of its processes saying why. -1 after saying what is wrong, for cmd.
+ */
+static int check_policy(const char *cmd)
+{
+	char err[512], q[NF_CLI_QUOTE_MAX];
+	struct nf_policy p;
+
+	if (nf_config_load(&p, env("NAGLEFIX_CONF"), env("NAGLEFIX_MODE"), 0, err, sizeof(err)) < 0) {
+		fprintf(stderr, "naglefix: %s; %s not started\n", err, nf_cli_quote(cmd, q));
+		return -1;
+	}
+	nf_policy_free(&p);
+	return 0;
+}
+
 static int run(char **argv)
 {
-	if (nf_cli_preload() < 0)
+	if (check_policy(argv[0]) < 0 || nf_cli_preload() < 0)
 		return EXIT_USAGE;
 	execvp(argv[0], argv);
 	fprintf(stderr, "naglefix: %s: %s\n", argv[0], strerror(errno));

@@ -483,8 +483,29 @@ expect_run cli-command-not-found 127 "" "^naglefix: nftest-no-such-command: " 1 
     "$NAGLEFIX" -- nftest-no-such-command
 expect_run cli-command-not-executable 126 "" "^naglefix: $BAD: " 1 "$NAGLEFIX" -- "$BAD"
 sys expect_run cli-exit-status 7 hello "" 0 "$NAGLEFIX" -m nodelay -- "${ECHO7[@]}"
-sys expect_run cli-exit-status-after-bad-config 7 hello "$BAD_RE" 1 "$NAGLEFIX" -c "$BAD" -- "${ECHO7[@]}"
-sys expect_run cli-log-stderr 7 hello "$BAD_RE" 1 "$NAGLEFIX" -l stderr -c "$BAD" -- "${ECHO7[@]}"
+# A policy the library would refuse is refused before anything starts:
+# one line, status 125, and the program never ran (it would have made RAN).
+# shellcheck disable=SC2016 # for the inner shell to expand
+MARK7=(/bin/sh -c ': >"$0"; echo hello; exit 7')
+refused() {
+    local name=$1 re=$2 ran="$TMP/$1.ran"
+    shift 2
+    selected "$name" || return 0
+    expect_run "$name" 125 "" "$re.*; /bin/sh not started$" 1 "$@" "${MARK7[@]}" "$ran"
+    if [[ -e $ran ]]; then fail "$name-not-run" "the program ran"; else pass "$name-not-run"; fi
+}
+refused cli-bad-config-refused "$BAD_RE" "$NAGLEFIX" -c "$BAD" --
+refused cli-missing-config-refused "^naglefix: $TMP/missing.conf: No such file or directory" \
+    "$NAGLEFIX" -c "$TMP/missing.conf" --
+refused cli-env-bad-config-refused "$BAD_RE" NAGLEFIX_CONF="$BAD" "$NAGLEFIX" --
+refused cli-env-bad-mode-refused "^naglefix: NAGLEFIX_MODE: unknown action 'fastest'" \
+    NAGLEFIX_MODE=fastest "$NAGLEFIX" -c "$CONF/good.conf" --
+refused cli-bad-config-with-log-refused "$BAD_RE" "$NAGLEFIX" -l "$TMP/never.log" -c "$BAD" --
+# -l stderr: the library's messages on stderr (a bad file given to a
+# program started later, which the command could not check).
+# shellcheck disable=SC2016
+sys expect_run cli-log-stderr 7 hello "$BAD_RE" 1 "$NAGLEFIX" -l stderr -- \
+    /bin/sh -c 'NAGLEFIX_CONF="$0" exec /bin/sh -c "echo hello; exit 7"' "$BAD"
 sys expect_run cli-conf-none-silent 7 hello "" 0 "$NAGLEFIX" -c none -- "${ECHO7[@]}"
 t cli-mode-nodelay-fast                    "$NAGLEFIX" -m nodelay -- "$R" fast
 t cli-conf-port-range-fast                 "$NAGLEFIX" -c "$CONF/port-range.conf" "$R" fast
@@ -502,8 +523,9 @@ sys t cli-relative-conf "${IN_DIR[@]}" "$CONF" "$NAGLEFIX" -c port-range.conf --
 check_relative_log() {
     local name=cli-relative-log dir="$TMP/rel"
     mkdir -p "$dir"
-    expect_run "$name-run" 0 "" "" 0 "${IN_DIR[@]}" "$dir" "$NAGLEFIX" -l rel.log -c "$BAD" -- \
-        /bin/sh -c 'cd / && exec true'
+    # shellcheck disable=SC2016 # for the inner shell to expand
+    expect_run "$name-run" 0 "" "" 0 "${IN_DIR[@]}" "$dir" "$NAGLEFIX" -l rel.log -- \
+        /bin/sh -c 'cd / && NAGLEFIX_CONF="$0" exec true' "$BAD"
     if [[ ! -f $dir/rel.log ]]; then
         fail "$name" "no $dir/rel.log"
     elif ! grep -Eq -- "$BAD_RE" "$dir/rel.log"; then
