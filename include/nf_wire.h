@@ -54,6 +54,7 @@ struct nf_stall {
 #define NF_HOLDER_SAMPLES 64 /* stall times kept for the median (a reservoir past it) */
 #define NF_HOLDER_CMD_MAX 128
 #define NF_HOLDER_NETNS_MAX 48
+#define NF_HOLDER_CGROUP_MAX 128 /* "nginx.service", "docker-<12 hex>", "pod <uid>/..." */
 
 /*
  * A row of findings: an end that held, with the end it waited on. A
@@ -77,6 +78,7 @@ struct nf_holder {
 	char netns[NF_HOLDER_NETNS_MAX]; /* the network namespace it was found in
 					  * ("host", a /run/netns name, "pid:N"); "" none */
 	uint64_t netns_ino;      /* that namespace's inode, 0 none */
+	char cgroup[NF_HOLDER_CGROUP_MAX]; /* its cgroup's name; "" if not known */
 	/* the detector's own */
 	uint32_t nsamples;
 	float samples[NF_HOLDER_SAMPLES];

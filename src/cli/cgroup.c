@@ -144,6 +144,20 @@ int nf_cgroup_of_pid(pid_t pid, char *out, size_t len)
 	return v2[0] ? put(out, len, v2) : -ENOENT;
 }
 
+int nf_cgroup_name_of(pid_t pid, char *out, size_t len)
+{
+	char rel[NF_CGROUP_PATH_MAX];
+	int rc = nf_cgroup_of_pid(pid, rel, sizeof(rel));
+
+	if (rc < 0) {
+		if (len)
+			out[0] = '\0';
+		return rc;
+	}
+	nf_cgroup_name(rel, out, len);
+	return 0;
+}
+
 /* Is path the directory dir or below it? */
 static int is_under(const char *path, const char *dir)
 {
@@ -341,6 +355,13 @@ static int find_unit(const char *root, const char *name, char *out, size_t len)
 	return rc;
 }
 
+int nf_cgroup_unit_name(const char *unit, char *out, size_t len)
+{
+	int n = snprintf(out, len, "%s%s", unit, has_unit_suffix(unit) ? "" : ".service");
+
+	return n >= 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
+}
+
 int nf_cgroup_of_unit(const char *unit, char *out, size_t len)
 {
 	char root[PATH_MAX], name[NAME_MAX + 1];
@@ -348,9 +369,8 @@ int nf_cgroup_of_unit(const char *unit, char *out, size_t len)
 
 	if (!unit || !unit[0] || strchr(unit, '/'))
 		return -EINVAL;
-	if (snprintf(name, sizeof(name), "%s%s", unit, has_unit_suffix(unit) ? "" : ".service") >=
-	    (int)sizeof(name))
-		return -ENAMETOOLONG;
+	if ((rc = nf_cgroup_unit_name(unit, name, sizeof(name))) < 0)
+		return rc;
 	rc = nf_cgroup_root(root, sizeof(root));
 	return rc < 0 ? rc : find_unit(root, name, out, len);
 }

@@ -63,6 +63,15 @@ int nf_cgroup_of_unit(const char *unit, char *out, size_t len);
  * empty rel: "/"); cut to fit len. */
 void nf_cgroup_name(const char *rel, char *out, size_t len);
 
+/* The unit's whole name into out: unit, with ".service" appended when it
+ * has no unit type's suffix (as nf_cgroup_of_unit looks for it). 0, or
+ * -ENAMETOOLONG. */
+int nf_cgroup_unit_name(const char *unit, char *out, size_t len);
+
+/* The name (nf_cgroup_name) of PID's cgroup (nf_cgroup_of_pid) into out:
+ * 0, or -errno with out "" (the process is gone, or no /proc). */
+int nf_cgroup_name_of(pid_t pid, char *out, size_t len);
+
 /* Every pid in the cgroup directory dir and its descendants (their
  * cgroup.procs; no symbolic link followed), malloc'ed into *pids (NULL
  * when *n is 0; the caller frees it). 0 or -errno. */

@@ -51,6 +51,8 @@ struct group {
 	unsigned long nstalls; /* stalls measured */
 	double median;         /* of those kept (nf_report_stalls_medians) */
 	struct tally writes, callers;
+	char *cgroup;  /* the holder's cgroup where a line names it (watch's): the first */
+	int cgroups;   /* 1: that one, 2: other lines named another */
 };
 
 /* The groups, and an open-addressing index over them by (side, addr):
@@ -278,6 +280,7 @@ static void groups_free(struct groups *gs)
 		free(gs->g[i].addr);
 		tally_free(&gs->g[i].writes);
 		tally_free(&gs->g[i].callers);
+		free(gs->g[i].cgroup);
 	}
 	free(gs->g);
 	free(gs->slot);
@@ -374,6 +377,26 @@ static int wire_caller(const char *line, const char *event, char *out, size_t ou
 	return 0;
 }
 
+/* A line's cgroup name into g: the first kept (if the memory allows),
+ * whether another was seen. */
+static void add_cgroup(struct groups *gs, struct group *g, const char *name)
+{
+	if (!g->cgroup && !g->cgroups)
+		g->cgroup = keep_text(&gs->left, name);
+	if (!g->cgroups || (g->cgroup && strcmp(g->cgroup, name) == 0))
+		g->cgroups = g->cgroups ? g->cgroups : 1;
+	else
+		g->cgroups = 2;
+}
+
+/* g's cgroup as the table shows it ("-": none named; "NAME,...": others
+ * too), in buf. */
+static const char *cgroup_text(const struct group *g, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", g->cgroup ? g->cgroup : "-", g->cgroups > 1 ? ",..." : "");
+	return buf;
+}
+
 /* One "split_write", "recv_split", "repeat" or "wire_stall" line into its
  * group. */
 static void add_line(struct groups *gs, const char *line)
@@ -412,6 +435,8 @@ static void add_line(struct groups *gs, const char *line)
 	if (field_str(line, "caller", caller, sizeof(caller)) == 0 ||
 	    wire_caller(line, event, caller, sizeof(caller)) == 0)
 		tally_add(&g->callers, &gs->left, caller, (unsigned long)count);
+	if (field_str(line, "cgroup", caller, sizeof(caller)) == 0)
+		add_cgroup(gs, g, caller);
 }
 
 /* Says on stderr why path is not a log to report; returns -1. */
@@ -614,6 +639,11 @@ static void print_json(struct groups *gs, FILE *out)
 				g->median, g->total);
 		else
 			fputs("\"median_stall_ms\":null,\"total_stall_ms\":null,", out);
+		if (g->cgroup) {
+			fputs("\"cgroup\":", out);
+			nf_cli_json_str(out, g->cgroup);
+			fputc(',', out);
+		}
 		fputs("\"caller\":", out);
 		nf_cli_json_str(out, tally_top(&g->callers));
 		fputs(",\"fix\":", out);
@@ -632,38 +662,65 @@ static const char *ms_text(const struct group *g, double ms, char *buf, size_t l
 	return buf;
 }
 
-static void print_row(const struct group *g, double med, int wp, int ww, int wf, FILE *out)
+/* The widths of a row's padded columns: PEER, WRITES, FIX and CGROUP (0:
+ * no group names one, no column). */
+struct widths {
+	int peer, writes, fix, cgroup;
+};
+
+static void print_row(const struct group *g, double med, const struct widths *w, FILE *out)
 {
-	char fix[FIELD_LEN + 32], m[32], t[32];
+	char fix[FIELD_LEN + 32], m[32], t[32], c[FIELD_LEN];
 
 	fix_line(g, fix, sizeof(fix));
-	fprintf(out, "%-*s  %-7s  %8lu  %-*s  %10s  %11s  %-*s  %s\n", wp, g->addr,
-		g->accept ? "accept" : "connect", g->findings, ww, tally_top(&g->writes),
-		ms_text(g, med, m, sizeof(m)), ms_text(g, g->total, t, sizeof(t)), wf, fix,
-		tally_top(&g->callers));
+	fprintf(out, "%-*s  %-7s  %8lu  %-*s  %10s  %11s  %-*s  ", w->peer, g->addr,
+		g->accept ? "accept" : "connect", g->findings, w->writes, tally_top(&g->writes),
+		ms_text(g, med, m, sizeof(m)), ms_text(g, g->total, t, sizeof(t)), w->fix, fix);
+	if (w->cgroup)
+		fprintf(out, "%-*s  ", w->cgroup, cgroup_text(g, c, sizeof(c)));
+	fprintf(out, "%s\n", tally_top(&g->callers));
+}
+
+/* w's widths: the widest of gs's groups' (each at least its heading's). */
+static void widths_of(struct groups *gs, struct widths *w)
+{
+	char fix[FIELD_LEN + 32], c[FIELD_LEN];
+
+	*w = (struct widths){ 4, 6, 3, 0 };
+	for (size_t i = 0; i < gs->n; i++) {
+		const struct group *g = &gs->g[i];
+		int a = (int)strlen(g->addr), wr = (int)strlen(tally_top(&g->writes));
+		int wc = g->cgroup ? (int)strlen(cgroup_text(g, c, sizeof(c))) : 0;
+
+		fix_line(g, fix, sizeof(fix));
+		w->peer = a > w->peer ? a : w->peer;
+		w->writes = wr > w->writes ? wr : w->writes;
+		w->fix = (int)strlen(fix) > w->fix ? (int)strlen(fix) : w->fix;
+		w->cgroup = wc > w->cgroup ? wc : w->cgroup;
+	}
+	if (w->cgroup && w->cgroup < 6)
+		w->cgroup = 6;
 }
 
 static void print_table(struct groups *gs, FILE *out)
 {
-	char fix[FIELD_LEN + 32];
-	int wp = 4, ww = 6, wf = 3, recv = 0;
+	struct widths w;
+	int recv = 0;
 
-	for (size_t i = 0; i < gs->n; i++) {
-		int a = (int)strlen(gs->g[i].addr), w = (int)strlen(tally_top(&gs->g[i].writes));
-
-		recv |= gs->g[i].recv;
-
-		fix_line(&gs->g[i], fix, sizeof(fix));
-		wp = a > wp ? a : wp;
-		ww = w > ww ? w : ww;
-		wf = (int)strlen(fix) > wf ? (int)strlen(fix) : wf;
-	}
-	fprintf(out, "%-*s  %-7s  %8s  %-*s  %10s  %11s  %-*s  %s\n", wp, "PEER", "SIDE",
-		"FINDINGS", ww, "WRITES", "MEDIAN_MS", "TOTAL_MS", wf, "FIX", "CALLER");
+	widths_of(gs, &w);
 	for (size_t i = 0; i < gs->n; i++)
-		print_row(&gs->g[i], gs->g[i].median, wp, ww, wf, out);
+		recv |= gs->g[i].recv;
+	fprintf(out, "%-*s  %-7s  %8s  %-*s  %10s  %11s  %-*s  ", w.peer, "PEER", "SIDE",
+		"FINDINGS", w.writes, "WRITES", "MEDIAN_MS", "TOTAL_MS", w.fix, "FIX");
+	if (w.cgroup)
+		fprintf(out, "%-*s  ", w.cgroup, "CGROUP");
+	fputs("CALLER\n", out);
+	for (size_t i = 0; i < gs->n; i++)
+		print_row(&gs->g[i], gs->g[i].median, &w, out);
 	fputs("PEER: the remote end of connected sockets, the local end of accepted ones"
 	      " (what a rule matches).\n", out);
+	if (w.cgroup)
+		fputs("CGROUP: the holder's service or container, where watch named it.\n", out);
 	if (recv)
 		fputs("quickack: the peer wrote in pieces (WRITES: as read here) and its Nagle held"
 		      " the next one until our delayed ACK,\n"

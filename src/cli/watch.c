@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "nf_cgroup.h"
 #include "nf_cli.h"
 #include "nf_owner.h"
 #include "nf_pkt.h"
@@ -81,6 +82,7 @@ static void found(struct nf_watch *w, struct nf_holder *h, const struct nf_stall
 	if (nf_watch_owner(w, &look, &h->self, &h->peer, &o, &where) == 0) {
 		h->pid = o.pid;
 		snprintf(h->cmd, sizeof(h->cmd), "%s", o.cmd);
+		nf_cgroup_name_of(o.pid, h->cgroup, sizeof(h->cgroup));
 	}
 	name_netns(h, ww, where);
 	if (!w->json)
@@ -114,6 +116,7 @@ static void on_conn(void *arg, struct nf_holder *h, const struct nf_stall *s,
 	c.cmd[0] = '\0';
 	c.netns[0] = '\0';
 	c.netns_ino = 0;
+	c.cgroup[0] = '\0';
 	found(arg, &c, s, 0);
 }
 

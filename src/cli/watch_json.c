@@ -80,6 +80,10 @@ static void conn_line(FILE *out, const struct nf_holder *h)
 		fputc('"', out);
 	}
 	nf_cli_wire_json_netns(out, h);
+	if (h->cgroup[0]) {
+		fputs(",\"cgroup\":", out);
+		nf_cli_json_str(out, h->cgroup);
+	}
 	fprintf(out, ",\"side\":\"%s\"", h->side == NF_WIRE_ACCEPT ? "accept" : "connect");
 	fprintf(out, ",\"local\":\"%s\"", nf_addr_format(h->self.family, h->self.addr, h->self.port, a));
 	fprintf(out, ",\"peer\":\"%s\"}\n", nf_addr_format(h->peer.family, h->peer.addr, h->peer.port, a));

@@ -158,12 +158,38 @@ static void netns_cell(FILE *out, int wn, const char *text)
 		fprintf(out, "%-*s  ", wn, *text ? text : "-");
 }
 
+/* The CGROUP column's width: its widest name (6 at least), 0 if no row
+ * has one. */
+static int widest_cgroup(struct nf_holder *const *h, size_t n)
+{
+	int w = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (h[i]->cgroup[0]) {
+			int l = (int)strlen(h[i]->cgroup);
+
+			w = l > w ? l : w;
+		}
+	return w && w < 6 ? 6 : w;
+}
+
+/* Row h's CGROUP and PROCESS columns (wc: CGROUP's width, 0: none; pid:
+ * whether any row has a PROCESS). */
+static void process_columns(FILE *out, const struct nf_holder *h, int wc, int pid)
+{
+	if (wc)
+		fprintf(out, "  %-*s", pid ? wc : 0, h->cgroup[0] ? h->cgroup : "-");
+	if (h->pid)
+		fprintf(out, "  %ld %s", h->pid, h->cmd);
+}
+
 void nf_cli_wire_table(FILE *out, struct nf_holder *const *h, size_t n,
 		       const struct nf_wire_stats *st)
 {
 	char a[NF_ADDR_MAX], b[NF_ADDR_MAX], fix[FIX_MAX], sz[32], t1[32], t2[32];
 	int wh = widest(h, n, 1, 6), wp = widest(h, n, 0, 4), wf = 3, pid = 0;
 	int wn = netns_width(h, n);
+	int wc = widest_cgroup(h, n);
 
 	if (n == 0 && st && st->conns == st->one_way) {
 		/* no connection seen both ways: no stall could be told, so no verdict */
@@ -177,13 +203,16 @@ void nf_cli_wire_table(FILE *out, struct nf_holder *const *h, size_t n,
 			pid |= h[i]->pid != 0;
 			wf = l > wf ? l : wf;
 		}
-		if (!pid)
+		if (!pid && !wc)
 			wf = 0; /* the last column: no padding */
 		fprintf(out, "%-*s  %-*s  %-7s  %5s  %6s  %-11s  %9s  %10s  %-12s  %-12s  ", wh,
 			"HOLDER", wp, "PEER", "SIDE", "CONNS", "STALLS", "SIZES", "MEDIAN_MS",
 			"TOTAL_MS", "FIRST", "LAST");
 		netns_cell(out, wn, "NETNS");
-		fprintf(out, "%-*s%s\n", wf, "FIX", pid ? "  PROCESS" : "");
+		fprintf(out, "%-*s", wf, "FIX");
+		if (wc)
+			fprintf(out, "  %-*s", pid ? wc : 0, "CGROUP");
+		fputs(pid ? "  PROCESS\n" : "\n", out);
 		for (size_t i = 0; i < n; i++) {
 			fprintf(out, "%-*s  %-*s  %-7s  %5u  %6llu  %-11s  %9.3f  %10.3f  %-12s  %-12s  ",
 				wh, holder_text(h[i], a), wp, peer_text(h[i], b), side_name(h[i]),
@@ -193,8 +222,7 @@ void nf_cli_wire_table(FILE *out, struct nf_holder *const *h, size_t n,
 				clock_time(h[i]->last_ns, t2, sizeof(t2)));
 			netns_cell(out, wn, h[i]->netns);
 			fprintf(out, "%-*s", wf, nf_cli_wire_fix(h[i], fix, sizeof(fix)));
-			if (h[i]->pid)
-				fprintf(out, "  %ld %s", h[i]->pid, h[i]->cmd);
+			process_columns(out, h[i], wc, pid);
 			fputc('\n', out);
 		}
 		if (wn)
@@ -206,6 +234,9 @@ void nf_cli_wire_table(FILE *out, struct nf_holder *const *h, size_t n,
 		      "  on the peer's host: the rule 'accept|connect HOLDER quickack' under the library, or\n"
 		      "  'ip route change ROUTE-TO-HOLDER quickack 1' (--json gives both for each row).\n",
 		      out);
+		if (wc)
+			fputs("CGROUP: the holder's service or container (a systemd unit, docker-ID,"
+			      " libpod-ID, pod UID/...), else its cgroup's path.\n", out);
 		for (size_t i = 0; i < n; i++)
 			if (h[i]->side_how != NF_SIDE_SYN) {
 				fputs("SIDE: told from the ports or from other connections where no handshake"
@@ -239,6 +270,10 @@ void nf_cli_wire_json(FILE *out, const struct nf_holder *h, const char *source)
 		nf_cli_json_str(out, h->cmd);
 	}
 	nf_cli_wire_json_netns(out, h);
+	if (h->cgroup[0]) {
+		fputs(",\"cgroup\":", out);
+		nf_cli_json_str(out, h->cgroup);
+	}
 	fprintf(out, ",\"side\":\"%s\",\"side_from\":\"%s\",\"local\":\"%s\"", side_name(h),
 		side_how_name(h), end_text(&h->self, a));
 	fprintf(out, ",\"peer\":\"%s\",\"conns\":%u,\"stalls\":%llu,\"writes\":[%u,%u]",
@@ -266,6 +301,8 @@ void nf_cli_wire_first(FILE *out, const struct nf_holder *h, const struct nf_sta
 		fprintf(out, "  netns %s", h->netns);
 	if (h->pid)
 		fprintf(out, "  pid %ld %s", h->pid, h->cmd);
+	if (h->cgroup[0])
+		fprintf(out, "  cgroup %s", h->cgroup);
 	fprintf(out, "  fix: %s\n", nf_cli_wire_fix(h, fix, sizeof(fix)));
 	fflush(out);
 }
