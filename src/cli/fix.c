@@ -5,6 +5,8 @@
  *
  *   naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...
  *   naglefix fix --undo [--dry-run] [--json] PID...
+ * where --cgroup PATH and --unit NAME (fix_cgroup.c) stand for the PIDs of
+ * the processes in a cgroup, beside those given or instead.
  */
 #include "nf_fix.h"
 
@@ -528,8 +530,9 @@ static int run_fix(struct fixer *f, int n, char **pids)
 /* --- options -------------------------------------------------------------------- */
 
 static const char usage_fix[] =
-	"usage: naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...\n"
-	"       naglefix fix --undo [--dry-run] [--json] PID...\n"
+	"usage: naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] TARGET...\n"
+	"       naglefix fix --undo [--dry-run] [--json] TARGET...\n"
+	"TARGET: a PID, --cgroup PATH or --unit NAME (each repeatable)\n"
 	"\n"
 	"Applies CONF's rules (default: $NAGLEFIX_CONF, else " NF_CONF_DEFAULT_PATH ";\n"
 	"no file: nodelay) or nodelay for every socket to the TCP sockets of\n"
@@ -545,6 +548,10 @@ static const char usage_fix[] =
 	"  -i, --interval MS  --follow's rescan period (default 100)\n"
 	"      --json         one JSON line a socket\n"
 	"  -u, --undo         turn off again what fix turned on (and only that)\n"
+	"      --cgroup PATH  every process of cgroup PATH and below it, when fix starts\n"
+	"                     (a cgroup2 path, absolute or relative to its mount)\n"
+	"      --unit NAME    every process of the running systemd unit NAME (.service\n"
+	"                     if NAME has no suffix), when fix starts\n"
 	"\n"
 	"Exit status: 0 done; 1 a socket not handled; 2 no permission; 3 no\n"
 	"pidfd_getfd; 4 a process ended or its PID was reused; 5 naglefix's own\n"
@@ -559,6 +566,8 @@ static const struct option fix_longopts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "undo", no_argument, NULL, 'u' },
 	{ "interval", required_argument, NULL, 'i' },
+	{ "cgroup", required_argument, NULL, 'G' },
+	{ "unit", required_argument, NULL, 'U' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -618,10 +627,10 @@ static int load_policy(struct fixer *f, const char *conf, const char *mode)
 	return 0;
 }
 
-static int check_pids(int n, char **pids)
+static int check_pids(int n, char **pids, int ngroups)
 {
-	if (n == 0)
-		return usage_err("no PID given", NULL);
+	if (n == 0 && ngroups == 0)
+		return usage_err("no PID, --cgroup or --unit given", NULL);
 	for (int i = 0; i < n; i++) {
 		char *end;
 		long v = strtol(pids[i], &end, 10);
@@ -632,12 +641,30 @@ static int check_pids(int n, char **pids)
 	return 0;
 }
 
+/* The PIDs given and those of the cgroups g[0..ng) into *v. 0, or the
+ * exit status when there is none to handle (each cgroup's failure said). */
+static int targets(struct fixer *f, int n, char **pids, const struct nf_fix_group *g, int ng,
+		   struct nf_fix_pidv *v)
+{
+	int rc = nf_fix_pidv_add(v, n, pids);
+
+	if (rc == 0)
+		rc = nf_fix_pidv_groups(&f->run, g, ng, v);
+	if (rc < 0) {
+		fputs("naglefix fix: out of memory\n", stderr);
+		return NF_FIX_EXIT_PARTIAL;
+	}
+	return v->n ? 0 : f->run.status;
+}
+
 int nf_cli_fix(int argc, char **argv)
 {
 	struct fixer f = { .run.interval_ms = FOLLOW_INTERVAL_MS };
+	struct nf_fix_group g[argc]; /* --cgroup and --unit */
+	struct nf_fix_pidv v = { 0 };
 	char *end;
 	const char *conf = NULL, *mode = NULL;
-	int opt, undo = 0, rc;
+	int opt, undo = 0, rc, ng = 0;
 
 	optind = 1;
 	opterr = 0;
@@ -654,20 +681,22 @@ int nf_cli_fix(int argc, char **argv)
 			if (*end || end == optarg || f.run.interval_ms < 1 || f.run.interval_ms > FOLLOW_INTERVAL_MAX)
 				return usage_err("--interval takes milliseconds, 1 to 60000:", optarg);
 			break;
+		case 'G': case 'U': g[ng++] = (struct nf_fix_group){ optarg, opt == 'U' }; break;
 		case 'h': fputs(usage_fix, stdout); return 0;
 		default: return nf_cli_bad_option("fix", opt, argc, argv, fix_longopts);
 		}
 	}
-	if ((rc = check_pids(argc - optind, argv + optind)) != 0)
+	if ((rc = check_pids(argc - optind, argv + optind, ng)) != 0)
 		return rc;
-	if (undo) {
-		if (conf || mode || f.run.follow)
-			return usage_err("--undo takes no -c, -m or --follow", NULL);
-		return nf_fix_revert(&f.run, argc - optind, argv + optind);
-	}
-	if ((rc = load_policy(&f, conf, mode)) != 0)
+	if (undo && (conf || mode || f.run.follow))
+		return usage_err("--undo takes no -c, -m or --follow", NULL);
+	if (!undo && (rc = load_policy(&f, conf, mode)) != 0)
 		return rc;
-	rc = run_fix(&f, argc - optind, argv + optind);
-	nf_policy_free(&f.pol);
+	rc = targets(&f, argc - optind, argv + optind, g, ng, &v);
+	if (rc == 0)
+		rc = undo ? nf_fix_revert(&f.run, v.n, v.v) : run_fix(&f, v.n, v.v);
+	if (!undo)
+		nf_policy_free(&f.pol);
+	nf_fix_pidv_free(&v);
 	return rc;
 }

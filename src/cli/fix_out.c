@@ -1,21 +1,40 @@
 /*
  * fix_out.c - the lines naglefix fix prints: one a socket, as a table
  * row or (--json) a JSON line with the audit log's field names (pid, fd,
- * side, local, peer) where they mean the same.
+ * side, local, peer) where they mean the same, and the name of the
+ * process's cgroup (its service or container, as watch names a holder).
  */
 #include "nf_fix.h"
 
 #include <stdio.h>
+#include <string.h>
 
+#include "nf_cgroup.h"
 #include "nf_cli.h"
+
+#define CGROUP_COLUMN 20 /* the text table's CGROUP width (longer names overflow it) */
 
 static int header_done;
 
 void nf_fix_out_header(FILE *out)
 {
 	header_done = 1;
-	fprintf(out, "%-7s %4s  %-7s  %-22s %-22s %-11s %-7s  %s\n", "PID", "FD", "SIDE", "LOCAL",
-		"PEER", "STATE", "NODELAY", "WHAT");
+	fprintf(out, "%-7s %-*s %4s  %-7s  %-22s %-22s %-11s %-7s  %s\n", "PID", CGROUP_COLUMN,
+		"CGROUP", "FD", "SIDE", "LOCAL", "PEER", "STATE", "NODELAY", "WHAT");
+}
+
+/* The name of pid's cgroup, "" if unknown; the last pid's is kept (a
+ * process's rows come together). */
+static const char *cgroup_of(pid_t pid)
+{
+	static char name[NF_CGROUP_NAME_MAX];
+	static pid_t last;
+
+	if (pid != last) {
+		nf_cgroup_name_of(pid, name, sizeof(name));
+		last = pid;
+	}
+	return name;
 }
 
 static const char *result_name(enum nf_fix_result r)
@@ -51,6 +70,11 @@ static void json_row(FILE *out, const struct nf_fix_row *r)
 		r->undo ? "fix_undo" : "fix", (int)r->pid, r->s->fd, r->s->ino, r->side);
 	fprintf(out, "\"local\":\"%s\",\"peer\":\"%s\",\"state\":\"%s\",",
 		nf_fix_sock_local(r->s, l), nf_fix_sock_peer(r->s, p), nf_fix_state_name(r->s->state));
+	if (*cgroup_of(r->pid)) {
+		fputs("\"cgroup\":", out);
+		nf_cli_json_str(out, cgroup_of(r->pid));
+		fputc(',', out);
+	}
 	if (r->action)
 		fprintf(out, "\"action\":\"%s\",", r->action);
 	if (r->rule) {
@@ -75,7 +99,8 @@ static void text_row(FILE *out, const struct nf_fix_row *r)
 		snprintf(nd, sizeof(nd), "?");
 	else
 		snprintf(nd, sizeof(nd), "%d -> %d", r->before, r->after);
-	fprintf(out, "%-7d %4d  %-7s  %-22s %-22s %-11s %-7s  %s", (int)r->pid, r->s->fd, r->side,
+	fprintf(out, "%-7d %-*s %4d  %-7s  %-22s %-22s %-11s %-7s  %s", (int)r->pid, CGROUP_COLUMN,
+		*cgroup_of(r->pid) ? cgroup_of(r->pid) : "-", r->s->fd, r->side,
 		nf_fix_sock_local(r->s, l), nf_fix_sock_peer(r->s, p), nf_fix_state_name(r->s->state),
 		nd, text_name(r->result));
 	if (r->action && r->rule)

@@ -12,6 +12,7 @@
  *   fix_say.c   its failures, one line each, and the exit status
  *   fix_api.c   nf_fix_inode and nf_fix_listener, for watch --fix
  *   fix_revert.c  --undo
+ *   fix_cgroup.c  --cgroup and --unit: the processes of a cgroup as PIDs
  *   fix.c       the command
  *
  * Every function returns 0 or a negative errno unless it says otherwise;
@@ -318,6 +319,38 @@ void nf_fix_say_no_tcp(struct nf_fix_run *r, pid_t pid, enum nf_fix_notcp when);
 
 /* naglefix fix --undo PID...: r's dry and json as given. Returns r's status. */
 int nf_fix_revert(struct nf_fix_run *r, int n, char **pids);
+
+/* --- fix_cgroup.c: --cgroup PATH, --unit NAME --- */
+
+/* A cgroup fix was given: a --cgroup PATH (unit 0) or a --unit NAME. */
+struct nf_fix_group {
+	const char *name;
+	int unit;
+};
+
+/* PIDs as text, the way fix takes them from its command line. */
+struct nf_fix_pidv {
+	char **v; /* each malloc'ed */
+	int n, cap;
+};
+
+/* Appends pids[0..n) to v as they are. 0 or -ENOMEM. */
+int nf_fix_pidv_add(struct nf_fix_pidv *v, int n, char **pids);
+
+/*
+ * Appends the processes of each cgroup of g[0..n) and its descendants
+ * (--cgroup: nf_cgroup_resolve's path; --unit: the running unit's cgroup),
+ * but fix's own, then (n > 0) sorts v by number and drops repeats. A
+ * cgroup or unit not found, or holding no process, is said on stderr with
+ * what to do, and r's status raised (NF_FIX_EXIT_GONE when there is no
+ * such cgroup or process, NF_FIX_EXIT_PARTIAL for a path that is no
+ * cgroup); the others are still added. 0, or -ENOMEM.
+ */
+int nf_fix_pidv_groups(struct nf_fix_run *r, const struct nf_fix_group *g, int n,
+		       struct nf_fix_pidv *v);
+
+/* Frees v's PIDs and array. */
+void nf_fix_pidv_free(struct nf_fix_pidv *v);
 
 /* --- fix.c --- */
 

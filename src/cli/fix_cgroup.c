@@ -1,0 +1,152 @@
+/*
+ * fix_cgroup.c - naglefix fix --cgroup PATH and --unit NAME: the
+ * processes of a cgroup (and of its descendants) or of a running systemd
+ * unit, as PIDs that fix then handles as if they had been given (nf_fix.h).
+ * The set is taken once, when fix starts. A cgroup or unit that cannot be
+ * found is said, with what to do, and the others are still fixed.
+ */
+#include "nf_fix.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nf_cgroup.h"
+#include "nf_cli.h"
+
+/* Adds the text of pid to v. 0 or -ENOMEM. */
+static int pidv_add(struct nf_fix_pidv *v, const char *pid)
+{
+	char *dup;
+
+	if (v->n == v->cap) {
+		int cap = v->cap ? 2 * v->cap : 64;
+		char **nv = realloc(v->v, (size_t)cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		v->v = nv;
+		v->cap = cap;
+	}
+	if (!(dup = strdup(pid)))
+		return -ENOMEM;
+	v->v[v->n++] = dup;
+	return 0;
+}
+
+void nf_fix_pidv_free(struct nf_fix_pidv *v)
+{
+	for (int i = 0; i < v->n; i++)
+		free(v->v[i]);
+	free(v->v);
+	*v = (struct nf_fix_pidv){ 0 };
+}
+
+/* Says why g (of kind --cgroup or --unit) names no directory (rc), and
+ * what to do; raises r's status. */
+static void say_not_found(struct nf_fix_run *r, const struct nf_fix_group *g, int rc)
+{
+	char root[PATH_MAX], q[NF_CLI_QUOTE_MAX], unit[NF_CLI_QUOTE_MAX];
+	const char *kind = g->unit ? "unit" : "cgroup", *what = nf_cli_quote(g->name, q);
+	int mounted = nf_cgroup_root(root, sizeof(root)) == 0;
+
+	if (g->unit && nf_cgroup_unit_name(what, unit, sizeof(unit)) == 0)
+		what = unit;
+
+	if (!mounted && rc == -ENOENT)
+		fprintf(stderr, "naglefix fix: %s %s: no cgroup2 hierarchy is mounted (a host of cgroup "
+			"v1 only): give the PIDs of its processes (its cgroup.procs under "
+			"/sys/fs/cgroup/systemd/)\n", kind, what);
+	else if (rc == -ENOENT && g->unit)
+		fprintf(stderr, "naglefix fix: unit %s: not running (no cgroup of that name holds a "
+			"process under %s)\n", what, root);
+	else if (rc == -ENOENT)
+		fprintf(stderr, "naglefix fix: cgroup %s: no such cgroup under %s\n", what, root);
+	else if (rc == -EINVAL)
+		fprintf(stderr, "naglefix fix: unit '%s': not a unit's name (nginx, nginx.service)\n",
+			nf_cli_quote(g->name, q));
+	else if (rc == -ENOTDIR || rc == -EXDEV)
+		fprintf(stderr, "naglefix fix: cgroup %s: not a cgroup of the cgroup2 hierarchy (%s): "
+			"give a path inside it, or one relative to it\n", what, root);
+	else
+		fprintf(stderr, "naglefix fix: %s %s: %s\n", kind, what, strerror(-rc));
+	nf_fix_worse(r, rc == -ENOENT ? NF_FIX_EXIT_GONE : NF_FIX_EXIT_PARTIAL);
+}
+
+/* Adds the processes of dir (g's directory) to v, but this one. */
+static int add_cgroup(struct nf_fix_run *r, const struct nf_fix_group *g, const char *dir,
+		      struct nf_fix_pidv *v)
+{
+	char q[NF_CLI_QUOTE_MAX], num[24];
+	pid_t *pids, self = getpid();
+	size_t n, taken = 0;
+	int rc = nf_cgroup_pids(dir, &pids, &n);
+
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (pids[i] != self) {
+			snprintf(num, sizeof(num), "%d", (int)pids[i]);
+			rc = pidv_add(v, num);
+			taken++;
+		}
+	free(pids);
+	if (rc == 0 && taken == 0) {
+		fprintf(stderr, "naglefix fix: %s %s (%s): no process in it\n",
+			g->unit ? "unit" : "cgroup", nf_cli_quote(g->name, q), dir);
+		nf_fix_worse(r, NF_FIX_EXIT_GONE);
+	}
+	return rc;
+}
+
+static int by_number(const void *a, const void *b)
+{
+	long x = atol(*(char *const *)a), y = atol(*(char *const *)b);
+
+	return (x > y) - (x < y);
+}
+
+/* Sorts v by number and drops repeats (a process given twice, or in two
+ * of the cgroups given, is handled once). */
+static void pidv_unique(struct nf_fix_pidv *v)
+{
+	int w = 0;
+
+	qsort(v->v, (size_t)v->n, sizeof(*v->v), by_number);
+	for (int i = 0; i < v->n; i++) {
+		if (w > 0 && atol(v->v[w - 1]) == atol(v->v[i]))
+			free(v->v[i]);
+		else
+			v->v[w++] = v->v[i];
+	}
+	v->n = w;
+}
+
+int nf_fix_pidv_groups(struct nf_fix_run *r, const struct nf_fix_group *g, int n,
+		       struct nf_fix_pidv *v)
+{
+	char dir[PATH_MAX];
+	int rc;
+
+	for (int i = 0; i < n; i++) {
+		rc = g[i].unit ? nf_cgroup_of_unit(g[i].name, dir, sizeof(dir))
+			       : nf_cgroup_resolve(g[i].name, dir, sizeof(dir));
+		if (rc < 0)
+			say_not_found(r, &g[i], rc);
+		else if ((rc = add_cgroup(r, &g[i], dir, v)) < 0)
+			return rc;
+	}
+	if (n)
+		pidv_unique(v);
+	return 0;
+}
+
+int nf_fix_pidv_add(struct nf_fix_pidv *v, int n, char **pids)
+{
+	int rc = 0;
+
+	for (int i = 0; rc == 0 && i < n; i++)
+		rc = pidv_add(v, pids[i]);
+	return rc;
+}
