@@ -35,6 +35,7 @@ struct fixer {
 	int nopolicy;     /* no -c, no -m, no file: nodelay for every socket */
 	unsigned char *left;   /* left[i]: rule i (nrules: the default) said */
 	size_t nset;           /* sockets set, over all processes */
+	int given;             /* pids[0..given) named; the rest from --cgroup or --unit */
 };
 
 /* One process and what was done to it. */
@@ -44,6 +45,8 @@ struct target {
 	int checked;            /* the library and the undo record looked at */
 	int scanned;            /* one scan done to its end */
 	size_t ntcp;            /* TCP sockets seen, over all scans */
+	int grouped;            /* from --cgroup or --unit: its end, or no TCP socket, is
+				 * no failure (a cgroup's helpers; said once for all) */
 	unsigned long *seen;    /* seen[fd]: the inode handled there, 0 none */
 	size_t nseen;
 	struct nf_fix_sock *ls; /* its listeners */
@@ -149,7 +152,7 @@ static void follow_end(struct fixer *f, struct target *t, int ended)
 	if (ended)
 		fprintf(stderr, "naglefix fix: pid %d ended (%zu socket%s set)\n", (int)t->p.pid,
 			t->nset, t->nset == 1 ? "" : "s");
-	if (t->scanned && !t->ntcp)
+	if (t->scanned && !t->ntcp && !t->grouped)
 		nf_fix_say_no_tcp(&f->run, t->p.pid, NF_FIX_NOTCP_FOLLOWED);
 }
 
@@ -161,6 +164,10 @@ static void say_stopped(struct fixer *f, struct target *t, int rc)
 	if (rc == -ESRCH && f->run.follow) {
 		/* what --follow waits for: the end of the process, not a failure */
 		follow_end(f, t, 1);
+		return;
+	}
+	if (rc == -ESRCH && t->grouped && !t->nset) {
+		t->live = 0; /* it left its cgroup meanwhile */
 		return;
 	}
 	t->live = 0;
@@ -378,7 +385,7 @@ static void scan(struct fixer *f, struct target *t)
 		}
 	free(l.v);
 	if (rc == 0) {
-		if (!t->scanned && !t->ntcp && f->run.follow)
+		if (!t->scanned && !t->ntcp && f->run.follow && !t->grouped)
 			nf_fix_say_no_tcp(&f->run, t->p.pid, NF_FIX_NOTCP_WAITING);
 		t->scanned = 1;
 		return;
@@ -414,11 +421,14 @@ static int open_targets(struct fixer *f, struct target *ts, int n, char **pids)
 	for (int i = 0; i < n; i++) {
 		int rc = nf_fix_proc_open((pid_t)atoi(pids[i]), &ts[i].p);
 
+		ts[i].grouped = i >= f->given;
 		if (rc == 0) {
 			ts[i].live = 1;
 			live++;
 		} else if (rc == -ENOSYS) {
 			nf_fix_say_nosys(&f->run);
+		} else if (rc == -ESRCH && ts[i].grouped) {
+			/* it left its cgroup since the cgroup was read */
 		} else if (rc == -ESRCH) {
 			fprintf(stderr, "naglefix fix: pid %s: no such process\n", pids[i]);
 			nf_fix_worse(&f->run, NF_FIX_EXIT_GONE);
@@ -494,6 +504,23 @@ static void run_follow(struct fixer *f, struct target *ts, int n)
 			follow_end(f, &ts[i], 0);
 }
 
+/* Says so when no process of the cgroups given held a TCP socket (one of
+ * them holding none is no failure: a service's helpers, a shell). */
+static void groups_no_tcp(struct fixer *f, const struct target *ts, int n)
+{
+	size_t ntcp = 0;
+
+	if (f->given >= n)
+		return;
+	for (int i = f->given; i < n; i++)
+		ntcp += ts[i].ntcp;
+	if (ntcp)
+		return;
+	fprintf(stderr, "naglefix fix: none of the %d process%s of the cgroups given holds a TCP "
+		"socket: nothing to fix\n", n - f->given, n - f->given == 1 ? "" : "es");
+	nf_fix_worse(&f->run, NF_FIX_EXIT_NOTCP);
+}
+
 static int run_fix(struct fixer *f, int n, char **pids)
 {
 	struct target *ts = calloc((size_t)n, sizeof(*ts));
@@ -512,9 +539,10 @@ static int run_fix(struct fixer *f, int n, char **pids)
 			if (ts[i].live)
 				scan(f, &ts[i]);
 		for (int i = 0; i < n; i++)
-			if (ts[i].live && ts[i].scanned && !ts[i].ntcp)
+			if (ts[i].live && ts[i].scanned && !ts[i].ntcp && !ts[i].grouped)
 				nf_fix_say_no_tcp(&f->run, ts[i].p.pid, NF_FIX_NOTCP_SCANNED);
 	}
+	groups_no_tcp(f, ts, n);
 	for (int i = 0; i < n; i++) {
 		nf_fix_proc_close(&ts[i].p);
 		free(ts[i].seen);
@@ -693,6 +721,9 @@ int nf_cli_fix(int argc, char **argv)
 	if (!undo && (rc = load_policy(&f, conf, mode)) != 0)
 		return rc;
 	rc = targets(&f, argc - optind, argv + optind, g, ng, &v);
+	f.given = v.given;
+	if (rc == 0 && undo)
+		rc = nf_fix_pidv_recorded(&f.run, &v);
 	if (rc == 0)
 		rc = undo ? nf_fix_revert(&f.run, v.n, v.v) : run_fix(&f, v.n, v.v);
 	if (!undo)

@@ -107,15 +107,26 @@ static int by_number(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Sorts v by number and drops repeats (a process given twice, or in two
- * of the cgroups given, is handled once). */
+/* Is pid one of the PIDs given? */
+static int given(const struct nf_fix_pidv *v, long pid)
+{
+	for (int i = 0; i < v->given; i++)
+		if (atol(v->v[i]) == pid)
+			return 1;
+	return 0;
+}
+
+/* Sorts the cgroups' part of v by number and drops repeats (a process in
+ * two of the cgroups given, or given as a PID too, is handled once). */
 static void pidv_unique(struct nf_fix_pidv *v)
 {
-	int w = 0;
+	int w = v->given;
 
-	qsort(v->v, (size_t)v->n, sizeof(*v->v), by_number);
-	for (int i = 0; i < v->n; i++) {
-		if (w > 0 && atol(v->v[w - 1]) == atol(v->v[i]))
+	qsort(v->v + v->given, (size_t)(v->n - v->given), sizeof(*v->v), by_number);
+	for (int i = v->given; i < v->n; i++) {
+		long pid = atol(v->v[i]);
+
+		if ((w > v->given && atol(v->v[w - 1]) == pid) || given(v, pid))
 			free(v->v[i]);
 		else
 			v->v[w++] = v->v[i];
@@ -148,5 +159,31 @@ int nf_fix_pidv_add(struct nf_fix_pidv *v, int n, char **pids)
 
 	for (int i = 0; rc == 0 && i < n; i++)
 		rc = pidv_add(v, pids[i]);
+	v->given = v->n;
 	return rc;
+}
+
+int nf_fix_pidv_recorded(struct nf_fix_run *r, struct nf_fix_pidv *v)
+{
+	int w = v->given, n = v->n - v->given;
+
+	for (int i = v->given; i < v->n; i++) {
+		struct nf_fix_undo_entry *e = NULL;
+		size_t ne;
+		int rc = nf_fix_undo_read((pid_t)atol(v->v[i]), &e, &ne);
+
+		if (rc == 0)
+			free(e);
+		if (rc == -ENOENT)
+			free(v->v[i]); /* no record: fix changed nothing of it */
+		else
+			v->v[w++] = v->v[i]; /* (another error: --undo says it) */
+	}
+	v->n = w;
+	if (v->n || n == 0)
+		return 0;
+	fprintf(stderr, "naglefix fix: none of the %d process%s of the cgroups given has a record "
+		"in %s: nothing to undo\n", n, n == 1 ? "" : "es", nf_fix_state_dir());
+	nf_fix_worse(r, NF_FIX_EXIT_PARTIAL);
+	return r->status;
 }

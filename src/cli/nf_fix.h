@@ -328,19 +328,21 @@ struct nf_fix_group {
 	int unit;
 };
 
-/* PIDs as text, the way fix takes them from its command line. */
+/* PIDs as text, the way fix takes them from its command line: v[0..given)
+ * the PIDs given, then those of the cgroups. */
 struct nf_fix_pidv {
 	char **v; /* each malloc'ed */
 	int n, cap;
+	int given;
 };
 
-/* Appends pids[0..n) to v as they are. 0 or -ENOMEM. */
+/* Appends the PIDs given, pids[0..n), to v as they are. 0 or -ENOMEM. */
 int nf_fix_pidv_add(struct nf_fix_pidv *v, int n, char **pids);
 
 /*
  * Appends the processes of each cgroup of g[0..n) and its descendants
  * (--cgroup: nf_cgroup_resolve's path; --unit: the running unit's cgroup),
- * but fix's own, then (n > 0) sorts v by number and drops repeats. A
+ * sorted by number, each once, but fix's own and the PIDs given. A
  * cgroup or unit not found, or holding no process, is said on stderr with
  * what to do, and r's status raised (NF_FIX_EXIT_GONE when there is no
  * such cgroup or process, NF_FIX_EXIT_PARTIAL for a path that is no
@@ -348,6 +350,11 @@ int nf_fix_pidv_add(struct nf_fix_pidv *v, int n, char **pids);
  */
 int nf_fix_pidv_groups(struct nf_fix_run *r, const struct nf_fix_group *g, int n,
 		       struct nf_fix_pidv *v);
+
+/* For --undo: drops the cgroups' processes that have no undo record (fix
+ * changed nothing of them). 0, or (none of them left and no PID given)
+ * after saying so, NF_FIX_EXIT_PARTIAL. */
+int nf_fix_pidv_recorded(struct nf_fix_run *r, struct nf_fix_pidv *v);
 
 /* Frees v's PIDs and array. */
 void nf_fix_pidv_free(struct nf_fix_pidv *v);

@@ -981,12 +981,16 @@ check_netns
 # one in a cgroup below it, as a service that delegates) and
 # nffix<PID>.slice/docker-<64 hex>.scope (a client in it), each client
 # moved in by writing cgroup.procs before it execs; a fourth client
-# outside them. `fix -m nodelay --unit nffix<PID>-app` sets the service's
-# two clients (its lines naming the unit), not the others; `fix --json
+# outside them; a helper with no socket (sleep) in the service, and one
+# alone in nffix<PID>-idle.service. `fix -m nodelay --unit nffix<PID>-app`
+# sets the service's two clients (its lines naming the unit), not the
+# others, and exits 0 (the helper is no failure); `fix --json
 # --cgroup` with the scope's path relative to the mount sets the
 # container's (its lines "cgroup":"docker-<12 hex>"); the outside client
 # is untouched and still stalls; `fix --undo --cgroup nffix<PID>.slice`
-# turns the three off again; a unit that is not running: exit 4, said.
+# turns the three off again (exit 0: the helpers have no record); a unit
+# whose processes hold no TCP socket: exit 6, said once; a unit that is
+# not running: exit 4, said.
 # TCP_NODELAY read by the tests' own nodelay_of; the cgroups removed after.
 # cg_nodelay PID...: the TCP_NODELAY of each one's sockets, "PID:N,N " each
 cg_nodelay() {
@@ -994,7 +998,7 @@ cg_nodelay() {
     for p in "$@"; do printf '%s:%s ' "$p" "$("$W/nodelay_of" "$p" | awk '{ print $3 }' | paste -sd, -)"; done
 }
 check_cgroups() {
-    local name="--unit and --cgroup" root slice unit id c0 c1 c2 c3 rc nd want med i
+    local name="--unit and --cgroup" root slice unit id c0 c1 c2 c3 rc nd want med i d
     selected "$name" || return 0
     root=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") break; if ($(i + 1) == "cgroup2" && $4 == "/") { print $5; exit } }' /proc/self/mountinfo)
     slice=$root/nffix$$.slice unit=nffix$$-app.service
@@ -1002,9 +1006,11 @@ check_cgroups() {
     if [[ -z $root ]]; then
         skip "$name" "no cgroup2 hierarchy is mounted"
         return
-    elif ! mkdir "$slice" "$slice/$unit" "$slice/$unit/worker" "$slice/docker-$id.scope" 2>"$W/cg.err"; then
+    elif ! mkdir "$slice" "$slice/$unit" "$slice/$unit/worker" "$slice/docker-$id.scope" \
+        "$slice/nffix$$-idle.service" 2>"$W/cg.err"; then
         skip "$name" "cannot make cgroups under $root: $(head -n 1 "$W/cg.err")"
-        rmdir "$slice/$unit/worker" "$slice/$unit" "$slice/docker-$id.scope" "$slice" 2>/dev/null
+        rmdir "$slice/$unit/worker" "$slice/$unit" "$slice/docker-$id.scope" "$slice/nffix$$-idle.service" \
+            "$slice" 2>/dev/null
         return
     fi
     local in_cg='echo $$ >"$0/cgroup.procs" && exec "$@"' client=(python3 "$HERE/fix_client.py" "$H" "$PPORT" 100000)
@@ -1012,6 +1018,11 @@ check_cgroups() {
         start_client cg2 sh -c "$in_cg" "$slice/$unit/worker" "${client[@]}" && c2=$PID &&
         start_client cg3 sh -c "$in_cg" "$slice/docker-$id.scope" "${client[@]}" && c3=$PID &&
         start_client cg0 "${client[@]}" && c0=$PID || { fail "$name: clients started" "" "$W/cg.err"; return; }
+    local helpers=()
+    for d in "$slice/$unit" "$slice/nffix$$-idle.service"; do
+        sh -c "$in_cg" "$d" sleep 90 &
+        helpers+=("$!")
+    done
     wait_rounds cg0 "$PRE"
     "${FIX[@]}" -m nodelay --unit "nffix$$-app" >"$W/cg-unit.fix" 2>&1
     rc=$? nd=$(cg_nodelay "$c1" "$c2" "$c3" "$c0")
@@ -1045,6 +1056,14 @@ check_cgroups() {
     else
         fail "$name: --undo --cgroup SLICE" "exit $rc, TCP_NODELAY $nd" "$W/cg-undo.fix"
     fi
+    "${FIX[@]}" -m nodelay --unit "nffix$$-idle" >"$W/cg-idle.fix" 2>&1
+    rc=$?
+    if ((rc == 6)) && (($(wc -l <"$W/cg-idle.fix") == 1)) &&
+        grep -q "none of the 1 process of the cgroups given holds a TCP socket" "$W/cg-idle.fix"; then
+        pass "$name: a unit whose process holds no TCP socket: exit 6, said once"
+    else
+        fail "$name: a unit whose process holds no TCP socket: exit 6, said once" "exit $rc" "$W/cg-idle.fix"
+    fi
     "${FIX[@]}" -m nodelay --unit "nffix$$-none" >"$W/cg-none.fix" 2>&1
     rc=$?
     if ((rc == 4)) && grep -q "unit nffix$$-none.service: not running" "$W/cg-none.fix"; then
@@ -1052,9 +1071,11 @@ check_cgroups() {
     else
         fail "$name: a unit not running: exit 4, said" "exit $rc" "$W/cg-none.fix"
     fi
-    kill "$c0" "$c1" "$c2" "$c3" 2>/dev/null
+    kill "$c0" "$c1" "$c2" "$c3" "${helpers[@]}" 2>/dev/null
+    wait "${helpers[@]}" 2>/dev/null
     for ((i = 0; i < 50; i++)); do # until the processes have left them
-        rmdir "$slice/$unit/worker" "$slice/$unit" "$slice/docker-$id.scope" "$slice" 2>/dev/null
+        rmdir "$slice/$unit/worker" "$slice/$unit" "$slice/docker-$id.scope" "$slice/nffix$$-idle.service" \
+            "$slice" 2>/dev/null
         [[ -d $slice ]] || break
         sleep 0.1
     done
