@@ -23,13 +23,16 @@
 # files, pcapfix's damaged examples: tests/wire/public.sh); mandoc, groff and man, which lint and render the man pages
 # (tests/man); for `make test-fix`
 # iproute2 (ip, in a network namespace of the test's own) and passwd (useradd,
-# for a user without rights). Needs root (or sudo).
+# for a user without rights); for t_watch_cgroup.sh a real container,
+# podman with runc (run from a root directory, nothing pulled; runc, as
+# crun refuses hybrid cgroups), without podman's recommends. Needs root
+# (or sudo).
 set -eu
 pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
 	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux cpio systemd
 	libmemcached-tools memcached nginx curl postgresql git rsync openssh-server openssh-client
 	tcpdump tshark jq file python3-dpkt golang-github-google-gopacket-dev pcapfix mandoc groff-base man-db iproute2 passwd)
-bare=(qemu-system-x86) # installed without recommends
+bare=(qemu-system-x86 podman runc) # installed without recommends
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 missing=()
@@ -84,6 +87,11 @@ for p in "${filtered[@]}"; do
 done
 [ ${#bare_missing[@]} -eq 0 ] ||
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${bare_missing[@]}"
+# podman's units neither (the test machine would start them at its boot)
+for p in "${bare_missing[@]}"; do
+	[ "$p" != podman ] || $sudo systemctl disable --quiet podman.socket podman.service \
+		podman-restart.service podman-auto-update.timer podman-auto-update.service 2>/dev/null || true
+done
 # the test machine's kernel (apt's lists must be fresh to find it)
 vm_cache=${NAGLEFIX_VM_CACHE:-/var/cache/naglefix-vm}
 if ! ls "$vm_cache"/*/ready >/dev/null 2>&1; then

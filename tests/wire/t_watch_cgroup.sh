@@ -8,11 +8,18 @@
 # client (legacy_client.py: two writes a round, Nagle on) in each (moved in
 # by writing its cgroup.procs before it execs), against servers of its
 # own, while `watch -l LOG` looks on; the cgroups are removed at the end.
+# And a real container: Debian's podman (runc: crun refuses hybrid
+# cgroups) runs split_client.c, built static, from a root directory
+# (--rootfs, nothing pulled), in the test's network namespace
+# (--network host), against a line-echo server here.
 # Checked: the wire_stall and first-stall lines of each client's row name
-# its cgroup ("nfwc<PID>-app.service", "docker-<12 hex>") beside its pid,
-# the table's CGROUP column and the text line too, and `naglefix report
-# LOG` (table and --json) carries the name to its row. Each fails with the
-# name left out of that output.
+# its cgroup ("nfwc<PID>-app.service", "docker-<12 hex>", and the
+# container's "libpod-<12 hex>", its id as `podman ps` prints it) beside
+# its pid, the table's CGROUP column and the text line too, and `naglefix
+# report LOG` (table and --json) carries the name to its row; `naglefix
+# fix --json --cgroup` with the container's cgroup sets its socket, its
+# line naming the container. Each fails with the name left out of that
+# output.
 # Env: T (tests/lib.sh's name filter). Output in build/wire-watch-cgroup/.
 # Ends with "N passed, M failed".
 set -u
@@ -55,9 +62,11 @@ mkdir "$SLICE/$UNIT" "$SLICE/docker-$ID.scope"
 
 WATCH_PID=""
 BG_PIDS=()
+CTR=""
 on_exit() {
     local p
     [[ -z $WATCH_PID ]] || kill -KILL "$WATCH_PID" 2>/dev/null
+    [[ -z $CTR ]] || podman rm -f "$CTR" >/dev/null 2>&1
     for p in "${BG_PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
     cleanup
     rmdir "$SLICE/$UNIT" "$SLICE/docker-$ID.scope" "$SLICE" 2>/dev/null
@@ -71,6 +80,17 @@ start_server cg-app python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME"
 port_app=$SERVER_PORT
 start_server cg-docker python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME"
 port_docker=$SERVER_PORT
+start_server cg-podman python3 "$HERE/../fix/echo_server.py" "$H" "$SERVER_LIFETIME"
+port_podman=$SERVER_PORT
+
+# the container's root: the static client alone
+mkdir -p "$W/rootfs"
+podman_why=""
+if ! command -v podman >/dev/null || ! command -v runc >/dev/null; then
+    podman_why="no podman and runc (tests/install-deps.sh installs them)"
+elif ! cc -static -O2 -o "$W/rootfs/split_client" "$HERE/split_client.c" 2>"$W/cc.err"; then
+    podman_why="cc -static split_client.c: $(head -n 1 "$W/cc.err")"
+fi
 
 "$NAGLEFIX" watch -l "$W/watch.log" >"$W/watch.out" 2>"$W/watch.err" &
 WATCH_PID=$!
@@ -85,8 +105,30 @@ run_bg app sh -c "$in_cgroup" "$SLICE/$UNIT" python3 "$LEGACY_DIR/legacy_client.
 pid_app=$BG_PID
 run_bg docker sh -c "$in_cgroup" "$SLICE/docker-$ID.scope" python3 "$LEGACY_DIR/legacy_client.py" "$H" "$port_docker" 12 split
 pid_docker=$BG_PID
+# the container (named for the cleanup; podman's own rlimits, above ours,
+# would need CAP_SYS_RESOURCE: lower ones are given)
+if [[ -z $podman_why ]]; then
+    CTR=nfwc$$
+    timeout 60 podman --runtime runc run -d --name "$CTR" --network host --ulimit nofile=1024:1024 \
+        --ulimit nproc=1024:1024 --rootfs "$W/rootfs" /split_client "$H" "$port_podman" 40 \
+        >/dev/null 2>"$W/podman.err"
+    pid_podman=$(podman inspect -f '{{.State.Pid}}' "$CTR" 2>/dev/null)
+    [[ -n $CTR && ${pid_podman:-0} != 0 ]] || podman_why="podman run: $(tail -n 1 "$W/podman.err")"
+fi
 med_app=$(wait_bg app "$pid_app")
 med_docker=$(wait_bg docker "$pid_docker")
+if [[ -z $podman_why ]]; then # fixed while it runs, after its first stalls
+    for ((i = 0; i < 50; i++)); do
+        grep -q "\"pid\":$pid_podman," "$W/watch.log" 2>/dev/null && break
+        sleep 0.1
+    done
+    ctr_cgroup=$(sed -n 's/^0:://p' "/proc/$pid_podman/cgroup")
+    "$NAGLEFIX" fix -m nodelay --json --cgroup "$ctr_cgroup" >"$W/podman.fix" 2>&1
+    podman_fix_rc=$?
+    ctr_cgroup_after=$(sed -n 's/^0:://p' "/proc/$pid_podman/cgroup")
+    timeout 30 podman wait "$CTR" >/dev/null 2>&1
+    podman logs "$CTR" >"$W/podman.out" 2>&1
+fi
 kill -INT "$WATCH_PID"
 wait "$WATCH_PID"
 rc=$?
@@ -111,7 +153,7 @@ named() {
         row=$(grep -E "  $want +$pid " "$W/watch.out" | grep -F "$H:$port")
         if [[ -n $row ]] && head -n 1 "$W/watch.out" | grep -q . &&
             grep -qE "^HOLDER .*  CGROUP +PROCESS$" "$W/watch.out" &&
-            grep -F "$H:$port" "$W/watch.out" | grep -qE "pid $pid [^ ]*python3 .*  cgroup $want  fix:"; then
+            grep -F "$H:$port" "$W/watch.out" | grep -qE "pid $pid .*  cgroup $want  fix:"; then
             pass "$name: the table and the first line name $want"
         else
             fail "$name: the table and the first line name $want" "row '$row'" "$W/watch.out"
@@ -130,4 +172,19 @@ named() {
 echo "clients' medians: app $med_app ms, docker $med_docker ms"
 named "x.service under a slice" "$pid_app" "$port_app" "$UNIT"
 named "docker-<64 hex>.scope" "$pid_docker" "$port_docker" "docker-${ID:0:12}"
+if [[ -n $podman_why ]]; then
+    skip "a podman container" "$podman_why"
+else
+    short=$(podman ps -a --filter "name=^$CTR\$" --format '{{.ID}}')
+    echo "podman: container $short ($CTR), cgroup $ctr_cgroup; $(tail -n 1 "$W/podman.out")"
+    named "a podman container" "$pid_podman" "$port_podman" "libpod-$short"
+    if selected "a podman container: fix --cgroup sets it, named libpod-$short"; then
+        got=$(jq -r 'select(.side == "connect") | "\(.pid) \(.cgroup) \(.result)"' "$W/podman.fix" 2>/dev/null)
+        if [[ $podman_fix_rc == 0 && $got == "$pid_podman libpod-$short set" ]]; then
+            pass "a podman container: fix --cgroup sets it, named libpod-$short"
+        else
+            fail "a podman container: fix --cgroup sets it, named libpod-$short" "exit $podman_fix_rc, '$got'; its cgroup before and after: $ctr_cgroup, $ctr_cgroup_after" "$W/podman.fix"
+        fi
+    fi
+fi
 finish
