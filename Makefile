@@ -353,7 +353,8 @@ $(B)/tests/vm/vminit: tests/vm/vminit.c
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -static -o $@ $<
 
-test-vm: all $(B)/tests/vm/vminit $(B)/tests/stress/stress_highfd $(B)/tests/check_naglefix
+test-vm: all $(B)/tests/vm/vminit $(B)/tests/stress/stress_highfd $(B)/tests/check_naglefix \
+		$(B)/tests/cli/check_cgroup
 	tests/vm/run.sh
 
 .PHONY: test-vm

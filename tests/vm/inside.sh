@@ -5,7 +5,9 @@
 #   - descriptors above 65,536: RLIMIT_NOFILE can be raised, both before
 #     the program starts and by the program itself after the library loaded;
 #   - the README's "one service" deployment runs as written: `make install`,
-#     conf/naglefix-dropin.conf as a drop-in, daemon-reload, restart.
+#     conf/naglefix-dropin.conf as a drop-in, daemon-reload, restart;
+#   - a unit's process named by its cgroup where systemd mounts cgroup2
+#     alone (/sys/fs/cgroup): tests/cli/check_cgroup, and `fix --unit`.
 # The root file system is the host's, behind an overlay kept in RAM: what
 # this script installs or writes is gone when the machine powers off.
 #
@@ -140,6 +142,40 @@ else
 	fail "the drop-in's NAGLEFIX_LOG line" "want one /var/log/naglefix-PID.log with PID's split writes: ${logs[*]}" \
 		"$SCRATCH/client.err"
 fi
+
+# ---- a unit named by its cgroup (cgroup2 alone, at /sys/fs/cgroup) --------
+
+# The command's cgroup checks on this machine's own hierarchy (systemd
+# mounts cgroup2 alone here), then a real unit: a split client started
+# by systemd, fixed by `naglefix fix --unit`, whose lines name it.
+cg_log=$SCRATCH/cgroup.log
+T= CK_DEFAULT_TIMEOUT=60 timeout 120 "$B/cli/check_cgroup" >"$cg_log" 2>&1
+if grep -q '^100%' "$cg_log" && ! grep '^SKIP' "$cg_log" | grep -qv 'no name=systemd'; then
+	pass "check_cgroup on cgroup2 alone: $(grep -m1 '^100%' "$cg_log")"
+else
+	fail "check_cgroup on cgroup2 alone" "a test failed or skipped" "$cg_log"
+fi
+cat >/etc/systemd/system/nf-named.service <<EOF2
+[Service]
+ExecStart=$PYTHON $TOP/tests/legacy/legacy_client.py 127.0.0.1 ${port:-1} 100000 split
+StandardOutput=null
+EOF2
+systemctl daemon-reload && systemctl start nf-named
+main=$(systemctl show -p MainPID --value nf-named)
+for _ in $(seq 50); do # its connection made
+	ls -l "/proc/$main/fd" 2>/dev/null | grep -q socket && break
+	sleep 0.2
+done
+"$TOP/build/naglefix" fix -m nodelay --json --unit nf-named >"$SCRATCH/named.fix" 2>&1
+rc=$?
+got=$(grep -o '"pid":[0-9]*,.*"cgroup":"[^"]*".*"result":"[a-z_]*"' "$SCRATCH/named.fix" |
+	sed 's/"pid":\([0-9]*\),.*"cgroup":"\([^"]*\)".*"result":"\([a-z_]*\)"/\1 \2 \3/')
+if ((rc == 0)) && [[ $got == "$main nf-named.service set" ]]; then
+	pass "fix --unit nf-named sets the unit's process ($main), its line named nf-named.service"
+else
+	fail "fix --unit nf-named names the unit" "exit $rc, '$got' (MainPID $main)" "$SCRATCH/named.fix"
+fi
+systemctl stop nf-named
 
 echo "$PASSED passed, $FAILED failed"
 echo DONE
