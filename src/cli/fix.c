@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nf_cgroup.h"
 #include "nf_cli.h"
 #include "nf_config.h"
 
@@ -47,6 +48,8 @@ struct target {
 	size_t ntcp;            /* TCP sockets seen, over all scans */
 	int grouped;            /* from --cgroup or --unit: its end, or no TCP socket, is
 				 * no failure (a cgroup's helpers; said once for all) */
+	char cgroup[NF_CGROUP_NAME_MAX]; /* its name, read when it is opened: a process
+					  * fixed may end before its line is printed */
 	unsigned long *seen;    /* seen[fd]: the inode handled there, 0 none */
 	size_t nseen;
 	struct nf_fix_sock *ls; /* its listeners */
@@ -282,7 +285,8 @@ static int handle(struct fixer *f, struct target *t, const struct nf_fix_sock *s
 {
 	char label[4200];
 	size_t index;
-	struct nf_fix_row r = { .pid = t->p.pid, .s = s, .before = s->nodelay, .after = s->nodelay };
+	struct nf_fix_row r = { .pid = t->p.pid, .s = s, .before = s->nodelay, .after = s->nodelay,
+				.cgroup = t->cgroup };
 	const struct nf_opts *o = choose(f, t, s, &r.side);
 	int rc = 0;
 
@@ -423,6 +427,7 @@ static int open_targets(struct fixer *f, struct target *ts, int n, char **pids)
 
 		ts[i].grouped = i >= f->given;
 		if (rc == 0) {
+			nf_cgroup_name_of(ts[i].p.pid, ts[i].cgroup, sizeof(ts[i].cgroup));
 			ts[i].live = 1;
 			live++;
 		} else if (rc == -ENOSYS) {

@@ -23,16 +23,18 @@ void nf_fix_out_header(FILE *out)
 		"CGROUP", "FD", "SIDE", "LOCAL", "PEER", "STATE", "NODELAY", "WHAT");
 }
 
-/* The name of pid's cgroup, "" if unknown; the last pid's is kept (a
- * process's rows come together). */
-static const char *cgroup_of(pid_t pid)
+/* The name of r's process's cgroup, "" if unknown: r's, else read now
+ * (the last pid's kept: a process's rows come together). */
+static const char *cgroup_of(const struct nf_fix_row *r)
 {
 	static char name[NF_CGROUP_NAME_MAX];
 	static pid_t last;
 
-	if (pid != last) {
-		nf_cgroup_name_of(pid, name, sizeof(name));
-		last = pid;
+	if (r->cgroup)
+		return r->cgroup;
+	if (r->pid != last) {
+		nf_cgroup_name_of(r->pid, name, sizeof(name));
+		last = r->pid;
 	}
 	return name;
 }
@@ -70,9 +72,9 @@ static void json_row(FILE *out, const struct nf_fix_row *r)
 		r->undo ? "fix_undo" : "fix", (int)r->pid, r->s->fd, r->s->ino, r->side);
 	fprintf(out, "\"local\":\"%s\",\"peer\":\"%s\",\"state\":\"%s\",",
 		nf_fix_sock_local(r->s, l), nf_fix_sock_peer(r->s, p), nf_fix_state_name(r->s->state));
-	if (*cgroup_of(r->pid)) {
+	if (*cgroup_of(r)) {
 		fputs("\"cgroup\":", out);
-		nf_cli_json_str(out, cgroup_of(r->pid));
+		nf_cli_json_str(out, cgroup_of(r));
 		fputc(',', out);
 	}
 	if (r->action)
@@ -100,7 +102,7 @@ static void text_row(FILE *out, const struct nf_fix_row *r)
 	else
 		snprintf(nd, sizeof(nd), "%d -> %d", r->before, r->after);
 	fprintf(out, "%-7d %-*s %4d  %-7s  %-22s %-22s %-11s %-7s  %s", (int)r->pid, CGROUP_COLUMN,
-		*cgroup_of(r->pid) ? cgroup_of(r->pid) : "-", r->s->fd, r->side,
+		*cgroup_of(r) ? cgroup_of(r) : "-", r->s->fd, r->side,
 		nf_fix_sock_local(r->s, l), nf_fix_sock_peer(r->s, p), nf_fix_state_name(r->s->state),
 		nd, text_name(r->result));
 	if (r->action && r->rule)

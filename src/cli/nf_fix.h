@@ -274,6 +274,8 @@ struct nf_fix_row {
 	enum nf_fix_result result;
 	const char *why;    /* NULL, or a reason */
 	int undo;           /* a line of --undo */
+	const char *cgroup; /* the process's cgroup's name, as read when fix took it;
+			     * NULL: read at the line (after the change: it may be gone) */
 };
 
 /* The text table's header line (nf_fix_out_row prints it before its
