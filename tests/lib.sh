@@ -32,9 +32,9 @@
 #   scratch_dir PREFIX         makes the directory $TMP, removed on exit (INT
 #                              and TERM exit 130), or exits 1
 #   clean_env [VAR...]         unsets LD_PRELOAD, NAGLEFIX_MODE, NAGLEFIX_CONF,
-#                              NAGLEFIX_LOG, NAGLEFIX_SAID and each VAR, so
-#                              nothing from the caller's environment
-#                              configures a test
+#                              NAGLEFIX_LOG, NAGLEFIX_REACH, NAGLEFIX_SAID and
+#                              each VAR, so nothing from the caller's
+#                              environment configures a test
 #   need_built MAKECMD FILE... exits 2, saying to run MAKECMD, if a FILE is missing
 #   fresh_logs DIR EXT...      makes DIR and removes its *.EXT of an earlier run
 #   note_etc_conf WHAT         prints "note: /etc/naglefix.conf exists; WHAT" if
@@ -115,7 +115,7 @@ scratch_dir() {
 
 # shellcheck disable=SC2120 # most runners unset only the four
 clean_env() {
-    unset LD_PRELOAD NAGLEFIX_MODE NAGLEFIX_CONF NAGLEFIX_LOG NAGLEFIX_SAID "$@"
+    unset LD_PRELOAD NAGLEFIX_MODE NAGLEFIX_CONF NAGLEFIX_LOG NAGLEFIX_REACH NAGLEFIX_SAID "$@"
 }
 
 need_built() {

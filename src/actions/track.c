@@ -12,6 +12,7 @@
 #include "nf_aside.h"
 #include "nf_auto.h"
 #include "nf_quickack.h"
+#include "nf_reach.h"
 #include "nf_real.h"
 
 struct nf_policy nf_policy;
@@ -84,6 +85,7 @@ static int stdio_may_write(int fd, struct nf_conn *c)
 static void decide(int fd, struct nf_conn *c, enum nf_side side,
 		   const struct nf_opts *o)
 {
+	nf_reach_tcp(); /* the command learns that a socket was seen */
 	c->side = side;
 	c->opts = *o;
 	if (o->action == NF_ACT_COALESCE && stdio_may_write(fd, c))

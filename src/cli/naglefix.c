@@ -145,6 +145,9 @@ static int run(char **argv)
 {
 	if (check_policy(argv[0]) < 0 || nf_cli_preload() < 0)
 		return EXIT_USAGE;
+	nf_cli_unseen_say(argv[0]);
+	/* an exec the library cannot follow is said too (unless audit asked first) */
+	setenv("NAGLEFIX_REACH", "log", 0);
 	execvp(argv[0], argv);
 	fprintf(stderr, "naglefix: %s: %s\n", argv[0], strerror(errno));
 	return errno == ENOENT ? 127 : 126;

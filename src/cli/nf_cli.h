@@ -78,6 +78,10 @@ void nf_lines_free(struct nf_lines *l);
  * NAGLEFIX_MODE, NF_EXIT_USAGE on a usage error. */
 int nf_cli_check(int argc, char **argv);
 
+/* Before naglefix -- COMMAND starts: if the library cannot enter COMMAND
+ * (as execvp finds it), says so on stderr, with what reaches it instead. */
+void nf_cli_unseen_say(const char *cmd);
+
 /* naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]: argv[0] is
  * "audit". Returns COMMAND's exit status (128+N if killed by signal N). */
 int nf_cli_audit(int argc, char **argv);

@@ -11,10 +11,13 @@
  * first put every held byte into the kernel, and a forked child drops its
  * copies: the parent alone sends what is left, so no byte is ever sent
  * twice. At exit, audit writes its per-peer summaries (once, whichever of
- * these comes first).
+ * these comes first). An exec or spawn of a program the library cannot
+ * enter (static, set-user-ID...) is told to the naglefix command
+ * (nf_reach.h), when it asked.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -31,8 +34,11 @@
 #include "nf_audit.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"
+#include "nf_reach.h"
 #include "nf_real.h"
 #include "nf_timer.h"
+
+#define NF_AT_PATH_MAX 4096
 
 /* The process ends: coalescing stops, what is held is sent, audit writes
  * its summaries. */
@@ -51,12 +57,33 @@ __attribute__((destructor)) static void nf_destructor(void)
 }
 
 /*
- * The image is about to go: as at exit (a failed exec writes no audit
- * summary later).
+ * The image is about to go for path (found as execvp finds it if search):
+ * the command hears of a program the library cannot enter; then as at
+ * exit (a failed exec writes no audit summary later).
  */
-static void before_exec(void)
+static void before_exec(const char *path, int search)
 {
+	nf_reach_exec(path, search, (long)getpid());
 	before_end();
+}
+
+/* The path of what execveat(dirfd, path, flags) runs, in buf; NULL for a
+ * NULL path (libc's prototype says it cannot be: the kernel says EFAULT,
+ * so the compiler is not told what it may assume). */
+static const char *at_path(int dirfd, const char *path, int flags, char *buf, size_t len)
+{
+	__asm__("" : "+r"(path));
+	if (!path)
+		return NULL;
+	if (path[0] == '/' || (dirfd == AT_FDCWD && path[0]))
+		return path;
+	if (!path[0] && (flags & AT_EMPTY_PATH))
+		snprintf(buf, len, "/proc/self/fd/%d", dirfd);
+	else if (dirfd == AT_FDCWD)
+		return path;
+	else
+		snprintf(buf, len, "/proc/self/fd/%d/%s", dirfd, path);
+	return buf;
 }
 
 /* The exec returned, so it failed: the process goes on, and so does
@@ -73,47 +100,52 @@ static int after_exec(int rc)
 NF_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	nf_init();
-	before_exec();
+	before_exec(path, 0);
 	return after_exec(nf_real.execve(path, argv, envp));
 }
 
 NF_EXPORT int execv(const char *path, char *const argv[])
 {
 	nf_init();
-	before_exec();
+	before_exec(path, 0);
 	return after_exec(nf_real.execv(path, argv));
 }
 
 NF_EXPORT int execvp(const char *file, char *const argv[])
 {
 	nf_init();
-	before_exec();
+	before_exec(file, 1);
 	return after_exec(nf_real.execvp(file, argv));
 }
 
 NF_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	nf_init();
-	before_exec();
+	before_exec(file, 1);
 	return after_exec(nf_real.execvpe(file, argv, envp));
 }
 
 NF_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
+	char buf[64];
+
 	nf_init();
-	before_exec();
+	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", fd);
+	before_exec(buf, 0);
 	return after_exec(nf_real.fexecve(fd, argv, envp));
 }
 
 NF_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
 		       int flags)
 {
+	char buf[NF_AT_PATH_MAX];
+
 	nf_init();
 	if (!nf_real.execveat) {
 		errno = ENOSYS;
 		return -1;
 	}
-	before_exec();
+	before_exec(at_path(dirfd, path, flags, buf, sizeof(buf)), 0);
 	return after_exec(nf_real.execveat(dirfd, path, argv, envp, flags));
 }
 
@@ -126,17 +158,27 @@ NF_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *co
 NF_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
+	int rc;
+
 	nf_init();
 	nf_coalesce_before_child();
-	return nf_real.posix_spawn(pid, path, fa, attr, argv, envp);
+	rc = nf_real.posix_spawn(pid, path, fa, attr, argv, envp);
+	if (rc == 0)
+		nf_reach_exec(path, 0, pid ? (long)*pid : 0);
+	return rc;
 }
 
 NF_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
+	int rc;
+
 	nf_init();
 	nf_coalesce_before_child();
-	return nf_real.posix_spawnp(pid, file, fa, attr, argv, envp);
+	rc = nf_real.posix_spawnp(pid, file, fa, attr, argv, envp);
+	if (rc == 0)
+		nf_reach_exec(file, 1, pid ? (long)*pid : 0);
+	return rc;
 }
 
 /*

@@ -18,6 +18,7 @@
 #include "nf_guard.h"
 #include "nf_conn.h"
 #include "nf_log.h"
+#include "nf_reach.h"
 #include "nf_said.h"
 #include "nf_real.h"
 #include "nf_timer.h"
@@ -49,6 +50,7 @@ static void init_once(void)
 	nf_real_init();
 	if (nf_log_setup(env("NAGLEFIX_LOG")) < 0)
 		nf_log_msg("NAGLEFIX_LOG: unusable path; using stderr");
+	nf_reach_setup(env("NAGLEFIX_REACH"));
 	nf_policy.dflt = nf_policy_opts_default(NF_ACT_PASS);
 	if (nf_conn_init(1) < 0) {
 		nf_log_msg("out of memory for the fd table; all sockets left alone");

@@ -507,6 +507,43 @@ refused cli-bad-config-with-log-refused "$BAD_RE" "$NAGLEFIX" -l "$TMP/never.log
 sys expect_run cli-log-stderr 7 hello "$BAD_RE" 1 "$NAGLEFIX" -l stderr -- \
     /bin/sh -c 'NAGLEFIX_CONF="$0" exec /bin/sh -c "echo hello; exit 7"' "$BAD"
 sys expect_run cli-conf-none-silent 7 hello "" 0 "$NAGLEFIX" -c none -- "${ECHO7[@]}"
+# ---- a program the library cannot enter: said once, and it runs -----------
+
+# reach_re PATH WHY: the line naglefix says for a program at PATH that the
+# library cannot enter for WHY.
+reach_re() {
+    printf '^naglefix: pid [0-9]+ runs %s, which the library cannot enter \\(%s\\): its sockets are left as they are; `naglefix fix [0-9]+` sets TCP_NODELAY' "$1" "$2"
+}
+STATIC="$BT/static_client" # cc -static: no loader; without arguments, its usage, status 2
+need_built "make test-integration" "$STATIC"
+expect_run cli-static-said 2 "" "$(reach_re "$STATIC" "statically linked")" 2 "$NAGLEFIX" -m nodelay -- "$STATIC"
+expect_run cli-static-found-in-path 2 "" "$(reach_re "$STATIC" "statically linked")" 2 \
+    PATH="$BT:/usr/bin:/bin" "$NAGLEFIX" -m nodelay -- static_client
+printf '#!%s\n' "$STATIC" >"$TMP/static.sh"
+printf '#!/bin/sh\necho hello; exit 7\n' >"$TMP/dynamic.sh"
+chmod +x "$TMP/static.sh" "$TMP/dynamic.sh"
+expect_run cli-static-interpreter-said 2 "" "$(reach_re "$TMP/static.sh" "$STATIC: statically linked")" 2 \
+    "$NAGLEFIX" -m nodelay -- "$TMP/static.sh"
+sys expect_run cli-dynamic-script-silent 7 hello "" 0 "$NAGLEFIX" -m nodelay -- "$TMP/dynamic.sh"
+# A shell the library enters starts it twice: its library says it, once
+# (the first line; then the program's two usage lines).
+# shellcheck disable=SC2016 # for the inner shell to expand
+sys expect_run cli-static-child-said-once 7 "" "$(reach_re "$STATIC" "statically linked")" 3 \
+    "$NAGLEFIX" -m nodelay -- /bin/sh -c '"$0"; "$0"; exit 7' "$STATIC"
+# shellcheck disable=SC2016
+sys expect_run cli-static-exec-said 2 "" "$(reach_re "$STATIC" "statically linked")" 2 \
+    "$NAGLEFIX" -m nodelay -- /bin/sh -c 'exec "$0"' "$STATIC"
+# Set-user-ID to another user (nobody): a secure exec, in which the loader
+# ignores the library's path. (Root runs it: its own exec would not be.)
+SUID="$BT/suid_true"
+if [[ $(id -u) != 0 ]]; then
+    selected cli-setuid-said && skip cli-setuid-said "not root: cannot make a set-user-ID copy for nobody"
+else
+    rm -f "$SUID" && cp /bin/true "$SUID" && chown 65534 "$SUID" && chmod 4755 "$SUID"
+    expect_run cli-setuid-said 0 "" "$(reach_re "$SUID" "set-user-ID")" 1 "$NAGLEFIX" -m nodelay -- "$SUID"
+    rm -f "$SUID"
+fi
+
 t cli-mode-nodelay-fast                    "$NAGLEFIX" -m nodelay -- "$R" fast
 t cli-conf-port-range-fast                 "$NAGLEFIX" -c "$CONF/port-range.conf" "$R" fast
 t cli-conf-other-destination-stalls        "$NAGLEFIX" --config "$CONF/other-destination.conf" "$R" stall

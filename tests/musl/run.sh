@@ -86,7 +86,7 @@ done
 for f in tests/coalesce/test_*.c; do
     targets+=("$MB/tests/coalesce/$(basename "$f" .c)")
 done
-targets+=("$MB/tests/musl/test_chk")
+targets+=("$MB/tests/musl/test_chk" "$MB/tests/static_client")
 # The kernel's own headers (linux/, asm/, asm-generic/: the packet side's
 # AF_PACKET ring, BPF filter and sock_diag), which musl-gcc's include path
 # lacks (Alpine ships them apart, as linux-headers): the system's, by

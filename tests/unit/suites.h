@@ -15,6 +15,9 @@ Suite *conn_suite(void);
 /* Environment and file to policy (src/common/config.c). */
 Suite *config_suite(void);
 
+/* Whether the loader will preload into a program file (src/common/exe.c). */
+Suite *exe_suite(void);
+
 /* The coalesce buffer (src/actions/coalesce/coalesce.c) against the fakes of fake.h. */
 Suite *coalesce_suite(void);
 
