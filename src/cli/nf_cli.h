@@ -37,6 +37,16 @@ struct option;
 int nf_cli_bad_option(const char *cmd, int opt, int argc, char **argv,
 		      const struct option *longopts);
 
+/*
+ * Opens path to read a stream from ("-": standard input, whatever it is):
+ * a regular file or a FIFO (whose open waits for a writer). Returns the
+ * descriptor; -2 with *why the kind of file it is ("a directory", "a
+ * character device", "a block device", "a socket"), said before it is
+ * opened (opening a device may act on it); -1 with *why strerror's or
+ * another reason when it cannot be found or opened.
+ */
+int nf_cli_open_input(const char *path, const char **why);
+
 /* s as a JSON string, quotes included, to out (nf_json_char's forms). */
 void nf_cli_json_str(FILE *out, const char *s);
 

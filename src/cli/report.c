@@ -21,12 +21,10 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "nf_cli.h"
@@ -448,50 +446,24 @@ static int bad_log(const char *path, const char *why)
 	return -1;
 }
 
-/* What a file of mode is, when it is not one report reads; NULL if it is
- * (a regular file, a FIFO). */
-static const char *not_a_log(mode_t mode)
-{
-	if (S_ISDIR(mode))
-		return "a directory";
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	return S_ISREG(mode) || S_ISFIFO(mode) ? NULL : "not a regular file";
-}
-
 /*
- * The descriptor to read path from ("-": standard input, whatever it is),
- * or -1 after saying why not: it cannot be opened, or it is a directory,
- * a device or a socket (named before it is opened: opening a device may
- * act on it). A FIFO is read; its open waits for a writer.
+ * The descriptor to read path from ("-": standard input), or -1 after
+ * saying why not: it cannot be opened, or it is a directory, a device or
+ * a socket (nf_cli_open_input). A FIFO is read; its open waits for a
+ * writer.
  */
 static int open_log(const char *path)
 {
 	char why[128];
 	const char *what;
-	struct stat st, fst;
-	int fd;
+	int fd = nf_cli_open_input(path, &what);
 
-	if (strcmp(path, "-") == 0)
-		return STDIN_FILENO;
-	if (stat(path, &st) < 0)
-		return bad_log(path, strerror(errno));
-	if ((what = not_a_log(st.st_mode))) {
+	if (fd == -2) {
 		snprintf(why, sizeof(why), "%s, not a log (a file, a FIFO, or - for standard input)",
 			 what);
 		return bad_log(path, why);
 	}
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
-		return bad_log(path, strerror(errno));
-	if (fstat(fd, &fst) < 0 || (fst.st_mode & S_IFMT) != (st.st_mode & S_IFMT)) {
-		close(fd);
-		return bad_log(path, "changed while it was opened");
-	}
-	return fd;
+	return fd < 0 ? bad_log(path, what) : fd;
 }
 
 /* The lines of path longer than the limit, if any, as "; N line(s) over

@@ -11,7 +11,6 @@
  * capture could be read there is no table and no verdict: only the errors.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -62,13 +61,15 @@ static int scan_fd(struct nf_wire *w, int fd, const char *name, struct skipped *
 static int scan_path(struct nf_wire *w, const char *path, struct skipped *sk)
 {
 	char q[NF_CLI_QUOTE_MAX];
+	const char *why;
 	int fd, rc;
 
 	if (strcmp(path, "-") == 0)
 		return scan_fd(w, STDIN_FILENO, "-", sk);
 	nf_cli_quote(path, q);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		fprintf(stderr, "naglefix scan: %s: %s\n", q, strerror(errno));
+	if ((fd = nf_cli_open_input(path, &why)) < 0) {
+		fprintf(stderr, "naglefix scan: %s: %s%s\n", q, why,
+			fd == -2 ? ", not a capture (a file, a FIFO, or - for standard input)" : "");
 		return -1;
 	}
 	rc = scan_fd(w, fd, q, sk);

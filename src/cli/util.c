@@ -7,12 +7,15 @@
  */
 #include "nf_cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "nf_json.h"
@@ -65,6 +68,47 @@ int nf_cli_bad_option(const char *cmd, int opt, int argc, char **argv,
 	if (optopt || optind < 2 || optind > argc)
 		return nf_cli_usage_error(cmd, "unknown option '%s'", nf_cli_quote(one, q));
 	return nf_cli_usage_error(cmd, "unknown option '%s'", nf_cli_quote(argv[optind - 1], q));
+}
+
+/* What a file of mode is, when it is not a stream to read; NULL if it is
+ * (a regular file, a FIFO). */
+static const char *not_a_stream(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return S_ISREG(mode) || S_ISFIFO(mode) ? NULL : "not a regular file";
+}
+
+int nf_cli_open_input(const char *path, const char **why)
+{
+	struct stat st, fst;
+	int fd;
+
+	*why = NULL;
+	if (strcmp(path, "-") == 0)
+		return STDIN_FILENO;
+	if (stat(path, &st) < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	if ((*why = not_a_stream(st.st_mode)))
+		return -2;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	if (fstat(fd, &fst) < 0 || (fst.st_mode & S_IFMT) != (st.st_mode & S_IFMT)) {
+		close(fd);
+		*why = "changed while it was opened";
+		return -1;
+	}
+	return fd;
 }
 
 void nf_cli_json_str(FILE *out, const char *s)

@@ -172,6 +172,89 @@ if any_selected report-stalls-bounded; then
 	bounded report-stalls-bounded 120 98304 0 "stalls left out of the medians" 1 "$NF" report "$FIFO"
 fi
 
+# ---- audit: the child's log, read as report reads it ------------------------------
+
+# the audited command writes 300 MB without a newline into the log
+if any_selected audit-log-300M-line; then
+	bounded audit-log-300M-line 60 $SMALL_KB 0 "1 line over 64 KiB skipped" "" \
+		"$NF" audit -l "$TMP/audit.log" -- sh -c 'head -c 300M /dev/zero >>"$0"' "$TMP/audit.log"
+	rm -f "$TMP/audit.log"
+fi
+
+# ---- check: a policy file is a regular file of at most 1 MiB ----------------------
+
+bounded check-dev-zero 10 $SMALL_KB 1 "naglefix: /dev/zero: not a regular file" 1 "$NF" check /dev/zero
+if any_selected check-fifo-endless; then
+	fifo_of check.fifo cat /dev/zero
+	bounded check-fifo-endless 10 $SMALL_KB 1 "naglefix: $FIFO: not a regular file" 1 "$NF" check "$FIFO"
+fi
+if any_selected check-300M-file; then
+	truncate -s 300M "$TMP/300m.conf"
+	bounded check-300M-file 10 $SMALL_KB 1 \
+		"naglefix: $TMP/300m.conf: larger than 1 MiB, the most a policy file may hold" 1 \
+		"$NF" check "$TMP/300m.conf"
+	rm -f "$TMP/300m.conf"
+fi
+
+# ---- scan: what is not a capture refused; a record or block of any length -------
+
+WHYCAP="not a capture (a file, a FIFO, or - for standard input)"
+bounded scan-dev-zero 10 $SMALL_KB 1 "naglefix scan: /dev/zero: a character device, $WHYCAP" 1 \
+	"$NF" scan /dev/zero
+bounded scan-directory 10 $SMALL_KB 1 "naglefix scan: $TMP: a directory, $WHYCAP" 1 "$NF" scan "$TMP"
+if any_selected scan-pipe-300M-zeros; then
+	fifo_of scan-zero.fifo head -c 300M /dev/zero
+	IN=$FIFO bounded scan-pipe-300M-zeros 30 $SMALL_KB 1 \
+		"naglefix scan: -: offset 0: not a pcap or pcapng capture" 1 "$NF" scan -
+fi
+
+# capture CMD...: a pcapng section (little-endian) with one Ethernet
+# interface, then what python3 prints of the expression given (bytes).
+pcapng() {
+	python3 -c '
+import struct, sys
+out = sys.stdout.buffer
+shb = struct.pack("<IIIHHq", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1) + struct.pack("<I", 28)
+idb = struct.pack("<IIHHI", 1, 20, 1, 0, 0) + struct.pack("<I", 20)
+out.write(shb + idb)
+exec(sys.argv[1])
+' "$1"
+}
+# a block that carries no packet, of 4 GiB less 4 bytes: read through, never
+# held; the 300 MB given are read and the block said truncated
+if any_selected scan-pcapng-4g-block; then
+	fifo_of block.fifo pcapng '
+out.write(struct.pack("<II", 0x00000BAD, 0xFFFFFFFC))
+chunk = bytes(1 << 20)
+for _ in range(300):
+    out.write(chunk)
+'
+	bounded scan-pcapng-4g-block 60 $SMALL_KB 1 "offset 48: truncated block (the file ends at byte 314572856)" "" \
+		"$NF" scan "$FIFO"
+fi
+# a packet block (read whole) longer than the longest record: refused at its
+# length, before a byte of it is read
+if any_selected scan-pcapng-64m-packet-block; then
+	fifo_of epb.fifo pcapng '
+out.write(struct.pack("<II", 6, 64 << 20))
+chunk = bytes(1 << 20)
+for _ in range(64):
+    out.write(chunk)
+'
+	bounded scan-pcapng-64m-packet-block 30 $SMALL_KB 1 \
+		"offset 48: block of 67108864 bytes, beyond the longest read (1048576)" "" "$NF" scan "$FIFO"
+fi
+# a pcap record of 2 GiB: refused at its header
+if any_selected scan-pcap-2g-record; then
+	python3 -c '
+import struct, sys
+sys.stdout.buffer.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 0, 1) +
+                        struct.pack("<IIII", 0, 0, 0x7FFFFFFF, 0x7FFFFFFF) + bytes(1 << 20))
+' >"$TMP/record.pcap"
+	bounded scan-pcap-2g-record 30 $SMALL_KB 1 "offset 24: record of 2147483647 bytes, beyond the" "" \
+		"$NF" scan "$TMP/record.pcap"
+fi
+
 # ---- fix --undo: a record of any length costs one entry a descriptor -------------
 
 # a --follow of days: 1,000,000 lines over 50 descriptor numbers reused
