@@ -124,7 +124,13 @@ struct nf_wire_stats {
 	uint64_t dropped_conns; /* connections not tracked: no memory */
 	uint64_t unanswered;    /* stalls R never answered (a one-way sender's
 				 * look-alikes, or its real holds): not counted */
+	uint64_t unrowed;       /* stalls of a new holder past NF_WIRE_ROWS_MAX
+				 * rows (or no memory for its row): not counted */
 };
+
+/* The rows a detector keeps at most (about 600 bytes each: 40 MB), so
+ * that a capture or a watch of any length costs a bounded memory. */
+#define NF_WIRE_ROWS_MAX (1u << 16)
 
 struct nf_wire;
 

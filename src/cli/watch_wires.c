@@ -71,6 +71,7 @@ static void add_stats(struct nf_wire_stats *to, const struct nf_wire_stats *s)
 	to->retransmits += s->retransmits;
 	to->dropped_conns += s->dropped_conns;
 	to->unanswered += s->unanswered;
+	to->unrowed += s->unrowed;
 }
 
 void nf_watch_wires_stats(const struct nf_watch *w, struct nf_wire_stats *ws)

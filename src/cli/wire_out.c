@@ -320,5 +320,8 @@ void nf_cli_wire_stats(FILE *out, const char *who, const struct nf_wire_stats *s
 			(unsigned long long)st->unanswered, st->unanswered == 1 ? "" : "s");
 	if (st->dropped_conns)
 		fprintf(out, ", %llu not tracked (no memory)", (unsigned long long)st->dropped_conns);
+	if (st->unrowed)
+		fprintf(out, ", %llu stall%s of ends past the %u rows kept: not counted",
+			(unsigned long long)st->unrowed, st->unrowed == 1 ? "" : "s", NF_WIRE_ROWS_MAX);
 	fputc('\n', out);
 }

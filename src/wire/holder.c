@@ -109,12 +109,14 @@ static int grow_index(struct nf_wire *w)
 	return 0;
 }
 
-/* A new row at index slot *at of the index; its number + 1, 0 on no memory. */
+/* A new row; its number + 1, 0 on no memory or at NF_WIRE_ROWS_MAX. */
 static uint32_t new_row(struct nf_wire *w, uint8_t side, uint8_t how, const struct nf_end *self,
 			const struct nf_end *peer)
 {
 	struct nf_holder *r;
 
+	if (w->nrows >= NF_WIRE_ROWS_MAX)
+		return 0;
 	if (w->nrows == w->caprows) {
 		uint32_t n = w->caprows ? w->caprows * 2 : 16;
 		struct nf_holder **rows = realloc(w->rows, n * sizeof(*rows));
@@ -135,8 +137,9 @@ static uint32_t new_row(struct nf_wire *w, uint8_t side, uint8_t how, const stru
 	return ++w->nrows;
 }
 
-/* The row of the holder at the end of direction i of c: found or made. */
-static struct nf_holder *row_of(struct nf_wire *w, const struct conn *c, int i)
+/* The row of the holder at the end of direction i of c, found or made:
+ * its number + 1, 0 if it cannot be made. */
+static uint32_t row_of(struct nf_wire *w, const struct conn *c, int i)
 {
 	uint8_t how, side = side_of(w, c, i, &how);
 	struct nf_end ks, kp;
@@ -144,15 +147,15 @@ static struct nf_holder *row_of(struct nf_wire *w, const struct conn *c, int i)
 
 	row_key(side, &c->ends[i], &c->ends[!i], &ks, &kp);
 	if ((w->nrows + 1) * 2 > w->nrbuckets && grow_index(w) < 0)
-		return NULL;
+		return 0;
 	for (h = row_hash(side, &ks, &kp) & (w->nrbuckets - 1); (x = w->rbucket[h]);
 	     h = (h + 1) & (w->nrbuckets - 1))
 		if (row_is(w->rows[x - 1], side, &ks, &kp))
-			return w->rows[x - 1];
+			return x;
 	if (!(x = new_row(w, side, how, &c->ends[i], &c->ends[!i])))
-		return NULL;
+		return 0;
 	w->rbucket[h] = x;
-	return w->rows[x - 1];
+	return x;
 }
 
 static uint64_t next_rand(uint64_t *s)
@@ -190,15 +193,17 @@ static void add(struct nf_holder *r, const struct nf_stall *s)
 
 void nf_wire_row_stall(struct nf_wire *w, struct conn *c, int i, const struct nf_stall *s)
 {
-	struct nf_holder *r = c->a[i].row ? w->rows[c->a[i].row - 1] : row_of(w, c, i);
+	uint32_t x = c->a[i].row ? c->a[i].row : row_of(w, c, i);
+	struct nf_holder *r;
 	int joined = 0;
 
-	if (!r)
+	if (!x) {
+		w->st.unrowed++;
 		return;
+	}
+	r = w->rows[x - 1];
 	if (!c->a[i].row) {
-		for (uint32_t k = 0; k < w->nrows; k++)
-			if (w->rows[k] == r)
-				c->a[i].row = k + 1;
+		c->a[i].row = x;
 		r->conns++;
 		joined = 1;
 	}

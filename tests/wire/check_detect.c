@@ -799,6 +799,43 @@ START_TEST(test_detect_median_past_the_sample)
 }
 END_TEST
 
+/* One stalling connection of client port cport to server end k (a row
+ * each: 10.x.y.z:port), starting at ms. */
+static void stall_to(struct nf_wire *w, uint32_t k, uint16_t cport, double ms)
+{
+	struct tl t;
+
+	tl_init(&t, w, AF_INET, cport, (uint16_t)(1 + k % 60000), 1000);
+	t.addr[S][1] = (uint8_t)(k / 60000);
+	handshake(&t, ms, 0.05, 0.05);
+	stall_round(&t, ms + 10, 40);
+}
+
+/* Rows are kept up to NF_WIRE_ROWS_MAX: the stall of a new holder past
+ * them is counted apart, a row kept still counts its new connections. */
+START_TEST(test_detect_rows_bounded)
+{
+	struct nf_wire *w = detector();
+	struct nf_holder *const *r;
+	struct nf_wire_stats st;
+	uint32_t k;
+
+	for (k = 0; k < NF_WIRE_ROWS_MAX + 10; k++)
+		stall_to(w, k, 40000, k * 200.0);
+	stall_to(w, 0, 40001, k * 200.0);
+	nf_wire_stats(w, &st);
+	ck_assert_uint_eq(st.unrowed, 10);
+	ck_assert_uint_eq(rows(w, &r), NF_WIRE_ROWS_MAX);
+	ck_assert_int_eq(firsts, NF_WIRE_ROWS_MAX);
+	for (k = 0; k < NF_WIRE_ROWS_MAX && r[k]->conns == 1; k++)
+		;
+	ck_assert_uint_lt(k, NF_WIRE_ROWS_MAX);
+	ck_assert_uint_eq(r[k]->conns, 2);
+	ck_assert_uint_eq(r[k]->stalls, 2);
+	nf_wire_free(w);
+}
+END_TEST
+
 /* --- the table's memory --- */
 
 START_TEST(test_detect_idle_and_closed_expire)
@@ -927,6 +964,7 @@ static Suite *detect_suite(void)
 	suite_add_tcase(s, real);
 	tcase_add_test(row, test_detect_client_connections_share_a_row);
 	tcase_add_test(row, test_detect_rows_by_total);
+	tcase_add_test(row, test_detect_rows_bounded);
 	tcase_add_test(row, test_detect_median_past_the_sample);
 	suite_add_tcase(s, row);
 	tcase_add_test(mem, test_detect_idle_and_closed_expire);
