@@ -159,7 +159,7 @@ static int add_spec(struct nf_watch *w, const char *arg)
 	const char **a;
 
 	if (!*arg) {
-		fputs("naglefix watch: --netns needs a NAME, PATH or PID\n", stderr);
+		nf_cli_usage_error("watch", "--netns needs a NAME, PATH or PID");
 		return -1;
 	}
 	if (!(a = realloc(w->specs, (w->nspecs + 1) * sizeof(*a)))) {

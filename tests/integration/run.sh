@@ -478,6 +478,7 @@ usage_says cli-watch-unknown-short "naglefix watch: unknown option '-x'" watch -
 usage_says cli-watch-needs-argument "naglefix watch: option '-t' (--time) needs an argument" watch -t
 usage_says cli-watch-bad-seconds "naglefix watch: -t needs a number of seconds > 0, not 'a\x1bb'" watch -t $'a\eb'
 usage_says cli-watch-stray-word "naglefix watch: unexpected argument 'a\x1bb'" watch $'a\eb'
+usage_says cli-watch-empty-netns "naglefix watch: --netns needs a NAME, PATH or PID" watch --netns ''
 
 expect_run cli-command-not-found 127 "" "^naglefix: nftest-no-such-command: " 1 \
     "$NAGLEFIX" -- nftest-no-such-command
