@@ -8,7 +8,9 @@
  * finding. The table goes to stderr, so COMMAND's stdout stays its own;
  * the --json array, output for a machine, to stdout after COMMAND's.
  * A LOG that cannot be written is reported once, and COMMAND then runs
- * without the library: its output and exit status are unchanged.
+ * without the library: its output and exit status are unchanged. Where
+ * the library saw nothing (unseen.c), or COMMAND could not be started,
+ * there is no table: no verdict on nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,12 +30,15 @@ static const char audit_usage[] =
 	"usage: naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]\n"
 	"Runs COMMAND with every TCP socket audited (nothing changed), then prints\n"
 	"on stderr its split-write stalls per peer, with the config line that\n"
-	"fixes each.\n"
+	"fixes each. Where nothing was seen (a program the library cannot enter:\n"
+	"static, set-user-ID; no TCP socket through the library), no verdict: it\n"
+	"says so, and what to use instead (naglefix watch, naglefix fix).\n"
 	"  -l, --log LOG  keep the findings (JSON lines) in LOG, one file (default:\n"
 	"                 a temporary file, kept only if it holds a finding)\n"
 	"  --json         a JSON array on stdout instead of the table\n"
 	"  -h, --help     this text\n"
-	"Exit status: COMMAND's (128+N if signal N ended it); 125 a usage error.\n";
+	"Exit status: COMMAND's (128+N if signal N ended it, 127 not found, 126\n"
+	"not runnable); 125 a usage error.\n";
 
 /* An absolute, writable log path into out; -1 after saying why not. */
 static int open_log(const char *arg, char *out, size_t outlen)
@@ -79,34 +84,56 @@ static int log_empty(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
 }
 
-/* Runs argv to its end; returns its exit status the way a shell would. */
-static int run_and_wait(char **argv)
+/* In the child: execs argv; if that fails, says why, sends errno on fd
+ * (close-on-exec: an exec that works sends nothing) and exits as env(1). */
+static void child_exec(char **argv, int fd)
+{
+	int err;
+
+	execvp(argv[0], argv);
+	err = errno;
+	if (fd >= 0)
+		(void)!write(fd, &err, sizeof(err));
+	fprintf(stderr, "naglefix: %s: %s\n", argv[0], strerror(err));
+	_exit(err == ENOENT ? 127 : 126);
+}
+
+/* Runs argv to its end; returns its exit status the way a shell would,
+ * and sets *exec_err to the errno of an exec that failed (else 0). */
+static int run_and_wait(char **argv, int *exec_err)
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
-	int status, err;
+	int status, fds[2] = { -1, -1 }, err = 0;
 	pid_t pid, w;
 
+	*exec_err = 0;
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		fds[0] = fds[1] = -1; /* then a failed exec is told by its status alone */
 	sigaction(SIGINT, &ign, &oint); /* ^C is for COMMAND; we still report */
 	sigaction(SIGQUIT, &ign, &oquit);
 	pid = fork();
 	if (pid == 0) {
 		sigaction(SIGINT, &oint, NULL);
 		sigaction(SIGQUIT, &oquit, NULL);
-		execvp(argv[0], argv);
-		err = errno;
-		fprintf(stderr, "naglefix: %s: %s\n", argv[0], strerror(err));
-		_exit(err == ENOENT ? 127 : 126);
+		child_exec(argv, fds[1]);
 	}
+	if (fds[1] >= 0)
+		close(fds[1]);
 	if (pid < 0) {
 		perror("naglefix: fork");
-		return NF_EXIT_USAGE;
+		status = NF_EXIT_USAGE << 8;
+	} else {
+		while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+			;
+		if (w < 0)
+			status = NF_EXIT_USAGE << 8;
 	}
-	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
-		;
+	if (fds[0] >= 0 && read(fds[0], &err, sizeof(err)) == (ssize_t)sizeof(err))
+		*exec_err = err;
+	if (fds[0] >= 0)
+		close(fds[0]);
 	sigaction(SIGINT, &oint, NULL);
 	sigaction(SIGQUIT, &oquit, NULL);
-	if (w < 0)
-		return NF_EXIT_USAGE;
 	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
@@ -167,7 +194,8 @@ int nf_cli_audit(int argc, char **argv)
 {
 	const char *arg_log = NULL;
 	char log[PATH_MAX + 16], *logs[1] = { log };
-	int json = 0, cmd = parse_args(argc, argv, &arg_log, &json), status, found;
+	int json = 0, cmd = parse_args(argc, argv, &arg_log, &json), status, found = 0, exec_err;
+	struct nf_cli_unseen *unseen;
 
 	if (cmd == 0) {
 		fputs(audit_usage, stdout);
@@ -176,15 +204,19 @@ int nf_cli_audit(int argc, char **argv)
 	if (cmd < 0)
 		return NF_EXIT_USAGE;
 	if (arg_log ? open_log(arg_log, log, sizeof(log)) < 0 : temp_log(log, sizeof(log)) < 0)
-		return run_and_wait(argv + cmd);
+		return run_and_wait(argv + cmd, &exec_err);
 	if (nf_cli_preload() < 0)
 		return NF_EXIT_USAGE;
 	setenv("NAGLEFIX_CONF", "none", 1); /* every socket audited, whatever the file says */
 	setenv("NAGLEFIX_MODE", "audit", 1);
 	setenv("NAGLEFIX_LOG", log, 1);
-	status = run_and_wait(argv + cmd);
-	/* an empty log makes the table of nothing found; --json is for a machine: stdout */
-	found = nf_report_print(logs, log_empty(log) ? 0 : 1, json, json ? stdout : stderr);
+	unseen = nf_cli_unseen_open(argv[cmd]);
+	status = run_and_wait(argv + cmd, &exec_err);
+	/* a COMMAND that never ran, or of which nothing was seen: no verdict. An
+	 * empty log makes the table of nothing found; --json is for a machine: stdout */
+	if (!exec_err && nf_cli_unseen_verdict(unseen))
+		found = nf_report_print(logs, log_empty(log) ? 0 : 1, json, json ? stdout : stderr);
+	nf_cli_unseen_close(unseen); /* what it could not enter (nothing if it never ran) */
 	if (!arg_log && found == 0)
 		unlink(log);
 	else if (!arg_log)

@@ -92,6 +92,26 @@ int nf_cli_check(int argc, char **argv);
  * (as execvp finds it), says so on stderr, with what reaches it instead. */
 void nf_cli_unseen_say(const char *cmd);
 
+/* What audit learns of where the library went (unseen.c). */
+struct nf_cli_unseen;
+
+/*
+ * Before audit starts cmd: says on stderr if the library cannot enter it,
+ * makes the record file the library writes to and names it in
+ * NAGLEFIX_REACH. NULL if it cannot (out of memory, no temporary file):
+ * nothing can then be told of what was not seen.
+ */
+struct nf_cli_unseen *nf_cli_unseen_open(const char *cmd);
+
+/* After cmd ended: 1 if anything was seen to give a verdict on (or r is
+ * NULL), else 0 after saying on stderr why there is no verdict. */
+int nf_cli_unseen_verdict(struct nf_cli_unseen *r);
+
+/* Names on stderr each program started that the library could not enter,
+ * and what sees it instead; removes the record file and frees r (NULL is
+ * allowed). */
+void nf_cli_unseen_close(struct nf_cli_unseen *r);
+
 /* naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]: argv[0] is
  * "audit". Returns COMMAND's exit status (128+N if killed by signal N). */
 int nf_cli_audit(int argc, char **argv);

@@ -1,14 +1,42 @@
 /*
  * unseen.c - what the command says of where the library could not go: a
- * program it cannot enter (static, set-user-ID...), before naglefix -m ...
- * -- PROGRAM starts it.
+ * program it cannot enter (static, set-user-ID...), before it starts
+ * (naglefix -m ... -- PROGRAM), and, for audit, what the library told it
+ * while PROGRAM ran (the record file of nf_reach.h): no verdict where
+ * nothing was seen, and each program it saw started but could not enter.
  */
 #include "nf_cli.h"
 
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "nf_exe.h"
+
+#define LOST_MAX 16 /* distinct programs named at the end; the rest counted */
+#define RECORD_LINE (2 * NF_EXE_PATH_MAX + 64)
+
+/* A program started that the library could not enter. */
+struct lost {
+	long pid;
+	enum nf_exe_why why;
+	char path[NF_EXE_PATH_MAX], who[NF_EXE_PATH_MAX];
+};
+
+struct nf_cli_unseen {
+	char path[PATH_MAX];                              /* the record file */
+	const char *cmd;                                  /* COMMAND as given */
+	char file[NF_EXE_PATH_MAX], who[NF_EXE_PATH_MAX]; /* its file, the one at fault */
+	enum nf_exe_why why;                              /* its case, told before it ran */
+	int entered, tcp, nlost;                          /* what the records said */
+	struct lost lost[LOST_MAX];
+};
+
+static const char instead[] =
+	"`naglefix watch` sees every connection of this host, `naglefix fix PID` sets"
+	" TCP_NODELAY on a running program's sockets";
 
 /* Why the library cannot enter cmd as execvp starts it, its file in
  * file, the one at fault in who. */
@@ -27,4 +55,144 @@ void nf_cli_unseen_say(const char *cmd)
 
 	if (w != NF_EXE_OK)
 		fprintf(stderr, "naglefix: %s\n", nf_exe_say(line, sizeof(line), file, who, w, getpid()));
+}
+
+/* "statically linked", or "WHO: statically linked" for an interpreter. */
+static const char *why_words(const char *file, const char *who, enum nf_exe_why w, char *buf,
+			     size_t len)
+{
+	char q[NF_CLI_QUOTE_MAX];
+
+	if (strcmp(file, who) == 0)
+		snprintf(buf, len, "%s", nf_exe_why_text(w));
+	else
+		snprintf(buf, len, "its interpreter %s: %s", nf_cli_quote(who, q), nf_exe_why_text(w));
+	return buf;
+}
+
+struct nf_cli_unseen *nf_cli_unseen_open(const char *cmd)
+{
+	const char *dir = getenv("TMPDIR");
+	char q[NF_CLI_QUOTE_MAX], words[NF_EXE_PATH_MAX + 64];
+	struct nf_cli_unseen *r = calloc(1, sizeof(*r));
+	int fd;
+
+	if (!r)
+		return NULL;
+	r->cmd = cmd;
+	r->why = check_cmd(cmd, r->file, r->who);
+	if (r->why != NF_EXE_OK)
+		fprintf(stderr, "naglefix audit: the library cannot enter %s (%s): none of its"
+			" sockets will be seen\n", nf_cli_quote(r->file, q),
+			why_words(r->file, r->who, r->why, words, sizeof(words)));
+	snprintf(r->path, sizeof(r->path), "%s/naglefix-reach.XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(r->path);
+	if (fd < 0) { /* then the table as before: no telling what was not seen */
+		free(r);
+		return NULL;
+	}
+	close(fd);
+	setenv("NAGLEFIX_REACH", r->path, 1);
+	return r;
+}
+
+/* Adds a lost line's program to r (once a program, LOST_MAX at most). */
+static void add_lost(struct nf_cli_unseen *r, long pid, enum nf_exe_why why, const char *path,
+		     const char *who)
+{
+	for (int i = 0; i < r->nlost && i < LOST_MAX; i++)
+		if (strcmp(r->lost[i].path, path) == 0)
+			return;
+	if (r->nlost++ >= LOST_MAX)
+		return;
+	r->lost[r->nlost - 1].pid = pid;
+	r->lost[r->nlost - 1].why = why;
+	snprintf(r->lost[r->nlost - 1].path, NF_EXE_PATH_MAX, "%s", path);
+	snprintf(r->lost[r->nlost - 1].who, NF_EXE_PATH_MAX, "%s", who);
+}
+
+/* One line of the record file (its newline cut off) into r. */
+static void read_line(struct nf_cli_unseen *r, char *line)
+{
+	char *kind = strsep(&line, "\t"), *pid = strsep(&line, "\t");
+	char *why = strsep(&line, "\t"), *path = strsep(&line, "\t"), *who = line;
+
+	if (!kind || !pid)
+		return;
+	if (strcmp(kind, "enter") == 0)
+		r->entered = 1;
+	else if (strcmp(kind, "tcp") == 0)
+		r->tcp = 1;
+	else if (strcmp(kind, "lost") == 0 && why && path && who)
+		add_lost(r, strtol(pid, NULL, 10), (enum nf_exe_why)atoi(why), path, who);
+}
+
+/* Reads the record file into r; -1 if it cannot be read. */
+static int read_records(struct nf_cli_unseen *r)
+{
+	char line[RECORD_LINE];
+	FILE *f = fopen(r->path, "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+
+		if (n == 0 || line[n - 1] != '\n') /* longer than a record: not ours */
+			continue;
+		line[n - 1] = '\0';
+		read_line(r, line);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The programs started that the library could not enter, one line each. */
+static void say_lost(const struct nf_cli_unseen *r)
+{
+	char q[NF_CLI_QUOTE_MAX], words[NF_EXE_PATH_MAX + 64];
+
+	char pid[32] = "";
+
+	for (int i = 0; i < r->nlost && i < LOST_MAX; i++) {
+		if (r->lost[i].pid > 0) /* COMMAND's own has none here: it is COMMAND */
+			snprintf(pid, sizeof(pid), "pid %ld ran ", r->lost[i].pid);
+		fprintf(stderr, "naglefix audit: not seen: %s%s, which the library cannot enter (%s)\n",
+			r->lost[i].pid > 0 ? pid : "", nf_cli_quote(r->lost[i].path, q),
+			why_words(r->lost[i].path, r->lost[i].who, r->lost[i].why, words, sizeof(words)));
+	}
+	if (r->nlost > LOST_MAX)
+		fprintf(stderr, "naglefix audit: not seen: %d programs more\n", r->nlost - LOST_MAX);
+}
+
+int nf_cli_unseen_verdict(struct nf_cli_unseen *r)
+{
+	char q[NF_CLI_QUOTE_MAX], words[NF_EXE_PATH_MAX + 64];
+
+	if (!r || read_records(r) < 0)
+		return 1;
+	if (r->why != NF_EXE_OK && r->entered) /* its children were entered: it was not */
+		add_lost(r, 0, r->why, r->file, r->who);
+	if (!r->entered)
+		fprintf(stderr, "naglefix audit: no verdict: nothing was seen, the library entered no"
+			" process of %s (%s); %s\n", nf_cli_quote(r->cmd, q),
+			r->why != NF_EXE_OK ? why_words(r->file, r->who, r->why, words, sizeof(words))
+					    : "its loader preloaded nothing",
+			instead);
+	else if (!r->tcp)
+		fprintf(stderr, "naglefix audit: no verdict: no TCP socket of %s went through the"
+			" library, so nothing was seen (it made none, or makes its own system calls,"
+			" as Go programs do)\n", nf_cli_quote(r->cmd, q));
+	return r->entered && r->tcp;
+}
+
+void nf_cli_unseen_close(struct nf_cli_unseen *r)
+{
+	if (!r)
+		return;
+	say_lost(r);
+	if (r->entered && (r->nlost || !r->tcp))
+		fprintf(stderr, "naglefix audit: %s\n", instead);
+	unlink(r->path);
+	free(r);
 }

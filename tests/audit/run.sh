@@ -121,6 +121,71 @@ audit_run py-nodelay "$WORK/py-nodelay.log" \
     python3 "$AUDIT_DIR/split_client.py" "$H" "$PORT" "$ROUNDS" 1 nodelay
 ok "python split with its own TCP_NODELAY: exit 0" test "$(cat "$WORK/py-nodelay.rc")" = 0
 
+# --- what the library cannot enter: no verdict where nothing was seen ---------
+# A static client and a set-user-ID Python stall as the others do, and the
+# library sees none of it: audit says so, before and after, with what to
+# use instead, and never "no split-write stall found".
+STATIC="$TOP/build/tests/static_client"
+NOVERDICT="naglefix audit: no verdict: nothing was seen"
+INSTEAD='`naglefix watch` sees every connection of this host'
+# held MIN NAME: the median of NAME's "round I MS" lines after the first is >= MIN ms
+held() {
+    python3 -c '
+import statistics, sys
+ms = [float(l.split()[2]) for l in open(sys.argv[2]) if l.startswith("round ")][1:]
+sys.exit(not (len(ms) >= 4 and statistics.median(ms) >= float(sys.argv[1])))' "$1" "$WORK/$2.out"
+}
+audit_run static "" "$STATIC" "$H" "$PORT" 8
+ok "static client: ran to its end, its rounds held (median >= 30 ms)" \
+    bash -c "[[ \$(cat '$WORK/static.rc') == 0 ]] && grep -q '^done 8' '$WORK/static.out'"
+ok "static client: its rounds held (median >= 30 ms): there was something to find" held 30 static
+ok "static client: said before it ran, no verdict after, with what to use instead; no all-clear" \
+    bash -c "[[ \$(wc -l <'$WORK/static.err') == 2 ]] &&
+        head -n 1 '$WORK/static.err' | grep -qx 'naglefix audit: the library cannot enter $STATIC (statically linked): none of its sockets will be seen' &&
+        tail -n 1 '$WORK/static.err' | grep -qF '$NOVERDICT, the library entered no process of $STATIC (statically linked); $INSTEAD' &&
+        ! grep -q 'stall found' '$WORK/static.err'"
+TMPDIR="$WORK" timeout -k 5 "$CLIENT_TIMEOUT" "$NAGLEFIX" audit --json -- "$STATIC" "$H" "$PORT" 4 \
+    >"$WORK/static-json.out" 2>"$WORK/static-json.err"
+ok "static client, --json: no array on stdout (an empty one would be an all-clear)" \
+    bash -c "! grep -q '^\[' '$WORK/static-json.out' && grep -q '^done 4' '$WORK/static-json.out' &&
+        grep -qF '$NOVERDICT' '$WORK/static-json.err'"
+# the interpreter itself (python3 may be a shim script), set-user-ID to
+# nobody: a secure exec for root
+SUID_PY="$WORK/suid_python"
+PY_BIN=$(python3 -c 'import sys; print(sys.executable)')
+[[ -x /usr/bin/python3 ]] && PY_BIN=$(readlink -f /usr/bin/python3)
+if [[ $(id -u) == 0 ]] && cp "$PY_BIN" "$SUID_PY" && chown 65534 "$SUID_PY" && chmod 4755 "$SUID_PY" &&
+    "$SUID_PY" -c pass 2>/dev/null; then
+    audit_run suid "" "$SUID_PY" "$AUDIT_DIR/split_client.py" "$H" "$PORT" "$ROUNDS" 1
+    ok "set-user-ID python: it stalled as the others do (median >= 30 ms)" \
+        python3 -c 'import re, sys; sys.exit(float(re.search(r"median_ms=([0-9.]+)", open(sys.argv[1]).read()).group(1)) < 30)' \
+        "$WORK/suid.out"
+    ok "set-user-ID python: no verdict, the library entered none of it" \
+        bash -c "grep -qF '$NOVERDICT, the library entered no process of $SUID_PY (set-user-ID)' '$WORK/suid.err' &&
+            ! grep -q 'stall found' '$WORK/suid.err'"
+    rm -f "$SUID_PY"
+else
+    skip "set-user-ID python: no verdict" "not root, or a set-user-ID copy of $PY_BIN does not run"
+fi
+audit_run missing "" "$WORK/no/such/program"
+ok "a program that does not exist: 127, its error alone, no verdict" \
+    bash -c "[[ \$(cat '$WORK/missing.rc') == 127 && \$(wc -l <'$WORK/missing.err') == 1 ]] &&
+        grep -qx 'naglefix: $WORK/no/such/program: No such file or directory' '$WORK/missing.err'"
+audit_run no-tcp "" sh -c 'echo hello'
+ok "a program with no TCP socket: no verdict, said so" \
+    bash -c "grep -qF 'naglefix audit: no verdict: no TCP socket of sh went through the library, so nothing was seen' '$WORK/no-tcp.err' &&
+        ! grep -q 'stall found' '$WORK/no-tcp.err'"
+# A shell the library enters starts the static client, then a Python split
+# client: the table of what was seen (the Python client's), and the static
+# one named as not seen, with its pid.
+# shellcheck disable=SC2016 # for the inner shell to expand
+audit_run wrapper "$WORK/wrapper.log" sh -c '"$0" "$1" "$2" 6; exec python3 "$3" "$1" "$2" "$4" 1' \
+    "$STATIC" "$H" "$PORT" "$AUDIT_DIR/split_client.py" "$ROUNDS"
+ok "static client under a shell: the table of what was seen, the static client named as not seen" \
+    bash -c "grep -q '^$H:$PORT .*connect .*\[6,6\]' '$WORK/wrapper.err' &&
+        grep -Eq '^naglefix audit: not seen: pid [0-9]+ ran $STATIC, which the library cannot enter \(statically linked\)$' '$WORK/wrapper.err' &&
+        tail -n 2 '$WORK/wrapper.err' | grep -qF '$INSTEAD'"
+
 # --- audit sets nothing: no TCP_NODELAY=1 reaches the kernel ------------------
 if command -v strace >/dev/null; then
     timeout 60 strace -f -qq -e trace=setsockopt -o "$WORK/strace.txt" \
