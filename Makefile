@@ -65,6 +65,10 @@ WIRE_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/wire/*.c))
 # the textfile): an archive of its own too, linked by the command and by
 # tests/metrics' unit tests.
 METRICS_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/metrics/*.c))
+# naglefix's kernel program (src/bpf/: assembled from a policy, loaded and
+# attached to cgroups through bpf(2)): an archive the command and
+# tests/attach's programs link; the library never does.
+BPF_OBJS  := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/bpf/*.c))
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst tests/unit/%.c,$(B)/tests/unit/%.o,$(UNIT_SRCS))
@@ -105,8 +109,12 @@ $(B)/libnfmetrics.a: $(METRICS_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/naglefix: $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a $(B)/libnfcore.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a \
+$(B)/libnfbpf.a: $(BPF_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/naglefix: $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a $(B)/libnfbpf.a $(B)/libnfcore.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a $(B)/libnfbpf.a \
 		$(B)/libnfcore.a -lpthread -lm
 
 # ---- the packet side's unit tests (tests/wire/check_*.c): one Check
@@ -159,6 +167,15 @@ test-metrics: all $(MTESTS)
 
 .PHONY: test-metrics
 
+# naglefix attach, attach --list, detach (tests/attach/run.sh): src/bpf's
+# checks and the table's two matchers linked with the archives
+$(B)/tests/attach/%: tests/attach/%.c $(B)/libnfbpf.a $(B)/libnfcore.a $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(TEST_CC) -o $@ $< $(B)/libnfbpf.a $(B)/libnfcore.a
+
+test-attach: all $(B)/tests/attach/check_bpf $(B)/tests/attach/match_table
+	tests/attach/run.sh
+
 # naglefix fix PID (tests/fix/run.sh)
 test-fix: all
 	tests/fix/run.sh
@@ -181,7 +198,7 @@ $(B)/tests/bounds/peak: tests/bounds/peak.c $(DEPS_STAMP)
 test-bounds: all $(B)/tests/bounds/peak
 	tests/bounds/run.sh
 
-.PHONY: test-wire test-cli test-fix test-man test-readme test-bounds
+.PHONY: test-wire test-cli test-attach test-fix test-man test-readme test-bounds
 
 # ---- tests ---------------------------------------------------------------
 

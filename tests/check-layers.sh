@@ -22,10 +22,11 @@
 # but common/ (addresses, JSON, the policy language):
 #
 #   interpose -> process -> actions/* -> core -> common
-#   cli -> wire -> common, cli -> metrics -> common, cli -> common
+#   cli -> wire -> common, cli -> metrics -> common, cli -> bpf -> common, cli -> common
 #
 # (metrics/: watch's Prometheus side, which knows nothing of packets: the
-# command turns a finding into its labels)
+# command turns a finding into its labels; bpf/: naglefix's kernel program
+# and the bpf(2) calls that put it on cgroups)
 #
 # and inside actions/: track.c (actions/) decides a socket's action and
 # hands it to auto or quickack; audit asks track for the decision.
@@ -64,6 +65,7 @@ nf_version.h common
 nf_fnv.h common
 nf_pkt.h wire
 nf_wire.h wire
+nf_bpf.h bpf
 '
 
 # FROM TO...: the folders FROM may include from, beside its own.
@@ -79,7 +81,8 @@ core common
 common
 wire common
 metrics common
-cli wire metrics common
+bpf common
+cli wire metrics bpf common
 '
 
 tmp=$(mktemp -d)

@@ -25,13 +25,15 @@
 # iproute2 (ip, in a network namespace of the test's own) and passwd (useradd,
 # for a user without rights); for t_watch_cgroup.sh a real container,
 # podman with runc (run from a root directory, nothing pulled; runc, as
-# crun refuses hybrid cgroups), without podman's recommends. Needs root
-# (or sudo).
+# crun refuses hybrid cgroups), without podman's recommends; for `make
+# test-attach` bpftool (Debian's, the judge of what is attached to a
+# cgroup; clang above compiles the other tool's program it loads). Needs
+# root (or sudo).
 set -eu
 pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
 	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux cpio systemd
 	libmemcached-tools memcached nginx curl postgresql git rsync openssh-server openssh-client
-	tcpdump tshark jq file python3-dpkt golang-github-google-gopacket-dev pcapfix mandoc groff-base man-db iproute2 passwd)
+	tcpdump tshark jq file python3-dpkt golang-github-google-gopacket-dev pcapfix mandoc groff-base man-db iproute2 passwd bpftool)
 bare=(qemu-system-x86 podman runc) # installed without recommends
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nf_attach.h"
 #include "nf_cli.h"
 #include "nf_config.h"
 #include "nf_fix.h"
@@ -34,6 +35,9 @@ static const char usage_text[] =
 	"       naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...\n"
 	"       naglefix scan [--json] CAPTURE...\n"
 	"       naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG] [--fix]\n"
+	"       naglefix attach [-c CONF | -m nodelay] [--cgroup PATH | --unit NAME | --pid PID] [--now]\n"
+	"       naglefix attach --list\n"
+	"       naglefix detach [--cgroup PATH | --unit NAME | --pid PID | --all]\n"
 	"\n"
 	"Runs COMMAND with libnaglefix.so preloaded, which removes the ~40 ms\n"
 	"stall of small split writes (Nagle's algorithm meeting delayed ACK).\n"
@@ -64,7 +68,12 @@ static const char usage_text[] =
 	"watch                the same on the live host (every interface, or -i),\n"
 	"                     each holder with its pid and command, until -t\n"
 	"                     SECONDS or SIGINT/SIGTERM; needs CAP_NET_RAW; --fix\n"
-	"                     sets TCP_NODELAY on each holder's socket here\n";
+	"                     sets TCP_NODELAY on each holder's socket here\n"
+	"attach               the config's nodelay rules in the kernel for a cgroup\n"
+	"                     (the host, --cgroup, --unit, --pid): every new TCP\n"
+	"                     connection of it, any program, for as long as the\n"
+	"                     cgroup lives; --list shows where (attach -h)\n"
+	"detach               takes naglefix's program off again (detach -h)\n";
 
 /* --help: the whole text on stdout, status 0. */
 static int help(void)
@@ -180,6 +189,10 @@ int main(int argc, char **argv)
 		return nf_cli_scan(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "watch") == 0)
 		return nf_cli_watch(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "attach") == 0)
+		return nf_cli_attach(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "detach") == 0)
+		return nf_cli_detach(argc - 1, argv + 1);
 	opterr = 0; /* getopt would print the word raw: bad_option quotes it */
 	while ((opt = getopt_long(argc, argv, "+:c:m:l:hV", longopts, NULL)) != -1) {
 		switch (opt) {

@@ -1,0 +1,194 @@
+/*
+ * attach.c - naglefix attach: the policy's nodelay rules in the kernel
+ * for a cgroup (the whole host, a --cgroup, a systemd --unit, a --pid's
+ * container or pod), applied to each TCP connection of it as it is
+ * established, from any program, across its restarts, at no cost on any
+ * call; --now fixes the connections already open too (as naglefix fix).
+ *
+ *   naglefix attach [-c CONF | -m nodelay] [--cgroup PATH | --unit NAME | --pid PID] [--now]
+ *   naglefix attach --list
+ */
+#include "nf_attach.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nf_cli.h"
+#include "nf_config.h"
+#include "nf_fix.h"
+
+static const char usage_attach[] =
+	"usage: naglefix attach [-c CONF | -m nodelay] [--cgroup PATH | --unit NAME | --pid PID] [--now]\n"
+	"       naglefix attach --list\n"
+	"\n"
+	"Puts CONF's nodelay rules (default: $NAGLEFIX_CONF, else " NF_CONF_DEFAULT_PATH ",\n"
+	"else nodelay for every connection) in the kernel for a cgroup: a sock_ops\n"
+	"program sets TCP_NODELAY on each TCP connection its processes connect or\n"
+	"accept, as it is established, whatever the program (static, Go, setuid),\n"
+	"until the cgroup goes or naglefix detach. Attaching again replaces\n"
+	"naglefix's program there, and nothing else. Needs root (CAP_BPF and\n"
+	"CAP_NET_ADMIN) and Linux 6.0 or later.\n"
+	"\n"
+	"  -c, --config CONF  the policy file (its nodelay rules; the other actions\n"
+	"                     need the library and are said, not applied)\n"
+	"  -m, --mode nodelay nodelay for every connection\n"
+	"      --cgroup PATH  the cgroup (under the cgroup2 mount, or relative to it)\n"
+	"      --unit NAME    a running systemd unit's cgroup\n"
+	"      --pid PID      the cgroup of process PID (its container, its pod)\n"
+	"                     (none of the three: the root, every program of the host)\n"
+	"      --now          also set the connections open now (naglefix fix on\n"
+	"                     the cgroup's processes)\n"
+	"      --list         every cgroup with naglefix's program, its rules and\n"
+	"                     counts, and the other sock_ops programs seen\n"
+	"\n"
+	"Exit status: 0 done; 1 --now left a socket; 2 no permission; 3 the kernel\n"
+	"cannot (no bpf(2), sock_ops cannot set TCP_NODELAY, the verifier refused);\n"
+	"4 no cgroup2, no such cgroup, unit or process; 5 another sock_ops program's\n"
+	"mode stands in the way; 125 a usage error.\n";
+
+enum { OPT_CGROUP = 256, OPT_UNIT, OPT_PID, OPT_NOW, OPT_LIST };
+
+static const struct option attach_longopts[] = {
+	{ "config", required_argument, NULL, 'c' },
+	{ "mode", required_argument, NULL, 'm' },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "unit", required_argument, NULL, OPT_UNIT },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "now", no_argument, NULL, OPT_NOW },
+	{ "list", no_argument, NULL, OPT_LIST },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* What the command line asks. */
+struct request {
+	const char *conf, *mode, *arg;
+	enum nf_attach_kind kind;
+	int targets, now, list;
+};
+
+/* The connections open before now: set by fix --cgroup (--now), or said
+ * to be left, with the number of processes that may hold them. */
+static int existing(const struct nf_attach_target *t, const struct nf_attach_policy *p, int now)
+{
+	int every = strcmp(p->source, "-m nodelay") == 0, rc;
+	char *argv[] = { "fix", every ? "-m" : "-c", every ? "nodelay" : (char *)p->source,
+			 "--cgroup", (char *)t->dir, NULL };
+	pid_t *pids = NULL;
+	size_t n = 0, k;
+
+	if (now) {
+		rc = nf_cli_fix(5, argv);
+		return rc == 0 || rc == NF_FIX_EXIT_NOTCP ? 0 : NF_ATTACH_EXIT_PARTIAL;
+	}
+	nf_cgroup_pids(t->dir, &pids, &n);
+	k = n;
+	for (size_t i = 0; i < n; i++)
+		k -= pids[i] == getpid(); /* this command, run from the cgroup (ExecStartPre) */
+	printf("naglefix attach: connections opened before now are left as they are (%zu "
+	       "process%s in the cgroup; --now sets them too)\n", k, k == 1 ? "" : "es");
+	free(pids);
+	return 0;
+}
+
+/* The line of what was done, and the programs kept beside it. */
+static void say_done(const struct nf_attach_target *t, const struct nf_attach_policy *p,
+		     const struct nf_attach_done *d)
+{
+	char q[NF_CLI_QUOTE_MAX], rep[48] = "";
+
+	if (d->replaced)
+		snprintf(rep, sizeof(rep), " in place of program %u", (unsigned)d->replaced);
+	printf("naglefix attach: %s (%s%s): program %u attached%s (%zu instructions): %s, %zu "
+	       "nodelay rule%s of %zu, default %s\n",
+	       t->dir, t->name, nf_attach_target_is_root(t) ? ": the whole host" : "",
+	       (unsigned)d->id, rep, d->insns, nf_cli_quote(p->source, q), p->nodelay,
+	       p->nodelay == 1 ? "" : "s", p->pol.nrules, nf_policy_action_name(p->pol.dflt.action));
+	for (size_t i = 0; i < d->after.n && i < NF_BPF_CGROUP_MAX; i++)
+		if (!d->after.v[i].ours)
+			printf("naglefix attach: beside it, left as it is: program %u '%s' (%s)\n",
+			       (unsigned)d->after.v[i].id, d->after.v[i].name,
+			       nf_bpf_mode_name(d->after.flags));
+}
+
+/* --pid of a process in the root cgroup would be the whole host: not
+ * what --pid means (a container, a pod); the root is asked for by name. */
+static int root_by_pid(const struct request *r, const struct nf_attach_target *t)
+{
+	if (r->kind != NF_ATTACH_PID || !nf_attach_target_is_root(t))
+		return 0;
+	fprintf(stderr,
+		"naglefix attach: pid %s is in the root cgroup (%s): attaching there would be every "
+		"program of the host; nothing attached (naglefix attach with no --pid does that, if it "
+		"is meant)\n",
+		r->arg, t->dir);
+	return NF_ATTACH_EXIT_TARGET;
+}
+
+static int attach(const struct request *r)
+{
+	struct nf_attach_policy p;
+	struct nf_attach_target t = { .fd = -1 };
+	struct nf_attach_done done;
+	int rc = nf_attach_policy_load("attach", r->conf, r->mode, &p);
+
+	if (rc != 0)
+		return rc;
+	if (p.nodelay == 0 && p.pol.dflt.action != NF_ACT_NODELAY) {
+		rc = nf_cli_usage_error("attach", "%s has no nodelay rule and its default is %s: nothing "
+					"to attach (naglefix detach takes off what is there)",
+					p.source, nf_policy_action_name(p.pol.dflt.action));
+	} else if ((rc = nf_attach_target_open("attach", r->kind, r->arg, &t)) == 0 &&
+		   (rc = root_by_pid(r, &t)) == 0 && (rc = nf_attach_check_access("attach", &t)) == 0 &&
+		   (rc = nf_attach_check_kernel("attach", t.root)) == 0 &&
+		   (rc = nf_attach_place("attach", &t, &p, &done)) == 0) {
+		say_done(&t, &p, &done);
+		nf_attach_policy_say_left("attach", &p);
+		rc = existing(&t, &p, r->now);
+	}
+	nf_attach_target_close(&t);
+	nf_attach_policy_free(&p);
+	return rc;
+}
+
+/* The target options: one at most. */
+static int target(struct request *r, enum nf_attach_kind kind, const char *arg)
+{
+	r->kind = kind;
+	r->arg = arg;
+	return ++r->targets > 1 ? nf_cli_usage_error("attach", "one of --cgroup, --unit and --pid at "
+						     "most") : 0;
+}
+
+int nf_cli_attach(int argc, char **argv)
+{
+	struct request r = { .kind = NF_ATTACH_ROOT };
+	int opt, rc = 0;
+
+	optind = 1;
+	opterr = 0;
+	while (rc == 0 && (opt = getopt_long(argc, argv, "+:c:m:h", attach_longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': r.conf = optarg; break;
+		case 'm': r.mode = optarg; break;
+		case OPT_CGROUP: rc = target(&r, NF_ATTACH_CGROUP, optarg); break;
+		case OPT_UNIT: rc = target(&r, NF_ATTACH_UNIT, optarg); break;
+		case OPT_PID: rc = target(&r, NF_ATTACH_PID, optarg); break;
+		case OPT_NOW: r.now = 1; break;
+		case OPT_LIST: r.list = 1; break;
+		case 'h': fputs(usage_attach, stdout); return 0;
+		default: return nf_cli_bad_option("attach", opt, argc, argv, attach_longopts);
+		}
+	}
+	if (rc != 0)
+		return rc;
+	if (optind < argc)
+		return nf_cli_usage_error("attach", "unexpected '%.64s' (a cgroup goes after --cgroup)",
+					  argv[optind]);
+	if (r.list && (r.conf || r.mode || r.targets || r.now))
+		return nf_cli_usage_error("attach", "--list takes no other option");
+	return r.list ? nf_attach_list() : attach(&r);
+}

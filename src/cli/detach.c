@@ -1,0 +1,127 @@
+/*
+ * detach.c - naglefix detach: naglefix's program taken off a cgroup (the
+ * root, --cgroup, --unit, --pid) or off every cgroup (--all), and nothing
+ * else: another tool's sock_ops program is never touched. New connections
+ * no longer get TCP_NODELAY from it; those it set keep it.
+ *
+ *   naglefix detach [--cgroup PATH | --unit NAME | --pid PID | --all]
+ */
+#include "nf_attach.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nf_cli.h"
+
+static const char usage_detach[] =
+	"usage: naglefix detach [--cgroup PATH | --unit NAME | --pid PID | --all]\n"
+	"\n"
+	"Takes naglefix's program (naglefix attach) off a cgroup: the root with no\n"
+	"option, or the cgroup named, or every cgroup (--all). Nothing else is\n"
+	"touched. New connections no longer get TCP_NODELAY from it; those it set\n"
+	"keep it.\n"
+	"\n"
+	"Exit status: 0 done (also when nothing of naglefix's was there); 1 --all\n"
+	"could not take one off; 2 no permission; 3 no bpf(2); 4 no cgroup2, no such\n"
+	"cgroup, unit or process; 125 a usage error.\n";
+
+enum { OPT_CGROUP = 256, OPT_UNIT, OPT_PID, OPT_ALL };
+
+static const struct option detach_longopts[] = {
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "unit", required_argument, NULL, OPT_UNIT },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Takes naglefix's program off t's cgroup; says what was done. */
+static int detach_one(struct nf_attach_target *t, int quiet)
+{
+	size_t n = 0;
+	int rc = nf_attach_remove("detach", t, &n);
+
+	if (rc == 0 && n > 0)
+		printf("naglefix detach: %s (%s): naglefix's program taken off; new connections no "
+		       "longer get TCP_NODELAY from it, those it set keep it\n", t->dir, t->name);
+	else if (rc == 0 && !quiet)
+		printf("naglefix detach: %s (%s): no program of naglefix's there; nothing changed\n",
+		       t->dir, t->name);
+	return rc;
+}
+
+/* What --all met. */
+struct sweep {
+	const char *root;
+	int status;
+};
+
+/* One cgroup of --all's walk. */
+static int detach_walked(const char *dir, void *arg)
+{
+	struct sweep *s = arg;
+	struct nf_attach_target t = { .fd = -1 };
+	int rc = nf_attach_target_dir("detach", s->root, dir, &t);
+
+	if (rc == 0)
+		rc = detach_one(&t, 1);
+	nf_attach_target_close(&t);
+	if (rc > s->status)
+		s->status = rc;
+	return rc == NF_ATTACH_EXIT_PERM || rc == NF_ATTACH_EXIT_KERNEL; /* no use going on */
+}
+
+static int detach_all(void)
+{
+	char root[NF_CGROUP_PATH_MAX];
+	struct sweep s = { .root = root };
+	int rc = nf_cgroup_root(root, sizeof(root));
+
+	if (rc < 0)
+		return nf_attach_say("detach", "finding the cgroup v2 hierarchy",
+				     rc == -ENOENT ? -ENOMEDIUM : rc, NULL);
+	rc = nf_attach_each_cgroup(root, detach_walked, &s);
+	if (rc < 0)
+		return nf_attach_say("detach", "reading the cgroups", rc, root);
+	return s.status > NF_ATTACH_EXIT_PARTIAL && s.status != NF_ATTACH_EXIT_PERM &&
+			       s.status != NF_ATTACH_EXIT_KERNEL
+		       ? NF_ATTACH_EXIT_PARTIAL
+		       : s.status;
+}
+
+int nf_cli_detach(int argc, char **argv)
+{
+	struct nf_attach_target t = { .fd = -1 };
+	enum nf_attach_kind kind = NF_ATTACH_ROOT;
+	const char *arg = NULL;
+	int opt, n = 0, all = 0, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:h", detach_longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_CGROUP: kind = NF_ATTACH_CGROUP; arg = optarg; n++; break;
+		case OPT_UNIT: kind = NF_ATTACH_UNIT; arg = optarg; n++; break;
+		case OPT_PID: kind = NF_ATTACH_PID; arg = optarg; n++; break;
+		case OPT_ALL: all = 1; n++; break;
+		case 'h': fputs(usage_detach, stdout); return 0;
+		default: return nf_cli_bad_option("detach", opt, argc, argv, detach_longopts);
+		}
+	}
+	if (n > 1)
+		return nf_cli_usage_error("detach", "one of --cgroup, --unit, --pid and --all at most");
+	if (optind < argc)
+		return nf_cli_usage_error("detach", "unexpected '%.64s' (a cgroup goes after --cgroup)",
+					  argv[optind]);
+	if (all)
+		return detach_all();
+	rc = nf_attach_target_open("detach", kind, arg, &t);
+	if (rc == 0)
+		rc = detach_one(&t, 0);
+	nf_attach_target_close(&t);
+	return rc;
+}

@@ -1,0 +1,159 @@
+/*
+ * nf_attach.h - naglefix attach, detach and attach --list: the policy's
+ * nodelay rules put in the kernel for a cgroup (src/bpf's program), and
+ * what watch --fix uses of it. Private to the command.
+ *
+ *   attach_target.c  the cgroup a command names: found, opened, locked
+ *   attach_policy.c  the policy: read, its text kept, what the kernel cannot apply
+ *   attach_place.c   naglefix's program put on one cgroup, or taken off
+ *   attach_say.c     the failures, one line each, and their exit status
+ *   attach_list.c    every cgroup's sock_ops programs (--list, detach --all)
+ *   attach.c         naglefix attach
+ *   detach.c         naglefix detach
+ *
+ * Functions return 0 or an NF_ATTACH_EXIT_* status after saying why on
+ * stderr, unless they say otherwise.
+ */
+#ifndef NF_ATTACH_H
+#define NF_ATTACH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "nf_bpf.h"
+#include "nf_cgroup.h"
+#include "nf_policy.h"
+
+/* Exit statuses of attach and detach (naglefix(1)). */
+#define NF_ATTACH_EXIT_PARTIAL 1 /* done, but --now or --all left something */
+#define NF_ATTACH_EXIT_PERM    2 /* no CAP_BPF / CAP_NET_ADMIN, or refused by policy */
+#define NF_ATTACH_EXIT_KERNEL  3 /* the kernel cannot: no bpf(2), sock_ops cannot set
+				    TCP_NODELAY (before 6.0), the verifier refused */
+#define NF_ATTACH_EXIT_TARGET  4 /* no cgroup2, no such cgroup, unit or process */
+#define NF_ATTACH_EXIT_BLOCKED 5 /* another program's mode stands in the way */
+
+/* What a command names: the root, --cgroup, --unit, --pid. */
+enum nf_attach_kind { NF_ATTACH_ROOT, NF_ATTACH_CGROUP, NF_ATTACH_UNIT, NF_ATTACH_PID };
+
+/* The cgroup a command works on. */
+struct nf_attach_target {
+	char root[NF_CGROUP_PATH_MAX]; /* the cgroup2 mount */
+	char dir[NF_CGROUP_PATH_MAX];  /* the cgroup's directory */
+	char name[NF_CGROUP_NAME_MAX]; /* as people name it: "nginx.service", "/" */
+	int fd;                        /* the directory, locked (flock) while open */
+};
+
+/* The policy attach puts in the kernel. */
+struct nf_attach_policy {
+	struct nf_policy pol;
+	char source[NF_BPF_SOURCE_MAX]; /* the file, or "-m nodelay" */
+	char *text;                     /* what the file said (malloc'd) */
+	size_t len;
+	size_t nodelay;                 /* its rules that are nodelay */
+};
+
+/* --- attach_target.c --- */
+
+/*
+ * Opens the cgroup that kind and arg name (arg NULL for the root) and
+ * takes its lock, so that two attaches of one cgroup do not both add a
+ * program: fills *t. cmd names the command in messages ("attach").
+ */
+int nf_attach_target_open(const char *cmd, enum nf_attach_kind kind, const char *arg,
+			  struct nf_attach_target *t);
+
+/* Opens and locks the cgroup directory dir (under root) into *t. */
+int nf_attach_target_dir(const char *cmd, const char *root, const char *dir,
+			 struct nf_attach_target *t);
+
+/* Releases t's lock and directory. */
+void nf_attach_target_close(struct nf_attach_target *t);
+
+/* 1 if t is the hierarchy's root (the whole host). */
+int nf_attach_target_is_root(const struct nf_attach_target *t);
+
+/* --- attach_policy.c --- */
+
+/* The policy of -c CONF, -m nodelay, or neither (the library's file, else
+ * nodelay for every connection) into *p. NF_EXIT_USAGE on an error. */
+int nf_attach_policy_load(const char *cmd, const char *conf, const char *mode,
+			  struct nf_attach_policy *p);
+
+/* The policy of the len bytes of text named source (a file's, or one a
+ * state map kept) into *p: 0, -ENOMEM, or -EINVAL with why in err. */
+int nf_attach_policy_parse(const char *source, const char *text, size_t len,
+			   struct nf_attach_policy *p, char *err, size_t errlen);
+
+/* Says once each rule whose action the kernel's program cannot apply
+ * (it needs the library). */
+void nf_attach_policy_say_left(const char *cmd, const struct nf_attach_policy *p);
+
+/* Frees p's rules and text. */
+void nf_attach_policy_free(struct nf_attach_policy *p);
+
+/* --- attach_place.c --- */
+
+/* What attach did on a cgroup. */
+struct nf_attach_done {
+	uint32_t id;       /* the program now there */
+	uint32_t replaced; /* naglefix's program it took the place of, 0 none */
+	size_t insns;      /* its length in instructions */
+	struct nf_bpf_cgroup after; /* the cgroup's programs after */
+};
+
+/* Checks that bpf(2) lets this process read t's sock_ops programs (the
+ * rights, the system call): before anything is made for the probe. */
+int nf_attach_check_access(const char *cmd, const struct nf_attach_target *t);
+
+/* Checks once per command that this kernel can do it (nf_bpf_probe). */
+int nf_attach_check_kernel(const char *cmd, const char *root);
+
+/* Puts p's program on t's cgroup in the place of naglefix's earlier one,
+ * after checking that no other program's mode stands in the way; *done
+ * says what was done. */
+int nf_attach_place(const char *cmd, const struct nf_attach_target *t,
+		    const struct nf_attach_policy *p, struct nf_attach_done *done);
+
+/* Takes naglefix's program off t's cgroup; *n gets how many went. */
+int nf_attach_remove(const char *cmd, const struct nf_attach_target *t, size_t *n);
+
+/* --- attach_say.c --- */
+
+/*
+ * Says, in one line on stderr ("naglefix CMD: ..."), why step (a few
+ * words: "loading the program") failed with rc on target (may be NULL),
+ * and what the user can do. Returns the exit status.
+ */
+int nf_attach_say(const char *cmd, const char *step, int rc, const char *target);
+
+/* The line for a cgroup whose mode or ancestor stands in the way: the
+ * program (id, name), where it is and its mode. Returns
+ * NF_ATTACH_EXIT_BLOCKED. */
+int nf_attach_say_blocked(const char *cmd, const char *target, const char *where,
+			  const struct nf_bpf_attached *prog, uint32_t mode, const char *why);
+
+/* --- attach_list.c --- */
+
+/*
+ * Calls fn(dir, arg) for every cgroup under root (root itself first),
+ * no symbolic link followed, to a bounded depth; stops at fn's first
+ * non-zero return and returns it.
+ */
+int nf_attach_each_cgroup(const char *root, int (*fn)(const char *dir, void *arg), void *arg);
+
+/* naglefix attach --list: every cgroup with a sock_ops program, naglefix's
+ * with its rules and counts. */
+int nf_attach_list(void);
+
+/* --- attach.c, detach.c --- */
+
+/* naglefix attach [-c CONF | -m nodelay] [--cgroup PATH | --unit NAME |
+ * --pid PID] [--now], and attach --list: argv[0] is "attach". */
+int nf_cli_attach(int argc, char **argv);
+
+/* naglefix detach [--cgroup PATH | --unit NAME | --pid PID | --all]:
+ * argv[0] is "detach". */
+int nf_cli_detach(int argc, char **argv);
+
+#endif
