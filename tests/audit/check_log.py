@@ -17,8 +17,10 @@ it checks, and a check that something is absent needs a control that has it.
   fix REPORT SIDE PEER FIX MIN_FINDINGS MIN_MEDIAN
                                  REPORT has a recv_split group on SIDE for PEER, with that FIX
   nogroup REPORT SIDE [FINDING]  REPORT has groups, none on that side (of that finding kind)
-  findings REPORT SEEN MIN       REPORT's findings add up to SEEN (the stalls the client
-                                 saw: no more, no fewer), and SEEN >= MIN
+  findings REPORT SEEN MIN [TABLE]
+                                 REPORT's findings add up to SEEN (the stalls the client
+                                 saw: no more, no fewer), and SEEN >= MIN; so do the
+                                 FINDINGS column of TABLE (naglefix audit's stderr)
 """
 import os
 import json
@@ -121,6 +123,12 @@ def main():
             die("the client saw %d stalls, expected >= %d: nothing to count" % (seen, least))
         if total != seen:
             die("report counts %d findings, the client saw %d stalls" % (total, seen))
+        if len(args) > 3:
+            with open(args[3]) as f:
+                rows = [l.split() for l in f]
+            shown = sum(int(r[2]) for r in rows if len(r) > 2 and r[1] in ("accept", "connect"))
+            if shown != seen:
+                die("the table's FINDINGS say %d, the client saw %d stalls" % (shown, seen))
         print("%d of %d" % (total, seen))
     elif cmd in ("group", "nogroup", "fix"):
         with open(args[0]) as f:

@@ -302,13 +302,14 @@ ended() {
 for how in "SIGTERM:wait:1:TERM" "SIGKILL:wait:1:KILL" "SIGSEGV:segv:1" "abort:abort:1" \
     "a forked child and its parent, SIGTERM:fork:1:TERM" "_exit:_exit:0.2" "exec:exec:0.2"; do
     IFS=: read -r what end after sig <<<"$how"
-    name="ended by $what $after s after the last stall: every stall the client saw is one finding"
+    name="ended by $what $after s after the last stall: every stall the client saw is one finding (report, table)"
     any_selected "$name" || continue
     ended "$end$sig" "$end" "$after" "$sig"
     seen=$(sed -n 's/^stalled=//p' "$WORK/ended-$end$sig.client")
     least=$((ENDED_ROUNDS / 2))
     [[ $end == fork ]] && least=$((least * 2))
-    ok "$name" "${CHECK[@]}" findings "$WORK/ended-$end$sig.json" "${seen:-0}" "$least"
+    ok "$name" "${CHECK[@]}" findings "$WORK/ended-$end$sig.json" "${seen:-0}" "$least" \
+        "$WORK/ended-$end$sig.err"
 done
 
 # --- report reads hostile logs safely: no crash, valid JSON, no escapes ----
