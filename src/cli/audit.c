@@ -194,7 +194,7 @@ int nf_cli_audit(int argc, char **argv)
 {
 	const char *arg_log = NULL;
 	char log[PATH_MAX + 16], *logs[1] = { log };
-	int json = 0, cmd = parse_args(argc, argv, &arg_log, &json), status, found = 0, exec_err;
+	int json = 0, cmd = parse_args(argc, argv, &arg_log, &json), status, found = 0, exec_err, table;
 	struct nf_cli_unseen *unseen;
 
 	if (cmd == 0) {
@@ -212,11 +212,13 @@ int nf_cli_audit(int argc, char **argv)
 	setenv("NAGLEFIX_LOG", log, 1);
 	unseen = nf_cli_unseen_open(argv[cmd]);
 	status = run_and_wait(argv + cmd, &exec_err);
-	/* a COMMAND that never ran, or of which nothing was seen: no verdict. An
-	 * empty log makes the table of nothing found; --json is for a machine: stdout */
-	if (!exec_err && nf_cli_unseen_verdict(unseen))
+	/* a COMMAND that never ran, or of which nothing was seen, and nothing in
+	 * the log: no verdict. An empty log of a run that was seen makes the table
+	 * of nothing found; --json is for a machine: stdout */
+	table = !exec_err && (nf_cli_unseen_seen(unseen) || !log_empty(log));
+	if (table)
 		found = nf_report_print(logs, log_empty(log) ? 0 : 1, json, json ? stdout : stderr);
-	nf_cli_unseen_close(unseen); /* what it could not enter (nothing if it never ran) */
+	nf_cli_unseen_close(unseen, table); /* silent if COMMAND never ran */
 	if (!arg_log && found == 0)
 		unlink(log);
 	else if (!arg_log)

@@ -103,14 +103,19 @@ struct nf_cli_unseen;
  */
 struct nf_cli_unseen *nf_cli_unseen_open(const char *cmd);
 
-/* After cmd ended: 1 if anything was seen to give a verdict on (or r is
- * NULL), else 0 after saying on stderr why there is no verdict. */
-int nf_cli_unseen_verdict(struct nf_cli_unseen *r);
+/* After cmd ended, reads what the library wrote: 1 if it saw anything
+ * to give a verdict on (a process entered, a TCP socket there), or if
+ * that cannot be told (r NULL, the file unreadable); else 0. */
+int nf_cli_unseen_seen(struct nf_cli_unseen *r);
 
-/* Names on stderr each program started that the library could not enter,
- * and what sees it instead; removes the record file and frees r (NULL is
- * allowed). */
-void nf_cli_unseen_close(struct nf_cli_unseen *r);
+/*
+ * Says on stderr what was not seen (after nf_cli_unseen_seen; not if
+ * COMMAND never ran: call it without): that nothing was, and why ("no
+ * verdict" first unless table, a table printed of what the log held),
+ * each program started that the library could not enter, and what sees
+ * them instead. Removes the record file and frees r (NULL is allowed).
+ */
+void nf_cli_unseen_close(struct nf_cli_unseen *r, int table);
 
 /* naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]: argv[0] is
  * "audit". Returns COMMAND's exit status (128+N if killed by signal N). */

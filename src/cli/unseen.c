@@ -31,6 +31,7 @@ struct nf_cli_unseen {
 	char file[NF_EXE_PATH_MAX], who[NF_EXE_PATH_MAX]; /* its file, the one at fault */
 	enum nf_exe_why why;                              /* its case, told before it ran */
 	int entered, tcp, nlost;                          /* what the records said */
+	int read;                                         /* the records were read */
 	struct lost lost[LOST_MAX];
 };
 
@@ -165,34 +166,45 @@ static void say_lost(const struct nf_cli_unseen *r)
 		fprintf(stderr, "naglefix audit: not seen: %d programs more\n", r->nlost - LOST_MAX);
 }
 
-int nf_cli_unseen_verdict(struct nf_cli_unseen *r)
+int nf_cli_unseen_seen(struct nf_cli_unseen *r)
 {
-	char q[NF_CLI_QUOTE_MAX], words[NF_EXE_PATH_MAX + 64];
-
 	if (!r || read_records(r) < 0)
-		return 1;
+		return 1; /* no telling: the table as before */
+	r->read = 1;
 	if (r->why != NF_EXE_OK && r->entered) /* its children were entered: it was not */
 		add_lost(r, 0, r->why, r->file, r->who);
+	return r->entered && r->tcp;
+}
+
+/* Says that nothing of the run was seen, and why; "no verdict" first
+ * when no table was printed either. */
+static void say_nothing(const struct nf_cli_unseen *r, int table)
+{
+	char q[NF_CLI_QUOTE_MAX], words[NF_EXE_PATH_MAX + 64];
+	const char *head = table ? "" : "no verdict: ";
+
 	if (!r->entered)
-		fprintf(stderr, "naglefix audit: no verdict: nothing was seen, the library entered no"
-			" process of %s (%s); %s\n", nf_cli_quote(r->cmd, q),
+		fprintf(stderr, "naglefix audit: %snothing was seen, the library entered no process of"
+			" %s (%s); %s\n", head, nf_cli_quote(r->cmd, q),
 			r->why != NF_EXE_OK ? why_words(r->file, r->who, r->why, words, sizeof(words))
 					    : "its loader preloaded nothing",
 			instead);
 	else if (!r->tcp)
-		fprintf(stderr, "naglefix audit: no verdict: no TCP socket of %s went through the"
-			" library, so nothing was seen (it made none, or makes its own system calls,"
-			" as Go programs do)\n", nf_cli_quote(r->cmd, q));
-	return r->entered && r->tcp;
+		fprintf(stderr, "naglefix audit: %sno TCP socket of %s went through the library, so"
+			" nothing was seen (it made none, or makes its own system calls, as Go"
+			" programs do)\n", head, nf_cli_quote(r->cmd, q));
 }
 
-void nf_cli_unseen_close(struct nf_cli_unseen *r)
+void nf_cli_unseen_close(struct nf_cli_unseen *r, int table)
 {
 	if (!r)
 		return;
-	say_lost(r);
-	if (r->entered && (r->nlost || !r->tcp))
-		fprintf(stderr, "naglefix audit: %s\n", instead);
+	if (r->read) {
+		say_nothing(r, table);
+		say_lost(r);
+		if (r->entered && (r->nlost || !r->tcp))
+			fprintf(stderr, "naglefix audit: %s\n", instead);
+	}
 	unlink(r->path);
 	free(r);
 }

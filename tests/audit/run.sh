@@ -175,6 +175,14 @@ audit_run no-tcp "" sh -c 'echo hello'
 ok "a program with no TCP socket: no verdict, said so" \
     bash -c "grep -qF 'naglefix audit: no verdict: no TCP socket of sh went through the library, so nothing was seen' '$WORK/no-tcp.err' &&
         ! grep -q 'stall found' '$WORK/no-tcp.err'"
+# -l LOG that already holds findings (an earlier run's): its table, and
+# the note that nothing of this run was seen, without "no verdict".
+cp "$WORK/java-split.log" "$WORK/appended.log"
+audit_run appended "$WORK/appended.log" "$STATIC" "$H" "$PORT" 4
+ok "static client, -l LOG of an earlier run: LOG's table, and nothing of this run seen" \
+    bash -c "grep -q '^$H:$PORT .*connect .*\[6,7\]' '$WORK/appended.err' &&
+        grep -qF 'naglefix audit: nothing was seen, the library entered no process of $STATIC (statically linked)' '$WORK/appended.err' &&
+        ! grep -q 'no verdict' '$WORK/appended.err'"
 # A shell the library enters starts the static client, then a Python split
 # client: the table of what was seen (the Python client's), and the static
 # one named as not seen, with its pid.
