@@ -143,10 +143,11 @@ CTEST_CLI_SRCS := $(wildcard tests/cli/check_*.c)
 CTEST_CLI      := $(patsubst tests/cli/%.c,$(B)/tests/cli/%,$(CTEST_CLI_SRCS))
 CLI_LIB_OBJS   := $(filter-out $(B)/obj/cli/naglefix.o,$(CLI_OBJS))
 
-$(B)/tests/cli/%: tests/cli/%.c tests/unit/unit.c $(CLI_LIB_OBJS) $(B)/libnfwire.a $(B)/libnfcore.a $(DEPS_STAMP)
+$(B)/tests/cli/%: tests/cli/%.c tests/unit/unit.c $(CLI_LIB_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a \
+		$(B)/libnfbpf.a $(B)/libnfcore.a $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(TEST_CC) -o $@ $< tests/unit/unit.c $(CLI_LIB_OBJS) $(B)/libnfwire.a $(B)/libnfcore.a \
-		$(CHECK_LIBS) -lpthread -lm
+	$(TEST_CC) -o $@ $< tests/unit/unit.c $(CLI_LIB_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a \
+		$(B)/libnfbpf.a $(B)/libnfcore.a $(CHECK_LIBS) -lpthread -lm
 
 test-cli: all $(CTEST_CLI)
 	tests/cli/run.sh
