@@ -7,7 +7,8 @@
  * it to a file for node_exporter's textfile collector).
  *
  * A holder's series is named by labels (enum nf_metrics_label): which
- * program held, its side, its own end and the end it waited on. A
+ * program held, its side, its own end and the end it waited on, the
+ * network namespace it is in. A
  * connection that never stalled makes none. Their number is bounded (the
  * stalls of holders past the bound are counted in one series labelled
  * overflow="true"), and a series with no stall for expire_s seconds is
@@ -31,12 +32,14 @@ enum nf_metrics_label {
 	NF_ML_SIDE,       /* "connect" or "accept" */
 	NF_ML_LOCAL,      /* the holder's end: a server's "addr:port", a client's address */
 	NF_ML_PEER,       /* the end it waited on: a client's server "addr:port", a server's client address */
+	NF_ML_NETNS,      /* the network namespace the holder was named in ("host", a name, "pid:N") */
 	NF_ML_COUNT
 };
 
 /* A holder series' label values, in enum nf_metrics_label's order: any
  * bytes (escaped, and bytes outside printable ASCII written as '?', so
- * that the text is valid UTF-8), cut to NF_METRICS_VALUE_MAX. */
+ * that the text is valid UTF-8), cut to NF_METRICS_VALUE_MAX; NULL or ""
+ * leaves the label out. */
 struct nf_metrics_key {
 	const char *v[NF_ML_COUNT];
 };

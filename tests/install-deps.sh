@@ -27,14 +27,17 @@
 # podman with runc (run from a root directory, nothing pulled; runc, as
 # crun refuses hybrid cgroups), without podman's recommends; for `make
 # test-attach` bpftool (Debian's, the judge of what is attached to a
-# cgroup; clang above compiles the other tool's program it loads). Needs
-# root (or sudo).
+# cgroup; clang above compiles the other tool's program it loads); for
+# `make test-metrics` Prometheus (its server and promtool) and
+# node_exporter, without their recommends (the collectors' timers),
+# their services neither started nor enabled: the test runs its own.
+# Needs root (or sudo).
 set -eu
 pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
 	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux cpio systemd
 	libmemcached-tools memcached nginx curl postgresql git rsync openssh-server openssh-client
 	tcpdump tshark jq file python3-dpkt golang-github-google-gopacket-dev pcapfix mandoc groff-base man-db iproute2 passwd bpftool)
-bare=(qemu-system-x86 podman runc) # installed without recommends
+bare=(qemu-system-x86 podman runc prometheus prometheus-node-exporter) # installed without recommends
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 missing=()
@@ -72,23 +75,26 @@ fi
 # a package installs; without one, nginx would start on port 80.
 policy=/usr/sbin/policy-rc.d
 own_policy=0
-if [ ${#filtered[@]} -gt 0 ] && [ ! -e "$policy" ]; then
+if [ $((${#filtered[@]} + ${#bare_missing[@]})) -gt 0 ] && [ ! -e "$policy" ]; then
 	printf '#!/bin/sh\n# tests/install-deps.sh: start no service while it installs\nexit 101\n' |
 		$sudo tee "$policy" >/dev/null && $sudo chmod 0755 "$policy" && own_policy=1
 fi
+drop_policy() { [ "$own_policy" -eq 0 ] || $sudo rm -f "$policy"; }
 [ ${#filtered[@]} -eq 0 ] ||
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${filtered[@]}" ||
-	{ [ "$own_policy" -eq 0 ] || $sudo rm -f "$policy"; exit 1; }
-[ "$own_policy" -eq 0 ] || $sudo rm -f "$policy"
+	{ drop_policy; exit 1; }
+[ ${#bare_missing[@]} -eq 0 ] ||
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${bare_missing[@]}" ||
+	{ drop_policy; exit 1; }
+drop_policy
 # Not enabled either (the test machine boots with systemd); quiet if it is not.
-for p in "${filtered[@]}"; do
+for p in "${filtered[@]}" "${bare_missing[@]}"; do
 	case $p in
-	nginx | postgresql) $sudo systemctl disable --quiet "$p.service" 2>/dev/null || true ;;
+	nginx | postgresql | prometheus | prometheus-node-exporter)
+		$sudo systemctl disable --quiet "$p.service" 2>/dev/null || true ;;
 	openssh-server) $sudo systemctl disable --quiet ssh.service 2>/dev/null || true ;;
 	esac
 done
-[ ${#bare_missing[@]} -eq 0 ] ||
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${bare_missing[@]}"
 # podman's units neither (the test machine would start them at its boot)
 for p in "${bare_missing[@]}"; do
 	[ "$p" != podman ] || $sudo systemctl disable --quiet podman.socket podman.service \

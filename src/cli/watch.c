@@ -1,15 +1,18 @@
 /*
- * watch.c - naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG] [--fix]:
- * the stall detector on the live host. The ring (nf_ring.h) hands over
- * each TCP packet's headers, nf_pkt_decode turns them into a segment, the
+ * watch.c - naglefix watch [-i IFACE] [--netns ...] [-t SECONDS] [--json]
+ * [-l LOG] [--fix] [--metrics [ADDR:]PORT] [--metrics-file PATH]: the
+ * stall detector on the live host. The ring (nf_ring.h) hands over each
+ * TCP packet's headers, nf_pkt_decode turns them into a segment, the
  * detector (nf_wire.h) reads the signature; at a connection's first
  * stall the holder is named from the kernel's socket table (nf_owner.h)
- * and a line is printed (--fix: the holder fixed, watch_fix.c); at the
- * end (-t, or SIGINT/SIGTERM) the table and the ring's drop count.
+ * and a line is printed (--fix: the holder fixed, watch_fix.c); each
+ * stall is counted in the metrics (watch_metrics.c), whose endpoint this
+ * loop serves between frames; at the end (-t, or SIGINT/SIGTERM) the
+ * table and the ring's drop count.
  *
  * Exit status: 0; 1 if the capture cannot be opened (no CAP_NET_RAW, no
- * such interface) or fails, or LOG cannot be opened; NF_EXIT_USAGE on a
- * usage error.
+ * such interface) or fails, or LOG, the metrics' address or file cannot
+ * be opened; NF_EXIT_USAGE on a usage error.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,6 +27,8 @@
 
 #include "nf_cgroup.h"
 #include "nf_cli.h"
+#include "nf_endpoint.h"
+#include "nf_metrics.h"
 #include "nf_owner.h"
 #include "nf_pkt.h"
 #include "nf_ring.h"
@@ -85,6 +90,7 @@ static void found(struct nf_watch *w, struct nf_holder *h, const struct nf_stall
 		nf_cgroup_name_of(o.pid, h->cgroup, sizeof(h->cgroup));
 	}
 	name_netns(h, ww, where);
+	nf_watch_metrics_named(w, h);
 	if (!w->json)
 		nf_cli_wire_first(w->out, h, s);
 	if (first)
@@ -124,7 +130,8 @@ static void on_conn(void *arg, struct nf_holder *h, const struct nf_stall *s,
 static void help(void)
 {
 	fputs("usage: naglefix watch [-i IFACE] [--netns NAME|PATH|PID]... [-t SECONDS] [--json]\n"
-	      "                      [-l LOG] [--fix]\n"
+	      "                      [-l LOG] [--fix] [--metrics [ADDR:]PORT] [--metrics-file PATH]\n"
+	      "                      [--metrics-max-series N] [--metrics-expire SECONDS]\n"
 	      "  -i IFACE     capture on IFACE only, in each namespace that has one\n"
 	      "               (default: every interface, lo too)\n"
 	      "  --netns NAME|PATH|PID  this network namespace only (repeatable): a name\n"
@@ -136,7 +143,15 @@ static void help(void)
 	      "  -l LOG       also append the JSON lines to LOG\n"
 	      "  --fix        at a stall, set TCP_NODELAY on the holder's socket (and the\n"
 	      "               listener it came from) if it is a process of this host;\n"
-	      "               else print the receiving end's fix; nothing else is touched\n",
+	      "               else print the receiving end's fix; nothing else is touched\n"
+	      "  --metrics [ADDR:]PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
+	      "               (ADDR: 127.0.0.1 if not given; IPv6 in brackets)\n"
+	      "  --metrics-file PATH  write them to PATH every 5 s (node_exporter's textfile\n"
+	      "               collector: PATH ending in .prom in its directory)\n"
+	      "  --metrics-max-series N  holder series kept at most (default 500; the\n"
+	      "               rest counted in one series labelled overflow=\"true\")\n"
+	      "  --metrics-expire SECONDS  a holder's series goes after SECONDS without a\n"
+	      "               stall (default 900)\n",
 	      stdout);
 }
 
@@ -151,6 +166,47 @@ static double parse_seconds(const char *arg)
 	if (errno || end == arg || *end || !isfinite(v) || v <= 0 || v > 1e9)
 		return -1;
 	return v;
+}
+
+/* A whole number in [1, max]; 0 if arg is not one. */
+static uint64_t parse_count(const char *arg, uint64_t max)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (*arg < '0' || *arg > '9')
+		return 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || v < 1 || v > max)
+		return 0;
+	return v;
+}
+
+/* The --metrics options: 0, or NF_EXIT_USAGE after saying why. */
+static int metrics_arg(struct nf_watch *w, int c, const char *arg)
+{
+	struct sockaddr_storage ss;
+	char q[NF_CLI_QUOTE_MAX];
+	socklen_t len;
+
+	if (c == 'm' && nf_endpoint_parse(arg, &ss, &len) == 0)
+		w->metrics_addr = arg;
+	else if (c == 'M' && *arg)
+		w->metrics_file = arg;
+	else if (c == 'S' && (w->metrics_max = (uint32_t)parse_count(arg, 1000000)))
+		return 0;
+	else if (c == 'E' && (w->metrics_expire = parse_count(arg, 1000000000)))
+		return 0;
+	else
+		return nf_cli_usage_error(
+			"watch", "%s, not '%s'",
+			c == 'm'   ? "--metrics needs [ADDR:]PORT (a numeric address; IPv6 in brackets)"
+			: c == 'M' ? "--metrics-file needs a PATH"
+			: c == 'S' ? "--metrics-max-series needs a number from 1 to 1000000"
+				   : "--metrics-expire needs a number of seconds from 1 to 1000000000",
+			nf_cli_quote(arg, q));
+	return 0;
 }
 
 /* A --netns word, kept. 0, or -1 after saying why. */
@@ -181,6 +237,10 @@ static int parse_args(struct nf_watch *w, int argc, char **argv)
 		{ "log", required_argument, NULL, 'l' },
 		{ "fix", no_argument, NULL, 'f' },
 		{ "netns", required_argument, NULL, 'n' },
+		{ "metrics", required_argument, NULL, 'm' },
+		{ "metrics-file", required_argument, NULL, 'M' },
+		{ "metrics-max-series", required_argument, NULL, 'S' },
+		{ "metrics-expire", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -210,6 +270,13 @@ static int parse_args(struct nf_watch *w, int argc, char **argv)
 			break;
 		case 'n':
 			if (add_spec(w, optarg) < 0)
+				return NF_EXIT_USAGE;
+			break;
+		case 'm':
+		case 'M':
+		case 'S':
+		case 'E':
+			if (metrics_arg(w, c, optarg) != 0)
 				return NF_EXIT_USAGE;
 			break;
 		case 'h':
@@ -327,6 +394,7 @@ static int on_clock(struct nf_watch *w, struct clocks *c)
 		return 1;
 	if (mono >= c->next_tick) {
 		nf_watch_wires_expire(w, clock_ns(CLOCK_REALTIME));
+		nf_watch_metrics_tick(w, mono);
 		c->next_tick = mono + TICK_MS * 1000000u;
 	}
 	if (mono >= c->next_scan) {
@@ -357,15 +425,18 @@ static int run(struct nf_watch *w)
 	int rc;
 
 	while (!stop_signal) {
-		if ((rc = nf_watch_stream_next(w, TICK_MS, &f, &ns)) < 0) {
+		/* with metrics, the wait is watch_metrics.c's: the rings and the endpoint */
+		if ((rc = nf_watch_stream_next(w, w->metrics ? 0 : TICK_MS, &f, &ns)) < 0) {
 			fprintf(stderr, "naglefix watch: reading the rings: %s\n", strerror(errno));
 			return 1;
 		}
 		if (rc > 0) {
 			feed(w, ns, &f);
-			if (w->frames % 64) /* the clocks every 64 frames while busy */
+			if (w->frames % 64) /* the clocks (and the endpoint) every 64 frames while busy */
 				continue;
 		}
+		if (w->metrics) /* frames held for their order are due within the hold */
+			nf_watch_metrics_wait(w, rc > 0 ? 0 : w->nheap ? 10 : TICK_MS);
 		if (on_clock(w, &c))
 			break;
 	}
@@ -422,16 +493,19 @@ static int open_all(struct nf_watch *w)
 	nf_wire_opts_default(&w->wire_opts);
 	w->wire_opts.on_first = on_first;
 	w->wire_opts.on_conn = on_conn;
+	if (w->metrics_addr || w->metrics_file)
+		w->wire_opts.on_stall = nf_watch_metrics_stall;
 	w->wire_opts.arg = w;
 	if (nf_watch_wires_open(w) < 0 || nf_watch_stream_open(w) < 0) {
 		fputs("naglefix watch: out of memory\n", stderr);
 		return 1;
 	}
-	return nf_watch_netns_open(w);
+	return nf_watch_netns_open(w) || nf_watch_metrics_open(w);
 }
 
 static void close_all(struct nf_watch *w)
 {
+	nf_watch_metrics_close(w);
 	nf_watch_json_free(w);
 	nf_watch_netns_close_all(w);
 	nf_watch_stream_close(w);
@@ -461,6 +535,8 @@ int nf_cli_watch(int argc, char **argv)
 	w.out = stdout;
 	w.epfd = -1;
 	w.self_fd = -1;
+	w.metrics_max = NF_METRICS_SERIES_DEFAULT;
+	w.metrics_expire = NF_METRICS_EXPIRE_DEFAULT;
 	if ((rc = parse_args(&w, argc, argv)) != 0)
 		return rc < 0 ? 0 : rc; /* -1: --help */
 	if ((rc = open_all(&w)) != 0) {

@@ -3,7 +3,8 @@
  * command, its loop and its detectors), watch_netns.c (the network
  * namespaces watched), watch_stream.c (their captures read as one
  * stream), watch_owner.c (a connection's process, in its namespace),
- * watch_fix.c (--fix) and watch_json.c (the JSON lines).
+ * watch_fix.c (--fix), watch_json.c (the JSON lines), watch_metrics.c
+ * (--metrics, --metrics-file) and watch_series.c (a stall's series).
  */
 #ifndef NF_WATCH_INT_H
 #define NF_WATCH_INT_H
@@ -16,6 +17,7 @@
 #include "nf_wire.h"
 
 struct nf_watch_sent;
+struct nf_watch_metrics;
 
 #define NF_WATCH_FLUSH_S 60 /* the JSON lines of rows that stalled again, this often */
 #define NF_WATCH_NS_NAME NF_HOLDER_NETNS_MAX
@@ -64,6 +66,10 @@ struct nf_watch {
 	const char *log_path; /* -l */
 	const char **specs;   /* --netns NAME|PATH|PID..., NULL: every namespace */
 	size_t nspecs;
+	const char *metrics_addr;  /* --metrics [ADDR:]PORT, NULL: no endpoint */
+	const char *metrics_file;  /* --metrics-file, NULL: none */
+	uint32_t metrics_max;      /* --metrics-max-series */
+	uint64_t metrics_expire;   /* --metrics-expire, seconds */
 	FILE *out, *log;
 	/* the namespaces (watch_netns.c) */
 	struct nf_watch_ns **ns;      /* ns[0]: watch's own ("host") */
@@ -95,6 +101,7 @@ struct nf_watch {
 	struct nf_watch_sent *sent; /* watch_json.c's, one per row */
 	size_t nsent, capsent;
 	int sent_sorted;
+	struct nf_watch_metrics *metrics; /* watch_metrics.c's; NULL without --metrics* */
 };
 
 /* --- watch_netns.c: the namespaces watched --- */
@@ -225,5 +232,58 @@ void nf_watch_json_flush(struct nf_watch *w);
 
 /* Frees that bookkeeping. */
 void nf_watch_json_free(struct nf_watch *w);
+
+/* --- watch_metrics.c: --metrics and --metrics-file; watch_series.c: a
+ * stall's series --- */
+
+#define NF_WATCH_PROG_MAX 64     /* bytes of a program's name in a label */
+#define NF_WATCH_NAME_SETS 256   /* the connections' programs kept: 4 a set */
+#define NF_WATCH_NAME_WAYS 4
+
+/* A connection's program and namespace, as watch named them at its
+ * first stall (wire: the detector that saw it). */
+struct nf_watch_name {
+	const struct nf_watch_wire *wire;
+	struct nf_end self, peer;
+	uint64_t used;               /* its last use (a count): the set's least recent goes */
+	char prog[NF_WATCH_PROG_MAX];
+	char netns[NF_WATCH_NS_NAME];
+};
+
+struct nf_watch_metrics {
+	struct nf_metrics *m;
+	struct nf_endpoint *ep;      /* NULL without --metrics */
+	uint64_t next_file_ns;       /* --metrics-file's next writing (monotonic) */
+	int file_failing;            /* its last writing failed (and was said) */
+	uint64_t uses;
+	struct nf_watch_name names[NF_WATCH_NAME_SETS][NF_WATCH_NAME_WAYS];
+};
+
+/* Opens what w's --metrics options ask (the endpoint listening, the
+ * file written once) and says on stderr where the endpoint is. 0 (also
+ * when none is asked), or 1 after saying why not. */
+int nf_watch_metrics_open(struct nf_watch *w);
+
+/* A connection found stalling, its holder named (h: its row, or a copy
+ * with the connection's own ends; pid, cmd and netns set as found): the
+ * program and namespace its stalls are counted under. */
+void nf_watch_metrics_named(struct nf_watch *w, const struct nf_holder *h);
+
+/* The detectors' on_stall (arg: w): stall s of row h's connection
+ * self -> peer counted under its holder's series. */
+void nf_watch_metrics_stall(void *arg, const struct nf_holder *h, const struct nf_stall *s,
+			    const struct nf_end *self, const struct nf_end *peer);
+
+/* Waits up to timeout_ms for the rings (the stream's epoll) or the
+ * endpoint, and serves the endpoint's clients that are ready. A signal
+ * ends the wait. */
+void nf_watch_metrics_wait(struct nf_watch *w, int timeout_ms);
+
+/* The loop's tick (mono_ns: the monotonic clock): expires series and
+ * writes --metrics-file when its time has come. */
+void nf_watch_metrics_tick(struct nf_watch *w, uint64_t mono_ns);
+
+/* Writes --metrics-file a last time and closes the endpoint. */
+void nf_watch_metrics_close(struct nf_watch *w);
 
 #endif

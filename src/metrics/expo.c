@@ -96,7 +96,7 @@ static void holder_counts(const struct nf_metrics *m, struct nf_text *t)
 {
 	head(t, "naglefix_stalls_total", "counter",
 	     "Nagle x delayed-ACK stalls found, by holder (its program), side, the holder's end"
-	     " (local) and the end it waited on (peer).");
+	     " (local), the end it waited on (peer) and their network namespace (netns).");
 	for (uint32_t k = 0; k < m->n; k++)
 		nf_text_printf(t, "naglefix_stalls_total{%s} %llu\n", m->s[k].labels,
 			       (unsigned long long)m->s[k].stalls);

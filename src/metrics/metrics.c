@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const nf_metrics_label_names[NF_ML_COUNT] = { "holder", "side", "local", "peer" };
+const char *const nf_metrics_label_names[NF_ML_COUNT] = { "holder", "side", "local", "peer",
+							   "netns" };
 
 const double nf_metrics_bounds[NF_METRICS_BUCKETS] = { 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08,
 						       0.1,  0.15, 0.2,  0.3,  0.5,  1,    2 };
@@ -39,12 +40,17 @@ static uint64_t hash_of(const char *s)
 	return h;
 }
 
-/* k's labels as the text writes them, into t. */
+/* k's labels as the text writes them, into t; one with no value is
+ * left out (Prometheus reads an empty label as none). */
 static void labels_of(const struct nf_metrics_key *k, struct nf_text *t)
 {
+	int n = 0;
+
 	for (int i = 0; i < NF_ML_COUNT; i++) {
-		nf_text_printf(t, "%s%s=\"", i ? "," : "", nf_metrics_label_names[i]);
-		nf_text_label_value(t, k->v[i] ? k->v[i] : "");
+		if (!k->v[i] || !k->v[i][0])
+			continue;
+		nf_text_printf(t, "%s%s=\"", n++ ? "," : "", nf_metrics_label_names[i]);
+		nf_text_label_value(t, k->v[i]);
 		nf_text_add(t, "\"", 1);
 	}
 }

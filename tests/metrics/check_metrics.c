@@ -3,7 +3,8 @@
  * metrics.c, expo.c, textfile.c): a series only for a holder that
  * stalled, its counts, its fix as an info series, the histogram, the
  * bound (the rest in one overflow series), expiry, the escaping of label
- * values (the text stays valid), and the file written whole for
+ * values (the text stays valid), a label with no value left out, and the
+ * file written whole for
  * node_exporter. No network, no clock: the tests give the time.
  */
 #include <check.h>
@@ -219,6 +220,28 @@ START_TEST(test_metrics_label_values_escaped)
 }
 END_TEST
 
+/* The namespace is a label; a label with no value (a holder not named)
+ * is left out, not written empty; two namespaces are two series. */
+START_TEST(test_metrics_netns_and_empty_labels)
+{
+	struct nf_metrics *m = fresh(10, 60);
+	struct nf_metrics_key k = { { "", "connect", "127.0.0.1", "127.0.0.1:80", "pid:42" } };
+	struct nf_metrics_key h = { { "", "connect", "127.0.0.1", "127.0.0.1:80", "host" } };
+	char *t;
+
+	nf_metrics_stall(m, &k, "fix", 0.04, 100);
+	nf_metrics_stall(m, &h, "fix", 0.04, 100);
+	t = text_of(m);
+	ck_assert_uint_eq(nf_metrics_series(m), 2);
+	ck_assert_int_eq(lines_with(t, "naglefix_stalls_total{side=\"connect\",local=\"127.0.0.1\","
+				       "peer=\"127.0.0.1:80\",netns=\"pid:42\"} 1\n"), 1);
+	ck_assert_int_eq(lines_with(t, "naglefix_stalls_total{side=\"connect\",local=\"127.0.0.1\","
+				       "peer=\"127.0.0.1:80\",netns=\"host\"} 1\n"), 1);
+	free(t);
+	nf_metrics_free(m);
+}
+END_TEST
+
 /* Every sample line follows its metric's TYPE line, every TYPE its HELP;
  * counters end in _total; no empty line. */
 START_TEST(test_metrics_text_shape)
@@ -309,6 +332,7 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_metrics_expire);
 	tcase_add_test(tc, test_metrics_expiry_frees_room);
 	tcase_add_test(tc, test_metrics_label_values_escaped);
+	tcase_add_test(tc, test_metrics_netns_and_empty_labels);
 	tcase_add_test(tc, test_metrics_text_shape);
 	tcase_add_test(tc, test_metrics_write_file);
 	suite_add_tcase(s, tc);

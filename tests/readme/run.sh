@@ -62,14 +62,16 @@ check() {
 	5) grep -q "127.0.0.1:$PORT  *connect .* connect 127.0.0.1:$PORT coalesce" "$log" ;;
 	6) grep -q "stall .* pid [0-9]* .*LegacyClient" "$log" &&
 		grep -q "connect 127.0.0.1:$PORT coalesce" "$log" ;;
+	7) grep -q "^naglefix_stalls_total{holder=\"java\",side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$PORT\",netns=\"host\"} [1-9]" "$log" &&
+		grep -q "^naglefix_holder_fix_info{.*peer=\"127.0.0.1:$PORT\",netns=\"host\",fix=\"connect 127.0.0.1:$PORT coalesce\"} 1" "$log" ;;
 	*) true ;;
 	esac
 }
 
 names=("" "a server, and the client as it is: the stall" "fix one program: nodelay, a policy file, check"
-	"audit" "fix a running program" "read a capture" "watch the host")
+	"audit" "fix a running program" "read a capture" "watch the host" "a fleet: the metrics")
 count=$(cat "$W/count")
-if ((count >= 6)); then pass "README has its 6 examples ($count blocks)"; else fail "README has its 6 examples" "$count blocks"; fi
+if ((count >= 7)); then pass "README has its 7 examples ($count blocks)"; else fail "README has its 7 examples" "$count blocks"; fi
 for ((i = 1; i <= count; i++)); do
 	name="example $i: ${names[i]:-block $i}"
 	selected "$name" || continue
