@@ -7,8 +7,8 @@
  * it to a file for node_exporter's textfile collector).
  *
  * A holder's series is named by labels (enum nf_metrics_label): which
- * program held, its side, its own end and the end it waited on, the
- * network namespace it is in. A
+ * program held and its service or container, its side, its own end and
+ * the end it waited on, the network namespace it is in. A
  * connection that never stalled makes none. Their number is bounded (the
  * stalls of holders past the bound are counted in one series labelled
  * overflow="true"), and a series with no stall for expire_s seconds is
@@ -29,6 +29,7 @@
  * metrics.c's table and a value its caller fills. */
 enum nf_metrics_label {
 	NF_ML_HOLDER = 0, /* the holder's program ("java"), "" if not named */
+	NF_ML_CGROUP,     /* its service or container ("nginx.service", "docker-<id>"), "" if not named */
 	NF_ML_SIDE,       /* "connect" or "accept" */
 	NF_ML_LOCAL,      /* the holder's end: a server's "addr:port", a client's address */
 	NF_ML_PEER,       /* the end it waited on: a client's server "addr:port", a server's client address */

@@ -240,13 +240,14 @@ void nf_watch_json_free(struct nf_watch *w);
 #define NF_WATCH_NAME_SETS 256   /* the connections' programs kept: 4 a set */
 #define NF_WATCH_NAME_WAYS 4
 
-/* A connection's program and namespace, as watch named them at its
- * first stall (wire: the detector that saw it). */
+/* A connection's program, cgroup and namespace, as watch named them at
+ * its first stall (wire: the detector that saw it). */
 struct nf_watch_name {
 	const struct nf_watch_wire *wire;
 	struct nf_end self, peer;
 	uint64_t used;               /* its last use (a count): the set's least recent goes */
 	char prog[NF_WATCH_PROG_MAX];
+	char cgroup[NF_HOLDER_CGROUP_MAX];
 	char netns[NF_WATCH_NS_NAME];
 };
 
@@ -265,8 +266,9 @@ struct nf_watch_metrics {
 int nf_watch_metrics_open(struct nf_watch *w);
 
 /* A connection found stalling, its holder named (h: its row, or a copy
- * with the connection's own ends; pid, cmd and netns set as found): the
- * program and namespace its stalls are counted under. */
+ * with the connection's own ends; pid, cmd, cgroup and netns set as
+ * found): the program, cgroup and namespace its stalls are counted
+ * under. */
 void nf_watch_metrics_named(struct nf_watch *w, const struct nf_holder *h);
 
 /* The detectors' on_stall (arg: w): stall s of row h's connection

@@ -3,11 +3,11 @@
  * its holder's program, its row's side, the holder's end and the end it
  * waited on (each less the port that varies between the row's
  * connections), the network namespace it was named in, and the row's
- * fix. The program is the connection's own (two programs of one host
- * talking to one server are one row, two series): named at the
- * connection's first stall, kept in a cache of 1,024 connections (a set's
- * least recently used goes); a connection the cache let go counts under
- * its row's first program.
+ * fix. The program and its cgroup are the connection's own (two programs
+ * of one host talking to one server are one row, two series): named at
+ * the connection's first stall, kept in a cache of 1,024 connections (a
+ * set's least recently used goes); a connection the cache let go counts
+ * under its row's first program.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -88,11 +88,12 @@ static struct nf_watch_name *name_find(struct nf_watch_metrics *wm, const struct
 	return NULL;
 }
 
-/* Keeps prog and netns as those of self -> peer of detector wire: in its
- * entry if it has one, else in place of its set's least recently used. */
+/* Keeps prog and the cgroup and netns of h as those of self -> peer of
+ * detector wire: in its entry if it has one, else in place of its set's
+ * least recently used. */
 static void name_put(struct nf_watch_metrics *wm, const struct nf_watch_wire *wire,
 		     const struct nf_end *self, const struct nf_end *peer, const char *prog,
-		     const char *netns)
+		     const struct nf_holder *h)
 {
 	struct nf_watch_name *set = wm->names[set_of(wire, self, peer)], *e = NULL;
 
@@ -110,7 +111,8 @@ static void name_put(struct nf_watch_metrics *wm, const struct nf_watch_wire *wi
 	e->peer = *peer;
 	e->used = ++wm->uses;
 	snprintf(e->prog, sizeof(e->prog), "%s", prog);
-	snprintf(e->netns, sizeof(e->netns), "%s", netns);
+	snprintf(e->cgroup, sizeof(e->cgroup), "%s", h->cgroup);
+	snprintf(e->netns, sizeof(e->netns), "%s", h->netns);
 }
 
 void nf_watch_metrics_named(struct nf_watch *w, const struct nf_holder *h)
@@ -121,27 +123,29 @@ void nf_watch_metrics_named(struct nf_watch *w, const struct nf_holder *h)
 		return;
 	if (h->pid)
 		program_of(h->cmd, prog);
-	name_put(w->metrics, w->cur_wire, &h->self, &h->peer, prog, h->netns);
+	name_put(w->metrics, w->cur_wire, &h->self, &h->peer, prog, h);
 }
 
-/* The program and namespace of connection self -> peer of row h (its
- * detector's: w->cur_wire): the cache's, else the row's own. */
-static void program(struct nf_watch *w, const struct nf_holder *h, const struct nf_end *self,
-		    const struct nf_end *peer, const char **prog, const char **netns)
+/* The program, cgroup and namespace of connection self -> peer of row h
+ * (its detector's: w->cur_wire) into k: the cache's, else the row's own. */
+static void named(struct nf_watch *w, const struct nf_holder *h, const struct nf_end *self,
+		  const struct nf_end *peer, struct nf_metrics_key *k)
 {
 	static char row_prog[NF_WATCH_PROG_MAX];
 	struct nf_watch_name *e = name_find(w->metrics, w->cur_wire, self, peer);
 
 	if (e) {
-		*prog = e->prog;
-		*netns = e->netns;
+		k->v[NF_ML_HOLDER] = e->prog;
+		k->v[NF_ML_CGROUP] = e->cgroup;
+		k->v[NF_ML_NETNS] = e->netns;
 		return;
 	}
 	row_prog[0] = '\0';
 	if (h->pid)
 		program_of(h->cmd, row_prog);
-	*prog = row_prog;
-	*netns = h->netns;
+	k->v[NF_ML_HOLDER] = row_prog;
+	k->v[NF_ML_CGROUP] = h->cgroup;
+	k->v[NF_ML_NETNS] = h->netns;
 }
 
 static uint64_t mono_s(void)
@@ -162,7 +166,7 @@ void nf_watch_metrics_stall(void *arg, const struct nf_holder *h, const struct n
 
 	if (!w->metrics)
 		return;
-	program(w, h, self, peer, &k.v[NF_ML_HOLDER], &k.v[NF_ML_NETNS]);
+	named(w, h, self, peer, &k);
 	k.v[NF_ML_SIDE] = accept ? "accept" : "connect";
 	k.v[NF_ML_LOCAL] = nf_addr_format(h->self.family, h->self.addr, accept ? h->self.port : -1,
 					  local);

@@ -95,8 +95,9 @@ static void head(struct nf_text *t, const char *name, const char *type, const ch
 static void holder_counts(const struct nf_metrics *m, struct nf_text *t)
 {
 	head(t, "naglefix_stalls_total", "counter",
-	     "Nagle x delayed-ACK stalls found, by holder (its program), side, the holder's end"
-	     " (local), the end it waited on (peer) and their network namespace (netns).");
+	     "Nagle x delayed-ACK stalls found, by holder (its program) and its cgroup (service or"
+	     " container), side, the holder's end (local), the end it waited on (peer) and their"
+	     " network namespace (netns).");
 	for (uint32_t k = 0; k < m->n; k++)
 		nf_text_printf(t, "naglefix_stalls_total{%s} %llu\n", m->s[k].labels,
 			       (unsigned long long)m->s[k].stalls);

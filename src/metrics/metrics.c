@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const nf_metrics_label_names[NF_ML_COUNT] = { "holder", "side", "local", "peer",
-							   "netns" };
+const char *const nf_metrics_label_names[NF_ML_COUNT] = { "holder", "cgroup", "side", "local",
+							   "peer",   "netns" };
 
 const double nf_metrics_bounds[NF_METRICS_BUCKETS] = { 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08,
 						       0.1,  0.15, 0.2,  0.3,  0.5,  1,    2 };

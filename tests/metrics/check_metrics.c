@@ -3,7 +3,8 @@
  * metrics.c, expo.c, textfile.c): a series only for a holder that
  * stalled, its counts, its fix as an info series, the histogram, the
  * bound (the rest in one overflow series), expiry, the escaping of label
- * values (the text stays valid), a label with no value left out, and the
+ * values (the text stays valid), the cgroup and namespace labels, a
+ * label with no value left out, and the
  * file written whole for
  * node_exporter. No network, no clock: the tests give the time.
  */
@@ -21,7 +22,8 @@
 static struct nf_metrics_key key(const char *holder, const char *side, const char *local,
 				 const char *peer)
 {
-	struct nf_metrics_key k = { { holder, side, local, peer } };
+	struct nf_metrics_key k = { { [NF_ML_HOLDER] = holder, [NF_ML_SIDE] = side,
+				      [NF_ML_LOCAL] = local, [NF_ML_PEER] = peer } };
 
 	return k;
 }
@@ -220,23 +222,28 @@ START_TEST(test_metrics_label_values_escaped)
 }
 END_TEST
 
-/* The namespace is a label; a label with no value (a holder not named)
- * is left out, not written empty; two namespaces are two series. */
-START_TEST(test_metrics_netns_and_empty_labels)
+/* The cgroup and the namespace are labels (the cgroup after the
+ * holder); a label with no value (a holder not named) is left out, not
+ * written empty; two namespaces are two series. */
+START_TEST(test_metrics_cgroup_netns_and_empty_labels)
 {
 	struct nf_metrics *m = fresh(10, 60);
-	struct nf_metrics_key k = { { "", "connect", "127.0.0.1", "127.0.0.1:80", "pid:42" } };
-	struct nf_metrics_key h = { { "", "connect", "127.0.0.1", "127.0.0.1:80", "host" } };
+	struct nf_metrics_key k = key("", "connect", "127.0.0.1", "127.0.0.1:80");
+	struct nf_metrics_key h = key("nginx", "connect", "127.0.0.1", "127.0.0.1:80");
 	char *t;
 
+	k.v[NF_ML_NETNS] = "pid:42";
+	h.v[NF_ML_NETNS] = "host";
+	h.v[NF_ML_CGROUP] = "nginx.service";
 	nf_metrics_stall(m, &k, "fix", 0.04, 100);
 	nf_metrics_stall(m, &h, "fix", 0.04, 100);
 	t = text_of(m);
 	ck_assert_uint_eq(nf_metrics_series(m), 2);
 	ck_assert_int_eq(lines_with(t, "naglefix_stalls_total{side=\"connect\",local=\"127.0.0.1\","
 				       "peer=\"127.0.0.1:80\",netns=\"pid:42\"} 1\n"), 1);
-	ck_assert_int_eq(lines_with(t, "naglefix_stalls_total{side=\"connect\",local=\"127.0.0.1\","
-				       "peer=\"127.0.0.1:80\",netns=\"host\"} 1\n"), 1);
+	ck_assert_int_eq(lines_with(t, "naglefix_stalls_total{holder=\"nginx\",cgroup=\"nginx.service\","
+				       "side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:80\","
+				       "netns=\"host\"} 1\n"), 1);
 	free(t);
 	nf_metrics_free(m);
 }
@@ -332,7 +339,7 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_metrics_expire);
 	tcase_add_test(tc, test_metrics_expiry_frees_room);
 	tcase_add_test(tc, test_metrics_label_values_escaped);
-	tcase_add_test(tc, test_metrics_netns_and_empty_labels);
+	tcase_add_test(tc, test_metrics_cgroup_netns_and_empty_labels);
 	tcase_add_test(tc, test_metrics_text_shape);
 	tcase_add_test(tc, test_metrics_write_file);
 	suite_add_tcase(s, tc);

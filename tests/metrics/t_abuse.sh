@@ -145,7 +145,7 @@ fi
 # ---- watch meanwhile ----------------------------------------------------------------
 
 read -r want _ <<<"$(sed -n 's/^stalled=\([0-9]*\) stalled_ms=\([0-9.]*\)/\1 \2/p' "$W/client.out")"
-got=$(sed -n "s/^naglefix_stalls_total{holder=\"python3\",side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$PA\",netns=\"host\"} //p" \
+got=$(sed -En "s/^naglefix_stalls_total\{holder=\"python3\",(cgroup=\"[^\"]*\",)?side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$PA\",netns=\"host\"\} //p" \
     "$W/after.txt")
 # (how many of its 60 rounds stall is the kernel's: once, under this
 # load, the server's delayed ACKs stopped after 15; the count must be

@@ -9,6 +9,7 @@
 # (no other program's stall can add a series) and its ports are its own.
 # There, on 127.0.0.1:
 #   - servers A, B, C (peers.py server) and split-writing clients of each
+#     (B's moved into a cgroup the test makes, nfprom<PID>-b.service)
 #     (peers.py split: each round timed by the client; a round of 20 ms or
 #     more is a stall it measured, a stall being ~40 ms and a round
 #     without one under 5 ms);
@@ -23,8 +24,8 @@
 #     node_exporter, its rules conf/naglefix-alerts.yml.
 # Checks: watch finds each client's stalls, as the client measured them or
 # one off; the query naglefix_stalls_total{peer=A} returns them, labelled
-# with its program, side, ends and namespace; the time lost is the
-# client's stalled rounds' within 20%; the fix as an info series and
+# with its program, side, ends and namespace (B's with its cgroup); the
+# time lost is the client's stalled rounds' within 20%; the fix as an info series and
 # through the alert's expression; the histogram counts every stall; the
 # rules load healthy; client D's stalls are a series labelled
 # netns="NS", and 2 namespaces are watched; promtool check metrics says nothing on either
@@ -67,12 +68,17 @@ fi
 
 PIDS=()
 NS=nfprom$$
+# client B's cgroup, as systemd would make a service's, under the cgroup2
+# mount (the first whole one, as the command finds it)
+CGROOT=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") break; if ($(i + 1) == "cgroup2" && $4 == "/") { print $5; exit } }' /proc/self/mountinfo)
+CGB=nfprom$$.slice/nfprom$$-b.service
 on_exit() {
     local p
     for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
     sleep 0.2
     for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
     ip netns del "$NS" 2>/dev/null
+    [[ -z $CGROOT ]] || rmdir "$CGROOT/$CGB" "$CGROOT/${CGB%/*}" 2>/dev/null
 }
 trap on_exit EXIT
 ip link set lo up || { fail "t_prometheus" "ip link set lo up"; finish; exit; }
@@ -156,7 +162,14 @@ fi
 # ---- the clients ------------------------------------------------------------
 
 python3 "$HERE/peers.py" split "$PA" 13 >"$W/client-a.out" 2>&1
-python3 "$HERE/peers.py" split "$PB" 5 >"$W/client-b.out" 2>&1
+if [[ -n $CGROOT ]] && mkdir -p "$CGROOT/$CGB"; then
+    # moved into it before it execs, as a runtime does
+    sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CGROOT/$CGB" \
+        python3 "$HERE/peers.py" split "$PB" 5 >"$W/client-b.out" 2>&1
+else
+    fail "a cgroup for client B" "no cgroup2 mount, or no cgroup could be made there"
+    python3 "$HERE/peers.py" split "$PB" 5 >"$W/client-b.out" 2>&1
+fi
 python3 "$HERE/peers.py" split "$PC" 5 >"$W/client-c.out" 2>&1
 ip netns exec "$NS" python3 "$HERE/peers.py" split "$PD" 5 >"$W/client-d.out" 2>&1
 read -r NA MSA <<<"$(sed -n 's/^stalled=\([0-9]*\) stalled_ms=\([0-9.]*\)/\1 \2/p' "$W/client-a.out")"
@@ -180,9 +193,10 @@ curl -s --max-time 5 http://127.0.0.1:9477/metrics >"$W/watch1-found.txt"
 # reason on a busy machine, and a first round stalled once, 50 ms, with
 # no Nagle hold on the wire). Prometheus and node_exporter must then give
 # watch's figures exactly.
-# found PORT [NETNS]: watch 1's count of the client of server PORT
+# found PORT [NETNS]: watch 1's count of the client of server PORT (its
+# cgroup whatever this machine puts the test in)
 found() {
-    sed -n "s/^naglefix_stalls_total{holder=\"python3\",side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$1\",netns=\"${2:-host}\"} //p" \
+    sed -En "s/^naglefix_stalls_total\{holder=\"python3\",(cgroup=\"[^\"]*\",)?side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$1\",netns=\"${2:-host}\"\} //p" \
         "$W/watch1-found.txt"
 }
 near() { [[ -n $1 && -n $2 ]] && (($1 - $2 <= 1 && $2 - $1 <= 1)); }
@@ -195,6 +209,14 @@ if near "$WA" "$NA" && near "$WB" "$NB" && near "$WC" "$NC" && near "$WD" "$ND";
 else
     fail "watch found each client's stalls (or one off)" \
         "A '$WA' ($NA), B '$WB' ($NB), C '$WC' ($NC), D '$WD' ($ND)" "$W/watch1-found.txt"
+fi
+
+cg=$(sed -En "s/^naglefix_stalls_total\{holder=\"python3\",cgroup=\"([^\"]*)\",side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$PB\",.*/\1/p" \
+    "$W/watch1-found.txt")
+if [[ $cg == "nfprom$$-b.service" ]]; then
+    pass "client B's series labelled with its cgroup: cgroup=\"$cg\""
+else
+    fail "client B's series labelled with its cgroup" "'$cg', not nfprom$$-b.service" "$W/watch1-found.txt"
 fi
 
 # ---- Prometheus' answers ----------------------------------------------------
@@ -263,8 +285,8 @@ fi
 # ---- the text, as promtool reads it -------------------------------------------
 
 curl -s --max-time 5 http://127.0.0.1:9477/metrics >"$W/watch1.txt"
-line="naglefix_stalls_total{holder=\"python3\",side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$PD\",netns=\"$NS\"} $WD"
-if [[ -n $WD ]] && grep -qxF "$line" "$W/watch1.txt" && grep -qx 'naglefix_namespaces_watched 2' "$W/watch1.txt"; then
+line="naglefix_stalls_total\{holder=\"python3\",(cgroup=\"[^\"]*\",)?side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$PD\",netns=\"$NS\"\} $WD"
+if [[ -n $WD ]] && grep -qxE "$line" "$W/watch1.txt" && grep -qx 'naglefix_namespaces_watched 2' "$W/watch1.txt"; then
     pass "a namespace's holder: client D's $WD stalls (it measured $ND) labelled netns=\"$NS\"; 2 namespaces watched"
 else
     fail "a namespace's holder labelled with it" "no line '$line'" "$W/watch1.txt"
@@ -283,7 +305,7 @@ done
 
 node_has() {
     curl -s --max-time 5 http://127.0.0.1:9100/metrics >"$W/node.txt" &&
-        grep -qx "naglefix_stalls_total{holder=\"python3\",local=\"127.0.0.1\",netns=\"host\",peer=\"127.0.0.1:$PA\",side=\"connect\"} $WA" \
+        grep -qxE "naglefix_stalls_total\{(cgroup=\"[^\"]*\",)?holder=\"python3\",local=\"127.0.0.1\",netns=\"host\",peer=\"127.0.0.1:$PA\",side=\"connect\"\} $WA" \
             "$W/node.txt"
 }
 if until_ok 15 node_has && grep -qx 'node_textfile_scrape_error 0' "$W/node.txt"; then

@@ -62,7 +62,7 @@ check() {
 	5) grep -q "127.0.0.1:$PORT  *connect .* connect 127.0.0.1:$PORT coalesce" "$log" ;;
 	6) grep -q "stall .* pid [0-9]* .*LegacyClient" "$log" &&
 		grep -q "connect 127.0.0.1:$PORT coalesce" "$log" ;;
-	7) grep -q "^naglefix_stalls_total{holder=\"java\",side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$PORT\",netns=\"host\"} [1-9]" "$log" &&
+	7) grep -Eq "^naglefix_stalls_total\{holder=\"java\",(cgroup=\"[^\"]*\",)?side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$PORT\",netns=\"host\"\} [1-9]" "$log" &&
 		grep -q "^naglefix_holder_fix_info{.*peer=\"127.0.0.1:$PORT\",netns=\"host\",fix=\"connect 127.0.0.1:$PORT coalesce\"} 1" "$log" ;;
 	*) true ;;
 	esac
