@@ -63,6 +63,7 @@ nf_audit.h actions/audit
 nf_sandbox.h process
 nf_version.h common
 nf_fnv.h common
+nf_tcp.h common
 nf_pkt.h wire
 nf_wire.h wire
 nf_bpf.h bpf

@@ -27,6 +27,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "nf_tcp.h"
+
 #define NF_TIE_WAIT_US 1000000u /* the longest S2 after the ACK waiting for H's round trip */
 
 /* A direction's state, and the same with another state. */
@@ -46,7 +48,7 @@ static inline void set_state(struct dir *d, unsigned st)
  * send no more than they advertise: a server that said 1380 to a client
  * that said 1460 sends 1380 a segment, full; unless H was seen sending
  * more than its own), less 40 bytes of options; with no SYN seen, the
- * largest payload seen, but never below IPv4's default 536. */
+ * largest payload seen, but never below NF_TCP_MSS_DEFAULT (536). */
 static inline __attribute__((always_inline)) int is_small(const struct conn *c, int i, uint32_t len)
 {
 	const struct dir *h = &c->d[i];
@@ -57,8 +59,8 @@ static inline __attribute__((always_inline)) int is_small(const struct conn *c, 
 		mss = own;
 	full = mss > 40 ? mss - 40u : h->max_len;
 
-	if (full < 536)
-		full = 536;
+	if (full < NF_TCP_MSS_DEFAULT)
+		full = NF_TCP_MSS_DEFAULT;
 	return len < full;
 }
 
@@ -225,7 +227,7 @@ static inline __attribute__((always_inline)) void own_data(struct nf_wire *w, st
 		set_state(h, ST_NONE);
 		return;
 	}
-	small = p->len && (p->len < 536 || is_small(c, i, p->len)); /* is_small's floor first */
+	small = p->len && (p->len < NF_TCP_MSS_DEFAULT || is_small(c, i, p->len)); /* is_small's floor first */
 	if (h->f & DF_PEND) { /* R did not answer before H sent more */
 		w->st.unanswered++;
 		h->f &= (uint16_t)~DF_PEND;

@@ -16,11 +16,13 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "nf_tcp.h"
+
 #define FAKE_FD 100        /* the tests' socket: a number, no file behind it */
 #define FAKE_SENDS 256     /* sends recorded, and answers scripted, at most */
 #define FAKE_BYTES 65536   /* bytes recorded of what was offered, taken, logged */
 #define FAKE_MSS 1448      /* tcpi_snd_mss unless a test says otherwise */
-#define FAKE_RCV_MSS 536   /* tcpi_rcv_mss: the kernel's first estimate */
+#define FAKE_RCV_MSS NF_TCP_MSS_DEFAULT /* tcpi_rcv_mss: the kernel's first estimate */
 #define FAKE_ATO 40000     /* tcpi_ato (us): TCP_ATO_MIN, as loopback reads */
 #define FAKE_RTT 15        /* tcpi_rtt (us), as loopback reads */
 

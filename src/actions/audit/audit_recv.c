@@ -15,10 +15,11 @@
  *
  *  - the first piece was at most one segment: first <= tcpi_rcv_mss. The
  *    kernel ACKs at once when more than one full segment (rcv_mss, its
- *    estimate of the peer's MSS: the largest segment seen, 536 on
- *    loopback until a larger one comes) is unacknowledged, and delays the
- *    ACK of less. (At most, not fewer than: a full segment alone is
- *    delayed too, and a message of 1.5 segments stalls on it.)
+ *    estimate of the peer's MSS: the largest segment seen,
+ *    NF_TCP_MSS_DEFAULT of nf_tcp.h until a larger one comes) is
+ *    unacknowledged, and delays the ACK of less. (At most, not fewer
+ *    than: a full segment alone is delayed too, and a message of 1.5
+ *    segments stalls on it.)
  *  - the second piece had just come when the read returned:
  *    tcpi_last_data_recv <= ARRIVED_MS, one jiffy at HZ=100 (its unit).
  *    A program that reads the first piece, works 45 ms, then finds the
