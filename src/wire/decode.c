@@ -17,10 +17,7 @@
 #include <sys/socket.h>
 
 #include "decode_int.h"
-
-#define ETH_IPV4 0x0800
-#define ETH_IPV6 0x86dd
-#define ETH_PPPOE 0x8864 /* a PPPoE session's frames (RFC 2516) */
+#include "ethertype_int.h"
 
 /* ---- link headers -------------------------------------------------------------- */
 
@@ -33,7 +30,8 @@ NF_INLINE enum nf_pkt_skip link_ethernet(struct cur *c, uint16_t *proto)
 	if (!cur_has(c, 0, 14))
 		return NF_SKIP_SHORT;
 	type = cur_be16(c, 12);
-	while (type == 0x8100 || type == 0x88a8 || type == 0x9100) {
+	while (type == NF_ETHERTYPE_8021Q || type == NF_ETHERTYPE_8021AD ||
+	       type == NF_ETHERTYPE_8021QINQ) {
 		if (!cur_has(c, off, 4))
 			return NF_SKIP_SHORT;
 		type = cur_be16(c, off + 2);
@@ -80,9 +78,9 @@ NF_INLINE enum nf_pkt_skip link_bsd(struct cur *c, int network_order, uint16_t *
 	le = __builtin_bswap32(be);
 	fam = network_order || le > 0xffff ? be : le;
 	if (fam == 2)
-		*proto = ETH_IPV4;
+		*proto = NF_ETHERTYPE_IP;
 	else if (fam == 24 || fam == 28 || fam == 30)
-		*proto = ETH_IPV6;
+		*proto = NF_ETHERTYPE_IPV6;
 	else
 		return NF_SKIP_NOT_IP;
 	cur_skip(c, 4);
@@ -98,18 +96,18 @@ NF_INLINE enum nf_pkt_skip link_raw(struct cur *c, uint32_t link, uint16_t *prot
 		return NF_SKIP_SHORT;
 	v = cur_u8(c, 0) >> 4;
 	if (v == 4 && link != NF_LINK_IPV6)
-		*proto = ETH_IPV4;
+		*proto = NF_ETHERTYPE_IP;
 	else if (v == 6 && link != NF_LINK_IPV4)
-		*proto = ETH_IPV6;
+		*proto = NF_ETHERTYPE_IPV6;
 	else
 		return link == NF_LINK_RAW ? NF_SKIP_NOT_IP : NF_SKIP_BAD;
 	return NF_SKIP_NONE;
 }
 
 /* A PPPoE session header (version and type, code, session, length: 6
- * bytes) and PPP's 2-byte protocol: IPv4 (0x0021) and IPv6 (0x0057)
- * become their ethertypes; PPP's own (LCP, IPCP...) is not IP. What a
- * DSL link carries, seen on the Ethernet side of its modem or router. */
+ * bytes) and PPP's 2-byte protocol: IPv4 and IPv6 become their
+ * ethertypes; PPP's own (LCP, IPCP...) is not IP. What a DSL link
+ * carries, seen on the Ethernet side of its modem or router. */
 NF_INLINE enum nf_pkt_skip link_pppoe(struct cur *c, uint16_t *proto)
 {
 	uint16_t ppp;
@@ -117,10 +115,10 @@ NF_INLINE enum nf_pkt_skip link_pppoe(struct cur *c, uint16_t *proto)
 	if (!cur_has(c, 0, 8))
 		return NF_SKIP_SHORT;
 	ppp = cur_be16(c, 6);
-	if (ppp == 0x0021)
-		*proto = ETH_IPV4;
-	else if (ppp == 0x0057)
-		*proto = ETH_IPV6;
+	if (ppp == NF_PPP_IP)
+		*proto = NF_ETHERTYPE_IP;
+	else if (ppp == NF_PPP_IPV6)
+		*proto = NF_ETHERTYPE_IPV6;
 	else
 		return NF_SKIP_NOT_IP;
 	cur_skip(c, 8);
@@ -272,14 +270,14 @@ enum nf_pkt_skip nf_pkt_decode_general(uint32_t link, uint16_t ethertype, const 
 	uint16_t proto = 0;
 	enum nf_pkt_skip r = link_header(link, ethertype, &c, &proto, p);
 
-	if (r == NF_SKIP_NONE && proto == ETH_PPPOE)
+	if (r == NF_SKIP_NONE && proto == NF_ETHERTYPE_PPPOES)
 		r = link_pppoe(&c, &proto);
 	if (r != NF_SKIP_NONE)
 		return r;
 	wire = (origlen > caplen ? origlen : caplen) - (caplen - c.len);
-	if (proto == ETH_IPV4)
+	if (proto == NF_ETHERTYPE_IP)
 		r = ipv4(&c, wire, &hlen, &plen, p);
-	else if (proto == ETH_IPV6)
+	else if (proto == NF_ETHERTYPE_IPV6)
 		r = ipv6(&c, wire, &hlen, &plen, p);
 	else
 		return NF_SKIP_NOT_IP;

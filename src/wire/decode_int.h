@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "ethertype_int.h"
 #include "nf_pkt.h"
 
 #define NF_INLINE static inline __attribute__((always_inline))
@@ -147,17 +148,17 @@ NF_INLINE int nf_pkt_common_read(uint32_t link, const uint8_t *d, size_t caplen,
 	const uint8_t *ip;
 
 	if (link == NF_LINK_ETHERNET) {
-		if (caplen < 14 || be16_at(d + 12) != 0x0800)
+		if (caplen < 14 || be16_at(d + 12) != NF_ETHERTYPE_IP)
 			return 0;
 		l2 = 14;
 		k->dir = 0;
 	} else if (link == NF_LINK_LINUX_SLL2) {
-		if (caplen < 20 || be16_at(d) != 0x0800)
+		if (caplen < 20 || be16_at(d) != NF_ETHERTYPE_IP)
 			return 0;
 		l2 = 20;
 		k->dir = sll_pkttype_dir(d[10]);
 	} else if (link == NF_LINK_LINUX_SLL) {
-		if (caplen < 16 || be16_at(d + 14) != 0x0800)
+		if (caplen < 16 || be16_at(d + 14) != NF_ETHERTYPE_IP)
 			return 0;
 		l2 = 16;
 		k->dir = sll_pkttype_dir(be16_at(d));
