@@ -200,17 +200,22 @@ static int fcntl_done(int fd, int cmd, int rc)
 	return rc;
 }
 
-int nf_fcntl(int fd, int cmd, void *arg)
+/*
+ * fcntl's third argument is an int, a pointer or nothing, depending on
+ * cmd. Like glibc's own fcntl, read it as a pointer-sized word (for a
+ * command without one, whatever its place holds: the kernel ignores it)
+ * and pass it on unchanged.
+ */
+int nf_vfcntl(int fd, int cmd, va_list ap, int large)
 {
-	return fcntl_done(fd, cmd, nf_real.fcntl(fd, cmd, arg));
-}
+	void *arg = va_arg(ap, void *);
+	int rc;
 
-/* A libc without fcntl64 (musl) gets fcntl. */
-int nf_fcntl64(int fd, int cmd, void *arg)
-{
-	if (!nf_real.fcntl64)
-		return nf_fcntl(fd, cmd, arg);
-	return fcntl_done(fd, cmd, nf_real.fcntl64(fd, cmd, arg));
+	if (large && nf_real.fcntl64)
+		rc = nf_real.fcntl64(fd, cmd, arg);
+	else
+		rc = nf_real.fcntl(fd, cmd, arg);
+	return fcntl_done(fd, cmd, rc);
 }
 
 NF_EXPORT int close(int fd)
@@ -275,44 +280,40 @@ NF_EXPORT int dup3(int oldfd, int newfd, int flags)
 	return nf_dup3(oldfd, newfd, flags);
 }
 
-/*
- * fcntl's third argument is an int or a pointer, depending on cmd; like
- * glibc's own fcntl, take it as a pointer-sized word and pass it on.
- * fcntl64 is what programs built with _FILE_OFFSET_BITS=64 call.
- */
 NF_EXPORT int fcntl(int fd, int cmd, ...)
 {
 	va_list ap;
-	void *arg;
+	int rc;
 
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
 	nf_init();
-	return nf_fcntl(fd, cmd, arg);
+	va_start(ap, cmd);
+	rc = nf_vfcntl(fd, cmd, ap, 0);
+	va_end(ap);
+	return rc;
 }
 
 /* glibc's exported internal name of fcntl. */
 NF_EXPORT int __fcntl(int fd, int cmd, ...)
 {
 	va_list ap;
-	void *arg;
+	int rc;
 
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
 	nf_init();
-	return nf_fcntl(fd, cmd, arg);
+	va_start(ap, cmd);
+	rc = nf_vfcntl(fd, cmd, ap, 0);
+	va_end(ap);
+	return rc;
 }
 
+/* What programs built with _FILE_OFFSET_BITS=64 call for fcntl. */
 NF_EXPORT int fcntl64(int fd, int cmd, ...)
 {
 	va_list ap;
-	void *arg;
+	int rc;
 
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
 	nf_init();
-	return nf_fcntl64(fd, cmd, arg);
+	va_start(ap, cmd);
+	rc = nf_vfcntl(fd, cmd, ap, 1);
+	va_end(ap);
+	return rc;
 }

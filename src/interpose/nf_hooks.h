@@ -73,13 +73,15 @@ int nf_aio_write64(struct aiocb64 *cb);
 int nf_lio_listio(int mode, nf_lio_list list, int nent, struct sigevent *sev);
 int nf_lio_listio64(int mode, struct aiocb64 *const list[], int nent, struct sigevent *sev);
 int nf_dup(int fd);
-int nf_fcntl(int fd, int cmd, void *arg);
+/* fcntl and __fcntl (large 0), fcntl64 (large 1): cmd's argument, if
+ * it takes one, read from ap; libc's fcntl64 for large where libc has
+ * one (glibc), else its fcntl (musl). */
+int nf_vfcntl(int fd, int cmd, va_list ap, int large);
 int nf_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4,
 	     unsigned long a5);
 /* Before the library stands aside (interpose/sandbox.c): what vfork will
  * then be (process.c). */
 void nf_vfork_prepare_aside(void);
-int nf_fcntl64(int fd, int cmd, void *arg);
 int nf_dup2(int oldfd, int newfd);
 int nf_dup3(int oldfd, int newfd, int flags);
 

@@ -190,6 +190,33 @@ for part in dups unix reuse unseen cloexec fork reconnect copies; do
     t "fd-$part-rule-coalesce"             "$P" NAGLEFIX_CONF="$CONF/fd-coalesce.conf" "$BT/test_fd" on "$part"
 done
 
+# fcntl, __fcntl and fcntl64: every kind of command (an int, a pointer, no
+# argument; errors) on a tracked socket, a file, a pipe and a memfd gives
+# the same result and errno with the shim as without it (test_fcntl prints
+# one line a call; "hooked": the three names are the library's).
+fcntl_same_as_libc() {
+    local name=fcntl-same-as-libc out="$LOGS/fcntl-same-as-libc" rc
+    selected "$name" || return 0
+    timeout -k 5 "$LIMIT" "$BT/test_fcntl" >"$out.bare.out" 2>"$out.log"
+    rc=$?
+    if ((rc != 0)); then
+        fail "$name" "without the shim: exit status $rc" "$out.log"
+        return
+    fi
+    timeout -k 5 "$LIMIT" env "$P" NAGLEFIX_MODE=nodelay "$BT/test_fcntl" hooked >"$out.shim.out" 2>"$out.log"
+    rc=$?
+    if ((rc != 0)); then
+        fail "$name" "with the shim: exit status $rc" "$out.log"
+    elif [[ ! -s $out.bare.out ]]; then
+        fail "$name" "test_fcntl printed no call"
+    elif diff "$out.bare.out" "$out.shim.out" >"$out.log"; then
+        pass "$name ($(wc -l <"$out.bare.out") calls)"
+    else
+        fail "$name" "results differ (< without the shim, > with it)" "$out.log"
+    fi
+}
+fcntl_same_as_libc
+
 # ---- what is not TCP is left alone -----------------------------------------------
 
 U="$BT/test_untouched"
