@@ -20,6 +20,7 @@ compile_java || { echo "run.sh: javac failed" >&2; exit 2; }
 W=$(mktemp -d /tmp/nf-readme.XXXXXX)
 ln -s "$TOP/build" "$W/build"
 ln -s "$TOP/conf" "$W/conf"
+ln -s "$TOP/tests" "$W/tests"
 # fix's undo records (the example that fixes a running program) here, not
 # in /run/naglefix: a run leaves nothing on the host
 export NAGLEFIX_STATE_DIR="$W/state"
@@ -64,14 +65,17 @@ check() {
 		grep -q "connect 127.0.0.1:$PORT coalesce" "$log" ;;
 	7) grep -Eq "^naglefix_stalls_total\{holder=\"java\",(cgroup=\"[^\"]*\",)?side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$PORT\",netns=\"host\"\} [1-9]" "$log" &&
 		grep -q "^naglefix_holder_fix_info{.*peer=\"127.0.0.1:$PORT\",netns=\"host\",fix=\"connect 127.0.0.1:$PORT coalesce\"} 1" "$log" ;;
+	8) grep -q "naglefix attach: .*naglefix-demo.* program [0-9]* attached" "$log" &&
+		lt "$(median "$log")" 5 && grep -q 'nodelay=1' "$log" &&
+		grep -q "naglefix detach: .*taken off" "$log" ;; # attach: fast in its cgroup
 	*) true ;;
 	esac
 }
 
 names=("" "a server, and the client as it is: the stall" "fix one program: nodelay, a policy file, check"
-	"audit" "fix a running program" "read a capture" "watch the host" "a fleet: the metrics")
+	"audit" "fix a running program" "read a capture" "watch the host" "a fleet: the metrics" "attach: a cgroup's rules in the kernel")
 count=$(cat "$W/count")
-if ((count >= 7)); then pass "README has its 7 examples ($count blocks)"; else fail "README has its 7 examples" "$count blocks"; fi
+if ((count >= 8)); then pass "README has its 8 examples ($count blocks)"; else fail "README has its 8 examples" "$count blocks"; fi
 for ((i = 1; i <= count; i++)); do
 	name="example $i: ${names[i]:-block $i}"
 	selected "$name" || continue
