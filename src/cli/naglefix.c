@@ -34,7 +34,7 @@ static const char usage_text[] =
 	"       naglefix report [--json] LOG...\n"
 	"       naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...\n"
 	"       naglefix scan [--json] CAPTURE...\n"
-	"       naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG] [--fix]\n"
+	"       naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG] [--fix [--attach]]\n"
 	"       naglefix attach [-c CONF | -m nodelay] [--cgroup PATH | --unit NAME | --pid PID] [--now]\n"
 	"       naglefix attach --list\n"
 	"       naglefix detach [--cgroup PATH | --unit NAME | --pid PID | --all]\n"

@@ -8,6 +8,7 @@
  *   attach_place.c   naglefix's program put on one cgroup, or taken off
  *   attach_say.c     the failures, one line each, and their exit status
  *   attach_list.c    every cgroup's sock_ops programs (--list, detach --all)
+ *   attach_rule.c    one rule added to a process's cgroup (watch --fix --attach)
  *   attach.c         naglefix attach
  *   detach.c         naglefix detach
  *
@@ -19,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "nf_bpf.h"
@@ -132,6 +134,38 @@ int nf_attach_say(const char *cmd, const char *step, int rc, const char *target)
  * NF_ATTACH_EXIT_BLOCKED. */
 int nf_attach_say_blocked(const char *cmd, const char *target, const char *where,
 			  const struct nf_bpf_attached *prog, uint32_t mode, const char *why);
+
+/* --- attach_rule.c: for watch --fix --attach --- */
+
+/* What adding one rule to a process's cgroup did. */
+enum nf_attach_rule_result {
+	NF_ATTACH_RULE_ATTACHED, /* added: naglefix's program there now has it */
+	NF_ATTACH_RULE_ALREADY,  /* the rules there give nodelay already */
+	NF_ATTACH_RULE_LEFT,     /* a rule there gives another action: left to it */
+	NF_ATTACH_RULE_ROOT,     /* the process is in the root cgroup: not attached */
+	NF_ATTACH_RULE_FAILED,   /* said on stderr, or in why */
+};
+
+struct nf_attach_rule_done {
+	enum nf_attach_rule_result result;
+	char dir[NF_CGROUP_PATH_MAX];  /* the cgroup, "" unknown */
+	char name[NF_CGROUP_NAME_MAX];
+	uint32_t id;                   /* the program attached */
+	char why[NF_BPF_SOURCE_MAX + 96]; /* the rule and policy, or the deciding rule, or why not */
+};
+
+/* The result's name in lines and JSON ("attached", "already", ...). */
+const char *nf_attach_rule_result_name(enum nf_attach_rule_result r);
+
+/*
+ * Adds rule ("connect PEER nodelay", "accept LOCAL nodelay"), which
+ * matches side and sa, to naglefix's program on the cgroup of pid, after
+ * the rules there, unless they decide for sa already, or the cgroup is
+ * the root; the kernel checked at the first call of a run. Fills *d and
+ * returns d->result.
+ */
+int nf_attach_rule(pid_t pid, enum nf_side side, const struct sockaddr *sa, socklen_t len,
+		   const char *rule, struct nf_attach_rule_done *d);
 
 /* --- attach_list.c --- */
 

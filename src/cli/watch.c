@@ -130,8 +130,9 @@ static void on_conn(void *arg, struct nf_holder *h, const struct nf_stall *s,
 static void help(void)
 {
 	fputs("usage: naglefix watch [-i IFACE] [--netns NAME|PATH|PID]... [-t SECONDS] [--json]\n"
-	      "                      [-l LOG] [--fix] [--metrics [ADDR:]PORT] [--metrics-file PATH]\n"
-	      "                      [--metrics-max-series N] [--metrics-expire SECONDS]\n"
+	      "                      [-l LOG] [--fix [--attach]] [--metrics [ADDR:]PORT]\n"
+	      "                      [--metrics-file PATH] [--metrics-max-series N]\n"
+	      "                      [--metrics-expire SECONDS]\n"
 	      "  -i IFACE     capture on IFACE only, in each namespace that has one\n"
 	      "               (default: every interface, lo too)\n"
 	      "  --netns NAME|PATH|PID  this network namespace only (repeatable): a name\n"
@@ -144,6 +145,10 @@ static void help(void)
 	      "  --fix        at a stall, set TCP_NODELAY on the holder's socket (and the\n"
 	      "               listener it came from) if it is a process of this host;\n"
 	      "               else print the receiving end's fix; nothing else is touched\n"
+	      "  --attach     with --fix, also add the holder's rule (connect PEER nodelay,\n"
+	      "               accept LOCAL nodelay) to naglefix's program on its cgroup\n"
+	      "               (naglefix attach): its service's next connections and next\n"
+	      "               starts; never the root cgroup\n"
 	      "  --metrics [ADDR:]PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 	      "               (ADDR: 127.0.0.1 if not given; IPv6 in brackets)\n"
 	      "  --metrics-file PATH  write them to PATH every 5 s (node_exporter's textfile\n"
@@ -236,6 +241,7 @@ static int parse_args(struct nf_watch *w, int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "fix", no_argument, NULL, 'f' },
+		{ "attach", no_argument, NULL, 'a' },
 		{ "netns", required_argument, NULL, 'n' },
 		{ "metrics", required_argument, NULL, 'm' },
 		{ "metrics-file", required_argument, NULL, 'M' },
@@ -268,6 +274,9 @@ static int parse_args(struct nf_watch *w, int argc, char **argv)
 		case 'f':
 			w->fix = 1;
 			break;
+		case 'a':
+			w->attach = 1;
+			break;
 		case 'n':
 			if (add_spec(w, optarg) < 0)
 				return NF_EXIT_USAGE;
@@ -291,6 +300,8 @@ static int parse_args(struct nf_watch *w, int argc, char **argv)
 					  nf_cli_quote(argv[optind], q));
 	if (w->log_path && !*w->log_path)
 		return nf_cli_usage_error("watch", "-l needs a LOG path");
+	if (w->attach && !w->fix)
+		return nf_cli_usage_error("watch", "--attach goes with --fix");
 	return 0;
 }
 

@@ -12,11 +12,13 @@
  * "event":"wire_fix").
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "nf_addr.h"
+#include "nf_attach.h"
 #include "nf_cli.h"
 #include "nf_fix.h"
 #include "nf_owner.h"
@@ -83,21 +85,37 @@ static void json_done(FILE *out, const char *key, const struct done *d)
 	fputc('}', out);
 }
 
-/* The JSON line of a local fix: the socket, and the listener (l may be NULL). */
-static void json_fixed(FILE *out, const struct nf_holder *h, const struct done *s,
-		       const struct done *l)
+/* --attach's part of the JSON line (a NULL: not asked). */
+static void json_attach(FILE *out, const struct nf_attach_rule_done *a)
 {
-	char a[NF_ADDR_MAX];
+	if (!a)
+		return;
+	fprintf(out, ",\"attach\":{\"result\":\"%s\",\"cgroup\":", nf_attach_rule_result_name(a->result));
+	nf_cli_json_str(out, a->dir);
+	if (a->id)
+		fprintf(out, ",\"program\":%u", (unsigned)a->id);
+	fputs(",\"why\":", out);
+	nf_cli_json_str(out, a->why);
+	fputc('}', out);
+}
+
+/* The JSON line of a local fix: the socket, and the listener (l may be
+ * NULL), and what --attach did (a may be NULL). */
+static void json_fixed(FILE *out, const struct nf_holder *h, const struct done *s,
+		       const struct done *l, const struct nf_attach_rule_done *a)
+{
+	char b[NF_ADDR_MAX];
 
 	fprintf(out, "{\"event\":\"wire_fix\",\"source\":\"watch\",\"pid\":%ld,\"prog\":", h->pid);
 	nf_cli_json_str(out, h->cmd);
 	nf_cli_wire_json_netns(out, h);
 	fprintf(out, ",\"side\":\"%s\",\"local\":\"%s\"",
-		h->side == NF_WIRE_ACCEPT ? "accept" : "connect", end_text(&h->self, a));
-	fprintf(out, ",\"peer\":\"%s\",\"action\":\"nodelay\"", end_text(&h->peer, a));
+		h->side == NF_WIRE_ACCEPT ? "accept" : "connect", end_text(&h->self, b));
+	fprintf(out, ",\"peer\":\"%s\",\"action\":\"nodelay\"", end_text(&h->peer, b));
 	json_done(out, "socket", s);
 	if (l)
 		json_done(out, "listener", l);
+	json_attach(out, a);
 	fprintf(out, ",\"undo\":\"naglefix fix --undo %ld\"}\n", h->pid);
 }
 
@@ -109,8 +127,26 @@ static void text_done(FILE *out, const char *what, const struct done *d)
 		fprintf(out, "%s %s (%s)", what, result_of(d), why_of(d));
 }
 
+/* --attach's part of the text line: which was done, and where. */
+static void text_attach(FILE *out, const struct nf_attach_rule_done *a)
+{
+	fprintf(out, "; attach: ");
+	switch (a->result) {
+	case NF_ATTACH_RULE_ATTACHED:
+		fprintf(out, "%s (%s): program %u, %s", a->dir, a->name, (unsigned)a->id, a->why);
+		break;
+	case NF_ATTACH_RULE_ALREADY:
+	case NF_ATTACH_RULE_LEFT:
+		fprintf(out, "%s (%s): %s, %s", a->dir, a->name, nf_attach_rule_result_name(a->result),
+			a->why);
+		break;
+	default:
+		fprintf(out, "not attached (%s)", a->why);
+	}
+}
+
 static void text_fixed(FILE *out, const struct nf_holder *h, const struct done *s,
-		       const struct done *l)
+		       const struct done *l, const struct nf_attach_rule_done *a)
 {
 	fprintf(out, "  fix: pid %ld ", h->pid);
 	text_done(out, "socket", s);
@@ -120,7 +156,44 @@ static void text_fixed(FILE *out, const struct nf_holder *h, const struct done *
 	}
 	if (s->rc == 0 || (l && l->rc == 0))
 		fprintf(out, "; undo: naglefix fix --undo %ld", h->pid);
+	if (a)
+		text_attach(out, a);
 	fputc('\n', out);
+}
+
+/* e as a socket address into ss; its length. */
+static socklen_t end_sockaddr(const struct nf_end *e, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (e->family == AF_INET6) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(e->port);
+		memcpy(&in6->sin6_addr, e->addr, 16);
+		return sizeof(*in6);
+	}
+	in->sin_family = AF_INET;
+	in->sin_port = htons(e->port);
+	memcpy(&in->sin_addr, e->addr, 4);
+	return sizeof(*in);
+}
+
+/* --attach: the holder's rule (its peer's for a client, its own end for
+ * a server) added to naglefix's program on its cgroup. */
+static void attach_holder(const struct nf_holder *h, const struct nf_owner *o,
+			  struct nf_attach_rule_done *d)
+{
+	int accepted = h->side == NF_WIRE_ACCEPT;
+	const struct nf_end *e = accepted ? &h->self : &h->peer;
+	char rule[NF_ADDR_MAX + 32], a[NF_ADDR_MAX];
+	struct sockaddr_storage ss;
+	socklen_t len = end_sockaddr(e, &ss);
+
+	snprintf(rule, sizeof(rule), "%s %s nodelay", accepted ? "accept" : "connect", end_text(e, a));
+	nf_attach_rule((pid_t)o->pid, accepted ? NF_SIDE_ACCEPT : NF_SIDE_CONNECT,
+		       (const struct sockaddr *)&ss, len, rule, d);
 }
 
 /* The holder h is the process of o: its socket, and for an accepted
@@ -129,6 +202,7 @@ static void text_fixed(FILE *out, const struct nf_holder *h, const struct done *
 static void fix_local(struct nf_watch *w, const struct nf_holder *h, const struct nf_owner *o)
 {
 	struct nf_fix_done f;
+	struct nf_attach_rule_done att, *a = w->attach ? &att : NULL;
 	struct done s, l;
 	int rc, accepted = h->side == NF_WIRE_ACCEPT;
 
@@ -140,12 +214,14 @@ static void fix_local(struct nf_watch *w, const struct nf_holder *h, const struc
 		rc = nf_fix_listener(o->pid, 0, h->self.port, &f);
 		from_fix(&l, rc, &f);
 	}
+	if (a)
+		attach_holder(h, o, a);
 	if (w->json)
-		json_fixed(w->out, h, &s, accepted ? &l : NULL);
+		json_fixed(w->out, h, &s, accepted ? &l : NULL, a);
 	else
-		text_fixed(w->out, h, &s, accepted ? &l : NULL);
+		text_fixed(w->out, h, &s, accepted ? &l : NULL, a);
 	if (w->log)
-		json_fixed(w->log, h, &s, accepted ? &l : NULL);
+		json_fixed(w->log, h, &s, accepted ? &l : NULL, a);
 }
 
 /* The rule for the waiting end's host, which acknowledges at once. */

@@ -63,6 +63,7 @@ struct nf_watch {
 	double seconds;       /* -t, 0: until a signal */
 	int json;             /* --json */
 	int fix;              /* --fix */
+	int attach;           /* --attach: --fix adds the holder's rule to its cgroup */
 	const char *log_path; /* -l */
 	const char **specs;   /* --netns NAME|PATH|PID..., NULL: every namespace */
 	size_t nspecs;

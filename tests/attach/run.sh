@@ -28,6 +28,8 @@
 #   attach-blocked-*           override and exclusive programs stand in the way:
 #                              status 5, one line, nothing attached
 #   attach-list                --list: the cgroup, its rules, the other program
+#   attach-watch-fix           watch --fix --attach: the holder's rule added to
+#                              its cgroup (never the root; a rule there decides)
 #   attach-now                 --now sets a connection opened before; without
 #                              it, it is said to be left
 #   attach-program-wins        a program's own setsockopt(TCP_NODELAY, 0) wins
@@ -83,6 +85,7 @@ teardown() {
 		done
 	fi
 	ip netns del "$NETNS" 2>/dev/null
+	ip netns del "naglefix-watch.$$" 2>/dev/null
 	mountpoint -q "$BPFFS" && umount "$BPFFS"
 	rm -rf "$TMP"
 }
@@ -376,6 +379,46 @@ if selected attach-match-table; then
 		fail attach-match-table "status $rc: $(grep -c MISMATCH "$TMP/table.out") mismatches" "$TMP/table.bad"
 	fi
 	rmdir "$CG/table"
+fi
+
+# ---- watch --fix --attach -----------------------------------------------------
+
+# In a network namespace of the suite's own (watch --netns sees nothing
+# else): a client in the cgroup stalls, watch fixes its socket and adds
+# its rule to the cgroup's program; a new client there is fast from its
+# first round. A client of the root cgroup: its socket only. A client in
+# a cgroup whose rules say pass for that peer: left to them.
+if selected attach-watch-fix; then
+	WNS=naglefix-watch.$$
+	ip netns add "$WNS" && ip -n "$WNS" link set lo up
+	mkdir -p "$CG/watched" "$CG/passed"
+	start wecho nsenter --net="/run/netns/$WNS" python3 "$TOP/tests/fix/echo_server.py" 127.0.0.1 600
+	# a pass rule has nothing to attach: its program goes with a nodelay rule for another port
+	printf 'connect 127.0.0.1:%s pass\nconnect 127.0.0.1:1 nodelay\n' "$PORT_wecho" >"$TMP/pass.conf"
+	"$NF" attach -c "$TMP/pass.conf" --cgroup "$CG/passed" >/dev/null 2>&1
+	timeout 30 "$NF" watch --netns "$WNS" --fix --attach -t 9 >"$TMP/watch.out" 2>&1 &
+	wpid=$!
+	sleep 2.5
+	run_ns() { nsenter --net="/run/netns/$WNS" "$@"; }
+	in_cg "$CG/watched" nsenter --net="/run/netns/$WNS" python3 "$TOP/tests/fix/fix_client.py" 127.0.0.1 "$PORT_wecho" 20 >"$TMP/w1.out" 2>&1
+	run_ns python3 "$TOP/tests/fix/fix_client.py" 127.0.0.1 "$PORT_wecho" 20 >"$TMP/w2.out" 2>&1
+	in_cg "$CG/passed" nsenter --net="/run/netns/$WNS" python3 "$TOP/tests/fix/fix_client.py" 127.0.0.1 "$PORT_wecho" 20 >"$TMP/w3.out" 2>&1
+	new=$(in_cg "$CG/watched" nsenter --net="/run/netns/$WNS" python3 "$PY" 127.0.0.1 "$PORT_wecho" $ROUNDS)
+	wait "$wpid"
+	w1=$(sed -n 's/^pid //p' "$TMP/w1.out") w2=$(sed -n 's/^pid //p' "$TMP/w2.out") w3=$(sed -n 's/^pid //p' "$TMP/w3.out")
+	root_cg=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	if grep -q "fix: pid $w1 socket .*attach: $CG/watched ([^)]*): program [0-9]*, connect 127.0.0.1:$PORT_wecho nodelay" "$TMP/watch.out" &&
+		{ [[ $root_cg != / ]] || grep -q "fix: pid $w2 socket fd [0-9]* TCP_NODELAY 0 -> 1.*attach: not attached (its cgroup is the root" "$TMP/watch.out"; } &&
+		grep -q "fix: pid $w3 socket .*attach: $CG/passed ([^)]*): left, .*pass.conf:1 says pass" "$TMP/watch.out" &&
+		below "$(field median_ms "$new")" 5 && below "$(field p99_ms "$new")" 5 && [[ $new == *nodelay=1 ]]; then
+		pass "attach-watch-fix: the holder's rule attached to its cgroup, a new client there $(field median_ms "$new") ms (p99 $(field p99_ms "$new")) from round 1; the root's holder: its socket only; a pass rule's: left"
+	else
+		echo "new client: $new; pids $w1 $w2 $w3" >>"$TMP/watch.out"
+		fail attach-watch-fix "see watch's lines" "$TMP/watch.out"
+	fi
+	"$NF" detach --cgroup "$CG/watched" >/dev/null 2>&1
+	"$NF" detach --cgroup "$CG/passed" >/dev/null 2>&1
+	ip netns del "$WNS"
 fi
 
 # ---- connections opened before the attach --------------------------------
