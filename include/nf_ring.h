@@ -39,13 +39,16 @@ struct nf_ring;
  * Opens the capture on interface ifname (NULL or "any": every interface)
  * of the calling thread's network namespace, with a ring of about
  * ring_kib KiB (0: the default, 16 MiB; at least 256 KiB: 64 blocks of
- * a page; ring.c says how a size lasts). The filter is
+ * a page; ring.c says how a size lasts) whose blocks are handed over
+ * when full or retire_ms after their first packet (0: 10 ms; the
+ * kernel's timer fires that often, idle or not). The filter is
  * attached before the socket is bound, so no unfiltered packet is ever
  * queued. Returns the ring, or NULL with errno set and err holding one
  * line: EPERM for a process without CAP_NET_RAW, ENODEV for an unknown
  * interface, else the failing call.
  */
-struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_kib, char err[NF_RING_ERR_MAX]);
+struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_kib, unsigned retire_ms,
+			     char err[NF_RING_ERR_MAX]);
 
 /* The next frame into *f if the kernel has handed one over: 1, else 0.
  * No system call, no wait (for a caller that polls several rings). */
@@ -72,6 +75,15 @@ unsigned nf_ring_loopback(const struct nf_ring *r);
 
 /* The bytes of the ring mapped into this process. */
 size_t nf_ring_bytes(const struct nf_ring *r);
+
+/* The blocks the reader has given back to the kernel since nf_ring_open,
+ * and (*nblocks) how many the ring has: how fast a ring turns over. */
+uint64_t nf_ring_blocks(const struct nf_ring *r, unsigned *nblocks);
+
+/* The ring receives nothing more (its filter keeps nothing); what it
+ * holds can still be read. For a ring replaced by another: open the new one
+ * first, so that no packet falls between. 0, or -errno. */
+int nf_ring_stop(struct nf_ring *r);
 
 /* Unmaps and closes r. NULL is allowed. */
 void nf_ring_close(struct nf_ring *r);

@@ -336,7 +336,8 @@ static uint8_t dir_of(uint8_t pkttype)
 	}
 }
 
-/* Frame f of ns's capture, to its detector. */
+/* Frame f of ns's capture, to its detector (ns NULL: the namespace was
+ * closed since, its frames are not read). */
 static void feed(struct nf_watch *w, struct nf_watch_ns *ns, const struct nf_ring_frame *f)
 {
 	struct nf_pkt p;
@@ -344,7 +345,7 @@ static void feed(struct nf_watch *w, struct nf_watch_ns *ns, const struct nf_rin
 	memset(&p, 0, sizeof(p));
 	p.dir = dir_of(f->pkttype);
 	w->frames++;
-	if (nf_pkt_decode(NF_LINK_NETWORK, f->ethertype, f->data, f->caplen, f->origlen, &p) !=
+	if (!ns || nf_pkt_decode(NF_LINK_NETWORK, f->ethertype, f->data, f->caplen, f->origlen, &p) !=
 	    NF_SKIP_NONE) {
 		w->skipped++;
 		return;
@@ -403,6 +404,10 @@ static int on_clock(struct nf_watch *w, struct clocks *c)
 
 	if (c->deadline && mono >= c->deadline)
 		return 1;
+	if (mono >= c->next_tick || w->resize_due) {
+		nf_watch_netns_tick(w, mono / 1000000u);
+		w->resize_due = 0;
+	}
 	if (mono >= c->next_tick) {
 		nf_watch_wires_expire(w, clock_ns(CLOCK_REALTIME));
 		nf_watch_metrics_tick(w, mono);

@@ -1,8 +1,9 @@
 /*
  * watch_int.h - what the files of naglefix watch share: watch.c (the
- * command, its loop and its detectors), watch_netns.c (the network
- * namespaces watched), watch_stream.c (their captures read as one
- * stream), watch_owner.c (a connection's process, in its namespace),
+ * command, its loop), watch_netns.c (the network namespaces watched),
+ * watch_setns.c (entering one), watch_cap.c (a namespace's capture),
+ * watch_stream.c (the captures read as one stream), watch_wires.c (the
+ * detectors), watch_owner.c (a connection's process, in its namespace),
  * watch_fix.c (--fix), watch_json.c (the JSON lines), watch_metrics.c
  * (--metrics, --metrics-file) and watch_series.c (a stall's series).
  */
@@ -18,6 +19,7 @@
 
 struct nf_watch_sent;
 struct nf_watch_metrics;
+struct nf_watch_held;
 
 #define NF_WATCH_FLUSH_S 60 /* the JSON lines of rows that stalled again, this often */
 #define NF_WATCH_NS_NAME NF_HOLDER_NETNS_MAX
@@ -34,21 +36,32 @@ struct nf_watch_wire {
 	uint64_t netns_ino;
 };
 
+/* A capture: a namespace's ring, read in the stream (watch_stream.c). */
+struct nf_watch_cap {
+	struct nf_watch_ns *ns;
+	struct nf_ring *ring;
+	struct nf_ring_stats rs;      /* the ring's counts as last read */
+	uint64_t blocks;              /* the ring's blocks handed back, at the last scan */
+	unsigned kib;                 /* its size */
+	int grows;                    /* it may be replaced by a bigger one */
+	int ready;                    /* watch_stream.c's: among the rings to read */
+};
+
 /* A network namespace watched (watch_netns.c). */
 struct nf_watch_ns {
 	uint64_t ino;                 /* its nsfs inode: its identity while held */
 	int fd;                       /* held open: the namespace lives while watched */
 	char name[NF_WATCH_NS_NAME];  /* "host", its name under /run/netns, "pid:N" */
-	struct nf_ring *ring;         /* its capture; NULL: none (no such -i IFACE, no right) */
+	struct nf_watch_cap *cap;     /* its capture; NULL: none (no such -i IFACE, no right) */
+	struct nf_watch_cap *old;     /* the capture a bigger one replaced, stopped, read
+				       * out until the next scan closes it */
 	unsigned lo;                  /* its loopback's ifindex (the ring's) */
 	struct nf_watch_wire *lo_wire; /* its loopback's detector, made at its first segment */
 	unsigned seen;                /* the scan that last found it */
 	int retry;                    /* no capture for want of -i's interface: tried at each scan */
-	struct nf_ring_stats rs;      /* the ring's counts as last read */
-	/* watch_stream.c's */
-	struct nf_ring_frame head;    /* the ring's oldest frame not handed out */
-	int has_head;
-	size_t heap_at;               /* head's place in the stream's heap */
+	uint64_t lo_held_until;       /* its loopback's frames held till then (CLOCK_MONOTONIC
+				       * ns): it was given a new ring (watch_stream.c) */
+	uint64_t resized_ms;          /* its ring's rate last looked at (watch_cap.c) */
 };
 
 /* The process holding a connection is looked for in ns first (NULL: the
@@ -83,11 +96,19 @@ struct nf_watch {
 	struct nf_ring_stats gone_rs; /* the captures closed, their counts */
 	/* the stream (watch_stream.c) */
 	int epfd;
-	struct nf_watch_ns **heap;    /* the namespaces holding a frame, oldest first */
-	size_t nheap;
-	struct nf_watch_ns *popped;   /* its head handed out: advanced at the next call */
 	unsigned nrings;              /* captures open */
+	struct nf_watch_cap **ready;  /* the rings to read */
+	size_t nready;
+	struct nf_watch_cap *reading; /* the one being read, batch frames so far */
+	unsigned batch;
+	struct nf_watch_held **held;  /* the frames held, a heap by time */
+	size_t nheld, capheld;
+	struct nf_watch_held **spare; /* for the next ones */
+	size_t nspare, capspare;
+	struct nf_watch_held *given;  /* the one handed out last */
+	int resize_due;               /* a ring turned half over: nf_watch_netns_tick now */
 	int draining;                 /* hand out all, no hold (the end) */
+	uint64_t drain_until;         /* ... and wait for the blocks begun till then */
 	/* the detectors (watch_wires.c) */
 	struct nf_wire_opts wire_opts; /* each one's (watch.c's callbacks; arg: w) */
 	struct nf_watch_wire **wires; /* wires[0]: the shared one */
@@ -126,14 +147,40 @@ void nf_watch_netns_scan(struct nf_watch *w);
 /* Closes every namespace. */
 void nf_watch_netns_close_all(struct nf_watch *w);
 
-/* Enters ns (the calling thread's network namespace becomes ns's): 0, or
- * -errno. nf_watch_netns_leave comes back (exits if it cannot: watch
- * would go on in another namespace). ns NULL, or watch's own: nothing. */
-int nf_watch_netns_enter(struct nf_watch *w, const struct nf_watch_ns *ns);
-void nf_watch_netns_leave(struct nf_watch *w, const struct nf_watch_ns *ns);
+/* Every tick: each namespace's capture resized if it must be
+ * (nf_watch_cap_resize). */
+void nf_watch_netns_tick(struct nf_watch *w, uint64_t now_ms);
 
 /* The kernel's counts of every capture, those closed included. */
 void nf_watch_netns_ring_stats(struct nf_watch *w, struct nf_ring_stats *s);
+
+/* --- watch_setns.c --- */
+
+/* Enters ns (the calling thread's network namespace becomes ns's): 0, or
+ * -errno. nf_watch_leave comes back (exits if it cannot: watch would go
+ * on in another namespace). ns NULL, or watch's own: nothing. */
+int nf_watch_enter(struct nf_watch *w, const struct nf_watch_ns *ns);
+void nf_watch_leave(struct nf_watch *w, const struct nf_watch_ns *ns);
+
+/* --- watch_cap.c: a namespace's capture --- */
+
+/* ns->cap: a ring made inside ns (the host's of the default size, another
+ * of 256 KiB), in the stream; ns->lo its loopback. 0, or -errno, said on
+ * stderr but -ENODEV (-i's interface is not there: ns->retry set) in a
+ * namespace not the host's, and setns's, said once for all. */
+int nf_watch_cap_open(struct nf_watch *w, struct nf_watch_ns *ns);
+
+/* Closes ns's capture(s), their counts kept in w->gone_rs. */
+void nf_watch_cap_close(struct nf_watch *w, struct nf_watch_ns *ns);
+
+/* At each tick (now_ms: CLOCK_MONOTONIC): ns's capture replaced by one
+ * four times as big or more if it turned over at a rate it would not
+ * last half a second at, or dropped (not the host's; up to 16 MiB); the one
+ * replaced closed once read out. */
+void nf_watch_cap_resize(struct nf_watch *w, struct nf_watch_ns *ns, uint64_t now_ms);
+
+/* Adds the kernel's counts of ns's capture(s) to *s. */
+void nf_watch_cap_stats(struct nf_watch_ns *ns, struct nf_ring_stats *s);
 
 /* --- watch_stream.c: the captures read as one stream --- */
 
@@ -141,27 +188,39 @@ void nf_watch_netns_ring_stats(struct nf_watch *w, struct nf_ring_stats *s);
 int nf_watch_stream_open(struct nf_watch *w);
 void nf_watch_stream_close(struct nf_watch *w);
 
-/* Adds ns's ring (open) to the stream, or takes it off (before closing
- * it; its frames not handed out are dropped). 0, or -errno. */
-int nf_watch_stream_add(struct nf_watch *w, struct nf_watch_ns *ns);
-void nf_watch_stream_remove(struct nf_watch *w, struct nf_watch_ns *ns);
+/* Adds capture c (its ring open) to the stream, or takes it off (before
+ * closing it; its frames not handed out are dropped). 0, or -errno. */
+int nf_watch_stream_add(struct nf_watch *w, struct nf_watch_cap *c);
+void nf_watch_stream_remove(struct nf_watch *w, struct nf_watch_cap *c);
+
+/* The frames held of ns, a namespace closing, lose it (they are handed
+ * out with none). */
+void nf_watch_stream_forget(struct nf_watch *w, const struct nf_watch_ns *ns);
+
+/* ns has two captures for a moment (a bigger ring replaces its own): its
+ * loopback's frames are held too, for 2 s, so that their copies come in
+ * a row. */
+void nf_watch_stream_hold_lo(struct nf_watch_ns *ns);
 
 /*
- * The next frame of all the captures, in time order, into *f and the
- * namespace whose capture it is into *ns; valid until the next call. A
- * frame is handed out once NF_WATCH_HOLD_MS have passed since its time,
- * when every capture's frames of that time have come (a block is handed
- * over 10 ms after its first packet at most): so a segment that two
- * captures see comes twice in a row, and the detector drops the second
- * (one capture: no wait). Waits up to timeout_ms. Returns 1, 0 if none
- * came in time (or a signal came), -1 with errno.
+ * The next frame of the captures into *f and the namespace whose capture
+ * it is into *ns (NULL if it was closed since); valid until the next
+ * call. Frames for the shared detector come in time order, each once
+ * NF_WATCH_HOLD_MS have passed since its time (when every capture's
+ * frames of that time have come: a block is handed over 50 ms after its
+ * first packet at most, watch_cap.c), so that a segment two captures see comes twice
+ * in a row and the detector drops the second; a namespace's loopback
+ * frames as they are read (one capture: all as read). Waits up to
+ * timeout_ms. Returns 1, 0 if none came in time (or a signal came), -1
+ * with errno.
  */
-#define NF_WATCH_HOLD_MS 50
+#define NF_WATCH_HOLD_MS 80
 int nf_watch_stream_next(struct nf_watch *w, int timeout_ms, struct nf_ring_frame *f,
 			 struct nf_watch_ns **ns);
 
 /* From now on, nf_watch_stream_next hands out what every ring holds
- * without a hold or a wait, then 0 (watch's end). */
+ * without a hold, the blocks begun handed over too (it waits 60 ms for
+ * them), then 0 (watch's end). */
 void nf_watch_stream_drain(struct nf_watch *w);
 
 /* --- watch_wires.c: the detectors --- */

@@ -8,11 +8,8 @@
  * us); its capture is made inside it (setns, the ring, setns back: a
  * socket keeps the namespace it was made in). Looked for again every
  * NF_WATCH_SCAN_MS: one that no process is in and no name holds any more
- * is closed (its ring, its descriptor), so that the kernel can free it.
- *
- * A namespace's ring starts small (NS_RING_KIB: it is most of what a
- * namespace costs, and most namespaces are idle); the host's is the
- * ring's default.
+ * is closed (its capture, its descriptor), so that the kernel can free
+ * it. Its capture is watch_cap.c's.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -30,33 +27,7 @@
 
 #include "watch_int.h"
 
-#define NS_RING_KIB 256   /* a namespace's ring (not the host's): 64 blocks of a page */
 #define RUN_NETNS "/run/netns"
-
-/* ---- entering and leaving ----------------------------------------------------- */
-
-static int is_home(const struct nf_watch *w, const struct nf_watch_ns *ns)
-{
-	return !ns || ns == w->ns[0];
-}
-
-int nf_watch_netns_enter(struct nf_watch *w, const struct nf_watch_ns *ns)
-{
-	if (is_home(w, ns))
-		return 0;
-	return setns(ns->fd, CLONE_NEWNET) ? -errno : 0;
-}
-
-void nf_watch_netns_leave(struct nf_watch *w, const struct nf_watch_ns *ns)
-{
-	if (is_home(w, ns))
-		return;
-	if (setns(w->self_fd, CLONE_NEWNET) == 0)
-		return;
-	fprintf(stderr, "naglefix watch: coming back from network namespace %s: %s\n", ns->name,
-		strerror(errno));
-	exit(1);
-}
 
 /* ---- the set ------------------------------------------------------------------- */
 
@@ -84,45 +55,6 @@ static int ns_inode(const struct nf_watch *w, int fd, uint64_t *ino)
 	return 0;
 }
 
-/* Says once that namespaces cannot be entered (and what would). */
-static void say_enter(struct nf_watch *w, const struct nf_watch_ns *ns, int rc)
-{
-	if (w->said_enter)
-		return;
-	w->said_enter = 1;
-	fprintf(stderr, "naglefix watch: cannot enter network namespace %s: %s%s; "
-			"watching those it can\n", ns->name, strerror(-rc),
-		rc == -EPERM ? " (setns needs CAP_SYS_ADMIN)" : "");
-}
-
-/* ns's capture, made inside it. 0; -ENODEV if -i's interface is not
- * there (tried again later); another -errno, said on stderr. */
-static int capture(struct nf_watch *w, struct nf_watch_ns *ns, unsigned kib)
-{
-	char err[NF_RING_ERR_MAX];
-	int rc = nf_watch_netns_enter(w, ns);
-
-	if (rc < 0) {
-		say_enter(w, ns, rc);
-		return rc;
-	}
-	ns->ring = nf_ring_open(w->ifname, kib, err);
-	rc = ns->ring ? 0 : -errno;
-	nf_watch_netns_leave(w, ns);
-	ns->retry = rc == -ENODEV;
-	if (rc == 0) {
-		ns->lo = nf_ring_loopback(ns->ring);
-		if ((rc = nf_watch_stream_add(w, ns)) < 0) {
-			nf_ring_close(ns->ring);
-			ns->ring = NULL;
-		}
-	} else if (rc != -ENODEV || is_home(w, ns)) {
-		fprintf(stderr, "naglefix watch: %s%s%s\n", is_home(w, ns) ? "" : ns->name,
-			is_home(w, ns) ? "" : ": ", err);
-	}
-	return rc;
-}
-
 /* A namespace found (fd, its inode ino, named name) joins the set with
  * its capture (the first one, watch's own: only if no --netns, or one
  * names it). The namespace, or NULL (fd closed) if out of memory. */
@@ -147,28 +79,29 @@ static struct nf_watch_ns *add(struct nf_watch *w, int fd, uint64_t ino, const c
 	snprintf(ns->name, sizeof(ns->name), "%s", name);
 	w->ns[w->nns++] = ns;
 	if (w->nns > 1 || !w->nspecs)
-		capture(w, ns, w->nns == 1 ? 0 : NS_RING_KIB);
+		nf_watch_cap_open(w, ns);
 	return ns;
 }
 
-/* Closes ns: off the stream, its ring (its counts kept), its loopback's
- * detector detached (freed by watch.c if it found nothing), its
- * descriptor. */
+/* Closes ns: its capture (its counts kept), its loopback's detector
+ * detached (freed if it found nothing), its descriptor. */
 static void drop(struct nf_watch *w, struct nf_watch_ns *ns)
 {
-	if (ns->ring) {
-		struct nf_ring_stats rs;
-
-		nf_watch_stream_remove(w, ns);
-		if (nf_ring_stats(ns->ring, &rs) == 0)
-			ns->rs = rs;
-		w->gone_rs.packets += ns->rs.packets;
-		w->gone_rs.drops += ns->rs.drops;
-		nf_ring_close(ns->ring);
-	}
+	nf_watch_cap_close(w, ns);
+	nf_watch_stream_forget(w, ns);
 	nf_watch_wire_detach(w, ns);
 	close(ns->fd);
 	free(ns);
+}
+
+/* The namespace of path if the set has it (stat, no descriptor), NULL if not. */
+static struct nf_watch_ns *known(struct nf_watch *w, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) || (uint64_t)st.st_dev != w->nsfs_dev)
+		return NULL;
+	return find(w, (uint64_t)st.st_ino);
 }
 
 /* Opens path (a namespace file) unless its namespace is in the set
@@ -176,18 +109,22 @@ static void drop(struct nf_watch *w, struct nf_watch_ns *ns)
  * with errno (EINVAL: not a network namespace). */
 static struct nf_watch_ns *open_path(struct nf_watch *w, const char *path, const char *name)
 {
-	struct nf_watch_ns *ns;
+	struct nf_watch_ns *ns = known(w, path);
 	uint64_t ino = 0;
-	int rc, fd = open(path, O_RDONLY | O_CLOEXEC);
+	int rc, fd;
 
-	if (fd < 0)
+	if (ns) {
+		ns->seen = w->scan_gen;
+		return ns;
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return NULL;
 	if ((rc = ns_inode(w, fd, &ino)) < 0) {
 		close(fd);
 		errno = -rc;
 		return NULL;
 	}
-	if ((ns = find(w, ino))) {
+	if ((ns = find(w, ino))) { /* made known between the stat and the open */
 		close(fd);
 		ns->seen = w->scan_gen;
 		return ns;
@@ -294,8 +231,8 @@ static struct nf_watch_ns *open_spec(struct nf_watch *w, const char *spec)
 		snprintf(name, sizeof(name), "%s%.40s", all_digits(spec) ? "pid:" : "", spec);
 		ns = open_path(w, path, name);
 	}
-	if (ns == w->ns[0] && !ns->ring)
-		capture(w, ns, 0);
+	if (ns == w->ns[0] && !ns->cap)
+		nf_watch_cap_open(w, ns);
 	return ns;
 }
 
@@ -341,7 +278,7 @@ static int open_home(struct nf_watch *w)
 	w->all_ns = !w->nspecs && (!init || init == (uint64_t)self.st_ino);
 	if ((fd = dup(w->self_fd)) < 0 || !add(w, fd, (uint64_t)self.st_ino, "host"))
 		return 1;
-	return w->ns[0]->ring || w->nspecs ? 0 : 1;
+	return w->ns[0]->cap || w->nspecs ? 0 : 1;
 }
 
 int nf_watch_netns_open(struct nf_watch *w)
@@ -359,10 +296,10 @@ int nf_watch_netns_open(struct nf_watch *w)
 				: errno == EINVAL ? "not a network namespace" : strerror(errno));
 			return 1;
 		}
-		if (!ns->ring && ns->retry)
+		if (!ns->cap && ns->retry)
 			fprintf(stderr, "naglefix watch: --netns %s: no interface %s there\n",
 				w->specs[i], w->ifname);
-		if (!ns->ring) /* else said why */
+		if (!ns->cap) /* else said why */
 			return 1;
 	}
 	if (w->all_ns) {
@@ -387,11 +324,17 @@ static void close_unseen(struct nf_watch *w)
 }
 
 /* Namespaces without a capture for want of -i's interface: again. */
-static void retry_captures(struct nf_watch *w)
+static void recapture(struct nf_watch *w)
 {
 	for (size_t i = 1; i < w->nns; i++)
 		if (w->ns[i]->retry)
-			capture(w, w->ns[i], NS_RING_KIB);
+			nf_watch_cap_open(w, w->ns[i]);
+}
+
+void nf_watch_netns_tick(struct nf_watch *w, uint64_t now_ms)
+{
+	for (size_t i = 1; i < w->nns; i++)
+		nf_watch_cap_resize(w, w->ns[i], now_ms);
 }
 
 void nf_watch_netns_scan(struct nf_watch *w)
@@ -407,7 +350,7 @@ void nf_watch_netns_scan(struct nf_watch *w)
 		scan_procs(w, 0);
 	}
 	close_unseen(w);
-	retry_captures(w);
+	recapture(w);
 }
 
 void nf_watch_netns_close_all(struct nf_watch *w)
@@ -425,12 +368,6 @@ void nf_watch_netns_close_all(struct nf_watch *w)
 void nf_watch_netns_ring_stats(struct nf_watch *w, struct nf_ring_stats *s)
 {
 	*s = w->gone_rs;
-	for (size_t i = 0; i < w->nns; i++) {
-		struct nf_watch_ns *ns = w->ns[i];
-
-		if (ns->ring && nf_ring_stats(ns->ring, &ns->rs) < 0)
-			continue;
-		s->packets += ns->rs.packets;
-		s->drops += ns->rs.drops;
-	}
+	for (size_t i = 0; i < w->nns; i++)
+		nf_watch_cap_stats(w->ns[i], s);
 }

@@ -4,7 +4,7 @@
  * watch_fix.c finds the receiving end, neither calling the other for it.
  * The kernel is asked for the socket inside the namespace it may live in
  * (sock_diag answers for its own namespace only: the lookup is made from
- * inside, nf_watch_netns_enter); the processes holding it are then found
+ * inside, nf_watch_enter); the processes holding it are then found
  * in /proc, which a network namespace does not divide.
  */
 #include "watch_int.h"
@@ -23,12 +23,12 @@ static void end_of(const struct nf_end *e, struct nf_owner_end *o)
 static int inode_in(struct nf_watch *w, const struct nf_watch_ns *ns, const struct nf_owner_end *l,
 		    const struct nf_owner_end *r, uint64_t *ino, uid_t *uid)
 {
-	int rc = nf_watch_netns_enter(w, ns);
+	int rc = nf_watch_enter(w, ns);
 
 	if (rc < 0)
 		return rc;
 	rc = nf_owner_inode(l, r, ino, uid);
-	nf_watch_netns_leave(w, ns);
+	nf_watch_leave(w, ns);
 	return rc;
 }
 

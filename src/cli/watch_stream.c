@@ -1,23 +1,32 @@
 /*
  * watch_stream.c - the captures of every namespace watched, read as one
- * stream in time order (watch_int.h). Each ring is a socket of its own
- * under one epoll (edge-triggered: the kernel wakes it when it hands a
- * block over); each ring's oldest frame not handed out is its head, and
- * the heads are kept in a heap by their time. The oldest head is handed
- * out once NF_WATCH_HOLD_MS have passed since its time: by then every
- * ring has had the blocks of that time handed over (10 ms after their
- * first packet at most), so a segment that two captures see (the two
- * ends of a veth pair, a bridge and the namespace behind it) comes out
- * as two frames in a row, the second of which the detector drops as a
- * duplicate, as it drops loopback's second copy on a capture of "any".
- * With one capture there is nothing to order: no hold.
+ * stream (watch_int.h). Each ring is a socket of its own under one epoll
+ * (edge-triggered: the kernel wakes it when it hands a block over); a
+ * ring that woke is read until it is empty, a batch at a time, in turn
+ * with the others.
  *
- * A head is a frame in its ring's memory, valid until the ring is read
- * again: the ring of the frame handed out is read again (its next head
- * taken) at the next call only.
+ * A segment that two captures see (the two ends of a veth pair, a bridge
+ * and the namespace behind it) must reach the shared detector as two
+ * frames in a row, so that it drops the second as it drops loopback's
+ * second copy on "any": so frames for the shared detector are copied
+ * into a heap by time and handed out NF_WATCH_HOLD_MS after their time,
+ * when every ring has had the blocks of that time handed over (50 ms
+ * after their first packet at most). A namespace's loopback frames go to
+ * its own detector, which no other capture feeds: they are handed out
+ * as they are read, from the ring's memory, and a busy loopback never
+ * waits on the hold. With one capture there is nothing to order, and
+ * nothing is copied. A namespace whose ring is being replaced by a
+ * bigger one (watch_cap.c) has two captures for a moment, both seeing
+ * the packets between the new one's start and the old one's stop: its
+ * loopback frames go through the heap too for a while, so that their
+ * copies come in a row as well.
+ *
+ * A frame handed out from a ring is valid until that ring is read again,
+ * one from the heap until the next call: either way, until the next call.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,87 +34,117 @@
 #include "watch_int.h"
 
 #define EVENTS 64
+#define BATCH 64             /* frames read from one ring before the next one's turn */
+#define HELD_MAX 65536       /* frames held at most: past it the oldest goes out early */
+#define LO_HELD_NS 2000000000ull /* a resized namespace's loopback frames held this long */
+#define DRAIN_NS 60000000ull     /* at the end, the blocks begun are handed over within this */
 
-static uint64_t now_real(void)
+/* A frame copied for the shared detector, waiting its turn. */
+struct nf_watch_held {
+	struct nf_ring_frame f;  /* f.data: data */
+	struct nf_watch_ns *ns;  /* NULL once the namespace is closed */
+	uint8_t data[NF_RING_SNAP];
+};
+
+static uint64_t clock_of(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- the heap of heads, oldest on top ------------------------------------------ */
+/* ---- the heap of frames held, oldest on top ------------------------------------ */
 
-static int older(const struct nf_watch_ns *a, const struct nf_watch_ns *b)
+static int older(const struct nf_watch_held *a, const struct nf_watch_held *b)
 {
-	return a->head.ts_ns < b->head.ts_ns;
+	return a->f.ts_ns < b->f.ts_ns;
 }
 
-static void put(struct nf_watch *w, size_t i, struct nf_watch_ns *ns)
+static void sift_up(struct nf_watch_held **h, size_t i)
 {
-	w->heap[i] = ns;
-	ns->heap_at = i;
+	struct nf_watch_held *x = h[i];
+
+	for (; i > 0 && older(x, h[(i - 1) / 2]); i = (i - 1) / 2)
+		h[i] = h[(i - 1) / 2];
+	h[i] = x;
 }
 
-static void sift_up(struct nf_watch *w, size_t i)
+static void sift_down(struct nf_watch_held **h, size_t n, size_t i)
 {
-	struct nf_watch_ns *ns = w->heap[i];
-
-	while (i > 0 && older(ns, w->heap[(i - 1) / 2])) {
-		put(w, i, w->heap[(i - 1) / 2]);
-		i = (i - 1) / 2;
-	}
-	put(w, i, ns);
-}
-
-static void sift_down(struct nf_watch *w, size_t i)
-{
-	struct nf_watch_ns *ns = w->heap[i];
+	struct nf_watch_held *x = h[i];
 
 	for (;;) {
-		size_t c = 2 * i + 1;
+		size_t k = 2 * i + 1;
 
-		if (c >= w->nheap)
+		if (k >= n)
 			break;
-		if (c + 1 < w->nheap && older(w->heap[c + 1], w->heap[c]))
-			c++;
-		if (!older(w->heap[c], ns))
+		if (k + 1 < n && older(h[k + 1], h[k]))
+			k++;
+		if (!older(h[k], x))
 			break;
-		put(w, i, w->heap[c]);
-		i = c;
+		h[i] = h[k];
+		i = k;
 	}
-	put(w, i, ns);
+	h[i] = x;
 }
 
-/* Takes ns's head out of the heap. */
-static void unheap(struct nf_watch *w, struct nf_watch_ns *ns)
+/* A copy of f (of ns) into the heap. 0, or -ENOMEM (the frame is lost). */
+static int hold(struct nf_watch *w, const struct nf_ring_frame *f, struct nf_watch_ns *ns)
 {
-	size_t i = ns->heap_at;
-	struct nf_watch_ns *last = w->heap[--w->nheap];
+	struct nf_watch_held *x;
 
-	ns->has_head = 0;
-	if (last == ns)
-		return;
-	put(w, i, last);
-	sift_up(w, i);
-	sift_down(w, last->heap_at);
+	if (w->nheld == w->capheld) {
+		size_t n = w->capheld ? w->capheld * 2 : 256;
+		struct nf_watch_held **a = realloc(w->held, n * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		w->held = a;
+		w->capheld = n;
+	}
+	x = w->nspare ? w->spare[--w->nspare] : malloc(sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	x->f = *f;
+	x->f.caplen = f->caplen > NF_RING_SNAP ? NF_RING_SNAP : f->caplen;
+	memcpy(x->data, f->data, x->f.caplen);
+	x->f.data = x->data;
+	x->ns = ns;
+	w->held[w->nheld++] = x;
+	sift_up(w->held, w->nheld - 1);
+	return 0;
 }
 
-/* ns's next head from its ring, into the heap if there is one (else the
- * ring's next block will wake the epoll). */
-static void advance(struct nf_watch *w, struct nf_watch_ns *ns)
+/* The oldest frame held, out of the heap (kept as w->given until the next
+ * call, then spared). */
+static struct nf_watch_held *unhold(struct nf_watch *w)
 {
-	if (ns->has_head || !nf_ring_take(ns->ring, &ns->head))
+	struct nf_watch_held *x = w->held[0];
+
+	w->held[0] = w->held[--w->nheld];
+	if (w->nheld)
+		sift_down(w->held, w->nheld, 0);
+	return x;
+}
+
+/* Back to the spares (or freed). */
+static void spare(struct nf_watch *w, struct nf_watch_held *x)
+{
+	if (w->nspare < w->capspare) {
+		w->spare[w->nspare++] = x;
 		return;
-	ns->has_head = 1;
-	put(w, w->nheap++, ns);
-	sift_up(w, w->nheap - 1);
+	}
+	free(x);
 }
 
 /* ---- the rings ----------------------------------------------------------------- */
 
 int nf_watch_stream_open(struct nf_watch *w)
 {
+	w->capspare = HELD_MAX / 16;
+	if (!(w->spare = malloc(w->capspare * sizeof(*w->spare))))
+		return -ENOMEM;
 	w->epfd = epoll_create1(EPOLL_CLOEXEC);
 	return w->epfd < 0 ? -errno : 0;
 }
@@ -115,57 +154,88 @@ void nf_watch_stream_close(struct nf_watch *w)
 	if (w->epfd >= 0)
 		close(w->epfd);
 	w->epfd = -1;
-	free(w->heap);
-	w->heap = NULL;
-	w->nheap = 0;
+	if (w->given)
+		free(w->given);
+	while (w->nheld)
+		free(w->held[--w->nheld]);
+	while (w->nspare)
+		free(w->spare[--w->nspare]);
+	free(w->held);
+	free(w->spare);
+	free(w->ready);
+	w->given = NULL;
+	w->held = NULL;
+	w->spare = NULL;
+	w->ready = NULL;
 }
 
-/* Room in the heap for one head a ring. */
-static int grow_heap(struct nf_watch *w)
+/* c joins the rings to read (once). */
+static void mark_ready(struct nf_watch *w, struct nf_watch_cap *c)
 {
-	struct nf_watch_ns **h = realloc(w->heap, (w->nrings + 1) * sizeof(*h));
+	if (c->ready)
+		return;
+	c->ready = 1;
+	w->ready[w->nready++] = c;
+}
 
-	if (!h)
+int nf_watch_stream_add(struct nf_watch *w, struct nf_watch_cap *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.ptr = c };
+	struct nf_watch_cap **r = realloc(w->ready, (w->nrings + 1) * sizeof(*r));
+
+	if (!r)
 		return -ENOMEM;
-	w->heap = h;
-	return 0;
-}
-
-int nf_watch_stream_add(struct nf_watch *w, struct nf_watch_ns *ns)
-{
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.ptr = ns };
-	int rc;
-
-	if ((rc = grow_heap(w)) < 0)
-		return rc;
-	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, nf_ring_fd(ns->ring), &ev))
+	w->ready = r;
+	if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, nf_ring_fd(c->ring), &ev))
 		return -errno;
 	w->nrings++;
-	ns->has_head = 0;
-	advance(w, ns);
+	c->ready = 0;
+	mark_ready(w, c); /* it may hold blocks already */
 	return 0;
 }
 
-void nf_watch_stream_remove(struct nf_watch *w, struct nf_watch_ns *ns)
+void nf_watch_stream_remove(struct nf_watch *w, struct nf_watch_cap *c)
 {
-	if (ns->has_head)
-		unheap(w, ns);
-	if (w->popped == ns)
-		w->popped = NULL;
-	epoll_ctl(w->epfd, EPOLL_CTL_DEL, nf_ring_fd(ns->ring), NULL);
+	size_t k = 0;
+
+	for (size_t i = 0; i < w->nready; i++)
+		if (w->ready[i] != c)
+			w->ready[k++] = w->ready[i];
+	w->nready = k;
+	if (w->reading == c)
+		w->reading = NULL;
+	epoll_ctl(w->epfd, EPOLL_CTL_DEL, nf_ring_fd(c->ring), NULL);
 	w->nrings--;
+}
+
+void nf_watch_stream_forget(struct nf_watch *w, const struct nf_watch_ns *ns)
+{
+	for (size_t i = 0; i < w->nheld; i++)
+		if (w->held[i]->ns == ns)
+			w->held[i]->ns = NULL;
+	if (w->given && w->given->ns == ns)
+		w->given->ns = NULL;
+}
+
+void nf_watch_stream_hold_lo(struct nf_watch_ns *ns)
+{
+	ns->lo_held_until = clock_of(CLOCK_MONOTONIC) + LO_HELD_NS;
 }
 
 void nf_watch_stream_drain(struct nf_watch *w)
 {
 	w->draining = 1;
-	for (size_t i = 0; i < w->nns; i++)
-		if (w->ns[i]->ring && w->ns[i] != w->popped)
-			advance(w, w->ns[i]);
+	w->drain_until = clock_of(CLOCK_MONOTONIC) + DRAIN_NS;
+	for (size_t i = 0; i < w->nns; i++) {
+		if (w->ns[i]->cap)
+			mark_ready(w, w->ns[i]->cap);
+		if (w->ns[i]->old)
+			mark_ready(w, w->ns[i]->old);
+	}
 }
 
-/* Waits up to ms for rings to hand blocks over, and takes their heads.
- * 0, or -1 with errno (not EINTR: a signal is 0). */
+/* Waits up to ms for rings to hand blocks over (they join the ready
+ * ones). 0, or -1 with errno (not EINTR: a signal is 0). */
 static int wait_rings(struct nf_watch *w, int ms)
 {
 	struct epoll_event ev[EVENTS];
@@ -174,20 +244,106 @@ static int wait_rings(struct nf_watch *w, int ms)
 	if (n < 0)
 		return errno == EINTR ? 0 : -1;
 	for (int i = 0; i < n; i++)
-		advance(w, ev[i].data.ptr);
+		mark_ready(w, ev[i].data.ptr);
 	return 0;
 }
 
-/* ms (rounded up, at most max) until the oldest head may go out; 0 now. */
+/* c's turn ends: if it turned half its ring over since its rate was last
+ * looked at, watch's loop looks now (nf_watch_netns_tick), not at the
+ * next tick: a namespace's first ring lasts 10 ms of a busy loopback. */
+static void end_turn(struct nf_watch *w, struct nf_watch_cap *c)
+{
+	unsigned nblocks;
+
+	w->reading = NULL;
+	if (c->grows && (nf_ring_blocks(c->ring, &nblocks) - c->blocks) * 2 >= nblocks)
+		w->resize_due = 1;
+}
+
+/* Is f, of c, handed out as read (no other capture can see it)? */
+static int direct(const struct nf_watch *w, const struct nf_watch_cap *c,
+		  const struct nf_ring_frame *f)
+{
+	const struct nf_watch_ns *ns = c->ns;
+
+	if (w->nrings <= 1)
+		return 1;
+	return ns->lo && f->ifindex == (int)ns->lo && !ns->old &&
+	       (!ns->lo_held_until || clock_of(CLOCK_MONOTONIC) >= ns->lo_held_until);
+}
+
+/* The next frame from the ready rings, in turn: 1 with *f, *ns (one to
+ * hand out as read), 0 when none is ready; frames to hold are held on
+ * the way. */
+static int read_rings(struct nf_watch *w, struct nf_ring_frame *f, struct nf_watch_ns **ns)
+{
+	while (w->reading || w->nready) {
+		struct nf_watch_cap *c = w->reading;
+
+		if (!c) {
+			c = w->reading = w->ready[0];
+			w->ready[0] = w->ready[--w->nready];
+			w->batch = 0;
+		}
+		if (w->batch++ >= BATCH) { /* the others' turn: back in the queue */
+			end_turn(w, c);
+			c->ready = 0;
+			mark_ready(w, c);
+			continue;
+		}
+		if (!nf_ring_take(c->ring, f)) {
+			end_turn(w, c);
+			c->ready = 0;
+			continue;
+		}
+		if (direct(w, c, f)) {
+			*ns = c->ns;
+			return 1;
+		}
+		hold(w, f, c->ns);
+		if (w->nheld >= HELD_MAX)
+			return 0;
+	}
+	return 0;
+}
+
+/* ms (rounded up, at most max) until the oldest frame held may go out;
+ * 0 now. */
 static int due_in(const struct nf_watch *w, uint64_t now, int max)
 {
-	uint64_t hold = w->nrings > 1 && !w->draining ? NF_WATCH_HOLD_MS * 1000000ull : 0;
-	uint64_t due = w->heap[0]->head.ts_ns + hold;
+	uint64_t hold_ns = w->draining ? 0 : NF_WATCH_HOLD_MS * 1000000ull;
+	uint64_t due = w->held[0]->f.ts_ns + hold_ns;
 
-	if (due <= now || due > now + 2 * hold) /* a clock set back: no wait */
-		return 0;
+	if (due <= now || due > now + 2 * hold_ns || w->nheld >= HELD_MAX)
+		return 0; /* due; a clock set back; too many held */
 	due = (due - now + 999999) / 1000000;
 	return due < (uint64_t)max ? (int)due : max;
+}
+
+/* The oldest frame held, if it is due: 1 with *f, *ns. */
+static int give_held(struct nf_watch *w, int max, int *ms, struct nf_ring_frame *f,
+		     struct nf_watch_ns **ns)
+{
+	if (!w->nheld || (*ms = due_in(w, clock_of(CLOCK_REALTIME), max)) > 0)
+		return 0;
+	w->given = unhold(w);
+	*f = w->given->f;
+	*ns = w->given->ns;
+	return 1;
+}
+
+/* At the end: ms until the blocks begun before it are handed over
+ * (0 past it), -1 once a last look found nothing more. */
+static int drain_wait(struct nf_watch *w)
+{
+	uint64_t now = clock_of(CLOCK_MONOTONIC);
+
+	if (now < w->drain_until)
+		return (int)((w->drain_until - now + 999999) / 1000000);
+	if (w->drain_until == 0)
+		return -1;
+	w->drain_until = 0; /* one look more */
+	return 0;
 }
 
 int nf_watch_stream_next(struct nf_watch *w, int timeout_ms, struct nf_ring_frame *f,
@@ -195,25 +351,18 @@ int nf_watch_stream_next(struct nf_watch *w, int timeout_ms, struct nf_ring_fram
 {
 	int ms = timeout_ms;
 
-	if (w->popped) {
-		advance(w, w->popped);
-		w->popped = NULL;
+	if (w->given) {
+		spare(w, w->given);
+		w->given = NULL;
 	}
 	for (int waited = 0;; waited = 1) {
-		if (w->nheap && (ms = due_in(w, now_real(), timeout_ms)) == 0) {
-			struct nf_watch_ns *top = w->heap[0];
-
-			*f = top->head;
-			*ns = top;
-			unheap(w, top);
-			w->popped = top;
+		if (give_held(w, timeout_ms, &ms, f, ns) || read_rings(w, f, ns))
 			return 1;
-		}
+		if (w->draining && (ms = drain_wait(w)) < 0)
+			return 0;
 		if (waited && !w->draining)
 			return 0;
-		if (wait_rings(w, w->draining ? 0 : ms) < 0)
+		if (wait_rings(w, ms) < 0)
 			return -1;
-		if (waited && !w->nheap)
-			return 0;
 	}
 }

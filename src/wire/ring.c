@@ -28,14 +28,15 @@
 
 /*
  * The ring: ring_kib KiB in blocks. The kernel hands a block over when
- * it is full or RETIRE_MS after its first packet, so at a low rate each
- * block holds little and the ring lasts nblocks * RETIRE_MS of our not
- * reading (an owner lookup, a busy CPU); at a high rate the bytes bound
+ * it is full or retire_ms after its first packet (its timer fires that
+ * often, idle or not), so at a low rate each block holds little and the
+ * ring lasts nblocks * retire_ms of our not reading (an owner lookup, a
+ * busy CPU); at a high rate the bytes bound
  * it (a frame takes about 240 bytes). So a ring has at least MIN_BLOCKS
  * blocks, as small as a page where the ring is small: 64 of 4 KiB (256
- * KiB, the least) are 640 ms at a low rate, about 1,000 frames at a high
- * one; 256 blocks of 64 KiB (16 MiB, the default) are 2.5 s and about
- * 70,000 frames. 16 blocks of 1 MiB lasted 160 ms, and lost 282 packets
+ * KiB, the least) are 640 ms at a low rate of 10 ms (3.2 s of 50 ms),
+ * about 1,000 frames at a high one; 256 blocks of 64 KiB (16 MiB, the
+ * default) are 2.5 s and about 70,000 frames. 16 blocks of 1 MiB lasted 160 ms, and lost 282 packets
  * of 4,754 on this 2-core machine under the test suite.
  */
 #define MAX_BLOCK (1u << 16)
@@ -45,7 +46,7 @@
 #define MIN_KIB (MIN_BLOCKS * MIN_BLOCK >> 10)
 #define MAX_KIB (1u << 20)
 #define FRAME_SIZE 2048          /* TPACKET_V3 ignores it but checks it divides the ring */
-#define RETIRE_MS 10             /* a block not full is handed over after this */
+#define RETIRE_MS 10             /* by default, a block not full is handed over after this */
 
 struct nf_ring {
 	int fd;
@@ -54,7 +55,9 @@ struct nf_ring {
 	uint32_t block_size;
 	unsigned nblocks;
 	unsigned lo;                       /* the loopback's ifindex, 0 none */
+	unsigned retire_ms;                /* a block not full is handed over after this */
 	unsigned cur;                      /* the block read next */
+	uint64_t handed;                   /* blocks given back so far */
 	struct tpacket_block_desc *held;   /* the block being read, ours */
 	uint32_t left;                     /* its packets not yet handed out */
 	uint32_t next_off;                 /* the next one's offset in the block */
@@ -134,7 +137,7 @@ static int map_ring(struct nf_ring *r)
 	req.tp_block_nr = r->nblocks;
 	req.tp_frame_size = FRAME_SIZE;
 	req.tp_frame_nr = r->block_size / FRAME_SIZE * r->nblocks;
-	req.tp_retire_blk_tov = RETIRE_MS;
+	req.tp_retire_blk_tov = r->retire_ms;
 	if (setsockopt(r->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)))
 		return -errno;
 	r->map_len = (size_t)r->block_size * r->nblocks;
@@ -187,7 +190,8 @@ static void size_ring(struct nf_ring *r, unsigned kib)
 	r->nblocks = (unsigned)(bytes / r->block_size);
 }
 
-struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_kib, char err[NF_RING_ERR_MAX])
+struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_kib, unsigned retire_ms,
+			     char err[NF_RING_ERR_MAX])
 {
 	struct nf_ring *r = calloc(1, sizeof(*r));
 	unsigned ifindex = 0;
@@ -198,6 +202,7 @@ struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_kib, char err[NF_
 		return fail(NULL, -ENOMEM, err, "ring");
 	r->fd = -1;
 	size_ring(r, ring_kib);
+	r->retire_ms = retire_ms ? retire_ms : RETIRE_MS;
 	/* protocol 0: the socket receives nothing until bound below */
 	r->fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (r->fd < 0)
@@ -233,6 +238,7 @@ static void release(struct nf_ring *r)
 	r->held = NULL;
 	r->left = 0;
 	r->cur = (r->cur + 1) % r->nblocks;
+	r->handed++;
 }
 
 /* Takes the current block if the kernel has handed it over. */
@@ -329,6 +335,22 @@ unsigned nf_ring_loopback(const struct nf_ring *r)
 size_t nf_ring_bytes(const struct nf_ring *r)
 {
 	return r->map_len;
+}
+
+uint64_t nf_ring_blocks(const struct nf_ring *r, unsigned *nblocks)
+{
+	*nblocks = r->nblocks;
+	return r->handed;
+}
+
+int nf_ring_stop(struct nf_ring *r)
+{
+	/* a filter that keeps nothing (binding to protocol 0 keeps the
+	 * protocol bound: the kernel reads 0 as "the same") */
+	struct sock_filter none[] = { BPF_STMT(BPF_RET | BPF_K, 0) };
+	struct sock_fprog prog = { .len = 1, .filter = none };
+
+	return setsockopt(r->fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) ? -errno : 0;
 }
 
 void nf_ring_close(struct nf_ring *r)

@@ -4,8 +4,8 @@
  * once each with their payload lengths and direction; UDP filtered out in
  * the kernel; the headers kept, not the payload; the drop count read (and
  * made to grow by a ring left unread); a reader away for 1.5 s at a low
- * rate losing nothing, and the smallest ring away for 0.5 s; a take that
- * does not wait; the errors for an unknown interface
+ * rate losing nothing, and the smallest ring away for 0.3 s; a take that
+ * does not wait; a ring stopped; the errors for an unknown interface
  * and a process without CAP_NET_RAW. Needs CAP_NET_RAW (root): without it
  * the program says SKIP.
  * The frames are parsed here by hand (not by nf_pkt_decode), so the ring
@@ -133,7 +133,7 @@ static void read_n(int fd, size_t n)
 static struct nf_ring *open_ring(const char *ifname, unsigned kib)
 {
 	char err[NF_RING_ERR_MAX];
-	struct nf_ring *r = nf_ring_open(ifname, kib, err);
+	struct nf_ring *r = nf_ring_open(ifname, kib, 0, err);
 
 	ck_assert_msg(r != NULL, "nf_ring_open(%s): %s", ifname ? ifname : "any", err);
 	return r;
@@ -392,6 +392,39 @@ START_TEST(test_ring_take_without_waiting)
 }
 END_TEST
 
+/* A ring stopped keeps what it received and receives nothing more; the
+ * blocks handed back are counted. */
+START_TEST(test_ring_stop)
+{
+	struct nf_ring *r = open_ring("lo", 1);
+	struct nf_ring_frame f;
+	struct seen s;
+	int srv, c = pair(AF_INET, &srv), before = 0, after = 0;
+	uint16_t cport = port_of(c);
+	unsigned nblocks;
+
+	ck_assert_int_eq(write(c, "before", 6), 6);
+	read_n(srv, 6);
+	usleep(50000); /* its block handed over */
+	ck_assert_int_eq(nf_ring_stop(r), 0);
+	ck_assert_int_eq(write(c, "after!!", 7), 7);
+	read_n(srv, 7);
+	usleep(50000);
+	while (nf_ring_next(r, 50, &f) == 1) {
+		parse(&f, &s);
+		before += s.sport == cport && s.payload == 6;
+		after += s.sport == cport && s.payload == 7;
+	}
+	ck_assert_int_eq(before, 1);
+	ck_assert_int_eq(after, 0);
+	ck_assert_uint_gt(nf_ring_blocks(r, &nblocks), 0);
+	ck_assert_uint_eq(nblocks, 64);
+	close(c);
+	close(srv);
+	nf_ring_close(r);
+}
+END_TEST
+
 /* An idle ring returns 0 after its timeout, not before, and not much after. */
 START_TEST(test_ring_timeout)
 {
@@ -420,7 +453,7 @@ START_TEST(test_ring_unknown_interface)
 {
 	char err[NF_RING_ERR_MAX];
 
-	ck_assert_ptr_null(nf_ring_open("nf-no-such0", 0, err));
+	ck_assert_ptr_null(nf_ring_open("nf-no-such0", 0, 0, err));
 	ck_assert_int_eq(errno, ENODEV);
 	ck_assert_ptr_nonnull(strstr(err, "nf-no-such0"));
 }
@@ -442,7 +475,7 @@ START_TEST(test_ring_no_cap_net_raw)
 
 		if (setgid(65534) || setuid(65534))
 			_exit(2);
-		r = nf_ring_open(NULL, 0, err);
+		r = nf_ring_open(NULL, 0, 0, err);
 		dprintf(pipefd[1], "%d %s", r ? 0 : errno, r ? "" : err);
 		_exit(r ? 1 : 0);
 	}
@@ -470,6 +503,7 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_ring_slow_reader_low_rate);
 	tcase_add_test(tc, test_ring_small_ring_lasts);
 	tcase_add_test(tc, test_ring_take_without_waiting);
+	tcase_add_test(tc, test_ring_stop);
 	tcase_add_test(tc, test_ring_timeout);
 	tcase_add_test(tc, test_ring_unknown_interface);
 	tcase_add_test(tc, test_ring_no_cap_net_raw);
@@ -480,7 +514,7 @@ static Suite *ring_suite(void)
 int main(void)
 {
 	char err[NF_RING_ERR_MAX];
-	struct nf_ring *probe = nf_ring_open("lo", 1024, err);
+	struct nf_ring *probe = nf_ring_open("lo", 1024, 0, err);
 	SRunner *sr;
 	int failed;
 

@@ -45,6 +45,10 @@
 #   - at the end, LO deleted (ip netns del) and its processes gone: the
 #     veth end in the test's namespace is gone within 3 s (the namespace
 #     was freed: watch held nothing of it).
+# A busy namespace's ring grows: watch --netns LO2 while a client there
+# makes request-answer rounds as fast as it can for 1.5 s: LO2's ring,
+# 256 KiB before (in /proc/PID/maps), is one of 1 MiB or more after, and
+# the one it replaced is closed.
 # Then watch --fix --json --netns B --netns C (limited to the test's
 # namespaces: other tests' programs on this host are left alone) on a
 # 60-round split client in B against C: its socket set TCP_NODELAY at its
@@ -82,13 +86,13 @@ if [[ $EUID -ne 0 ]]; then
     exit
 fi
 
-declare -A WPID=()
+declare -A WPID=() NFPID=()
 TCPDUMP_PIDS=()
 BG_PIDS=()
 LATE_PID=""
 on_exit() {
     local p
-    for p in "${WPID[@]}" "${TCPDUMP_PIDS[@]}" "${BG_PIDS[@]}" $LATE_PID; do
+    for p in "${NFPID[@]}" "${WPID[@]}" "${TCPDUMP_PIDS[@]}" "${BG_PIDS[@]}" $LATE_PID; do
         kill -KILL "$p" 2>/dev/null
     done
     cleanup # common.sh's: the servers start_server started
@@ -146,7 +150,6 @@ capturing() {
 # background (NAME.out, NAME.err), WPID[NAME] (timeout's, which passes
 # signals on), NFPID[NAME] watch's own; returns once it captures in each
 # NS.
-declare -A NFPID=()
 watch_start() {
     local name=$1 i ns ok
     shift
@@ -397,6 +400,47 @@ if selected "--fix on a holder in a namespace"; then
         fi
     else
         fail "--fix on a holder in a namespace" "watch did not start" "$W/fix.err"
+    fi
+fi
+
+# ---- a busy namespace's ring grows -----------------------------------------------
+
+# ring_kib PID NS: the KiB of the packet rings PID has mapped whose socket
+# is bound in NS, one line each.
+ring_kib() {
+    local ino range _
+    for ino in $(ns_packet_inodes "$2"); do
+        while read -r range _ _ _ _ name; do
+            [[ $name == "socket:[$ino]" ]] && echo $(((16#${range#*-} - 16#${range%-*}) / 1024))
+        done <"/proc/$1/maps"
+    done
+}
+if selected "a busy namespace's ring grows"; then
+    if watch_start grow "$LO2" -- --json --netns "$LO2"; then
+        before=$(ring_kib "${NFPID[grow]}" "$LO2" | tr '\n' ' ')
+        ip netns exec "$LO2" python3 -c '
+import socket, time
+s = socket.create_connection(("127.0.0.1", 7301))
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+end = time.time() + 1.5
+n = 0
+while time.time() < end:
+    s.sendall(b"x" * 200)
+    got = b""
+    while len(got) < 2:
+        got += s.recv(2 - len(got))
+    n += 1
+print(n)' >"$W/grow.rounds" 2>&1
+        sleep 0.3 # a tick closes the ring replaced
+        after=$(ring_kib "${NFPID[grow]}" "$LO2" | tr '\n' ' ')
+        watch_stop grow
+        if [[ $before == "256 " && $after =~ ^[0-9]+\ $ && ${after% } -ge 1024 ]]; then
+            pass "a busy namespace's ring grows: ${before% } -> ${after% } KiB ($(cat "$W/grow.rounds") rounds in 1.5 s)"
+        else
+            fail "a busy namespace's ring grows" "rings '$before' -> '$after' KiB" "$W/grow.rounds"
+        fi
+    else
+        fail "a busy namespace's ring grows" "watch did not start" "$W/grow.err"
     fi
 fi
 

@@ -1,0 +1,182 @@
+/*
+ * watch_cap.c - a namespace's capture (watch_int.h): its ring made inside
+ * it (setns there, the ring, setns back: a socket keeps the namespace it
+ * was made in) and read in the stream; replaced by a bigger one when it
+ * turns over fast; closed with its counts kept.
+ *
+ * A namespace's ring starts at NS_RING_KIB, the least a ring is (64
+ * blocks of a page: 3.2 s of a trickle, about 1,000 packets): the ring
+ * is most of what a namespace costs, and most namespaces are idle. Its
+ * blocks are handed over NS_RETIRE_MS after their first packet (the
+ * host's 10 ms): the kernel's timer fires that often, idle or not (100
+ * idle rings of 10 ms: 8,000 expiries a second; of 50 ms: 1,900). Every
+ * tick (100 ms), and as soon as a ring turned half over (the stream says
+ * so), a ring that turned over at a rate it would not last half a second
+ * at, or dropped, gets one four times as big or more (to last a
+ * second at that rate), up to the host's 16 MiB: the new ring is opened
+ * first, the old one stopped (it receives nothing more), read out, and
+ * closed at a later tick once it is read out. Both see the packets
+ * between the new one's start and the old one's stop: their copies come
+ * in a row in the stream and the detector drops the second. A ring never
+ * shrinks.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "watch_int.h"
+
+#define NS_RING_KIB 256           /* a namespace's first ring */
+#define NS_RING_MAX_KIB (16u << 10) /* the host's, the most a namespace's grows to */
+#define OLD_MS 100                /* a ring replaced is closed this long after, read out */
+#define NS_RETIRE_MS 50           /* a namespace's blocks handed over (the host's: 10 ms) */
+
+static int is_home(const struct nf_watch *w, const struct nf_watch_ns *ns)
+{
+	return ns == w->ns[0];
+}
+
+/* Says once that namespaces cannot be entered (and what would). */
+static void say_enter(struct nf_watch *w, const struct nf_watch_ns *ns, int rc)
+{
+	if (w->said_enter)
+		return;
+	w->said_enter = 1;
+	fprintf(stderr, "naglefix watch: cannot enter network namespace %s: %s%s; "
+			"watching those it can\n", ns->name, strerror(-rc),
+		rc == -EPERM ? " (setns needs CAP_SYS_ADMIN)" : "");
+}
+
+/* A capture of kib KiB (0: the ring's default) made inside ns, in the
+ * stream, into *out. 0, or -errno: setns's (said once), else err says
+ * why (-ENODEV: -i's interface is not there). */
+static int open_cap(struct nf_watch *w, struct nf_watch_ns *ns, unsigned kib,
+		    struct nf_watch_cap **out, char err[NF_RING_ERR_MAX])
+{
+	struct nf_watch_cap *c;
+	struct nf_ring *r;
+	int rc = nf_watch_enter(w, ns);
+
+	if (rc < 0) {
+		say_enter(w, ns, rc);
+		return rc;
+	}
+	r = nf_ring_open(w->ifname, kib, is_home(w, ns) ? 0 : NS_RETIRE_MS, err);
+	rc = r ? 0 : -errno;
+	nf_watch_leave(w, ns);
+	if (rc < 0)
+		return rc;
+	if (!(c = calloc(1, sizeof(*c)))) {
+		nf_ring_close(r);
+		snprintf(err, NF_RING_ERR_MAX, "out of memory");
+		return -ENOMEM;
+	}
+	c->ns = ns;
+	c->ring = r;
+	c->kib = kib;
+	c->grows = !is_home(w, ns) && kib < NS_RING_MAX_KIB;
+	if ((rc = nf_watch_stream_add(w, c)) < 0) {
+		snprintf(err, NF_RING_ERR_MAX, "epoll: %s", strerror(-rc));
+		nf_ring_close(r);
+		free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+int nf_watch_cap_open(struct nf_watch *w, struct nf_watch_ns *ns)
+{
+	char err[NF_RING_ERR_MAX] = "";
+	int rc = open_cap(w, ns, is_home(w, ns) ? 0 : NS_RING_KIB, &ns->cap, err);
+
+	ns->retry = rc == -ENODEV;
+	if (rc == 0)
+		ns->lo = nf_ring_loopback(ns->cap->ring);
+	else if (err[0] && (rc != -ENODEV || is_home(w, ns)))
+		fprintf(stderr, "naglefix watch: %s%s%s\n", is_home(w, ns) ? "" : ns->name,
+			is_home(w, ns) ? "" : ": ", err);
+	return rc;
+}
+
+/* Off the stream and closed, its counts kept. */
+static void close_cap(struct nf_watch *w, struct nf_watch_cap *c)
+{
+	nf_watch_stream_remove(w, c);
+	nf_ring_stats(c->ring, &c->rs);
+	w->gone_rs.packets += c->rs.packets;
+	w->gone_rs.drops += c->rs.drops;
+	nf_ring_close(c->ring);
+	free(c);
+}
+
+void nf_watch_cap_close(struct nf_watch *w, struct nf_watch_ns *ns)
+{
+	if (ns->cap)
+		close_cap(w, ns->cap);
+	if (ns->old)
+		close_cap(w, ns->old);
+	ns->cap = ns->old = NULL;
+}
+
+/* The size c's ring should have (KiB): four times as big, or more, for
+ * it to last a second at the rate it turned over since the last look (ms
+ * ago), if it would not last half a second at that rate (a trickle, a
+ * block each 10 ms, never drives it: 64 blocks last 640 ms) or it
+ * dropped; else its own. */
+static unsigned wanted_kib(struct nf_watch_cap *c, uint64_t ms)
+{
+	unsigned nblocks, kib = c->kib;
+	uint64_t blocks = nf_ring_blocks(c->ring, &nblocks), used = blocks - c->blocks;
+	uint64_t drops = c->rs.drops, per_s;
+
+	c->blocks = blocks;
+	if (!used || !ms)
+		return kib;
+	if (used * 500 <= (uint64_t)nblocks * ms &&
+	    !(nf_ring_stats(c->ring, &c->rs) == 0 && c->rs.drops > drops))
+		return kib;
+	per_s = used * 1000 / ms * (kib / nblocks ? kib / nblocks : 1); /* KiB a second */
+	do
+		kib *= 4;
+	while (kib < per_s && kib < NS_RING_MAX_KIB);
+	return kib < NS_RING_MAX_KIB ? kib : NS_RING_MAX_KIB;
+}
+
+void nf_watch_cap_resize(struct nf_watch *w, struct nf_watch_ns *ns, uint64_t now_ms)
+{
+	char err[NF_RING_ERR_MAX];
+	struct nf_watch_cap *big;
+	uint64_t ms = now_ms - ns->resized_ms;
+	unsigned kib;
+
+	if (ns->old && !ns->old->ready && w->reading != ns->old && ms >= OLD_MS) {
+		close_cap(w, ns->old); /* stopped, and read out */
+		ns->old = NULL;
+	}
+	if (!ns->cap || ns->old || is_home(w, ns) || ns->cap->kib >= NS_RING_MAX_KIB)
+		return;
+	ns->resized_ms = now_ms;
+	if ((kib = wanted_kib(ns->cap, ms)) == ns->cap->kib)
+		return;
+	if (open_cap(w, ns, kib, &big, err) < 0)
+		return; /* it keeps the ring it has */
+	nf_watch_stream_hold_lo(ns);
+	nf_ring_stop(ns->cap->ring);
+	ns->old = ns->cap;
+	ns->cap = big;
+}
+
+void nf_watch_cap_stats(struct nf_watch_ns *ns, struct nf_ring_stats *s)
+{
+	struct nf_watch_cap *c[2] = { ns->cap, ns->old };
+
+	for (int i = 0; i < 2; i++) {
+		if (!c[i])
+			continue;
+		nf_ring_stats(c[i]->ring, &c[i]->rs);
+		s->packets += c[i]->rs.packets;
+		s->drops += c[i]->rs.drops;
+	}
+}
