@@ -239,6 +239,7 @@ $(B)/tests/detect_alone: tests/bench/detect_alone.c $(B)/libnfwire.a $(B)/libnfc
 bench: all $(B)/tests/bench $(B)/tests/devnull $(B)/tests/wire/model $(B)/tests/detect_alone
 	tests/bench/run.sh
 	tests/bench/watch.sh
+	tests/bench/watch_netns.sh
 	tests/bench/scan.sh
 
 # pgbench and memaslap against PostgreSQL and memcached, the client under each

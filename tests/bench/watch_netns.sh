@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# watch_netns.sh: `make bench`'s part for `naglefix watch` across network
+# namespaces (issue 28, item 5: memory and CPU per watched namespace; at
+# most 128 MB resident with 100 idle namespaces). Runs in a world of its
+# own (unshare --net --pid --fork --mount --mount-proc, a tmpfs on
+# /run/netns), so that no other namespace of this host is counted: its
+# own network namespace is watch's "host". Prints:
+#   alone      watch --json with no other namespace: its resident memory
+#              (VmRSS; of it RssFile, the rings mapped) and its CPU time
+#              (/proc/PID/schedstat) over IDLE seconds
+#   N idle     the same with N namespaces (ip netns add, lo up, nothing
+#              sent), made before it starts; the time it took to capture
+#              in all of them; per namespace: (RSS - alone's) / N, CPU / N
+#   discovery  REPS namespaces made one at a time while it runs, half
+#              named (ip netns add), half not (unshare -n sleep): ms from
+#              the making to watch's capture there (a socket of its in the
+#              namespace's /proc/net/packet); median and worst
+#   busy       memcached and memaslap (as watch.sh) in one of the N
+#              namespaces for SECS s, watch on the host side: packets,
+#              drops (the namespace's first ring is 256 KiB: it grows once
+#              it turns over fast, so only the load's first ~100 ms can
+#              overflow it), watch's CPU against the load's, its rings'
+#              size after
+# Env: N (default 100), IDLE (10), REPS (10), SECS (10). Exit status 0
+# iff the N idle namespaces' resident memory is at most 128 MB.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+nf=$top/build/naglefix
+N=${N:-100}
+IDLE=${IDLE:-10}
+REPS=${REPS:-10}
+SECS=${SECS:-10}
+if [[ $EUID -ne 0 ]]; then
+	echo "watch netns bench: SKIP: needs root (namespaces, CAP_NET_RAW, setns)"
+	exit 0
+fi
+[[ -x $nf ]] || { echo "watch netns bench: $nf missing: run make" >&2; exit 2; }
+slap=$(command -v memaslap || command -v memcaslap)
+
+# Everything below runs inside the world of its own.
+inside() {
+	set -u
+	local tmp wp t0 i
+	tmp=$(mktemp -d)
+	mkdir -p /run/netns && mount -t tmpfs tmpfs /run/netns || return 1
+	ip link set lo up
+
+	# cpu_ns PID: the CPU time PID ran, ns
+	cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat"; }
+	# rss PID: "VmRSS RssFile" in kB
+	rss() { awk '/^VmRSS/ { r = $2 } /^RssFile/ { f = $2 } END { print r, f }' "/proc/$1/status"; }
+	# start: watch --json in the background, wp its pid; once it captures
+	# at home (a packet socket bound: nothing else here makes one)
+	start() {
+		"$nf" watch --json >"$tmp/watch.out" 2>"$tmp/watch.err" &
+		wp=$!
+		for ((i = 0; i < 200; i++)); do
+			awk 'NR > 1 && $4 != "0000" { f = 1 } END { exit !f }' /proc/self/net/packet && return 0
+			sleep 0.01
+		done
+		return 1
+	}
+	# idle_line LABEL COUNT: RSS and CPU of watch over IDLE s
+	idle_line() {
+		local c0 c1 r
+		c0=$(cpu_ns "$wp")
+		sleep "$IDLE"
+		c1=$(cpu_ns "$wp")
+		read -r -a r <<<"$(rss "$wp")"
+		echo "$1 ${r[0]} ${r[1]} $(((c1 - c0) / 1000))"
+	}
+
+	# alone
+	start || { echo "watch did not start: $(cat "$tmp/watch.err")"; return 1; }
+	read -r _ rss0 file0 cpu0 <<<"$(idle_line alone 0)"
+	printf '%-10s %10s %10s %14s  %s\n' "" "rss_MB" "rings_MB" "cpu_ms/${IDLE}s" "per namespace"
+	awk -v r="$rss0" -v f="$file0" -v c="$cpu0" 'BEGIN { printf "%-10s %10.1f %10.1f %14.2f  -\n", "alone", r / 1024, f / 1024, c / 1000 }'
+	kill -INT "$wp"
+	wait "$wp"
+
+	# N idle namespaces, made first
+	for ((i = 0; i < N; i++)); do
+		ip netns add "b$i" && ip -n "b$i" link set lo up || { echo "ip netns add b$i failed"; return 1; }
+	done
+	t0=$EPOCHREALTIME
+	start || { echo "watch did not start"; return 1; }
+	for ((i = 0; i < 500; i++)); do
+		ip netns exec "b$((N - 1))" awk 'NR > 1 && $4 != "0000" { f = 1 } END { exit !f }' /proc/net/packet &&
+			break
+		sleep 0.01
+	done
+	opened_ms=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", (b - a) * 1000 }')
+	read -r _ rssn filen cpun <<<"$(idle_line idle "$N")"
+	awk -v r="$rssn" -v f="$filen" -v c="$cpun" -v r0="$rss0" -v c0="$cpu0" -v n="$N" -v s="$IDLE" 'BEGIN {
+		printf "%-10s %10.1f %10.1f %14.2f  %.1f kB resident, %.3f ms CPU per %d s\n", n " idle", r / 1024, f / 1024,
+			c / 1000, (r - r0) / n, (c - c0) / 1000 / n, s }'
+	echo "$N namespaces captured $opened_ms ms after watch started"
+	echo "rss_kb $rssn" >"$tmp/verdict"
+
+	# discovery
+	local lat=() pid home
+	home=$(readlink /proc/self/ns/net)
+	for ((i = 0; i < REPS; i++)); do
+		t0=$EPOCHREALTIME
+		if ((i % 2)); then
+			unshare -n sleep 30 &
+			pid=$!
+		else
+			ip netns add "d$i"
+			ip netns exec "d$i" sleep 30 &
+			pid=$!
+		fi
+		# a packet socket bound there: watch's (nothing else makes one there)
+		for ((k = 0; k < 1000; k++)); do
+			[[ $(readlink "/proc/$pid/ns/net") != "$home" ]] &&
+				awk 'NR > 1 && $4 != "0000" { f = 1 } END { exit !f }' "/proc/$pid/net/packet" && break
+			sleep 0.005
+		done
+		lat+=("$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", (b - a) * 1000 }')")
+		kill "$pid"
+		wait "$pid" 2>/dev/null
+		((i % 2)) || ip netns del "d$i"
+		sleep 0.1
+	done
+	printf '%s\n' "${lat[@]}" | sort -n | awk -v reps="$REPS" '{ v[NR] = $1 } END {
+		printf "discovery: %d namespaces made while watch ran, captured after %d ms median, %d ms at worst (scan every 250 ms)\n",
+			reps, v[int((NR + 1) / 2)], v[NR] }'
+
+	# busy
+	if [[ -n $slap ]] && command -v memcached >/dev/null; then
+		ip netns exec b0 memcached -l 127.0.0.1 -p 11311 -U 0 -u root -t 1 &
+		local mc=$! sp c0 c1 hz
+		hz=$(getconf CLK_TCK)
+		sleep 0.5
+		c0=$(cpu_ns "$wp")
+		ip netns exec b0 "$slap" -s 127.0.0.1:11311 -T 2 -c 32 -t "${SECS}s" >"$tmp/slap.out" 2>&1 &
+		sp=$!
+		local st=0
+		while kill -0 "$sp" 2>/dev/null; do
+			st=$(awk '{ print $14 + $15 }' "/proc/$sp/stat" 2>/dev/null || echo "$st")
+			sleep 0.05
+		done
+		wait "$sp"
+		c1=$(cpu_ns "$wp")
+		local mt kib=""
+		mt=$(awk '{ print $14 + $15 }' "/proc/$mc/stat")
+		local range name _
+		for ino in $(ip netns exec b0 awk 'NR > 1 && $4 != "0000" { print $9 }' /proc/net/packet); do
+			while read -r range _ _ _ _ name; do
+				[[ $name == "socket:[$ino]" ]] && kib+="$(((16#${range#*-} - 16#${range%-*}) / 1024)) KiB "
+			done <"/proc/$wp/maps"
+		done
+		kill -INT "$wp"
+		wait "$wp"
+		kill "$mc"
+		read -r cap drops <<<"$(jq -r 'select(.event == "wire_stats") | "\(.captured) \(.drops)"' "$tmp/watch.out" | tail -n 1)"
+		awk -v w="$(((c1 - c0) / 1000000))" -v l="$(((mt + st) * 1000 / hz))" -v cap="$cap" -v drops="$drops" \
+			-v tps="$(sed -n 's/.*TPS: \([0-9]*\).*/\1/p' "$tmp/slap.out")" -v secs="$SECS" 'BEGIN {
+			printf "busy: memaslap %d ops/s in one of them for %d s: %d packets, %d dropped; watch %.2f s CPU, the load %.2f s (%.1f%%)\n",
+				tps, secs, cap, drops, w / 1000, l / 1000, (l > 0 ? 100 * w / l : 0) }'
+		echo "busy: its ring after: $kib(256 KiB before)"
+	else
+		kill -INT "$wp"
+		wait "$wp"
+		echo "busy: SKIP: memaslap/memcaslap or memcached missing"
+	fi
+	cat "$tmp/verdict" >"$VERDICT"
+	rm -rf "$tmp"
+}
+export -f inside
+export nf N IDLE REPS SECS slap
+VERDICT=$(mktemp)
+export VERDICT
+trap 'rm -f "$VERDICT"' EXIT
+echo "watch netns bench: watch with $N idle network namespaces, in a world of its own"
+timeout -k 5 600 unshare --net --pid --fork --mount --mount-proc bash -c inside
+read -r _ rss <"$VERDICT" 2>/dev/null
+if [[ -n ${rss:-} && $rss -le $((128 * 1024)) ]]; then
+	echo "watch netns bench: target met: $((rss / 1024)) MB resident with $N idle namespaces (at most 128)"
+else
+	echo "watch netns bench: target missed: '${rss:-?}' kB resident with $N idle namespaces (at most 128 MB)"
+	exit 1
+fi
