@@ -452,7 +452,7 @@ static int run(struct nf_watch *w)
 				continue;
 		}
 		if (w->metrics) /* frames held for their order are due within the hold */
-			nf_watch_metrics_wait(w, rc > 0 ? 0 : w->nheap ? 10 : TICK_MS);
+			nf_watch_metrics_wait(w, rc > 0 || w->nready ? 0 : w->nheld ? 10 : TICK_MS);
 		if (on_clock(w, &c))
 			break;
 	}
