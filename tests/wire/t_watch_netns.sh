@@ -90,6 +90,7 @@ declare -A WPID=() NFPID=()
 TCPDUMP_PIDS=()
 BG_PIDS=()
 LATE_PID=""
+MINE='^$'
 on_exit() {
     local p
     for p in "${NFPID[@]}" "${WPID[@]}" "${TCPDUMP_PIDS[@]}" "${BG_PIDS[@]}" $LATE_PID; do
@@ -254,6 +255,7 @@ MED_LO=$(wait_bg lo-client "$lo_pid")
 MED_LO2=$(wait_bg lo2-client "$lo2_pid")
 MED_VETH=$(wait_bg veth-client "$veth_pid")
 late_client=$(cat "$W/late-client.pid" 2>/dev/null)
+MINE="^($LO|$LO2|$NB|$NC|pid:$LATE_PID|pid:$LO_SERVER)\$"
 wait "$LATE_PID"
 late_end=$EPOCHREALTIME
 LATE_PID=""
@@ -279,11 +281,14 @@ done
 
 # ---- the checks ----------------------------------------------------------------
 
-# rows FILE PEER: the rows of FILE's wire_stall lines whose peer is PEER,
-# one line each: "local pid stalls netns prog" (stalls summed over the
-# row's lines, the rest from its last line).
+# rows FILE PEER: the rows of FILE's wire_stall lines whose peer is PEER
+# and whose namespace is one of this test's (another run of it beside
+# uses the same ports in its own), one line each: "local pid stalls
+# netns prog" (stalls summed over the row's lines, the rest from its
+# last line).
 rows() {
-    jq -rs --arg peer "$2" '[.[] | select(.event == "wire_stall" and .peer == $peer)]
+    jq -rs --arg peer "$2" --arg mine "$MINE" '[.[] | select(.event == "wire_stall" and .peer == $peer
+            and ((.netns // "") | test($mine)))]
         | group_by(.local + " " + (.netns // ""))[]
         | "\(.[-1].local) \(.[-1].pid // 0) \(map(.stalls) | add) \(.[-1].netns // "-") \(.[-1].prog // "")"' \
         "$1" 2>/dev/null
