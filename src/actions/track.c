@@ -26,7 +26,13 @@ static int is_tcp(int domain, int type, int protocol)
 
 void nf_track_created(int fd, int domain, int type, int protocol)
 {
-	nf_conn_reset(fd, is_tcp(domain, type, protocol) ? NF_KIND_TCP : NF_KIND_OTHER);
+	int tcp = is_tcp(domain, type, protocol);
+
+	/* told at creation too: a server makes its listener before it drops
+	 * to a user who can no longer write the command's file */
+	if (tcp)
+		nf_reach_tcp();
+	nf_conn_reset(fd, tcp ? NF_KIND_TCP : NF_KIND_OTHER);
 }
 
 /* One getsockopt: SO_PROTOCOL is IPPROTO_TCP only for TCP over IP. */

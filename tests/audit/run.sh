@@ -175,6 +175,15 @@ audit_run no-tcp "" sh -c 'echo hello'
 ok "a program with no TCP socket: no verdict, said so" \
     bash -c "grep -qF 'naglefix audit: no verdict: no TCP socket of sh went through the library, so nothing was seen' '$WORK/no-tcp.err' &&
         ! grep -q 'stall found' '$WORK/no-tcp.err'"
+# A TCP socket made before the program drops to a user who cannot write
+# the command's files (as a server makes its listener as root): seen.
+audit_run drops "" python3 -c '
+import os, socket, sys
+s = socket.socket()
+os.setgid(65534); os.setuid(65534)
+s.connect((sys.argv[1], int(sys.argv[2]))); s.close()' "$H" "$PORT"
+ok "a socket made before the program drops privileges: seen (no 'no TCP socket')" \
+    bash -c "[[ \$(cat '$WORK/drops.rc') == 0 ]] && ! grep -q 'no TCP socket' '$WORK/drops.err'"
 # -l LOG that already holds findings (an earlier run's): its table, and
 # the note that nothing of this run was seen, without "no verdict".
 cp "$WORK/java-split.log" "$WORK/appended.log"
