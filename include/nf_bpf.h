@@ -133,7 +133,8 @@ int nf_bpf_map_info(int fd, struct bpf_map_info *info);
 
 /* --- cgroup_prog.c --- */
 
-#define NF_BPF_CGROUP_MAX 64 /* programs of one cgroup kept by a query */
+#define NF_BPF_CGROUP_MAX 64 /* programs of one cgroup kept by a query: the kernel's
+			       * own limit (BPF_CGROUP_MAX_PROGS), so none is missed */
 
 /* One sock_ops program attached to a cgroup. */
 struct nf_bpf_attached {

@@ -116,10 +116,10 @@ static void print_cgroup(struct lister *l, const char *dir)
 			       a->name, nf_bpf_mode_name(l->c.flags));
 			continue;
 		}
-		printf("  program %u '%s' (%s): naglefix's; TCP_NODELAY set on %llu connections, "
+		printf("  program %u '%s' (%s): naglefix's; TCP_NODELAY set on %llu connection%s, "
 		       "%llu refused%s%s\n",
 		       (unsigned)a->id, a->name, nf_bpf_mode_name(l->c.flags),
-		       (unsigned long long)k->set, (unsigned long long)k->failed,
+		       (unsigned long long)k->set, k->set == 1 ? "" : "s", (unsigned long long)k->failed,
 		       k->failed ? ", the last with " : "", k->failed ? strerror(-k->last_err) : "");
 		print_rules(l->st);
 	}

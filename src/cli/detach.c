@@ -39,12 +39,15 @@ static const struct option detach_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Takes naglefix's program off t's cgroup; says what was done. */
-static int detach_one(struct nf_attach_target *t, int quiet)
+/* Takes naglefix's program off t's cgroup; says what was done (quiet:
+ * nothing when there was none). *taken (may be NULL) counts the cgroups. */
+static int detach_one(struct nf_attach_target *t, int quiet, size_t *taken)
 {
 	size_t n = 0;
 	int rc = nf_attach_remove("detach", t, &n);
 
+	if (taken)
+		*taken += n > 0;
 	if (rc == 0 && n > 0)
 		printf("naglefix detach: %s (%s): naglefix's program taken off; new connections no "
 		       "longer get TCP_NODELAY from it, those it set keep it\n", t->dir, t->name);
@@ -58,6 +61,7 @@ static int detach_one(struct nf_attach_target *t, int quiet)
 struct sweep {
 	const char *root;
 	int status;
+	size_t taken; /* cgroups naglefix's program was taken off */
 };
 
 /* One cgroup of --all's walk. */
@@ -68,7 +72,7 @@ static int detach_walked(const char *dir, void *arg)
 	int rc = nf_attach_target_dir("detach", s->root, dir, &t);
 
 	if (rc == 0)
-		rc = detach_one(&t, 1);
+		rc = detach_one(&t, 1, &s->taken);
 	nf_attach_target_close(&t);
 	if (rc > s->status)
 		s->status = rc;
@@ -87,6 +91,8 @@ static int detach_all(void)
 	rc = nf_attach_each_cgroup(root, detach_walked, &s);
 	if (rc < 0)
 		return nf_attach_say("detach", "reading the cgroups", rc, root);
+	printf("naglefix detach: --all: naglefix's program taken off %zu cgroup%s under %s\n", s.taken,
+	       s.taken == 1 ? "" : "s", root);
 	return s.status > NF_ATTACH_EXIT_PARTIAL && s.status != NF_ATTACH_EXIT_PERM &&
 			       s.status != NF_ATTACH_EXIT_KERNEL
 		       ? NF_ATTACH_EXIT_PARTIAL
@@ -121,7 +127,7 @@ int nf_cli_detach(int argc, char **argv)
 		return detach_all();
 	rc = nf_attach_target_open("detach", kind, arg, &t);
 	if (rc == 0)
-		rc = detach_one(&t, 0);
+		rc = detach_one(&t, 0, NULL);
 	nf_attach_target_close(&t);
 	return rc;
 }

@@ -242,6 +242,25 @@ if below "$ms" 20 && [[ $after -eq 0 ]] && grep -q '(/: the whole host)' "$SCRAT
 else
 	fail "attach: the whole host" "median ${ms:-none} ms, naglefix's left on the root: $after" "$SCRATCH/attach-root.out"
 fi
+
+# detach --all walks every cgroup (here, this machine's alone): the root
+# and two cgroups made for it, and nothing of naglefix's left anywhere
+mkdir -p /sys/fs/cgroup/nf-all-a /sys/fs/cgroup/nf-all-b
+{ naglefix attach -m nodelay && naglefix attach -m nodelay --cgroup nf-all-a &&
+	naglefix attach -m nodelay --cgroup /sys/fs/cgroup/nf-all-b; } >"$SCRATCH/attach-all.out" 2>&1
+before=$(bpftool cgroup tree /sys/fs/cgroup | grep -c 'sock_ops .*naglefix')
+naglefix attach --list >>"$SCRATCH/attach-all.out" 2>&1
+listed=$(grep -c "naglefix's; TCP_NODELAY set on" "$SCRATCH/attach-all.out")
+naglefix detach --all >>"$SCRATCH/attach-all.out" 2>&1
+rc=$?
+after=$(bpftool cgroup tree /sys/fs/cgroup | grep -c 'sock_ops .*naglefix')
+if [[ $before -eq 3 && $listed -eq 3 && $rc -eq 0 && $after -eq 0 ]]; then
+	pass "attach: --list shows the 3 cgroups bpftool shows; detach --all takes naglefix's off all 3 (bpftool: none left)"
+else
+	fail "attach: --list and detach --all" "bpftool $before before, $after after; --list $listed; exit $rc" \
+		"$SCRATCH/attach-all.out"
+fi
+rmdir /sys/fs/cgroup/nf-all-a /sys/fs/cgroup/nf-all-b
 exec 9>&-
 
 echo "$PASSED passed, $FAILED failed"
