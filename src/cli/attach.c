@@ -45,7 +45,8 @@ static const char usage_attach[] =
 	"                     counts, and the other sock_ops programs seen\n"
 	"\n"
 	"Exit status: 0 done; 1 --now left a socket; 2 no permission; 3 the kernel\n"
-	"cannot (no bpf(2), sock_ops cannot set TCP_NODELAY, the verifier refused);\n"
+	"cannot (no bpf(2), sock_ops cannot set TCP_NODELAY, the verifier refused)\n"
+	"or could not be checked (loopback down);\n"
 	"4 no cgroup2, no such cgroup, unit or process; 5 another sock_ops program's\n"
 	"mode stands in the way; 125 a usage error.\n";
 

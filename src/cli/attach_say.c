@@ -48,6 +48,9 @@ static const struct meaning meanings[] = {
 	{ ENOMEM, NF_ATTACH_EXIT_KERNEL,
 	  "out of memory (kernels before 5.11 count it against RLIMIT_MEMLOCK: ulimit -l unlimited)" },
 	{ EBADF, NF_ATTACH_EXIT_TARGET, "not a cgroup v2 directory" },
+	{ ECONNREFUSED, NF_ATTACH_EXIT_KERNEL,
+	  "the check connects over loopback, which is down in this network namespace: bring it up "
+	  "(ip link set lo up) or run attach in the host's" },
 };
 
 int nf_attach_say(const char *cmd, const char *step, int rc, const char *target)

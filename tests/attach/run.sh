@@ -550,6 +550,7 @@ error attach-error-mode 125 "nodelay only" "$NF" attach -m coalesce --cgroup "$C
 error attach-error-two-targets 125 "at most" "$NF" attach --cgroup "$CG" --pid 1
 error attach-error-no-cgroup2 4 "no cgroup v2 hierarchy is mounted" \
 	unshare -m sh -c "umount -l '$ROOT' && exec '$NF' attach -m nodelay"
+error attach-error-loopback 3 "ip link set lo up" unshare -n "$NF" attach -m nodelay --cgroup "$CG"
 error detach-error-no-cgroup 4 "no such cgroup" "$NF" detach --cgroup "$CG/nosuch"
 
 # ---- detach -------------------------------------------------------------------
