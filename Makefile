@@ -382,7 +382,12 @@ $(B)/tests/vm/vminit: tests/vm/vminit.c
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -static -o $@ $<
 
-test-vm: all $(B)/tests/vm/vminit $(B)/tests/stress/stress_highfd $(B)/tests/check_naglefix \
+# What unit_probe.c tries from inside conf/naglefix-watch.service, there.
+$(B)/tests/vm/unit_probe: tests/vm/unit_probe.c $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(TEST_CC) -o $@ $<
+
+test-vm: all $(B)/tests/vm/vminit $(B)/tests/vm/unit_probe $(B)/tests/stress/stress_highfd $(B)/tests/check_naglefix \
 		$(B)/tests/cli/check_cgroup
 	tests/vm/run.sh
 

@@ -102,7 +102,7 @@ for p in "${bare_missing[@]}"; do
 done
 # the test machine's kernel (apt's lists must be fresh to find it)
 vm_cache=${NAGLEFIX_VM_CACHE:-/var/cache/naglefix-vm}
-if ! ls "$vm_cache"/*/ready >/dev/null 2>&1; then
+if ! NAGLEFIX_VM_CACHE="$vm_cache" "$(dirname "$0")/vm/fetch-kernel.sh" --have; then
 	[ "$updated" -eq 1 ] || $sudo apt-get update -qq
 	# a failed download fails `make test-vm` (it says why), not every suite
 	$sudo env NAGLEFIX_VM_CACHE="$vm_cache" "$(dirname "$0")/vm/fetch-kernel.sh" ||

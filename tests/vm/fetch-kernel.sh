@@ -1,14 +1,33 @@
 #!/usr/bin/env bash
-# fetch-kernel.sh - puts Debian's current amd64 kernel, and the few modules
-# the test machine needs (virtio, 9p, overlay), in the cache tests/vm/run.sh
-# reads: ${NAGLEFIX_VM_CACHE:-/var/cache/naglefix-vm}/VERSION/{vmlinuz,modules/}.
+# fetch-kernel.sh [--have] - puts Debian's current amd64 kernel, and the
+# few modules the test machine needs (virtio, 9p, overlay; inet_diag and
+# tcp_diag, the socket table's lookup that naglefix watch names a holder
+# with), in the cache tests/vm/run.sh reads:
+# ${NAGLEFIX_VM_CACHE:-/var/cache/naglefix-vm}/VERSION/{vmlinuz,modules/}.
 # The package is downloaded and unpacked, not installed: the host's /boot
-# and /lib/modules are not touched. Does nothing if the cache has it.
+# and /lib/modules are not touched. Does nothing if the cache has it with
+# every module (a cache made before a module was added here is made
+# again). --have: exits 0 if some cached kernel has every module, 1 if
+# none, asking nothing of apt (tests/install-deps.sh asks it first).
 # Needs apt (Debian's registry) and dpkg-deb; called by tests/install-deps.sh.
 set -eu
 cache=${NAGLEFIX_VM_CACHE:-/var/cache/naglefix-vm}
 MODULES="virtio virtio_ring virtio_pci virtio_pci_legacy_dev virtio_pci_modern_dev
-	netfs fscache 9pnet 9pnet_virtio 9p overlay"
+	netfs fscache 9pnet 9pnet_virtio 9p overlay inet_diag tcp_diag"
+
+# complete DIR: DIR holds a kernel and every module (its ready mark last)
+complete() {
+	[ -e "$1/ready" ] || return 1
+	for m in $MODULES; do
+		[ -e "$1/modules/$m.ko" ] || return 1
+	done
+}
+if [ "${1:-}" = --have ]; then
+	for d in "$cache"/*/; do
+		complete "$d" && exit 0
+	done
+	exit 1
+fi
 
 if [ "$(dpkg --print-architecture)" != amd64 ]; then
 	echo "fetch-kernel: not amd64: the test machine is not available here" >&2
@@ -22,7 +41,7 @@ if [ -z "$pkg" ]; then
 fi
 version=${pkg#linux-image-}
 dest=$cache/$version
-[ -e "$dest/ready" ] && exit 0
+complete "$dest" && exit 0
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -263,6 +263,146 @@ fi
 rmdir /sys/fs/cgroup/nf-all-a /sys/fs/cgroup/nf-all-b
 exec 9>&-
 
+# ---- naglefix watch as a hardened service (conf/naglefix-watch.service) ----
+
+# The unit as written (its ExecStart is make install's, above; a drop-in
+# sends its output to a file), under systemd: it must find and name a
+# stall and serve it on 127.0.0.1:9477 (a client of root's, started as a
+# unit of its own so its cgroup has a name; a client to 10.77.0.1, an
+# address on lo that is not localhost, which IPAddressDeny= must not hide
+# from the capture; one in a network namespace, which the service enters).
+# Then each directive of its [Service] section, by tests/vm/unit_probe
+# run under the same section, and the same probe as a plain service,
+# where every check must fail.
+WSVC=naglefix-watch
+WUNIT=/etc/systemd/system/$WSVC.service
+install -m 0644 "$TOP/conf/naglefix-watch.service" "$WUNIT"
+mkdir -p "$WUNIT.d"
+printf '[Service]\nStandardOutput=append:%s/watch.out\nStandardError=append:%s/watch.err\n' \
+	"$SCRATCH" "$SCRATCH" >"$WUNIT.d/output.conf"
+ip addr add 10.77.0.1/32 dev lo
+ip netns add nfvm && ip -n nfvm link set lo up
+# srv NAME ADDRESS [NETNS]: a legacy server (its port in $SCRATCH/NAME.port)
+srv() {
+	local pre=()
+	[[ -z ${3:-} ]] || pre=(ip netns exec "$3")
+	{ sleep 300 | "${pre[@]}" "$PYTHON" "$TOP/tests/legacy/legacy_server.py" 0 300 "$2" \
+		>"$SCRATCH/$1.srv" 2>&1 & }
+	for _ in $(seq 60); do
+		sed -n 's/^PORT //p' "$SCRATCH/$1.srv" >"$SCRATCH/$1.port"
+		[[ -s $SCRATCH/$1.port ]] && return 0
+		sleep 0.5
+	done
+	return 1
+}
+srv local 127.0.0.1 && srv far 10.77.0.1 && srv ns 127.0.0.1 nfvm
+p_local=$(cat "$SCRATCH/local.port")
+p_far=$(cat "$SCRATCH/far.port")
+p_ns=$(cat "$SCRATCH/ns.port")
+metrics() { curl -s --max-time 5 http://127.0.0.1:9477/metrics; }
+systemctl daemon-reload && systemctl start "$WSVC"
+for _ in $(seq 120); do metrics >/dev/null && break; sleep 0.5; done
+wpid=$(systemctl show -p MainPID --value "$WSVC")
+if metrics >"$SCRATCH/metrics0.txt" && [[ $(awk '/^Uid:/ { print $2 }' "/proc/$wpid/status") != 0 ]]; then
+	pass "the hardened unit starts and serves its metrics, as uid $(awk '/^Uid:/ { print $2 }' "/proc/$wpid/status")"
+else
+	fail "the hardened unit starts and serves its metrics" "$(systemctl is-active "$WSVC")" "$SCRATCH/watch.err"
+fi
+sleep 1 # the namespace nfvm found (watch looks every 250 ms)
+cat >/etc/systemd/system/nf-split.service <<EOF2
+[Service]
+Type=oneshot
+ExecStart=$PYTHON $TOP/tests/legacy/legacy_client.py 127.0.0.1 $p_local 13 split
+StandardOutput=append:$SCRATCH/nf-split.out
+StandardError=append:$SCRATCH/nf-split.out
+EOF2
+systemctl daemon-reload && timeout 120 systemctl start nf-split
+"$PYTHON" "$TOP/tests/legacy/legacy_client.py" 10.77.0.1 "$p_far" 13 split >/dev/null
+ip netns exec nfvm "$PYTHON" "$TOP/tests/legacy/legacy_client.py" 127.0.0.1 "$p_ns" 13 split >/dev/null
+sleep 1
+metrics >"$SCRATCH/metrics.txt"
+line=$(grep -F "\"peer\":\"127.0.0.1:$p_local\"" "$SCRATCH/watch.out" | grep '"event":"wire_stall"' | head -n 1)
+if [[ $line == *'"prog":"'*"legacy_client.py 127.0.0.1 $p_local 13 split"* && $line == *'"cgroup":"nf-split.service"'* ]]; then
+	pass "under the unit, a stall found and its holder named (pid, command, nf-split.service)"
+else
+	fail "under the unit, a stall found and its holder named" "'$line'" "$SCRATCH/watch.out"
+	tail -n 5 "$SCRATCH/nf-split.out" | sed 's/^/    /'
+fi
+# served LABELS: the count of the series whose labels the ERE LABELS
+# matches, if at least 10
+served() {
+	grep -E "^naglefix_stalls_total\{$1\} [0-9]+$" "$SCRATCH/metrics.txt" | awk '$NF >= 10 { print $NF; exit }'
+}
+n1=$(served "holder=\"python3\",cgroup=\"nf-split.service\",side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$p_local\",netns=\"host\"")
+n2=$(served "holder=\"python3\",(cgroup=\"[^\"]*\",)?side=\"connect\",local=\"10.77.0.1\",peer=\"10.77.0.1:$p_far\",netns=\"host\"")
+n3=$(served "holder=\"python3\",(cgroup=\"[^\"]*\",)?side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$p_ns\",netns=\"nfvm\"")
+if [[ -n $n1 && -n $n2 && -n $n3 ]]; then
+	pass "under the unit, served: $n1 stalls (nf-split.service), $n2 to 10.77.0.1 (not localhost), $n3 in netns nfvm"
+else
+	fail "under the unit, the stalls served" "local '$n1', 10.77.0.1 '$n2', nfvm '$n3'" "$SCRATCH/metrics.txt"
+fi
+if promtool check metrics <"$SCRATCH/metrics.txt" >"$SCRATCH/lint.txt" 2>&1 && [[ ! -s $SCRATCH/lint.txt ]]; then
+	pass "under the unit, promtool check metrics says nothing"
+else
+	fail "under the unit, promtool check metrics" "" "$SCRATCH/lint.txt"
+fi
+score=$(systemd-analyze security "$WSVC" 2>/dev/null | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\) .*/\1/p')
+if awk -v s="${score:-99}" 'BEGIN { exit !(s <= 3.0) }'; then
+	pass "systemd-analyze security $WSVC: $score (at most 3.0)"
+else
+	fail "systemd-analyze security $WSVC" "'$score', over 3.0"
+fi
+systemctl stop "$WSVC"
+if [[ -d /run/naglefix ]]; then
+	pass "RuntimeDirectoryPreserve: /run/naglefix kept after the stop"
+else
+	fail "RuntimeDirectoryPreserve: /run/naglefix kept after the stop"
+fi
+
+# probe NAME UNIT-FILE: unit_probe as NAME.service, its [Service] section
+# UNIT-FILE's with the command swapped (output to $SCRATCH/NAME.out)
+PROBE=/usr/local/lib/naglefix/unit_probe
+probe() {
+	local u=/etc/systemd/system/$1.service
+	sed "s|^ExecStart=.*|ExecStart=$PROBE 10.77.0.1 /tmp/nf-host-tmp|" "$2" >"$u"
+	mkdir -p "$u.d"
+	printf '[Service]\nStandardOutput=append:%s/%s.out\nStandardError=append:%s/%s.out\n' \
+		"$SCRATCH" "$1" "$SCRATCH" "$1" >"$u.d/output.conf"
+	systemctl daemon-reload && systemctl start "$1"
+	for _ in $(seq 120); do
+		grep -q '^PROBE done' "$SCRATCH/$1.out" 2>/dev/null && break
+		sleep 0.5
+	done
+}
+install -D -m 0755 "$B/vm/unit_probe" "$PROBE"
+touch /tmp/nf-host-tmp                  # PrivateTmp hides it
+mkdir -p /usr/lib/modules/nf-probe      # ProtectKernelModules hides it
+sysctl -q -w kernel.dmesg_restrict=0    # a plain process may ask syslog(2)'s size
+probe nf-probe "$WUNIT"
+for d in $(sed -n '/^\[Service\]/,/^\[/s/^\([A-Za-z]*\)=.*/\1/p' "$WUNIT" | sort -u); do
+	case $d in
+	Type | ExecStart | Restart | RestartSec | StandardOutput | StandardError | RuntimeDirectoryPreserve) continue ;;
+	esac
+	line=$(grep -m1 "^PROBE $d: " "$SCRATCH/nf-probe.out")
+	if [[ $line == "PROBE $d: ok "* ]]; then
+		pass "unit directive $d: ${line#PROBE "$d": ok }"
+	else
+		fail "unit directive $d" "${line:-no probe of it}" "$SCRATCH/nf-probe.out"
+	fi
+done
+rm -rf /run/naglefix # the plain service has no runtime directory of its own
+printf '[Service]\nType=simple\nExecStart=/bin/true\n' >"$SCRATCH/plain.service"
+probe nf-probe-plain "$SCRATCH/plain.service"
+all=$(grep -c '^PROBE [A-Za-z]*: ' "$SCRATCH/nf-probe-plain.out")
+failing=$(grep -c '^PROBE [A-Za-z]*: FAIL ' "$SCRATCH/nf-probe-plain.out")
+if ((all >= 30 && failing == all)); then
+	pass "the probe as a plain root service: all $all checks fail (each ok above is the unit's doing)"
+else
+	fail "the probe as a plain root service: every check fails" "$failing of $all" "$SCRATCH/nf-probe-plain.out"
+	grep '^PROBE [A-Za-z]*: ok' "$SCRATCH/nf-probe-plain.out" | sed 's/^/    /'
+fi
+ip netns del nfvm
+
 echo "$PASSED passed, $FAILED failed"
 echo DONE
 # the machine powers off when this script ends: let the port drain first
