@@ -44,7 +44,8 @@ struct nf_watch_cap {
 	uint64_t blocks;              /* the ring's blocks handed back, at the last scan */
 	unsigned kib;                 /* its size */
 	int grows;                    /* it may be replaced by a bigger one */
-	int ready;                    /* watch_stream.c's: among the rings to read */
+	int ready;                    /* watch_stream.c's: among the rings to read, */
+	uint64_t read_ns;             /* ... read up to this time */
 };
 
 /* A network namespace watched (watch_netns.c). */
@@ -106,6 +107,7 @@ struct nf_watch {
 	struct nf_watch_held **spare; /* for the next ones */
 	size_t nspare, capspare;
 	struct nf_watch_held *given;  /* the one handed out last */
+	uint64_t polled_ns;           /* the rings last looked at (CLOCK_MONOTONIC) */
 	int resize_due;               /* a ring turned half over: nf_watch_netns_tick now */
 	int draining;                 /* hand out all, no hold (the end) */
 	uint64_t drain_until;         /* ... and wait for the blocks begun till then */

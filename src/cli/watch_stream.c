@@ -11,7 +11,9 @@
  * second copy on "any": so frames for the shared detector are copied
  * into a heap by time and handed out NF_WATCH_HOLD_MS after their time,
  * when every ring has had the blocks of that time handed over (50 ms
- * after their first packet at most). A namespace's loopback frames go to
+ * after their first packet at most), and once each ring with frames
+ * still to read has been read past that time (a busy or late ring's
+ * older frames come first). A namespace's loopback frames go to
  * its own detector, which no other capture feeds: they are handed out
  * as they are read, from the ring's memory, and a busy loopback never
  * waits on the hold. With one capture there is nothing to order, and
@@ -38,6 +40,9 @@
 #define HELD_MAX 65536       /* frames held at most: past it the oldest goes out early */
 #define LO_HELD_NS 2000000000ull /* a resized namespace's loopback frames held this long */
 #define DRAIN_NS 60000000ull     /* at the end, the blocks begun are handed over within this */
+#define POLL_NS 1000000ull       /* a frame held goes out if the rings were looked at this
+				  * recently (a block handed over since began within 50 ms
+				  * of it: after the frame, 80 ms old) */
 
 /* A frame copied for the shared detector, waiting its turn. */
 struct nf_watch_held {
@@ -241,6 +246,7 @@ static int wait_rings(struct nf_watch *w, int ms)
 	struct epoll_event ev[EVENTS];
 	int n = epoll_wait(w->epfd, ev, EVENTS, ms);
 
+	w->polled_ns = clock_of(CLOCK_MONOTONIC);
 	if (n < 0)
 		return errno == EINTR ? 0 : -1;
 	for (int i = 0; i < n; i++)
@@ -296,6 +302,7 @@ static int read_rings(struct nf_watch *w, struct nf_ring_frame *f, struct nf_wat
 			c->ready = 0;
 			continue;
 		}
+		c->read_ns = f->ts_ns;
 		if (direct(w, c, f)) {
 			*ns = c->ns;
 			return 1;
@@ -320,11 +327,30 @@ static int due_in(const struct nf_watch *w, uint64_t now, int max)
 	return due < (uint64_t)max ? (int)due : max;
 }
 
-/* The oldest frame held, if it is due: 1 with *f, *ns. */
+/* Has every ring with frames still to read been read up to time t (its
+ * next frames are later)? Those not known to have any: their blocks
+ * handed over since the last look (within POLL_NS) began after t. */
+static int read_up_to(const struct nf_watch *w, uint64_t t)
+{
+	if (w->reading && w->reading->read_ns < t)
+		return 0;
+	for (size_t i = 0; i < w->nready; i++)
+		if (w->ready[i]->read_ns < t)
+			return 0;
+	return 1;
+}
+
+/* The oldest frame held, if it is due (*ms: in how long, if not) and no
+ * ring may still hold an older one for the shared detector: 1 with *f,
+ * *ns. */
 static int give_held(struct nf_watch *w, int max, int *ms, struct nf_ring_frame *f,
 		     struct nf_watch_ns **ns)
 {
 	if (!w->nheld || (*ms = due_in(w, clock_of(CLOCK_REALTIME), max)) > 0)
+		return 0;
+	if (!w->draining && clock_of(CLOCK_MONOTONIC) - w->polled_ns >= POLL_NS)
+		wait_rings(w, 0); /* blocks handed over since: their rings to read first */
+	if (!w->draining && !read_up_to(w, w->held[0]->f.ts_ns) && w->nheld < HELD_MAX)
 		return 0;
 	w->given = unhold(w);
 	*f = w->given->f;
@@ -356,7 +382,8 @@ int nf_watch_stream_next(struct nf_watch *w, int timeout_ms, struct nf_ring_fram
 		w->given = NULL;
 	}
 	for (int waited = 0;; waited = 1) {
-		if (give_held(w, timeout_ms, &ms, f, ns) || read_rings(w, f, ns))
+		if (give_held(w, timeout_ms, &ms, f, ns) || read_rings(w, f, ns) ||
+		    give_held(w, timeout_ms, &ms, f, ns))
 			return 1;
 		if (w->draining && (ms = drain_wait(w)) < 0)
 			return 0;
