@@ -176,8 +176,47 @@ static uint64_t pid_ns(const char *pid)
 	return strncmp(link, "net:[", 5) == 0 ? strtoull(link + 5, NULL, 10) : 0;
 }
 
-/* Each process's namespace: seen, or (if add) added as "pid:PID". The
- * link is read first (no descriptor for a namespace known already). */
+/* pid's parent (/proc/PID/stat's fourth field), 0 if unreadable. */
+static long parent_of(long pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (!(p = strrchr(buf, ')'))) /* the command may hold spaces and parentheses */
+		return 0;
+	return strtol(p + 3, NULL, 10); /* ") S PPID" */
+}
+
+/* The process that stands for namespace ino, found at pid: the topmost of
+ * its ancestors in ino (a container's init, the process unshare made),
+ * whose parent is in another namespace; pid itself if it cannot tell. */
+static long top_of(long pid, uint64_t ino)
+{
+	char s[24];
+
+	for (int i = 0; i < 64; i++) {
+		long up = parent_of(pid);
+
+		snprintf(s, sizeof(s), "%ld", up);
+		if (up <= 1 || pid_ns(s) != ino)
+			break;
+		pid = up;
+	}
+	return pid;
+}
+
+/* Each process's namespace: seen, or (if add) added as "pid:N", N the
+ * topmost process in it (not whichever /proc lists first: PIDs wrap).
+ * The link is read first (no descriptor for a namespace known already). */
 static void scan_procs(struct nf_watch *w, int add_new)
 {
 	DIR *d = opendir("/proc");
@@ -198,9 +237,15 @@ static void scan_procs(struct nf_watch *w, int add_new)
 		}
 		if (!add_new)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%.20s/ns/net", e->d_name);
-		snprintf(name, sizeof(name), "pid:%.20s", e->d_name);
-		last = open_path(w, path, name);
+		long top = top_of(atol(e->d_name), ino);
+
+		snprintf(path, sizeof(path), "/proc/%ld/ns/net", top);
+		snprintf(name, sizeof(name), "pid:%ld", top);
+		if (!(last = open_path(w, path, name)) || last->ino != ino) {
+			snprintf(path, sizeof(path), "/proc/%.20s/ns/net", e->d_name);
+			snprintf(name, sizeof(name), "pid:%.20s", e->d_name);
+			last = open_path(w, path, name); /* top went, or left */
+		}
 	}
 	closedir(d);
 }

@@ -17,7 +17,8 @@
 #   B, C     two named namespaces joined by a veth pair (192.0.2.1 in B,
 #            192.0.2.2 in C, no end outside them): legacy_client.py in
 #            B against legacy_server.py in C, each segment seen by the
-#            captures of both.
+#            captures of both; the client moved first into a cgroup v2
+#            directory the test makes (nfwn<PID>.slice/nfwn<PID>-app.service).
 #   late     a namespace made by `unshare -n` after watch started (no
 #            name: watch calls it pid:N), with a split client and its
 #            server on its loopback.
@@ -33,7 +34,7 @@
 #     of LO2's twin connection;
 #   - the veth stall found once (one row, whose lines all name the same
 #     holder end), its count the truth's, the client's pid and command,
-#     netns B (where its socket lives);
+#     netns B (where its socket lives), its cgroup's name;
 #   - the late namespace captured within 1 s of its making (a socket of
 #     watch listed in its /proc/net/packet; the time printed), its stall
 #     found, named pid:N; and, once its processes ended, closed within
@@ -99,6 +100,7 @@ on_exit() {
     cleanup # common.sh's: the servers start_server started
     for p in "$LO" "$LO2" "$NB" "$NC"; do ip netns del "$p" 2>/dev/null; done
     ip link del "$VH" 2>/dev/null
+    [[ -z ${CG:-} ]] || rmdir "$CG" "${CG%/*}" 2>/dev/null
 }
 trap on_exit EXIT
 
@@ -115,6 +117,13 @@ ip link add "$VB" netns "$NB" type veth peer name "$VC" netns "$NC" &&
     ip -n "$NB" addr add "$BA/24" dev "$VB" && ip -n "$NC" addr add "$CA/24" dev "$VC" &&
     ip -n "$NB" link set "$VB" up && ip -n "$NC" link set "$VC" up || made=0
 ip link add "$VH" type veth peer name "$VX" netns "$LO" || made=0
+# a cgroup v2 directory for the veth client (where cgroup2 is mounted:
+# /sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid host)
+CGROOT=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") break; if ($(i + 1) == "cgroup2" && $4 == "/") { print $5; exit } }' /proc/self/mountinfo)
+CGUNIT=nfwn$$-app.service
+CG=""
+[[ -n $CGROOT ]] && mkdir "$CGROOT/nfwn$$.slice" "$CGROOT/nfwn$$.slice/$CGUNIT" 2>/dev/null &&
+    CG=$CGROOT/nfwn$$.slice/$CGUNIT
 if ((!made)); then
     fail "the test's namespaces" "ip netns / ip link failed"
     finish
@@ -249,13 +258,21 @@ run_bg lo-client ip netns exec "$LO" python3 "$HERE/bound_client.py" 127.0.0.1 7
 lo_pid=$BG_PID
 run_bg lo2-client ip netns exec "$LO2" python3 "$HERE/bound_client.py" 127.0.0.1 7301 47301 "$ROUNDS" single 44
 lo2_pid=$BG_PID
-run_bg veth-client ip netns exec "$NB" python3 "$LEGACY_DIR/legacy_client.py" "$CA" "$port_veth" "$ROUNDS" split
+# the veth client moved into a cgroup of its own first (cgroup v2), as a
+# runtime would
+if [[ -n $CG ]]; then
+    run_bg veth-client sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$CG" \
+        ip netns exec "$NB" python3 "$LEGACY_DIR/legacy_client.py" "$CA" "$port_veth" "$ROUNDS" split
+else
+    run_bg veth-client ip netns exec "$NB" python3 "$LEGACY_DIR/legacy_client.py" "$CA" "$port_veth" "$ROUNDS" split
+fi
 veth_pid=$BG_PID
 MED_LO=$(wait_bg lo-client "$lo_pid")
 MED_LO2=$(wait_bg lo2-client "$lo2_pid")
 MED_VETH=$(wait_bg veth-client "$veth_pid")
 late_client=$(cat "$W/late-client.pid" 2>/dev/null)
-MINE="^($LO|$LO2|$NB|$NC|pid:$LATE_PID|pid:$LO_SERVER)\$"
+LATE_NS_PID=$LATE_PID
+MINE="^($LO|$LO2|$NB|$NC|pid:$LATE_PID|pid:$LO_SERVER)\$" # pid:N: the top process there
 wait "$LATE_PID"
 late_end=$EPOCHREALTIME
 LATE_PID=""
@@ -344,6 +361,18 @@ if ((started)); then
         fi
     found_once "a stall across a veth between two namespaces, counted once" "$W/all.out" \
         "$CA:$port_veth" "$veth_pid" "$NB" "legacy_client.py $CA $port_veth" "$truth_veth"
+    if selected "the veth holder's cgroup named"; then
+        cg=$(jq -r --arg p "$CA:$port_veth" --arg ns "$NB" \
+            'select(.event == "wire_stall" and .peer == $p and .netns == $ns) | .cgroup // "-"' \
+            "$W/all.out" 2>/dev/null | head -n 1)
+        if [[ -z $CG ]]; then
+            skip "the veth holder's cgroup named" "no cgroup2 mount to make a cgroup in"
+        elif [[ $cg == "$CGUNIT" ]]; then
+            pass "the veth holder's cgroup named: $cg (its namespace $NB)"
+        else
+            fail "the veth holder's cgroup named" "'$cg', not $CGUNIT" "$W/all.out"
+        fi
+    fi
     selected "a namespace made after watch started: captured within 1 s" &&
         if [[ -n $late_ms && $late_ms -lt 1000 ]]; then
             pass "a namespace made after watch started: captured within 1 s ($late_ms ms)"
@@ -353,7 +382,7 @@ if ((started)); then
     if selected "a namespace made after watch started: its stall found"; then
         line=$(rows "$W/all.out" 127.0.0.1:7302)
         read -r _ rpid stalls rns prog <<<"$line"
-        if [[ ${rpid:-} == "$late_client" && $rns == "pid:"* && $prog == *"legacy_client.py 127.0.0.1 7302"* &&
+        if [[ ${rpid:-} == "$late_client" && $rns == "pid:$LATE_NS_PID" && $prog == *"legacy_client.py 127.0.0.1 7302"* &&
             ${stalls:-0} -ge $((ROUNDS - 3)) ]]; then
             pass "a namespace made after watch started: its stall found (pid $rpid in $rns, $stalls stalls, median ${MED_LATE:-NA} ms)"
         else
