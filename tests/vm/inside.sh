@@ -115,10 +115,13 @@ fi
 install -D -m 0644 "$TOP/conf/naglefix-dropin.conf" "$DROPIN"
 echo "connect 127.0.0.1:$port nodelay" >>/etc/naglefix.conf
 ms=$(run_service)
-if below "$ms" 5; then
+# 20 ms, not 5: under qemu's emulation a round trip takes 4-9 ms as the
+# host's load goes (5.6, 6.1, 7.2 and 8.0 ms in four runs of 2026-12-03;
+# the attach checks below say the same), the stall 44-56 ms
+if below "$ms" 20; then
 	pass "the drop-in fixes the service: $ms ms a round"
 else
-	fail "the drop-in fixes the service (< 5 ms)" "median ${ms:-none} ms" "$SCRATCH/client.err"
+	fail "the drop-in fixes the service (< 20 ms)" "median ${ms:-none} ms" "$SCRATCH/client.err"
 fi
 env_line=$(systemctl show -p Environment "$SERVICE")
 if [[ $env_line == *"LD_PRELOAD=$LIB"* && $env_line == *"NAGLEFIX_CONF=/etc/naglefix.conf"* ]]; then
