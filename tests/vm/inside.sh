@@ -7,7 +7,8 @@
 #   - the README's "one service" deployment runs as written: `make install`,
 #     conf/naglefix-dropin.conf as a drop-in, daemon-reload, restart;
 #   - a unit's process named by its cgroup where systemd mounts cgroup2
-#     alone (/sys/fs/cgroup): tests/cli/check_cgroup, and `fix --unit`.
+#     alone (/sys/fs/cgroup): tests/cli/check_cgroup, and `fix --unit`;
+#   - watch finding a stall on a network namespace's loopback there.
 # The root file system is the host's, behind an overlay kept in RAM: what
 # this script installs or writes is gone when the machine powers off.
 #
@@ -405,6 +406,45 @@ else
 	grep '^PROBE [A-Za-z]*: ok' "$SCRATCH/nf-probe-plain.out" | sed 's/^/    /'
 fi
 ip netns del nfvm
+
+# ---- watch in a network namespace (systemd PID 1, cgroup2 alone) ---------
+# A namespace of the test's own, made before watch starts: a split client
+# and its server on its loopback; watch, run from the host's namespace,
+# finds the stall there, names the client's pid and the namespace.
+
+NS=nfvm$$
+if ip netns add "$NS" && ip -n "$NS" link set lo up; then
+	"$TOP/build/naglefix" watch --json >"$SCRATCH/watch-ns.out" 2>"$SCRATCH/watch-ns.err" &
+	wpid=$!
+	for _ in $(seq 100); do # its capture in the namespace
+		ip netns exec "$NS" awk 'NR > 1 && $4 != "0000" { f = 1 } END { exit !f }' /proc/net/packet && break
+		sleep 0.1
+	done
+	ip netns exec "$NS" "$PYTHON" "$TOP/tests/legacy/legacy_server.py" 7301 60 < <(sleep 60) \
+		>"$SCRATCH/ns-server.out" 2>&1 &
+	srv=$!
+	for _ in $(seq 40); do grep -qs PORT "$SCRATCH/ns-server.out" && break; sleep 0.25; done
+	ip netns exec "$NS" "$PYTHON" "$TOP/tests/legacy/legacy_client.py" 127.0.0.1 7301 13 split \
+		>"$SCRATCH/ns-client.out" 2>&1 &
+	cpid=$!
+	wait "$cpid"
+	sleep 0.5
+	kill -INT "$wpid"
+	wait "$wpid"
+	got=$(sed -n 's/.*"event":"wire_stall".*"pid":\([0-9]*\),.*"netns":"\([^"]*\)".*"peer":"127.0.0.1:7301","conns":[0-9]*,"stalls":\([0-9]*\),.*/\1 \2 \3/p' \
+		"$SCRATCH/watch-ns.out" | head -n 1)
+	read -r gpid gns gstalls <<<"$got"
+	if [[ $gpid == "$cpid" && $gns == "$NS" && ${gstalls:-0} -ge 1 ]]; then
+		pass "watch sees a namespace's loopback stall: pid $cpid in $NS, $(sed -n 's/^median_ms=\([0-9.]*\).*/\1/p' "$SCRATCH/ns-client.out") ms a round"
+	else
+		fail "watch sees a namespace's loopback stall" "'$got' (client pid $cpid)" "$SCRATCH/watch-ns.out"
+	fi
+	kill "$srv"
+	wait "$srv"
+	ip netns del "$NS"
+else
+	fail "watch sees a namespace's loopback stall" "ip netns add failed"
+fi
 
 echo "$PASSED passed, $FAILED failed"
 echo DONE
