@@ -10,7 +10,9 @@
 #              (/proc/PID/schedstat) over IDLE seconds
 #   N idle     the same with N namespaces (ip netns add, lo up, nothing
 #              sent), made before it starts; the time it took to capture
-#              in all of them; per namespace: (RSS - alone's) / N, CPU / N
+#              in all of them; per namespace: (RSS - alone's) / N, CPU / N;
+#              the machine's hrtimer softirqs a second, alone and with
+#              them (each idle ring's retire timer fires every 50 ms)
 #   discovery  REPS namespaces made one at a time while it runs, half
 #              named (ip netns add), half not (unshare -n sleep): ms from
 #              the making to watch's capture there (a socket of its in the
@@ -60,19 +62,25 @@ inside() {
 		done
 		return 1
 	}
-	# idle_line LABEL COUNT: RSS and CPU of watch over IDLE s
+	# hrtimers: the machine's hrtimer softirqs so far (a ring's retire
+	# timer is one; the whole machine's: noisy)
+	hrtimers() { awk '/HRTIMER:/ { for (i = 2; i <= NF; i++) s += $i; print s }' /proc/softirqs; }
+	# idle_line LABEL COUNT: RSS and CPU of watch over IDLE s, and the
+	# hrtimer softirqs a second meanwhile
 	idle_line() {
-		local c0 c1 r
+		local c0 c1 h0 h1 r
 		c0=$(cpu_ns "$wp")
+		h0=$(hrtimers)
 		sleep "$IDLE"
 		c1=$(cpu_ns "$wp")
+		h1=$(hrtimers)
 		read -r -a r <<<"$(rss "$wp")"
-		echo "$1 ${r[0]} ${r[1]} $(((c1 - c0) / 1000))"
+		echo "$1 ${r[0]} ${r[1]} $(((c1 - c0) / 1000)) $(((h1 - h0) / IDLE))"
 	}
 
 	# alone
 	start || { echo "watch did not start: $(cat "$tmp/watch.err")"; return 1; }
-	read -r _ rss0 file0 cpu0 <<<"$(idle_line alone 0)"
+	read -r _ rss0 file0 cpu0 hr0 <<<"$(idle_line alone 0)"
 	printf '%-10s %10s %10s %14s  %s\n' "" "rss_MB" "rings_MB" "cpu_ms/${IDLE}s" "per namespace"
 	awk -v r="$rss0" -v f="$file0" -v c="$cpu0" 'BEGIN { printf "%-10s %10.1f %10.1f %14.2f  -\n", "alone", r / 1024, f / 1024, c / 1000 }'
 	kill -INT "$wp"
@@ -90,11 +98,12 @@ inside() {
 		sleep 0.01
 	done
 	opened_ms=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", (b - a) * 1000 }')
-	read -r _ rssn filen cpun <<<"$(idle_line idle "$N")"
+	read -r _ rssn filen cpun hrn <<<"$(idle_line idle "$N")"
 	awk -v r="$rssn" -v f="$filen" -v c="$cpun" -v r0="$rss0" -v c0="$cpu0" -v n="$N" -v s="$IDLE" 'BEGIN {
 		printf "%-10s %10.1f %10.1f %14.2f  %.1f kB resident, %.3f ms CPU per %d s\n", n " idle", r / 1024, f / 1024,
 			c / 1000, (r - r0) / n, (c - c0) / 1000 / n, s }'
 	echo "$N namespaces captured $opened_ms ms after watch started"
+	echo "kernel: $hrn hrtimer softirqs a second with them, $hr0 alone (the machine's; an idle ring's retire timer fires every 50 ms)"
 	echo "rss_kb $rssn" >"$tmp/verdict"
 
 	# discovery
