@@ -11,7 +11,10 @@
 # the load's (memaslap's and memcached's, the same way), and watch's peak
 # RSS (VmHWM). REPS runs (default 3), one line each. Exit status 0 iff every
 # run had 0 drops.
-# Env: SECS (default 10), MC_THREADS (2), MC_CONC (32), REPS (3).
+# Env: SECS (default 10), MC_THREADS (2), MC_CONC (32), REPS (3),
+# WATCH_ARGS (more of watch's options: "--metrics 9477" measures the
+# endpoint's cost, its descriptors polled every 64 frames; a scrape a
+# second is made then too).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 nf=$top/build/naglefix
@@ -44,8 +47,15 @@ one_run() {
 		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
 		sleep 0.05
 	done
-	"$nf" watch --json >"$out.watch" 2>"$out.err" &
+	# shellcheck disable=SC2086 # WATCH_ARGS is words
+	"$nf" watch --json ${WATCH_ARGS:-} >"$out.watch" 2>"$out.err" &
 	wp=$!
+	if [[ ${WATCH_ARGS:-} == *--metrics* ]]; then
+		(while kill -0 "$wp" 2>/dev/null; do
+			curl -s --max-time 2 -o /dev/null "http://127.0.0.1:${WATCH_ARGS##*--metrics }/metrics"
+			sleep 1
+		done) &
+	fi
 	sleep 0.5 # nothing else runs here: no packet is missed meanwhile
 	"$slap" -s "127.0.0.1:$port" -T "$MC_THREADS" -c "$MC_CONC" -t "${SECS}s" >"$out.slap" 2>&1 &
 	sp=$!
@@ -73,9 +83,9 @@ one_run() {
 		"$out.watch" >>"$out"
 }
 export -f one_run
-export nf slap SECS MC_THREADS MC_CONC
+export nf slap SECS MC_THREADS MC_CONC WATCH_ARGS
 
-echo "watch bench: memcached (1 thread) + memaslap -T $MC_THREADS -c $MC_CONC for $SECS s on a namespace's lo, watch on every interface"
+echo "watch bench: memcached (1 thread) + memaslap -T $MC_THREADS -c $MC_CONC for $SECS s on a namespace's lo, watch on every interface${WATCH_ARGS:+ ($WATCH_ARGS)}"
 printf '%-4s %10s %12s %10s %6s %10s %10s %8s %9s\n' run ops/s packets pkts/s drops watch_cpu load_cpu ratio peak_rss
 bad=0
 for ((r = 1; r <= REPS; r++)); do
