@@ -47,7 +47,7 @@ clean_env
 B=$TOP/build
 W=$B/tests/attach
 NF=$B/naglefix
-ROUNDS=100
+ROUNDS=1000 # p99 is the 10th slowest: no one hiccup of this shared machine decides it
 need_built "make test-attach" "$NF" "$W/check_bpf" "$W/match_table"
 
 if [[ $(id -u) -ne 0 ]]; then
