@@ -384,6 +384,8 @@ void nf_watch_netns_tick(struct nf_watch *w, uint64_t now_ms)
 
 void nf_watch_netns_scan(struct nf_watch *w)
 {
+	if (!w->all_ns && !w->nspecs)
+		return; /* its own only: nothing comes or goes */
 	w->scan_gen++;
 	w->ns[0]->seen = w->scan_gen;
 	if (w->all_ns) {
