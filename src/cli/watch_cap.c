@@ -151,7 +151,7 @@ void nf_watch_cap_resize(struct nf_watch *w, struct nf_watch_ns *ns, uint64_t no
 	uint64_t ms = now_ms - ns->resized_ms;
 	unsigned kib;
 
-	if (ns->old && !ns->old->ready && w->reading != ns->old && ms >= OLD_MS) {
+	if (ns->old && !ns->old->ready && !ns->old->qlen && w->reading != ns->old && ms >= OLD_MS) {
 		close_cap(w, ns->old); /* stopped, and read out */
 		ns->old = NULL;
 	}

@@ -44,8 +44,12 @@ struct nf_watch_cap {
 	uint64_t blocks;              /* the ring's blocks handed back, at the last scan */
 	unsigned kib;                 /* its size */
 	int grows;                    /* it may be replaced by a bigger one */
-	int ready;                    /* watch_stream.c's: among the rings to read, */
+	/* watch_stream.c's */
+	int ready;                    /* among the rings to read, */
 	uint64_t read_ns;             /* ... read up to this time */
+	struct nf_watch_held *q;      /* its frames held for the shared detector, */
+	uint32_t qsize, qhead, qlen;  /* ... a circular queue in time order */
+	size_t merge_at;              /* its place in the heap of queues, SIZE_MAX none */
 };
 
 /* A network namespace watched (watch_netns.c). */
@@ -102,12 +106,12 @@ struct nf_watch {
 	size_t nready;
 	struct nf_watch_cap *reading; /* the one being read, batch frames so far */
 	unsigned batch;
-	struct nf_watch_held **held;  /* the frames held, a heap by time */
-	size_t nheld, capheld;
-	struct nf_watch_held **spare; /* for the next ones */
-	size_t nspare, capspare;
-	struct nf_watch_held *given;  /* the one handed out last */
-	uint64_t polled_ns;           /* the rings last looked at (CLOCK_MONOTONIC) */
+	struct nf_watch_cap **merge;  /* the captures holding frames, a heap by the oldest */
+	size_t nmerge;
+	size_t nheld;                 /* frames held in all */
+	uint64_t polled_ns;           /* the rings last looked at (CLOCK_REALTIME) */
+	uint64_t now_ns;              /* the time as last read (CLOCK_REALTIME) */
+	unsigned calls;
 	int resize_due;               /* a ring turned half over: nf_watch_netns_tick now */
 	int draining;                 /* hand out all, no hold (the end) */
 	uint64_t drain_until;         /* ... and wait for the blocks begun till then */
@@ -194,10 +198,6 @@ void nf_watch_stream_close(struct nf_watch *w);
  * closing it; its frames not handed out are dropped). 0, or -errno. */
 int nf_watch_stream_add(struct nf_watch *w, struct nf_watch_cap *c);
 void nf_watch_stream_remove(struct nf_watch *w, struct nf_watch_cap *c);
-
-/* The frames held of ns, a namespace closing, lose it (they are handed
- * out with none). */
-void nf_watch_stream_forget(struct nf_watch *w, const struct nf_watch_ns *ns);
 
 /* ns has two captures for a moment (a bigger ring replaces its own): its
  * loopback's frames are held too, for 2 s, so that their copies come in

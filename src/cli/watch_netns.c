@@ -88,7 +88,6 @@ static struct nf_watch_ns *add(struct nf_watch *w, int fd, uint64_t ino, const c
 static void drop(struct nf_watch *w, struct nf_watch_ns *ns)
 {
 	nf_watch_cap_close(w, ns);
-	nf_watch_stream_forget(w, ns);
 	nf_watch_wire_detach(w, ns);
 	close(ns->fd);
 	free(ns);

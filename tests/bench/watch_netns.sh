@@ -18,11 +18,13 @@
 #              the making to watch's capture there (a socket of its in the
 #              namespace's /proc/net/packet); median and worst
 #   busy       memcached and memaslap (as watch.sh) in one of the N
-#              namespaces for SECS s, watch on the host side: packets,
-#              drops (the namespace's first ring is 256 KiB: it grows once
-#              it turns over fast, so only the load's first ~100 ms can
-#              overflow it), watch's CPU against the load's, its rings'
-#              size after
+#              namespaces for SECS s, then across a veth between two of
+#              them (each segment seen by both captures), watch on the
+#              host side: watch's CPU against the load's, each time; the
+#              packets, drops (a namespace's first ring is 256 KiB: it
+#              grows once it turns over fast, so only a load's first
+#              milliseconds can overflow it) and second copies dropped;
+#              the rings' size after
 # Env: N (default 100), IDLE (10), REPS (10), SECS (10). Exit status 0
 # iff the N idle namespaces' resident memory is at most 128 MB.
 set -u
@@ -135,39 +137,53 @@ inside() {
 		printf "discovery: %d namespaces made while watch ran, captured after %d ms median, %d ms at worst (scan every 250 ms)\n",
 			reps, v[int((NR + 1) / 2)], v[NR] }'
 
-	# busy
-	if [[ -n $slap ]] && command -v memcached >/dev/null; then
-		ip netns exec b0 memcached -l 127.0.0.1 -p 11311 -U 0 -u root -t 1 &
-		local mc=$! sp c0 c1 hz
+	# busy_run LABEL SERVER_NS CLIENT_NS ADDR: memcached in SERVER_NS on ADDR,
+	# memaslap from CLIENT_NS for SECS s, watch (wp) looking on; one line
+	busy_run() {
+		local mc sp c0 c1 hz st=0 mt cap drops dups
 		hz=$(getconf CLK_TCK)
+		ip netns exec "$2" memcached -l "$4" -p 11311 -U 0 -u root -t 1 &
+		mc=$!
 		sleep 0.5
 		c0=$(cpu_ns "$wp")
-		ip netns exec b0 "$slap" -s 127.0.0.1:11311 -T 2 -c 32 -t "${SECS}s" >"$tmp/slap.out" 2>&1 &
+		ip netns exec "$3" "$slap" -s "$4:11311" -T 2 -c 32 -t "${SECS}s" >"$tmp/slap.out" 2>&1 &
 		sp=$!
-		local st=0
 		while kill -0 "$sp" 2>/dev/null; do
 			st=$(awk '{ print $14 + $15 }' "/proc/$sp/stat" 2>/dev/null || echo "$st")
 			sleep 0.05
 		done
 		wait "$sp"
 		c1=$(cpu_ns "$wp")
-		local mt kib=""
 		mt=$(awk '{ print $14 + $15 }' "/proc/$mc/stat")
-		local range name _
-		for ino in $(ip netns exec b0 awk 'NR > 1 && $4 != "0000" { print $9 }' /proc/net/packet); do
-			while read -r range _ _ _ _ name; do
-				[[ $name == "socket:[$ino]" ]] && kib+="$(((16#${range#*-} - 16#${range%-*}) / 1024)) KiB "
-			done <"/proc/$wp/maps"
+		kill "$mc"
+		wait "$mc" 2>/dev/null
+		awk -v label="$1" -v w="$(((c1 - c0) / 1000000))" -v l="$(((mt + st) * 1000 / hz))" \
+			-v tps="$(sed -n 's/.*TPS: \([0-9]*\).*/\1/p' "$tmp/slap.out")" -v secs="$SECS" 'BEGIN {
+			printf "%s: memaslap %d ops/s for %d s; watch %.2f s CPU, the load %.2f s (%.1f%%)\n",
+				label, tps, secs, w / 1000, l / 1000, (l > 0 ? 100 * w / l : 0) }'
+	}
+
+	# busy
+	if [[ -n $slap ]] && command -v memcached >/dev/null; then
+		busy_run "busy, one namespace's loopback" b0 b0 127.0.0.1
+		ip link add bv0 netns b1 type veth peer name bv1 netns b2
+		ip -n b1 addr add 192.0.2.1/24 dev bv0 && ip -n b2 addr add 192.0.2.2/24 dev bv1 &&
+			ip -n b1 link set bv0 up && ip -n b2 link set bv1 up
+		busy_run "busy, a veth between two (each segment seen twice)" b2 b1 192.0.2.2
+		local range name _ ino kib=""
+		for n in b0 b1; do
+			for ino in $(ip netns exec "$n" awk 'NR > 1 && $4 != "0000" { print $9 }' /proc/net/packet); do
+				while read -r range _ _ _ _ name; do
+					[[ $name == "socket:[$ino]" ]] && kib+="$n $(((16#${range#*-} - 16#${range%-*}) / 1024)) KiB, "
+				done <"/proc/$wp/maps"
+			done
 		done
 		kill -INT "$wp"
 		wait "$wp"
-		kill "$mc"
-		read -r cap drops <<<"$(jq -r 'select(.event == "wire_stats") | "\(.captured) \(.drops)"' "$tmp/watch.out" | tail -n 1)"
-		awk -v w="$(((c1 - c0) / 1000000))" -v l="$(((mt + st) * 1000 / hz))" -v cap="$cap" -v drops="$drops" \
-			-v tps="$(sed -n 's/.*TPS: \([0-9]*\).*/\1/p' "$tmp/slap.out")" -v secs="$SECS" 'BEGIN {
-			printf "busy: memaslap %d ops/s in one of them for %d s: %d packets, %d dropped; watch %.2f s CPU, the load %.2f s (%.1f%%)\n",
-				tps, secs, cap, drops, w / 1000, l / 1000, (l > 0 ? 100 * w / l : 0) }'
-		echo "busy: its ring after: $kib(256 KiB before)"
+		read -r cap drops dups <<<"$(jq -r 'select(.event == "wire_stats") | "\(.captured) \(.drops) \(.duplicates)"' \
+			"$tmp/watch.out" | tail -n 1)"
+		echo "busy: $cap packets captured in all, $drops dropped (a namespace's first ring, 256 KiB, before it grows), $dups second copies dropped by the detector"
+		echo "busy: the rings after: ${kib%, } (256 KiB before)"
 	else
 		kill -INT "$wp"
 		wait "$wp"
