@@ -94,7 +94,7 @@ int nf_watch_cap_open(struct nf_watch *w, struct nf_watch_ns *ns)
 	ns->retry = rc == -ENODEV;
 	if (rc == 0)
 		ns->lo = nf_ring_loopback(ns->cap->ring);
-	else if (err[0] && (rc != -ENODEV || is_home(w, ns)))
+	else if (err[0] && (rc != -ENODEV || (is_home(w, ns) && !w->all_ns)))
 		fprintf(stderr, "naglefix watch: %s%s%s\n", is_home(w, ns) ? "" : ns->name,
 			is_home(w, ns) ? "" : ": ", err);
 	return rc;

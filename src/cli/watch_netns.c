@@ -322,7 +322,7 @@ static int open_home(struct nf_watch *w)
 	w->all_ns = !w->nspecs && (!init || init == (uint64_t)self.st_ino);
 	if ((fd = dup(w->self_fd)) < 0 || !add(w, fd, (uint64_t)self.st_ino, "host"))
 		return 1;
-	return w->ns[0]->cap || w->nspecs ? 0 : 1;
+	return w->ns[0]->cap || w->nspecs || (w->all_ns && w->ns[0]->retry) ? 0 : 1;
 }
 
 int nf_watch_netns_open(struct nf_watch *w)
@@ -350,6 +350,10 @@ int nf_watch_netns_open(struct nf_watch *w)
 		scan_named(w);
 		scan_procs(w, 1);
 	}
+	if (!w->nrings && w->ns[0]->retry) { /* -i's interface: in no namespace */
+		fprintf(stderr, "naglefix watch: no interface %s in any network namespace\n", w->ifname);
+		return 1;
+	}
 	return 0;
 }
 
@@ -367,10 +371,11 @@ static void close_unseen(struct nf_watch *w)
 	w->nns = k;
 }
 
-/* Namespaces without a capture for want of -i's interface: again. */
+/* Namespaces without a capture for want of -i's interface (the host's
+ * too, when others have it): again. */
 static void recapture(struct nf_watch *w)
 {
-	for (size_t i = 1; i < w->nns; i++)
+	for (size_t i = 0; i < w->nns; i++)
 		if (w->ns[i]->retry)
 			nf_watch_cap_open(w, w->ns[i]);
 }

@@ -27,6 +27,8 @@
 #   only     watch --json --netns B (a name): B only
 #   lo       watch --json -i lo: each namespace's loopback only
 #   bypid    watch --json --netns PID --netns B (PID: LO's server's)
+#   vb       watch --json -i VB (B's end of the veth: no other namespace
+#            has an interface of that name, the host's neither)
 # Checked, the ground truth being tshark's reading (capcheck.py truth) of
 # a tcpdump inside each namespace of the same traffic:
 #   - LO's stall found once, its count the truth's (or one off: two live
@@ -40,6 +42,7 @@
 #     found, named pid:N; and, once its processes ended, closed within
 #     2 s (no descriptor of watch on it any more);
 #   - --netns B: the veth row, not LO's; -i lo: LO's row, not the veth's;
+#     -i VB: the veth row;
 #     --netns PID: LO's row, named pid:PID;
 #   - bypid's stats line counts both its captures (at least the packets
 #     tcpdump saw in LO and B), 0 dropped;
@@ -222,6 +225,7 @@ watch_start all "$LO" "$LO2" "$NB" "$NC" -- --json || started=0
 watch_start only "$NB" -- --json --netns "$NB" || started=0
 watch_start lo "$LO" "$LO2" "$NB" -- --json -i lo || started=0
 watch_start bypid "$LO" "$NB" -- --json --netns "$LO_SERVER" --netns "$NB" || started=0
+watch_start vb "$NB" -- --json -i "$VB" || started=0
 ((started)) || fail "the watches start" "" "$W/all.err"
 
 # the late namespace: made now, its loopback's stall once watch captures there
@@ -288,7 +292,7 @@ for ((i = 0; i < 300; i++)); do
     sleep 0.01
 done
 sleep 0.3 # the last blocks handed over, held 50 ms
-for n in all only lo bypid; do watch_stop "$n"; done
+for n in all only lo bypid vb; do watch_stop "$n"; done
 for p in "${TCPDUMP_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 TCPDUMP_PIDS=()
 for c in lo veth; do
@@ -401,6 +405,8 @@ if ((started)); then
     found_once "-i lo: each namespace's loopback" "$W/lo.out" 127.0.0.1:7301 "$lo_pid" "$LO" \
         "bound_client.py" "$truth_lo"
     none "-i lo: not the veth" "$W/lo.out" "$CA:$port_veth"
+    found_once "-i IFACE that only a namespace has" "$W/vb.out" "$CA:$port_veth" "$veth_pid" "$NB" \
+        "legacy_client.py" "$truth_veth"
     found_once "--netns PID: that process's namespace" "$W/bypid.out" 127.0.0.1:7301 "$lo_pid" \
         "pid:$LO_SERVER" "bound_client.py" "$truth_lo"
     # bypid's two captures (LO's, B's) each saw what tcpdump saw there
