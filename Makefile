@@ -71,6 +71,10 @@ METRICS_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/metrics/*.c))
 BPF_OBJS  := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/bpf/*.c))
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
+# How every Check program adds and runs its tests (the name filter T, the
+# SKIP lines): linked into tests/unit's, tests/cli's, tests/wire's and
+# tests/metrics' programs alike.
+UNIT_RUN  := $(B)/tests/unit/unit.o
 UNIT_OBJS := $(patsubst tests/unit/%.c,$(B)/tests/unit/%.o,$(UNIT_SRCS))
 ITEST_SRCS := $(wildcard tests/integration/test_*.c)
 ITESTS    := $(patsubst tests/integration/%.c,$(B)/tests/%,$(ITEST_SRCS))
@@ -123,9 +127,9 @@ $(B)/naglefix: $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a $(B)/libnfbpf.a 
 WTEST_SRCS := $(wildcard tests/wire/check_*.c)
 WTESTS     := $(patsubst tests/wire/%.c,$(B)/tests/wire/%,$(WTEST_SRCS))
 
-$(B)/tests/wire/%: tests/wire/%.c $(B)/libnfwire.a $(B)/libnfcore.a $(DEPS_STAMP)
+$(B)/tests/wire/%: tests/wire/%.c $(UNIT_RUN) $(B)/libnfwire.a $(B)/libnfcore.a $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(TEST_CC) -o $@ $< $(B)/libnfwire.a $(B)/libnfcore.a $(CHECK_LIBS) -lpthread -lm
+	$(TEST_CC) -o $@ $< $(UNIT_RUN) $(B)/libnfwire.a $(B)/libnfcore.a $(CHECK_LIBS) -lpthread -lm
 
 # The model writer (tests/wire/model.c): captures of modelled ends over a
 # path with a given round trip, for t_model.sh and tests/bench/scan.sh.
@@ -143,10 +147,10 @@ CTEST_CLI_SRCS := $(wildcard tests/cli/check_*.c)
 CTEST_CLI      := $(patsubst tests/cli/%.c,$(B)/tests/cli/%,$(CTEST_CLI_SRCS))
 CLI_LIB_OBJS   := $(filter-out $(B)/obj/cli/naglefix.o,$(CLI_OBJS))
 
-$(B)/tests/cli/%: tests/cli/%.c tests/unit/unit.c $(CLI_LIB_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a \
+$(B)/tests/cli/%: tests/cli/%.c $(UNIT_RUN) $(CLI_LIB_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a \
 		$(B)/libnfbpf.a $(B)/libnfcore.a $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(TEST_CC) -o $@ $< tests/unit/unit.c $(CLI_LIB_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a \
+	$(TEST_CC) -o $@ $< $(UNIT_RUN) $(CLI_LIB_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a \
 		$(B)/libnfbpf.a $(B)/libnfcore.a $(CHECK_LIBS) -lpthread -lm
 
 test-cli: all $(CTEST_CLI)
@@ -159,9 +163,9 @@ test-cli: all $(CTEST_CLI)
 MTEST_SRCS := $(wildcard tests/metrics/check_*.c)
 MTESTS     := $(patsubst tests/metrics/%.c,$(B)/tests/metrics/%,$(MTEST_SRCS))
 
-$(B)/tests/metrics/%: tests/metrics/%.c $(B)/libnfmetrics.a $(DEPS_STAMP)
+$(B)/tests/metrics/%: tests/metrics/%.c $(UNIT_RUN) $(B)/libnfmetrics.a $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(TEST_CC) -Isrc/metrics -o $@ $< $(B)/libnfmetrics.a $(CHECK_LIBS) -lpthread -lm
+	$(TEST_CC) -Isrc/metrics -o $@ $< $(UNIT_RUN) $(B)/libnfmetrics.a $(CHECK_LIBS) -lpthread -lm
 
 test-metrics: all $(MTESTS)
 	tests/metrics/run.sh

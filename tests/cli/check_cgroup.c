@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "../../src/cli/nf_cgroup.h"
-#include "../unit/suites.h"
+#include "../unit/unit.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -525,15 +525,5 @@ static Suite *cgroup_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(cgroup_suite());
-	const char *t = getenv("T");
-	int failed;
-
-	fflush(stdout); /* the SKIP lines before Check's own */
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	if (t != NULL && *t != '\0' && srunner_ntests_run(sr) + unit_skipped() == 0)
-		printf("SKIP T: '%s' names no test of check_cgroup\n", t);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(srunner_create(cgroup_suite()), "check_cgroup");
 }

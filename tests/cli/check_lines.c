@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "../../src/cli/nf_cli.h"
-#include "../unit/suites.h"
+#include "../unit/unit.h"
 
 #define MAX 16 /* the longest line these tests keep */
 
@@ -159,14 +159,5 @@ static Suite *lines_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(lines_suite());
-	const char *t = getenv("T");
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	if (t != NULL && *t != '\0' && srunner_ntests_run(sr) + unit_skipped() == 0)
-		printf("SKIP T: '%s' names no test of check_lines\n", t);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(srunner_create(lines_suite()), "check_lines");
 }

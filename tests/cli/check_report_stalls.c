@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "../../src/cli/nf_cli.h"
-#include "../unit/suites.h"
+#include "../unit/unit.h"
 
 static size_t plenty = (size_t)1 << 30;
 
@@ -105,14 +105,5 @@ static Suite *report_stalls_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(report_stalls_suite());
-	const char *t = getenv("T");
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	if (t != NULL && *t != '\0' && srunner_ntests_run(sr) + unit_skipped() == 0)
-		printf("SKIP T: '%s' names no test of check_report_stalls\n", t);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(srunner_create(report_stalls_suite()), "check_report_stalls");
 }

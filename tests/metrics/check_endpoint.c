@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "nf_endpoint.h"
+#include "../unit/unit.h"
 
 static int renders;
 static size_t render_size = 100;
@@ -390,16 +391,16 @@ static Suite *endpoint_suite(void)
 	TCase *tc = tcase_create("clients");
 	TCase *ta = tcase_create("address");
 
-	tcase_add_test(tc, test_endpoint_get);
-	tcase_add_test(tc, test_endpoint_head);
-	tcase_add_loop_test(tc, test_endpoint_bad_requests, 0, sizeof(bad) / sizeof(bad[0]));
-	tcase_add_test(tc, test_endpoint_too_large);
-	tcase_add_test(tc, test_endpoint_read_timeout);
-	tcase_add_test(tc, test_endpoint_write_timeout);
-	tcase_add_test(tc, test_endpoint_limit_drops_oldest);
-	tcase_add_test(tc, test_endpoint_fresh_text_shared);
-	tcase_add_loop_test(ta, test_endpoint_parse, 0, sizeof(specs) / sizeof(specs[0]));
-	tcase_add_test(ta, test_endpoint_address_in_use);
+	unit_add(tc, test_endpoint_get);
+	unit_add(tc, test_endpoint_head);
+	unit_add_loop(tc, test_endpoint_bad_requests, 0, sizeof(bad) / sizeof(bad[0]));
+	unit_add(tc, test_endpoint_too_large);
+	unit_add(tc, test_endpoint_read_timeout);
+	unit_add(tc, test_endpoint_write_timeout);
+	unit_add(tc, test_endpoint_limit_drops_oldest);
+	unit_add(tc, test_endpoint_fresh_text_shared);
+	unit_add_loop(ta, test_endpoint_parse, 0, sizeof(specs) / sizeof(specs[0]));
+	unit_add(ta, test_endpoint_address_in_use);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, ta);
 	return s;
@@ -407,11 +408,5 @@ static Suite *endpoint_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(endpoint_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(srunner_create(endpoint_suite()), "check_endpoint");
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "nf_metrics.h"
+#include "../unit/unit.h"
 
 static struct nf_metrics_key key(const char *holder, const char *side, const char *local,
 				 const char *peer)
@@ -333,26 +334,20 @@ static Suite *metrics_suite(void)
 	Suite *s = suite_create("metrics");
 	TCase *tc = tcase_create("series");
 
-	tcase_add_test(tc, test_metrics_no_stall_no_series);
-	tcase_add_test(tc, test_metrics_stalls_counted_per_holder);
-	tcase_add_test(tc, test_metrics_bound_overflow);
-	tcase_add_test(tc, test_metrics_expire);
-	tcase_add_test(tc, test_metrics_expiry_frees_room);
-	tcase_add_test(tc, test_metrics_label_values_escaped);
-	tcase_add_test(tc, test_metrics_cgroup_netns_and_empty_labels);
-	tcase_add_test(tc, test_metrics_text_shape);
-	tcase_add_test(tc, test_metrics_write_file);
+	unit_add(tc, test_metrics_no_stall_no_series);
+	unit_add(tc, test_metrics_stalls_counted_per_holder);
+	unit_add(tc, test_metrics_bound_overflow);
+	unit_add(tc, test_metrics_expire);
+	unit_add(tc, test_metrics_expiry_frees_room);
+	unit_add(tc, test_metrics_label_values_escaped);
+	unit_add(tc, test_metrics_cgroup_netns_and_empty_labels);
+	unit_add(tc, test_metrics_text_shape);
+	unit_add(tc, test_metrics_write_file);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
 int main(void)
 {
-	SRunner *sr = srunner_create(metrics_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(srunner_create(metrics_suite()), "check_metrics");
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "metrics_int.h"
+#include "../unit/unit.h"
 
 #define MAX 8192
 
@@ -88,19 +89,13 @@ static Suite *request_suite(void)
 	Suite *s = suite_create("request");
 	TCase *tc = tcase_create("parse");
 
-	tcase_add_loop_test(tc, test_request_cases, 0, sizeof(cases) / sizeof(cases[0]));
-	tcase_add_test(tc, test_request_too_large);
+	unit_add_loop(tc, test_request_cases, 0, sizeof(cases) / sizeof(cases[0]));
+	unit_add(tc, test_request_too_large);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
 int main(void)
 {
-	SRunner *sr = srunner_create(request_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(srunner_create(request_suite()), "check_request");
 }

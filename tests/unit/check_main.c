@@ -8,16 +8,12 @@
  * machine cannot run is not added: "SKIP name: why" says so before Check's
  * "N%: Checks: ..." line, which counts only the tests that ran.
  */
-#include <stdio.h>
-#include <stdlib.h>
 
 #include "suites.h"
 
 int main(void)
 {
 	SRunner *sr = srunner_create(policy_suite());
-	const char *t = getenv("T");
-	int failed;
 
 	srunner_add_suite(sr, conn_suite());
 	srunner_add_suite(sr, config_suite());
@@ -25,11 +21,5 @@ int main(void)
 	srunner_add_suite(sr, coalesce_suite());
 	srunner_add_suite(sr, audit_suite());
 	srunner_add_suite(sr, audit_log_suite());
-	fflush(stdout); /* the SKIP lines before Check's own */
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	if (t != NULL && *t != '\0' && srunner_ntests_run(sr) + unit_skipped() == 0)
-		printf("SKIP T: '%s' names no unit test\n", t);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(sr, "check_naglefix");
 }

@@ -6,6 +6,8 @@
 
 #include <check.h>
 
+#include "unit.h"
+
 /* Config parsing and rule matching (src/common/policy.c). */
 Suite *policy_suite(void);
 
@@ -26,23 +28,5 @@ Suite *audit_suite(void);
 
 /* Audit's lines and repeat counts (src/actions/audit/audit_log.c). */
 Suite *audit_log_suite(void);
-
-/* tcase_add_test, for the tests the name filter T selects (the
- * environment's: a shell pattern matched anywhere in the test's name,
- * `make test-unit T=test_conn_fd`). Check's own CK_RUN_SUITE and
- * CK_RUN_CASE select whole suites and cases (make SUITE= CASE=). */
-void unit_add(TCase *tc, const TTest *test);
-
-/* tcase_add_loop_test, for the tests T selects. */
-void unit_add_loop(TCase *tc, const TTest *test, int start, int end);
-
-/* unit_add if why is NULL; else, if T selects the test, prints
- * "SKIP test_name: why" instead and counts a skip. For a test whose
- * precondition (a capability, a kernel limit) this machine lacks: the
- * suite asks before it adds the test, so the test itself asserts it. */
-void unit_add_unless(TCase *tc, const TTest *test, const char *why);
-
-/* How many tests unit_add_unless skipped. */
-int unit_skipped(void);
 
 #endif

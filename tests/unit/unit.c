@@ -1,23 +1,32 @@
 /*
- * unit.c - how the suites add their tests: only those the name filter
- * selects, and a test that cannot run here as a SKIP line, not a pass.
+ * unit.c - how every Check program adds and runs its tests (unit.h):
+ * only those the name filter selects, a test that cannot run here as a
+ * SKIP line, not a pass, and a filter that selects nothing said so.
  */
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "suites.h"
+#include "unit.h"
 
 static int skipped;
+
+/* The environment's value of name, or NULL if unset or empty. */
+static const char *env_set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
 
 /* 1 if T (the environment's; unset or empty: every test) matches
  * somewhere in name, as tests/lib.sh's selected does. */
 static int unit_selected(const char *name)
 {
-	const char *t = getenv("T");
+	const char *t = env_set("T");
 	char pattern[512];
 
-	if (t == NULL || *t == '\0')
+	if (t == NULL)
 		return 1;
 	snprintf(pattern, sizeof(pattern), "*%s*", t);
 	return fnmatch(pattern, name, 0) == 0;
@@ -47,4 +56,38 @@ void unit_add_unless(TCase *tc, const TTest *test, const char *why)
 int unit_skipped(void)
 {
 	return skipped;
+}
+
+/* Says that the filters set (T's pattern, SUITE=, CASE=) name nothing of
+ * prog, in the line tests/lib.sh's runners read. */
+static void say_nothing_selected(const char *prog)
+{
+	static const char *const names[][2] = {
+		{ "T", "" }, { "CK_RUN_SUITE", "SUITE=" }, { "CK_RUN_CASE", "CASE=" }
+	};
+	const char *sep = "";
+
+	printf("SKIP T: ");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (env_set(names[i][0])) {
+			printf("%s%s'%s'", sep, names[i][1], env_set(names[i][0]));
+			sep = " ";
+		}
+	}
+	printf(" names no test of %s\n", prog);
+}
+
+int unit_run(SRunner *sr, const char *prog)
+{
+	int by_check = env_set("CK_RUN_SUITE") || env_set("CK_RUN_CASE"), failed, picked;
+
+	fflush(stdout); /* the SKIP lines before Check's own */
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	/* a skipped test is one T picked, whatever suite or case it is in */
+	picked = srunner_ntests_run(sr) + (by_check ? 0 : unit_skipped());
+	if ((by_check || env_set("T")) && picked == 0)
+		say_nothing_selected(prog);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

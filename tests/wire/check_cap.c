@@ -22,6 +22,7 @@
 #include "nf_pkt.h"
 
 #include "capw.h"
+#include "../unit/unit.h"
 
 /* ---- writing files ---------------------------------------------------------------- */
 
@@ -1069,34 +1070,34 @@ static Suite *cap_suite(void)
 	tcase_add_checked_fixture(ng, NULL, teardown);
 	tcase_add_checked_fixture(real, NULL, teardown);
 	tcase_set_timeout(real, 30);
-	tcase_add_loop_test(pcap, test_cap_pcap_orders_and_resolutions, 0, 4);
-	tcase_add_test(pcap, test_cap_pcap_link_and_fcs_bits);
-	tcase_add_test(pcap, test_cap_pcap_unknown_link_type);
-	tcase_add_test(pcap, test_cap_pcap_bad_version);
-	tcase_add_test(pcap, test_cap_not_a_capture);
-	tcase_add_test(pcap, test_cap_pcap_truncated_header);
-	tcase_add_test(pcap, test_cap_pcap_truncated_record_header);
-	tcase_add_test(pcap, test_cap_pcap_record_beyond_the_file);
-	tcase_add_test(pcap, test_cap_pcap_caplen_beyond_snaplen);
-	tcase_add_test(pcap, test_cap_pcap_record_beyond_the_longest);
+	unit_add_loop(pcap, test_cap_pcap_orders_and_resolutions, 0, 4);
+	unit_add(pcap, test_cap_pcap_link_and_fcs_bits);
+	unit_add(pcap, test_cap_pcap_unknown_link_type);
+	unit_add(pcap, test_cap_pcap_bad_version);
+	unit_add(pcap, test_cap_not_a_capture);
+	unit_add(pcap, test_cap_pcap_truncated_header);
+	unit_add(pcap, test_cap_pcap_truncated_record_header);
+	unit_add(pcap, test_cap_pcap_record_beyond_the_file);
+	unit_add(pcap, test_cap_pcap_caplen_beyond_snaplen);
+	unit_add(pcap, test_cap_pcap_record_beyond_the_longest);
 	suite_add_tcase(s, pcap);
-	tcase_add_loop_test(ng, test_cap_pcapng_packets_and_direction, 0, 2);
-	tcase_add_loop_test(ng, test_cap_pcapng_time_resolutions, 0, 2);
-	tcase_add_test(ng, test_cap_pcapng_tsresol_too_fine);
-	tcase_add_loop_test(ng, test_cap_pcapng_other_blocks_skipped, 0, 2);
-	tcase_add_loop_test(ng, test_cap_pcapng_huge_block_read_through, 0, 2);
-	tcase_add_loop_test(ng, test_cap_pcapng_simple_packet_block, 0, 2);
-	tcase_add_loop_test(ng, test_cap_pcapng_obsolete_packet_block, 0, 2);
-	tcase_add_loop_test(ng, test_cap_pcapng_sections, 0, 2);
-	tcase_add_test(ng, test_cap_pcapng_unknown_interface);
-	tcase_add_test(ng, test_cap_pcapng_unknown_link_type_in_idb);
-	tcase_add_loop_test(ng, test_cap_pcapng_bad_block_lengths, 0, 3);
-	tcase_add_loop_test(ng, test_cap_pcapng_impossible_lengths, 0, 2);
-	tcase_add_test(ng, test_cap_pcapng_bad_section_header);
-	tcase_add_loop_test(ng, test_cap_pipe_in_small_pieces, 0, 3);
+	unit_add_loop(ng, test_cap_pcapng_packets_and_direction, 0, 2);
+	unit_add_loop(ng, test_cap_pcapng_time_resolutions, 0, 2);
+	unit_add(ng, test_cap_pcapng_tsresol_too_fine);
+	unit_add_loop(ng, test_cap_pcapng_other_blocks_skipped, 0, 2);
+	unit_add_loop(ng, test_cap_pcapng_huge_block_read_through, 0, 2);
+	unit_add_loop(ng, test_cap_pcapng_simple_packet_block, 0, 2);
+	unit_add_loop(ng, test_cap_pcapng_obsolete_packet_block, 0, 2);
+	unit_add_loop(ng, test_cap_pcapng_sections, 0, 2);
+	unit_add(ng, test_cap_pcapng_unknown_interface);
+	unit_add(ng, test_cap_pcapng_unknown_link_type_in_idb);
+	unit_add_loop(ng, test_cap_pcapng_bad_block_lengths, 0, 3);
+	unit_add_loop(ng, test_cap_pcapng_impossible_lengths, 0, 2);
+	unit_add(ng, test_cap_pcapng_bad_section_header);
+	unit_add_loop(ng, test_cap_pipe_in_small_pieces, 0, 3);
 	suite_add_tcase(s, ng);
-	tcase_add_test(real, test_cap_real_fixtures);
-	tcase_add_loop_test(real, test_cap_real_fixture_cut_everywhere, 0, 2);
+	unit_add(real, test_cap_real_fixtures);
+	unit_add_loop(real, test_cap_real_fixture_cut_everywhere, 0, 2);
 	suite_add_tcase(s, real);
 	return s;
 }
@@ -1104,11 +1105,7 @@ static Suite *cap_suite(void)
 int main(void)
 {
 	SRunner *sr = srunner_create(cap_suite());
-	int failed;
 
 	signal(SIGPIPE, SIG_IGN);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(sr, "check_cap");
 }

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "nf_wire.h"
+#include "../unit/unit.h"
 
 #define ORIGIN_NS 1764547200000000000ull
 #define C 0
@@ -255,21 +256,15 @@ static Suite *conn_suite(void)
 	Suite *s = suite_create("conn");
 	TCase *tc = tcase_create("callbacks");
 
-	tcase_add_test(tc, test_conn_second_connection_of_a_row);
-	tcase_add_test(tc, test_conn_every_stall_with_its_ends);
-	tcase_add_test(tc, test_conn_another_row_is_a_first);
-	tcase_add_test(tc, test_conn_none_set);
+	unit_add(tc, test_conn_second_connection_of_a_row);
+	unit_add(tc, test_conn_every_stall_with_its_ends);
+	unit_add(tc, test_conn_another_row_is_a_first);
+	unit_add(tc, test_conn_none_set);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
 int main(void)
 {
-	SRunner *sr = srunner_create(conn_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(srunner_create(conn_suite()), "check_conn");
 }

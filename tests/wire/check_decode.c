@@ -15,6 +15,7 @@
 
 #include "nf_cap.h"
 #include "nf_pkt.h"
+#include "../unit/unit.h"
 
 /* ---- building frames ------------------------------------------------------- */
 
@@ -762,42 +763,36 @@ static Suite *decode_suite(void)
 	TCase *ip = tcase_create("ip");
 	TCase *tcp = tcase_create("tcp");
 
-	tcase_add_test(link, test_decode_ethernet_ipv4);
-	tcase_add_test(link, test_decode_ethernet_ipv6);
-	tcase_add_test(link, test_decode_vlan_tags);
-	tcase_add_test(link, test_decode_ethernet_not_ip);
-	tcase_add_test(link, test_decode_pppoe);
-	tcase_add_loop_test(link, test_decode_cooked_direction, 0, 2);
-	tcase_add_test(link, test_decode_raw_ip);
-	tcase_add_test(link, test_decode_bsd_loopback);
-	tcase_add_test(link, test_decode_network_and_unknown_link);
-	tcase_add_test(link, test_decode_real_frames_under_every_link);
+	unit_add(link, test_decode_ethernet_ipv4);
+	unit_add(link, test_decode_ethernet_ipv6);
+	unit_add(link, test_decode_vlan_tags);
+	unit_add(link, test_decode_ethernet_not_ip);
+	unit_add(link, test_decode_pppoe);
+	unit_add_loop(link, test_decode_cooked_direction, 0, 2);
+	unit_add(link, test_decode_raw_ip);
+	unit_add(link, test_decode_bsd_loopback);
+	unit_add(link, test_decode_network_and_unknown_link);
+	unit_add(link, test_decode_real_frames_under_every_link);
 	suite_add_tcase(s, link);
-	tcase_add_test(ip, test_decode_ipv4_options);
-	tcase_add_test(ip, test_decode_ipv4_fragments);
-	tcase_add_test(ip, test_decode_not_tcp);
-	tcase_add_loop_test(ip, test_decode_snaplen_cut_keeps_the_size, 0, 2);
-	tcase_add_loop_test(ip, test_decode_every_prefix, 0, 2);
-	tcase_add_loop_test(ip, test_decode_tso_total_length_zero, 0, 2);
-	tcase_add_test(ip, test_decode_common_frame_as_general);
-	tcase_add_test(ip, test_decode_bad_headers);
-	tcase_add_test(ip, test_decode_ipv6_extension_headers);
-	tcase_add_test(ip, test_decode_ipv6_fragment_and_not_tcp);
+	unit_add(ip, test_decode_ipv4_options);
+	unit_add(ip, test_decode_ipv4_fragments);
+	unit_add(ip, test_decode_not_tcp);
+	unit_add_loop(ip, test_decode_snaplen_cut_keeps_the_size, 0, 2);
+	unit_add_loop(ip, test_decode_every_prefix, 0, 2);
+	unit_add_loop(ip, test_decode_tso_total_length_zero, 0, 2);
+	unit_add(ip, test_decode_common_frame_as_general);
+	unit_add(ip, test_decode_bad_headers);
+	unit_add(ip, test_decode_ipv6_extension_headers);
+	unit_add(ip, test_decode_ipv6_fragment_and_not_tcp);
 	suite_add_tcase(s, ip);
-	tcase_add_test(tcp, test_decode_syn_options);
-	tcase_add_test(tcp, test_decode_syn_options_odd);
-	tcase_add_test(tcp, test_decode_skip_names);
+	unit_add(tcp, test_decode_syn_options);
+	unit_add(tcp, test_decode_syn_options_odd);
+	unit_add(tcp, test_decode_skip_names);
 	suite_add_tcase(s, tcp);
 	return s;
 }
 
 int main(void)
 {
-	SRunner *sr = srunner_create(decode_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(srunner_create(decode_suite()), "check_decode");
 }

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "nf_wire.h"
+#include "../unit/unit.h"
 
 #define ORIGIN_NS 1764547200000000000ull /* 2025-12-01 00:00 UTC */
 #define C 0 /* the client end of a timeline */
@@ -932,55 +933,49 @@ static Suite *detect_suite(void)
 	      *real = tcase_create("real_captures"), *row = tcase_create("rows"),
 	      *mem = tcase_create("memory");
 
-	tcase_add_test(sig, test_detect_classic_stall);
-	tcase_add_test(sig, test_detect_prompt_ack_is_no_stall);
-	tcase_add_test(sig, test_detect_ack_carrying_data_is_a_slow_server);
-	tcase_add_test(sig, test_detect_peer_data_between_ack_and_s2);
-	tcase_add_test(sig, test_detect_think_time_after_the_ack_is_no_stall);
-	tcase_add_test(sig, test_detect_full_size_s2_is_not_held);
-	tcase_add_test(sig, test_detect_full_size_of_own_mss_is_not_held);
-	tcase_add_test(sig, test_detect_own_mss_exceeded_is_no_bound);
-	tcase_add_test(sig, test_detect_retransmission_is_no_stall);
-	tcase_add_test(sig, test_detect_zero_window_is_no_stall);
-	tcase_add_test(sig, test_detect_one_way_sender_is_never_answered);
-	tcase_add_test(sig, test_detect_answer_confirms_a_waiting_stall);
-	tcase_add_test(sig, test_detect_fin_confirms_a_waiting_stall);
-	tcase_add_test(sig, test_detect_more_data_drops_a_waiting_stall);
-	tcase_add_test(sig, test_detect_nodelay_sender_is_no_stall);
-	tcase_add_test(sig, test_detect_bulk_with_short_tail);
-	tcase_add_test(sig, test_detect_server_holder);
+	unit_add(sig, test_detect_classic_stall);
+	unit_add(sig, test_detect_prompt_ack_is_no_stall);
+	unit_add(sig, test_detect_ack_carrying_data_is_a_slow_server);
+	unit_add(sig, test_detect_peer_data_between_ack_and_s2);
+	unit_add(sig, test_detect_think_time_after_the_ack_is_no_stall);
+	unit_add(sig, test_detect_full_size_s2_is_not_held);
+	unit_add(sig, test_detect_full_size_of_own_mss_is_not_held);
+	unit_add(sig, test_detect_own_mss_exceeded_is_no_bound);
+	unit_add(sig, test_detect_retransmission_is_no_stall);
+	unit_add(sig, test_detect_zero_window_is_no_stall);
+	unit_add(sig, test_detect_one_way_sender_is_never_answered);
+	unit_add(sig, test_detect_answer_confirms_a_waiting_stall);
+	unit_add(sig, test_detect_fin_confirms_a_waiting_stall);
+	unit_add(sig, test_detect_more_data_drops_a_waiting_stall);
+	unit_add(sig, test_detect_nodelay_sender_is_no_stall);
+	unit_add(sig, test_detect_bulk_with_short_tail);
+	unit_add(sig, test_detect_server_holder);
 	suite_add_tcase(s, sig);
-	tcase_add_test(point, test_detect_near_receiver_long_rtt);
-	tcase_add_test(point, test_detect_near_receiver_tie_waits_for_rtt);
-	tcase_add_test(point, test_detect_untied_dropped_when_rtt_is_short);
-	tcase_add_test(point, test_detect_near_holder_long_rtt);
+	unit_add(point, test_detect_near_receiver_long_rtt);
+	unit_add(point, test_detect_near_receiver_tie_waits_for_rtt);
+	unit_add(point, test_detect_untied_dropped_when_rtt_is_short);
+	unit_add(point, test_detect_near_holder_long_rtt);
 	suite_add_tcase(s, point);
-	tcase_add_test(real, test_detect_sequence_wrap);
-	tcase_add_test(real, test_detect_duplicates_counted_once);
-	tcase_add_test(real, test_detect_mid_connection_side_from_ports);
-	tcase_add_test(real, test_detect_mid_connection_side_from_listener);
-	tcase_add_test(real, test_detect_ipv6);
-	tcase_add_test(real, test_detect_time_going_back_is_the_last);
+	unit_add(real, test_detect_sequence_wrap);
+	unit_add(real, test_detect_duplicates_counted_once);
+	unit_add(real, test_detect_mid_connection_side_from_ports);
+	unit_add(real, test_detect_mid_connection_side_from_listener);
+	unit_add(real, test_detect_ipv6);
+	unit_add(real, test_detect_time_going_back_is_the_last);
 	suite_add_tcase(s, real);
-	tcase_add_test(row, test_detect_client_connections_share_a_row);
-	tcase_add_test(row, test_detect_rows_by_total);
-	tcase_add_test(row, test_detect_rows_bounded);
-	tcase_add_test(row, test_detect_median_past_the_sample);
+	unit_add(row, test_detect_client_connections_share_a_row);
+	unit_add(row, test_detect_rows_by_total);
+	unit_add(row, test_detect_rows_bounded);
+	unit_add(row, test_detect_median_past_the_sample);
 	suite_add_tcase(s, row);
-	tcase_add_test(mem, test_detect_idle_and_closed_expire);
-	tcase_add_test(mem, test_detect_one_way_counted);
-	tcase_add_test(mem, test_detect_port_reuse_starts_over);
+	unit_add(mem, test_detect_idle_and_closed_expire);
+	unit_add(mem, test_detect_one_way_counted);
+	unit_add(mem, test_detect_port_reuse_starts_over);
 	suite_add_tcase(s, mem);
 	return s;
 }
 
 int main(void)
 {
-	SRunner *sr = srunner_create(detect_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(srunner_create(detect_suite()), "check_detect");
 }

@@ -25,6 +25,7 @@
 #include "nf_wire.h"
 
 #include "capw.h"
+#include "../unit/unit.h"
 
 /* ---- writing captures ------------------------------------------------------ */
 
@@ -383,19 +384,13 @@ static Suite *feed_suite(void)
 	TCase *tc = tcase_create("feed");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_feed_as_the_plain_path, PCAP_US, PCAPNG + 1);
-	tcase_add_test(tc, test_feed_prepare_both_ways);
+	unit_add_loop(tc, test_feed_as_the_plain_path, PCAP_US, PCAPNG + 1);
+	unit_add(tc, test_feed_prepare_both_ways);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
 int main(void)
 {
-	SRunner *sr = srunner_create(feed_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(srunner_create(feed_suite()), "check_feed");
 }

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "../../src/wire/wire_int.h"
+#include "../unit/unit.h"
 
 #define ORIGIN_NS 1764547200000000000ull
 
@@ -416,22 +417,16 @@ int main(void)
 {
 	Suite *s = suite_create("index");
 	TCase *t = tcase_create("index");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(t, 60);
-	tcase_add_test(t, test_index_one_home);
-	tcase_add_test(t, test_index_few_homes_wrapping);
-	tcase_add_test(t, test_index_spread);
-	tcase_add_test(t, test_index_grows_from_small);
-	tcase_add_test(t, test_index_table_finds_its_connections);
-	tcase_add_test(t, test_index_real_hashes_spread);
-	tcase_add_test(t, test_index_table_tells_ends_apart);
-	tcase_add_test(t, test_index_table_tells_colliding_tags_apart);
+	unit_add(t, test_index_one_home);
+	unit_add(t, test_index_few_homes_wrapping);
+	unit_add(t, test_index_spread);
+	unit_add(t, test_index_grows_from_small);
+	unit_add(t, test_index_table_finds_its_connections);
+	unit_add(t, test_index_real_hashes_spread);
+	unit_add(t, test_index_table_tells_ends_apart);
+	unit_add(t, test_index_table_tells_colliding_tags_apart);
 	suite_add_tcase(s, t);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(srunner_create(s), "check_index");
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "nf_owner.h"
+#include "../unit/unit.h"
 
 static void end_of(int fd, int peer, struct nf_owner_end *e)
 {
@@ -256,30 +257,23 @@ static Suite *owner_suite(void)
 	TCase *tc = tcase_create("live");
 
 	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, test_owner_self_ipv4);
-	tcase_add_test(tc, test_owner_self_ipv6);
-	tcase_add_test(tc, test_owner_ipv4_mapped_found_by_ipv4_ends);
-	tcase_add_test(tc, test_owner_other_process_and_its_command);
-	tcase_add_test(tc, test_owner_two_processes_counted);
-	tcase_add_test(tc, test_owner_not_on_this_host);
-	tcase_add_test(tc, test_owner_time_wait_has_none);
+	unit_add(tc, test_owner_self_ipv4);
+	unit_add(tc, test_owner_self_ipv6);
+	unit_add(tc, test_owner_ipv4_mapped_found_by_ipv4_ends);
+	unit_add(tc, test_owner_other_process_and_its_command);
+	unit_add(tc, test_owner_two_processes_counted);
+	unit_add(tc, test_owner_not_on_this_host);
+	unit_add(tc, test_owner_time_wait_has_none);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
 	if (geteuid() != 0) {
 		printf("SKIP check_owner: needs root (other processes' /proc/PID/fd)\n"
 		       "0 passed, 0 failed\n");
 		return 0;
 	}
-	sr = srunner_create(owner_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(srunner_create(owner_suite()), "check_owner");
 }

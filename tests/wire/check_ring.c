@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "nf_ring.h"
+#include "../unit/unit.h"
 
 /* What the test reads of a frame. */
 struct seen {
@@ -495,18 +496,18 @@ static Suite *ring_suite(void)
 	TCase *tc = tcase_create("live");
 
 	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, test_ring_loopback_ipv4_once_on_any);
-	tcase_add_test(tc, test_ring_loopback_ipv6_once_on_any);
-	tcase_add_test(tc, test_ring_loopback_once_on_lo);
-	tcase_add_test(tc, test_ring_udp_filtered_out);
-	tcase_add_test(tc, test_ring_drops_counted);
-	tcase_add_test(tc, test_ring_slow_reader_low_rate);
-	tcase_add_test(tc, test_ring_small_ring_lasts);
-	tcase_add_test(tc, test_ring_take_without_waiting);
-	tcase_add_test(tc, test_ring_stop);
-	tcase_add_test(tc, test_ring_timeout);
-	tcase_add_test(tc, test_ring_unknown_interface);
-	tcase_add_test(tc, test_ring_no_cap_net_raw);
+	unit_add(tc, test_ring_loopback_ipv4_once_on_any);
+	unit_add(tc, test_ring_loopback_ipv6_once_on_any);
+	unit_add(tc, test_ring_loopback_once_on_lo);
+	unit_add(tc, test_ring_udp_filtered_out);
+	unit_add(tc, test_ring_drops_counted);
+	unit_add(tc, test_ring_slow_reader_low_rate);
+	unit_add(tc, test_ring_small_ring_lasts);
+	unit_add(tc, test_ring_take_without_waiting);
+	unit_add(tc, test_ring_stop);
+	unit_add(tc, test_ring_timeout);
+	unit_add(tc, test_ring_unknown_interface);
+	unit_add(tc, test_ring_no_cap_net_raw);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -515,17 +516,11 @@ int main(void)
 {
 	char err[NF_RING_ERR_MAX];
 	struct nf_ring *probe = nf_ring_open("lo", 1024, 0, err);
-	SRunner *sr;
-	int failed;
 
 	if (!probe && errno == EPERM) {
 		printf("SKIP check_ring: %s\n0 passed, 0 failed\n", err);
 		return 0;
 	}
 	nf_ring_close(probe);
-	sr = srunner_create(ring_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return unit_run(srunner_create(ring_suite()), "check_ring");
 }
