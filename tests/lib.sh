@@ -1,6 +1,7 @@
 # lib.sh: what the test runners share: the counts, the PASS/FAIL/SKIP lines,
-# the closing "N passed, M failed" that tests/run-all.sh reads, and the name
-# filter T.
+# the closing "N passed, M failed" that tests/run-all.sh reads (and the one
+# way to read it back, tally), the name filter T, and the parts of a suite
+# run as one (part, check_part).
 # Source it from a runner (bash, set -u). Sourcing sets PASSED=0, FAILED=0,
 # SELECTED=0 and FAIL_TAIL=20, and T to "" if unset, and defines the
 # functions below; it sets no trap, makes no directory and leaves the
@@ -17,6 +18,11 @@
 #                              then the last FAIL_TAIL lines of LOG, indented,
 #                              if LOG is not empty; counts a failure
 #   skip NAME WHY              prints "SKIP NAME: WHY"; counts neither way
+#   only_selected              from then on, pass prints and counts only
+#                              the checks T selects; fail still says every
+#                              failure. For a runner whose runs (a daemon,
+#                              a machine) each serve many checks, which all
+#                              run
 #   judge NAME RC START LOG [HINT [DETAIL]]
 #                              the verdict on a test program run under
 #                              `timeout $LIMIT`: status 0 passes (with the
@@ -26,7 +32,29 @@
 #                              other status (with DETAIL)
 #   finish                     prints "N passed, M failed"; status 0 iff M == 0,
 #                              so it is a runner's last command. Before it,
-#                              "SKIP T: ..." if T selected no check here
+#                              "SKIP T: ..." if T (or SUITE, CASE) selected
+#                              no check here
+#   tally NAME LOG RC          adds to the counts those LOG ends with, LOG
+#                              the output of NAME (a program, a script, a
+#                              suite) that exited RC: its last "N passed, M
+#                              failed" line, else Check's "N%: Checks: C,
+#                              Failures: F, Errors: E" (C-F-E passed, F+E
+#                              failed). No such line, or RC non-zero with
+#                              no failure counted, is one failure, said on a
+#                              FAIL line. Sets TALLY_PASSED and TALLY_FAILED
+#                              to what it added
+#   part NAME CMD...           runs CMD, a part of the suite (a script that
+#                              ends with finish, a Check program), after
+#                              "== NAME": shows its output as it comes but
+#                              its "SKIP T: ..." line, and tallies it. A part
+#                              without that line counts as a selection
+#   check_part DIR PROG        part for the Check program PROG (a path from
+#                              the runner's directory), run from DIR (where
+#                              its fixtures are), named by its file name:
+#                              CK_DEFAULT_TIMEOUT 60 unless set; SUITE and
+#                              CASE, if set, as Check's CK_RUN_SUITE and
+#                              CK_RUN_CASE (T reaches it by itself:
+#                              tests/unit/unit.c)
 #   elapsed START              seconds since START (an $EPOCHREALTIME), as
 #                              "%.2f"; needs LC_ALL=C (a dot in the clock)
 #   scratch_dir PREFIX         makes the directory $TMP, removed on exit (INT
@@ -57,6 +85,7 @@ selected() {
 }
 
 pass() {
+    [[ -z ${ONLY_SELECTED:-} ]] || selected "$1" || return 0
     echo "PASS $1"
     PASSED=$((PASSED + 1))
 }
@@ -69,6 +98,10 @@ fail() {
 
 skip() {
     echo "SKIP $1: $2"
+}
+
+only_selected() {
+    ONLY_SELECTED=1
 }
 
 judge() {
@@ -96,11 +129,55 @@ any_selected() {
 }
 
 finish() {
-    if [[ -n ${T:-} ]] && ((SELECTED == 0)); then
-        skip T "'$T' names no check of this suite"
+    local what=${T:+\'$T\'}
+    [[ -n ${SUITE:-} ]] && what+="${what:+ }SUITE='$SUITE'"
+    [[ -n ${CASE:-} ]] && what+="${what:+ }CASE='$CASE'"
+    if [[ -n $what ]] && ((SELECTED == 0)); then
+        skip T "$what names no check of this suite"
     fi
     echo "$PASSED passed, $FAILED failed"
     ((FAILED == 0))
+}
+
+tally() {
+    local name=$1 log=$2 rc=$3 p f
+    if read -r p f < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$log" | tail -n 1) &&
+        [[ -n $p ]]; then
+        :
+    elif read -r p f < <(sed -n 's/.*%: Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' \
+        "$log" | awk '{ print $1 - $2 - $3, $2 + $3 }' | tail -n 1) && [[ -n $p ]]; then
+        :
+    else
+        p=0 f=1
+        echo "FAIL $name: no result line (exit status $rc)"
+    fi
+    if ((rc != 0 && f == 0)); then
+        f=1
+        echo "FAIL $name: exit status $rc"
+    fi
+    # shellcheck disable=SC2034 # read by the runner (run-all.sh)
+    TALLY_PASSED=$p TALLY_FAILED=$f
+    PASSED=$((PASSED + p))
+    FAILED=$((FAILED + f))
+}
+
+part() {
+    local name=$1 log rc
+    shift
+    log=$(mktemp "${TMPDIR:-/tmp}/nfpart.XXXXXX") || exit 2
+    echo "== $name"
+    "$@" 2>&1 | tee "$log" | grep --line-buffered -v '^SKIP T: '
+    rc=${PIPESTATUS[0]}
+    grep -q '^SKIP T: ' "$log" || SELECTED=$((SELECTED + 1))
+    tally "$name" "$log" "$rc"
+    rm -f "$log"
+}
+
+check_part() {
+    local dir=$1 prog=$2
+    [[ $prog == /* ]] || prog=$PWD/$prog
+    part "${prog##*/}" env -C "$dir" CK_DEFAULT_TIMEOUT="${CK_DEFAULT_TIMEOUT:-60}" \
+        ${SUITE:+CK_RUN_SUITE="$SUITE"} ${CASE:+CK_RUN_CASE="$CASE"} "$prog"
 }
 
 elapsed() {

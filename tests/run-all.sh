@@ -5,40 +5,17 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
-unset T # a name filter is for one suite (tests/README.md): here every test runs
+unset T SUITE CASE # a filter is for one suite (tests/README.md): here every test runs
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$top/tests/lib.sh"
 
-passed=0
-failed=0
-
-# Adds the counts of a suite's closing line to the totals.
-tally() {
-	local name=$1 log=$2 rc=$3 p f
-	if read -r p f < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$log" | tail -n 1) && [ -n "$p" ]; then
-		:
-	elif read -r p f < <(sed -n 's/^[0-9]*%: Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' "$log" |
-		awk '{print $1-$2-$3, $2+$3}' | tail -n 1) && [ -n "$p" ]; then
-		:
-	else
-		p=0 f=1
-		echo "SUITE $name: no result line (exit $rc)"
-	fi
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		f=1
-		echo "SUITE $name: exit status $rc"
-	fi
-	passed=$((passed + p))
-	failed=$((failed + f))
-	echo "== $name: $p passed, $f failed"
-}
-
+# run_suite NAME CMD...: runs a suite as a part (lib.sh: its output, its
+# counts added to the totals) and says its counts.
 run_suite() {
-	local name=$1 log
+	local name=$1
 	shift
-	log=$(mktemp)
-	echo "== $name"
-	"$@" 2>&1 | tee "$log"
-	tally "$name" "$log" "${PIPESTATUS[0]}"
-	rm -f "$log"
+	part "$name" "$@"
+	echo "== $name: $TALLY_PASSED passed, $TALLY_FAILED failed"
 }
 
 run_suite exports make -s test-exports
@@ -68,5 +45,4 @@ run_suite difftest make -s difftest
 run_suite external make -s test-external
 run_suite vm make -s test-vm
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

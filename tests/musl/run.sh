@@ -13,43 +13,23 @@
 # neither way. Prints each suite's results and ends with one line
 # "N passed, M failed"; exit status 0 iff nothing failed. Works from any cwd.
 # T=pattern runs only the checks whose name it matches, here and in the
-# suites run (the build and the exports check always run).
+# suites run (the build and the exports check always run, and say a
+# failure; "musl build" and "musl exports" name them).
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 cd "$TOP" || exit 2
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
-. "$HERE/../lib.sh" # for selected (this runner keeps its own counts)
+. "$HERE/../lib.sh"
+only_selected # the build and the exports check always run; T picks what is said
 MB=build/musl
 
-passed=0
-failed=0
-
-# suite NAME CMD...: runs CMD, shows its output, adds its closing
-# "N passed, M failed" to the totals (no such line: one failure).
-suite() {
-    local name=$1 log rc p f
-    shift
-    log=$(mktemp "${TMPDIR:-/tmp}/nfmusl.XXXXXX") || exit 2
-    echo "== musl $name"
-    "$@" 2>&1 | tee "$log"
-    rc=${PIPESTATUS[0]}
-    if read -r p f < <(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$log" | tail -n 1) &&
-        [[ -n $p ]]; then
-        ((rc != 0 && f == 0)) && f=1
-    else
-        echo "FAIL musl $name: no result line (exit status $rc)"
-        p=0 f=1
-    fi
-    rm -f "$log"
-    passed=$((passed + p))
-    failed=$((failed + f))
-}
-
 # The fortified entry points, which musl lacks: the library's own fallback.
-own_tests() {
-    local v rc log p=0 f=0
+# A subshell with counts of its own, ending with them (a part).
+own_tests() (
+    local v rc log
+    PASSED=0 FAILED=0 SELECTED=0
     local -a vars=("LD_PRELOAD=$TOP/$MB/libnaglefix.so" NAGLEFIX_MODE=coalesce
         "NAGLEFIX_CONF=$TOP/tests/coalesce/conf/flush-1s.conf")
     mkdir -p "$MB/tests/musl/logs"
@@ -59,22 +39,18 @@ own_tests() {
         timeout -k 5 40 env -i PATH="$PATH" "${vars[@]}" "$MB/tests/musl/test_chk" "$v" >"$log" 2>&1
         rc=$?
         if ((rc == 0)); then
-            echo "PASS test_chk $v"
-            p=$((p + 1))
+            pass "test_chk $v"
         else
-            echo "FAIL test_chk $v: exit status $rc"
-            tail -n 20 "$log" | sed 's/^/    /'
-            f=$((f + 1))
+            fail "test_chk $v" "exit status $rc" "$log"
         fi
     done
-    echo "$p passed, $f failed"
-    ((f == 0))
-}
+    finish
+)
 
 if ! command -v musl-gcc >/dev/null 2>&1; then
-    echo "FAIL musl: musl-gcc not found: run tests/install-deps.sh (Debian's musl-tools)"
-    echo "0 passed, 1 failed"
-    exit 1
+    fail musl "musl-gcc not found: run tests/install-deps.sh (Debian's musl-tools)"
+    finish
+    exit
 fi
 
 # Everything under test, built with musl-gcc. -k: a program that does not
@@ -98,28 +74,23 @@ for d in linux asm-generic "$(gcc -print-multiarch 2>/dev/null || echo x86_64-li
 done
 echo "== musl build: make B=$MB CC=musl-gcc CPPFLAGS=-isystem $KH"
 if make -s -k -j"$(nproc 2>/dev/null || echo 2)" B="$MB" CC=musl-gcc CPPFLAGS="-isystem $KH" "${targets[@]}"; then
-    echo "PASS musl build"
-    passed=$((passed + 1))
+    pass "musl build"
 else
-    echo "FAIL musl build: see the errors above"
-    failed=$((failed + 1))
+    fail "musl build" "see the errors above"
 fi
 
 if [[ -e $MB/libnaglefix.so ]]; then
     # the library's objects: every folder of obj/ but the command's and the packet side's
     mapfile -t libobjs < <(find "$MB"/obj -name '*.o' ! -path '*/obj/cli/*' ! -path '*/obj/wire/*' | sort)
-    if CC=musl-gcc tests/check-exports.sh "$MB/libnaglefix.so" src/naglefix.map \
+    if CC=musl-gcc T='' tests/check-exports.sh "$MB/libnaglefix.so" src/naglefix.map \
         include/nf_hook_list.h "${libobjs[@]}"; then
-        echo "PASS musl exports"
-        passed=$((passed + 1))
+        pass "musl exports"
     else
-        echo "FAIL musl exports: the musl library's exports, src/naglefix.map and include/nf_hook_list.h differ"
-        failed=$((failed + 1))
+        fail "musl exports" "the musl library's exports, src/naglefix.map and include/nf_hook_list.h differ"
     fi
-    suite integration env NAGLEFIX_BUILD="$MB" tests/integration/run.sh
-    suite coalesce env NAGLEFIX_BUILD="$MB" tests/coalesce/run.sh
-    suite own own_tests
+    part "musl integration" env NAGLEFIX_BUILD="$MB" tests/integration/run.sh
+    part "musl coalesce" env NAGLEFIX_BUILD="$MB" tests/coalesce/run.sh
+    part "musl own" own_tests
 fi
 
-echo "$passed passed, $failed failed"
-((failed == 0))
+finish
