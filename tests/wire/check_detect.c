@@ -1,11 +1,16 @@
 /*
  * check_detect.c - the detector (src/wire/table.c, detect.c, holder.c)
  * on timelines written here: every branch of the signature, each trap
- * that looks like it, the side, the rows, the table's memory. No
- * network: segments are made by hand, times in ms from an origin.
+ * that looks like it, where the capture point is, what real captures are
+ * like (one connection's timeline and what the detector must find, a row
+ * of the table `cases` each, run by run_case, each its own test by its
+ * own name), then the rows and the table's memory (several connections:
+ * a test each). No network: segments are made by hand, times in ms from
+ * an origin. A new branch or trap of the signature is a row of cases.
  */
 #include <arpa/inet.h>
 #include <check.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -135,550 +140,386 @@ static size_t rows(struct nf_wire *w, struct nf_holder *const **out)
 	return nf_wire_holders(w, out);
 }
 
-/* --- the signature --- */
+/* --- the signature, where the capture point is, what real captures are
+ * like: one connection's timeline a row, run by run_case --- */
 
-START_TEST(test_detect_classic_stall)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-	char a[INET_ADDRSTRLEN];
+/* A step of a timeline: a segment, or a check of what the detector says
+ * at that point. */
+enum step_kind { STEP_END, STEP_SEG, STEP_CHECK };
 
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
-	for (int i = 0; i < 5; i++)
-		stall_round(&t, 10 + i * 100, 40 + i);
-	ck_assert_uint_eq(rows(w, &r), 1);
-	ck_assert_uint_eq(r[0]->stalls, 5);
-	ck_assert_uint_eq(r[0]->side, NF_WIRE_CONNECT);
-	ck_assert_uint_eq(r[0]->side_how, NF_SIDE_SYN);
-	ck_assert_uint_eq(r[0]->self.port, 40000);
-	ck_assert_uint_eq(r[0]->peer.port, 8080);
-	inet_ntop(AF_INET, r[0]->self.addr, a, sizeof(a));
-	ck_assert_str_eq(a, "10.0.0.1");
-	ck_assert_uint_eq(r[0]->size1, 6);
-	ck_assert_uint_eq(r[0]->size2, 7);
-	ck_assert_double_eq_tol(nf_holder_median_ms(r[0]), 42.015, 0.001);
-	ck_assert_double_eq_tol(r[0]->total_ms, 40 + 41 + 42 + 43 + 44 + 5 * 0.015, 0.001);
-	ck_assert_uint_eq(r[0]->first_ns, ORIGIN_NS + 10000000ull);
-	ck_assert_uint_eq(r[0]->last_ns, ORIGIN_NS + 410000000ull);
-	ck_assert_int_eq(firsts, 1);
-	ck_assert_int_eq(r[0]->pid, 4242);
-	nf_wire_free(w);
-}
-END_TEST
+/* What a check reads: the rows, the first row's fields, the counts. */
+enum what {
+	W_ROWS,        /* rows the detector shows */
+	W_STALLS,      /* the first row's */
+	W_SIDE,        /* NF_WIRE_CONNECT or NF_WIRE_ACCEPT */
+	W_SIDE_HOW,    /* NF_SIDE_SYN, _PORTS, _LISTENER */
+	W_SELF,        /* the holder is end C or S (address, port, family; the peer the other) */
+	W_SIZE1,
+	W_SIZE2,
+	W_MEDIAN_MS,
+	W_TOTAL_MS,
+	W_FIRST_MS,    /* the first stall's start, ms from the origin */
+	W_LAST_MS,
+	W_FIRSTS,      /* on_first calls; the row got its pid from them */
+	W_RETRANSMITS, /* nf_wire_stats' */
+	W_UNANSWERED,
+	W_DUPLICATES,
+};
 
-START_TEST(test_detect_prompt_ack_is_no_stall)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
+static const char *const what_name[] = {
+	"rows", "stalls", "side", "side_how", "holder end", "size1", "size2", "median ms",
+	"total ms", "first ms", "last ms", "on_first calls", "retransmits", "unanswered",
+	"duplicates",
+};
 
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
-	for (int i = 0; i < 5; i++)
-		stall_round(&t, 10 + i * 100, 0.04); /* an ACK at once: nothing waited */
-	ck_assert_uint_eq(rows(w, &r), 0);
-	nf_wire_free(w);
-}
-END_TEST
+struct step {
+	enum step_kind kind;
+	double ms;      /* a segment: when (in a round: from the round's start) */
+	int from;       /* C or S */
+	uint32_t len;
+	uint8_t flags;  /* NF_TCP_FIN (ACK is added) */
+	uint8_t zwin;   /* a window of 0 */
+	uint32_t back;  /* a resend of the last back bytes */
+	enum what what; /* a check: what, and the value it must have */
+	double value;
+};
 
-START_TEST(test_detect_ack_carrying_data_is_a_slow_server)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
+#define SEG(t, f, n) { .kind = STEP_SEG, .ms = (t), .from = (f), .len = (n) }
+#define FIN(t, f) { .kind = STEP_SEG, .ms = (t), .from = (f), .flags = NF_TCP_FIN }
+#define ZERO_WIN(t, f) { .kind = STEP_SEG, .ms = (t), .from = (f), .zwin = 1 }
+#define RESEND(t, f, n) { .kind = STEP_SEG, .ms = (t), .from = (f), .len = (n), .back = (n) }
+#define WANT(w, v) { .kind = STEP_CHECK, .what = (w), .value = (v) }
 
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
-	for (int i = 0; i < 5; i++) {
-		seg(&t, 10 + i * 100, C, 60); /* a whole request */
-		seg(&t, 55 + i * 100, S, 20); /* answered after 45 ms of work */
-		seg(&t, 55.02 + i * 100, C, 7); /* the next request at once */
-		seg(&t, 55.1 + i * 100, S, 20);
-	}
-	ck_assert_uint_eq(rows(w, &r), 0);
-	nf_wire_free(w);
-}
-END_TEST
+/* The classic stall as seen near both ends (loopback), a round from t:
+ * the client's 6 bytes, the server's ACK after ato ms, the client's 7
+ * bytes 15 us later, the server's 13-byte answer. */
+#define STALL_ROUND(t, ato)                                                                 \
+	SEG((t), C, 6), SEG((t) + (ato), S, 0), SEG((t) + (ato) + 0.015, C, 7),             \
+		SEG((t) + (ato) + 0.1, S, 13)
 
-START_TEST(test_detect_peer_data_between_ack_and_s2)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
+enum group { SIGNATURE, CAPTURE_POINT, REAL_CAPTURES, GROUPS };
 
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
-	for (int i = 0; i < 5; i++) {
-		seg(&t, 10 + i * 100, C, 6);
-		seg(&t, 50 + i * 100, S, 0);  /* the timer's ACK */
-		seg(&t, 50.5 + i * 100, S, 30); /* then the answer */
-		seg(&t, 50.51 + i * 100, C, 7);
-	}
-	ck_assert_uint_eq(rows(w, &r), 0);
-	nf_wire_free(w);
-}
-END_TEST
+/*
+ * A row: a connection of client 10.0.0.1:cport and server
+ * 10.0.0.2:sport (fd00::1, fd00::2 for AF_INET6; 40000 and 8080 unless
+ * set), its handshake at 0 with the server srtt ms and the client crtt
+ * ms from the capture point (0.05 unless set; none with no_handshake),
+ * each SYN's MSS (1460 unless set). Then the steps of once; those of
+ * round, rounds times (once if 0), each every ms after the last; then
+ * those of then.
+ */
+struct detect_case {
+	const char *name;
+	int line;
+	enum group group;
+	int family;
+	uint16_t cport, sport;
+	uint32_t isn;           /* 1000 unless set */
+	uint16_t mss[2];
+	int no_handshake;
+	double srtt, crtt;
+	int dup;                /* every segment fed twice (lo and any) */
+	int rounds;
+	double every;
+	struct step once[4], round[12], then[36];
+};
 
-/* Think time: the second write comes at think ms after the first; the
- * peer's timer ACKs at 40. Only a write that Nagle held (before the
- * ACK) leaves tied to it. */
-static size_t think_rows(double think)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-	size_t n;
+#define ROW(n, g) .name = "test_detect_" n, .line = __LINE__, .group = (g)
 
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
-	for (int i = 0; i < 5; i++) {
-		double at = 10 + i * 200;
-
-		seg(&t, at, C, 6);
-		seg(&t, at + 40, S, 0);
-		seg(&t, at + (think < 40 ? 40.015 : think), C, 7);
-		seg(&t, at + (think < 40 ? 40.1 : think + 0.1), S, 13);
-	}
-	n = rows(w, &r);
-	nf_wire_free(w);
-	return n;
-}
-
-START_TEST(test_detect_think_time_after_the_ack_is_no_stall)
-{
-	ck_assert_uint_eq(think_rows(10), 1);  /* held: the write came before the ACK */
-	ck_assert_uint_eq(think_rows(43), 0);  /* 3 ms after the ACK: the program's own pause */
-	ck_assert_uint_eq(think_rows(100), 0);
-}
-END_TEST
-
-START_TEST(test_detect_full_size_s2_is_not_held)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
-	for (int i = 0; i < 5; i++) {
-		seg(&t, 10 + i * 100, C, 6);
-		seg(&t, 50 + i * 100, S, 0);
-		seg(&t, 50.015 + i * 100, C, 1448); /* MSS 1460 - 12 */
-		seg(&t, 50.1 + i * 100, S, 13);
-	}
-	ck_assert_uint_eq(rows(w, &r), 0);
-	nf_wire_free(w);
-}
-END_TEST
-
-/* A server that advertised a smaller MSS than its client's sends
- * segments of its own MSS, full: in slow start each waits for the
- * client's delayed ACK (congestion window, not Nagle). The shape of
- * Wireshark's classic http.cap (python3-dpkt's examples/data/http.pcap):
- * client MSS 1460, server 1380, 1380-byte segments 130 ms apart. The
- * same segments from a server whose own MSS is 1460 are small, and held. */
-static size_t slow_start_rows(uint16_t server_mss)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-	size_t n;
-
-	tl_init(&t, w, AF_INET, 3372, 80, 1000);
-	t.mss[S] = server_mss;
-	handshake(&t, 0, 0.05, 0.05);
-	seg(&t, 1, C, 479);                      /* the request */
-	for (int i = 0; i < 4; i++) {
-		seg(&t, 100 + i * 200, S, 1380);
-		seg(&t, 230 + i * 200, C, 0);    /* the delayed ACK */
-		seg(&t, 230.015 + i * 200, S, 1380);
-		seg(&t, 260 + i * 200, C, 0);
-	}
-	n = rows(w, &r);
-	nf_wire_free(w);
-	return n;
-}
-
-START_TEST(test_detect_full_size_of_own_mss_is_not_held)
-{
-	ck_assert_uint_eq(slow_start_rows(1380), 0);
-	ck_assert_uint_eq(slow_start_rows(1460), 1);
-}
-END_TEST
-
-/* A sender whose own SYN said less than it then sends (an MSS of 536 for
- * its receive buffer, 1,000-byte segments): its own MSS is no bound, and
- * its split writes of 1000 + 6 bytes still stall. */
-START_TEST(test_detect_own_mss_exceeded_is_no_bound)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	t.mss[C] = 536;
-	handshake(&t, 0, 0.05, 0.05);
-	for (int i = 0; i < 3; i++) {
-		seg(&t, 10 + i * 100, C, 1000);
-		seg(&t, 50 + i * 100, S, 0);
-		seg(&t, 50.015 + i * 100, C, 6);
-		seg(&t, 50.1 + i * 100, S, 13);
-	}
-	ck_assert_uint_eq(rows(w, &r), 1);
-	ck_assert_uint_eq(r[0]->stalls, 3);
-	nf_wire_free(w);
-}
-END_TEST
-
-START_TEST(test_detect_retransmission_is_no_stall)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct nf_wire_stats st;
-	struct tl t;
-
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
-	for (int i = 0; i < 3; i++) {
-		double at = 10 + i * 1000;
-
-		seg(&t, at, C, 6);                       /* lost after the capture point */
-		seg_full(&t, at + 210, C, 6, 0, 512, 6); /* resent after the RTO */
-		seg(&t, at + 210.05, S, 0);
-		seg(&t, at + 210.065, C, 7);
-		seg(&t, at + 210.1, S, 13);
-	}
-	ck_assert_uint_eq(rows(w, &r), 0);
-	nf_wire_stats(w, &st);
-	ck_assert_uint_eq(st.retransmits, 3);
-	nf_wire_free(w);
-}
-END_TEST
-
-START_TEST(test_detect_zero_window_is_no_stall)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
-	for (int i = 0; i < 3; i++) {
-		double at = 10 + i * 1000;
-
-		seg(&t, at, C, 6);
-		seg_full(&t, at + 0.05, S, 0, 0, 0, 0); /* window closed */
-		seg(&t, at + 300, S, 0);                 /* the update */
-		seg(&t, at + 300.015, C, 7);
-		seg(&t, at + 300.1, S, 13);
-	}
-	ck_assert_uint_eq(rows(w, &r), 0);
-	nf_wire_free(w);
-}
-END_TEST
-
-START_TEST(test_detect_one_way_sender_is_never_answered)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct nf_wire_stats st;
-	struct tl t;
-
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
+static const struct detect_case cases[] = {
+	/* --- the signature --- */
+	{ ROW("classic_stall", SIGNATURE), /* five rounds, the ACK 40 to 44 ms late */
+	  .then = { STALL_ROUND(10, 40), STALL_ROUND(110, 41), STALL_ROUND(210, 42),
+		    STALL_ROUND(310, 43), STALL_ROUND(410, 44),
+		    WANT(W_ROWS, 1), WANT(W_STALLS, 5), WANT(W_SIDE, NF_WIRE_CONNECT),
+		    WANT(W_SIDE_HOW, NF_SIDE_SYN), WANT(W_SELF, C), WANT(W_SIZE1, 6),
+		    WANT(W_SIZE2, 7), WANT(W_MEDIAN_MS, 42.015),
+		    WANT(W_TOTAL_MS, 40 + 41 + 42 + 43 + 44 + 5 * 0.015), WANT(W_FIRST_MS, 10),
+		    WANT(W_LAST_MS, 410), WANT(W_FIRSTS, 1) } },
+	{ ROW("prompt_ack_is_no_stall", SIGNATURE), /* an ACK at once: nothing waited */
+	  .rounds = 5, .every = 100, .round = { STALL_ROUND(10, 0.04) },
+	  .then = { WANT(W_ROWS, 0) } },
+	{ ROW("ack_carrying_data_is_a_slow_server", SIGNATURE),
+	  .rounds = 5, .every = 100,
+	  .round = { SEG(10, C, 60),      /* a whole request */
+		     SEG(55, S, 20),      /* answered after 45 ms of work */
+		     SEG(55.02, C, 7),    /* the next request at once */
+		     SEG(55.1, S, 20) },
+	  .then = { WANT(W_ROWS, 0) } },
+	{ ROW("peer_data_between_ack_and_s2", SIGNATURE),
+	  .rounds = 5, .every = 100,
+	  .round = { SEG(10, C, 6), SEG(50, S, 0), /* the timer's ACK */
+		     SEG(50.5, S, 30),             /* then the answer */
+		     SEG(50.51, C, 7) },
+	  .then = { WANT(W_ROWS, 0) } },
+	/* think time: the second write at 10, 43, 100 ms after the first, the
+	 * peer's timer ACKing at 40: only a write Nagle held (one that came
+	 * before the ACK) leaves tied to it */
+	{ ROW("write_before_the_ack_is_held", SIGNATURE),
+	  .rounds = 5, .every = 200,
+	  .round = { SEG(10, C, 6), SEG(50, S, 0), SEG(50.015, C, 7), SEG(50.1, S, 13) },
+	  .then = { WANT(W_ROWS, 1) } },
+	{ ROW("think_time_after_the_ack_is_no_stall", SIGNATURE), /* 3 ms after it */
+	  .rounds = 5, .every = 200,
+	  .round = { SEG(10, C, 6), SEG(50, S, 0), SEG(53, C, 7), SEG(53.1, S, 13) },
+	  .then = { WANT(W_ROWS, 0) } },
+	{ ROW("long_think_time_is_no_stall", SIGNATURE),
+	  .rounds = 5, .every = 200,
+	  .round = { SEG(10, C, 6), SEG(50, S, 0), SEG(110, C, 7), SEG(110.1, S, 13) },
+	  .then = { WANT(W_ROWS, 0) } },
+	{ ROW("full_size_s2_is_not_held", SIGNATURE),
+	  .rounds = 5, .every = 100,
+	  .round = { SEG(10, C, 6), SEG(50, S, 0), SEG(50.015, C, 1448), /* MSS 1460 - 12 */
+		     SEG(50.1, S, 13) },
+	  .then = { WANT(W_ROWS, 0) } },
+	/* A server that advertised a smaller MSS than its client's sends
+	 * segments of its own MSS, full: in slow start each waits for the
+	 * client's delayed ACK (congestion window, not Nagle). The shape of
+	 * Wireshark's classic http.cap (python3-dpkt's examples/data/http.pcap):
+	 * client MSS 1460, server 1380, 1380-byte segments 130 ms apart. */
+	{ ROW("full_size_of_own_mss_is_not_held", SIGNATURE),
+	  .cport = 3372, .sport = 80, .mss = { 1460, 1380 },
+	  .once = { SEG(1, C, 479) }, /* the request */
+	  .rounds = 4, .every = 200,
+	  .round = { SEG(100, S, 1380), SEG(230, C, 0), /* the delayed ACK */
+		     SEG(230.015, S, 1380), SEG(260, C, 0) },
+	  .then = { WANT(W_ROWS, 0) } },
+	{ ROW("same_segments_under_a_larger_own_mss_are_held", SIGNATURE), /* small, held */
+	  .cport = 3372, .sport = 80, .mss = { 1460, 1460 },
+	  .once = { SEG(1, C, 479) },
+	  .rounds = 4, .every = 200,
+	  .round = { SEG(100, S, 1380), SEG(230, C, 0), SEG(230.015, S, 1380), SEG(260, C, 0) },
+	  .then = { WANT(W_ROWS, 1) } },
+	/* A sender whose own SYN said less than it then sends (an MSS of 536
+	 * for its receive buffer, 1,000-byte segments): its own MSS is no
+	 * bound, and its split writes of 1000 + 6 bytes still stall. */
+	{ ROW("own_mss_exceeded_is_no_bound", SIGNATURE),
+	  .mss = { 536, 1460 },
+	  .rounds = 3, .every = 100,
+	  .round = { SEG(10, C, 1000), SEG(50, S, 0), SEG(50.015, C, 6), SEG(50.1, S, 13) },
+	  .then = { WANT(W_ROWS, 1), WANT(W_STALLS, 3) } },
+	/* SYNs of 300 (full segments of 260): a segment below the default
+	 * MSS (NF_TCP_MSS_DEFAULT, 536) is small all the same, and held. */
+	{ ROW("below_the_default_mss_is_small", SIGNATURE),
+	  .mss = { 300, 300 },
+	  .rounds = 3, .every = 100,
+	  .round = { SEG(10, C, 6), SEG(50, S, 0), SEG(50.015, C, 400), SEG(50.1, S, 13) },
+	  .then = { WANT(W_ROWS, 1), WANT(W_STALLS, 3), WANT(W_SIZE2, 400) } },
+	{ ROW("retransmission_is_no_stall", SIGNATURE),
+	  .rounds = 3, .every = 1000,
+	  .round = { SEG(10, C, 6),       /* lost after the capture point */
+		     RESEND(220, C, 6),   /* resent after the RTO */
+		     SEG(220.05, S, 0), SEG(220.065, C, 7), SEG(220.1, S, 13) },
+	  .then = { WANT(W_ROWS, 0), WANT(W_RETRANSMITS, 3) } },
+	{ ROW("zero_window_is_no_stall", SIGNATURE),
+	  .rounds = 3, .every = 1000,
+	  .round = { SEG(10, C, 6), ZERO_WIN(10.05, S), /* window closed */
+		     SEG(310, S, 0),                   /* the update */
+		     SEG(310.015, C, 7), SEG(310.1, S, 13) },
+	  .then = { WANT(W_ROWS, 0) } },
 	/* messages held until each ACK, but the peer never answers */
-	for (int i = 0; i < 20; i++) {
-		seg(&t, 10 + i * 40.02, C, 6);
-		seg(&t, 10 + i * 40.02 + 40, S, 0);
-	}
-	ck_assert_uint_eq(rows(w, &r), 0);
-	nf_wire_stats(w, &st);
-	ck_assert_uint_eq(st.unanswered, 19); /* each held one after the first, counted apart */
-	nf_wire_free(w);
-}
-END_TEST
+	{ ROW("one_way_sender_is_never_answered", SIGNATURE),
+	  .rounds = 20, .every = 40.02,
+	  .round = { SEG(10, C, 6), SEG(50, S, 0) },
+	  .then = { WANT(W_ROWS, 0),
+		    WANT(W_UNANSWERED, 19) } }, /* each held one after the first, counted apart */
+	{ ROW("answer_confirms_a_waiting_stall", SIGNATURE),
+	  .then = { SEG(10, C, 6), SEG(50, S, 0), SEG(50.015, C, 7),
+		    WANT(W_ROWS, 0),   /* nothing heard before S1: waits */
+		    SEG(60, S, 13),    /* the answer, 10 ms later */
+		    WANT(W_ROWS, 1), WANT(W_MEDIAN_MS, 40.015), WANT(W_FIRST_MS, 10) } },
+	{ ROW("fin_confirms_a_waiting_stall", SIGNATURE),
+	  .then = { SEG(10, C, 6), SEG(50, S, 0), SEG(50.015, C, 7), FIN(51, S),
+		    WANT(W_ROWS, 1) } },
+	{ ROW("more_data_drops_a_waiting_stall", SIGNATURE),
+	  .then = { SEG(10, C, 6), SEG(50, S, 0), SEG(50.015, C, 7),
+		    SEG(200, C, 1448), /* the holder went on alone */
+		    SEG(201, S, 13), WANT(W_ROWS, 0) } },
+	{ ROW("nodelay_sender_is_no_stall", SIGNATURE),
+	  .rounds = 5, .every = 100,
+	  .round = { SEG(10, C, 6), SEG(10.01, C, 7), /* not held: TCP_NODELAY */
+		     SEG(10.1, S, 13) },
+	  .then = { WANT(W_ROWS, 0) } },
+	{ ROW("bulk_with_short_tail", SIGNATURE),
+	  .rounds = 5, .every = 100,
+	  .round = { SEG(10, C, 1448), SEG(10.01, C, 1448), SEG(10.05, S, 0),
+		     SEG(10.06, C, 100),   /* the tail */
+		     SEG(50, S, 0),        /* its delayed ACK */
+		     SEG(50.01, C, 1448),  /* the next block: full size */
+		     SEG(50.02, C, 1448), SEG(50.06, S, 0) },
+	  .then = { WANT(W_ROWS, 0) } },
+	{ ROW("server_holder", SIGNATURE),
+	  .rounds = 4, .every = 100,
+	  .round = { SEG(10, C, 80),      /* the request */
+		     SEG(10.1, S, 17),    /* the header */
+		     SEG(50.1, C, 0),     /* the client's delayed ACK */
+		     SEG(50.115, S, 50) }, /* the body */
+	  .then = { WANT(W_ROWS, 1), WANT(W_SIDE, NF_WIRE_ACCEPT), WANT(W_SELF, S),
+		    WANT(W_STALLS, 4), /* each heard the request first: counted at once */
+		    WANT(W_SIZE1, 17), WANT(W_SIZE2, 50) } },
 
-START_TEST(test_detect_answer_confirms_a_waiting_stall)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
-	seg(&t, 10, C, 6);
-	seg(&t, 50, S, 0);
-	seg(&t, 50.015, C, 7);
-	ck_assert_uint_eq(rows(w, &r), 0); /* nothing heard before S1: waits */
-	seg(&t, 60, S, 13);                /* the answer, 10 ms later */
-	ck_assert_uint_eq(rows(w, &r), 1);
-	ck_assert_double_eq_tol(nf_holder_median_ms(r[0]), 40.015, 0.001);
-	ck_assert_uint_eq(r[0]->first_ns, ORIGIN_NS + 10000000ull);
-	nf_wire_free(w);
-}
-END_TEST
-
-START_TEST(test_detect_fin_confirms_a_waiting_stall)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
-	seg(&t, 10, C, 6);
-	seg(&t, 50, S, 0);
-	seg(&t, 50.015, C, 7);
-	seg_full(&t, 51, S, 0, NF_TCP_FIN, 512, 0);
-	ck_assert_uint_eq(rows(w, &r), 1);
-	nf_wire_free(w);
-}
-END_TEST
-
-START_TEST(test_detect_more_data_drops_a_waiting_stall)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
-	seg(&t, 10, C, 6);
-	seg(&t, 50, S, 0);
-	seg(&t, 50.015, C, 7);
-	seg(&t, 200, C, 1448); /* the holder went on alone */
-	seg(&t, 201, S, 13);
-	ck_assert_uint_eq(rows(w, &r), 0);
-	nf_wire_free(w);
-}
-END_TEST
-
-START_TEST(test_detect_nodelay_sender_is_no_stall)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
-	for (int i = 0; i < 5; i++) {
-		seg(&t, 10 + i * 100, C, 6);
-		seg(&t, 10.01 + i * 100, C, 7); /* not held: TCP_NODELAY */
-		seg(&t, 10.1 + i * 100, S, 13);
-	}
-	ck_assert_uint_eq(rows(w, &r), 0);
-	nf_wire_free(w);
-}
-END_TEST
-
-START_TEST(test_detect_bulk_with_short_tail)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-	double at = 10;
-
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
-	for (int i = 0; i < 5; i++, at += 100) {
-		seg(&t, at, C, 1448);
-		seg(&t, at + 0.01, C, 1448);
-		seg(&t, at + 0.05, S, 0);
-		seg(&t, at + 0.06, C, 100); /* the tail */
-		seg(&t, at + 40, S, 0);     /* its delayed ACK */
-		seg(&t, at + 40.01, C, 1448); /* the next block: full size */
-		seg(&t, at + 40.02, C, 1448);
-		seg(&t, at + 40.06, S, 0);
-	}
-	ck_assert_uint_eq(rows(w, &r), 0);
-	nf_wire_free(w);
-}
-END_TEST
-
-START_TEST(test_detect_server_holder)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
-	for (int i = 0; i < 4; i++) {
-		double at = 10 + i * 100;
-
-		seg(&t, at, C, 80);          /* the request */
-		seg(&t, at + 0.1, S, 17);    /* the header */
-		seg(&t, at + 40.1, C, 0);    /* the client's delayed ACK */
-		seg(&t, at + 40.115, S, 50); /* the body */
-	}
-	ck_assert_uint_eq(rows(w, &r), 1);
-	ck_assert_uint_eq(r[0]->side, NF_WIRE_ACCEPT);
-	ck_assert_uint_eq(r[0]->self.port, 8080);
-	ck_assert_uint_eq(r[0]->stalls, 4); /* each heard the request first: counted at once */
-	ck_assert_uint_eq(r[0]->size1, 17);
-	ck_assert_uint_eq(r[0]->size2, 50);
-	nf_wire_free(w);
-}
-END_TEST
-
-/* --- where the capture point is --- */
-
-START_TEST(test_detect_near_receiver_long_rtt)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-
+	/* --- where the capture point is --- */
 	/* near the server, 100 ms from the client: S2 comes one RTT after the ACK */
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 100);
-	for (int i = 0; i < 3; i++) {
-		double at = 200 + i * 500;
-
-		seg(&t, at, C, 6);
-		seg(&t, at + 200, S, 0);     /* a 200 ms ACK timer */
-		seg(&t, at + 300, C, 7);
-		seg(&t, at + 300.1, S, 13);
-	}
-	ck_assert_uint_eq(rows(w, &r), 1);
-	ck_assert_uint_eq(r[0]->stalls, 3);
-	ck_assert_double_eq_tol(nf_holder_median_ms(r[0]), 300, 0.001);
-	nf_wire_free(w);
-}
-END_TEST
-
-START_TEST(test_detect_near_receiver_tie_waits_for_rtt)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-
+	{ ROW("near_receiver_long_rtt", CAPTURE_POINT),
+	  .crtt = 100,
+	  .rounds = 3, .every = 500,
+	  .round = { SEG(200, C, 6), SEG(400, S, 0), /* a 200 ms ACK timer */
+		     SEG(500, C, 7), SEG(500.1, S, 13) },
+	  .then = { WANT(W_ROWS, 1), WANT(W_STALLS, 3), WANT(W_MEDIAN_MS, 300) } },
 	/* no handshake, no reaction of the client seen yet: S2 100 ms after
 	 * the ACK waits for the client's round trip */
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	seg(&t, 0, C, 6);
-	seg(&t, 200, S, 0);
-	seg(&t, 300, C, 7);
-	seg(&t, 300.1, S, 13);
-	ck_assert_uint_eq(rows(w, &r), 0);
-	/* the client's next request, 100 ms after the answer: its round trip,
-	 * and the first stall was tied by it */
-	seg(&t, 400.1, C, 6);
-	ck_assert_uint_eq(rows(w, &r), 1);
-	ck_assert_uint_eq(r[0]->stalls, 1);
-	ck_assert_double_eq_tol(nf_holder_median_ms(r[0]), 300, 0.001);
-	seg(&t, 600.1, S, 0);
-	seg(&t, 700.1, C, 7);
-	seg(&t, 700.2, S, 13);
-	ck_assert_uint_eq(r[0]->stalls, 2);
-	nf_wire_free(w);
-}
-END_TEST
-
-START_TEST(test_detect_untied_dropped_when_rtt_is_short)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-
+	{ ROW("near_receiver_tie_waits_for_rtt", CAPTURE_POINT),
+	  .no_handshake = 1,
+	  .then = { SEG(0, C, 6), SEG(200, S, 0), SEG(300, C, 7), SEG(300.1, S, 13),
+		    WANT(W_ROWS, 0),
+		    /* the client's next request, 100 ms after the answer: its
+		     * round trip, and the first stall was tied by it */
+		    SEG(400.1, C, 6), WANT(W_ROWS, 1), WANT(W_STALLS, 1), WANT(W_MEDIAN_MS, 300),
+		    SEG(600.1, S, 0), SEG(700.1, C, 7), SEG(700.2, S, 13), WANT(W_STALLS, 2) } },
 	/* the same, but the client turns out to react in 0.05 ms: its second
 	 * write 100 ms after the ACK was its own pause */
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	seg(&t, 0, C, 6);
-	seg(&t, 200, S, 0);
-	seg(&t, 300, C, 7);
-	seg(&t, 300.1, S, 13);
-	seg(&t, 300.15, C, 6);
-	seg(&t, 301, S, 13);
-	ck_assert_uint_eq(rows(w, &r), 0);
-	nf_wire_free(w);
-}
-END_TEST
+	{ ROW("untied_dropped_when_rtt_is_short", CAPTURE_POINT),
+	  .no_handshake = 1,
+	  .then = { SEG(0, C, 6), SEG(200, S, 0), SEG(300, C, 7), SEG(300.1, S, 13),
+		    SEG(300.15, C, 6), SEG(301, S, 13), WANT(W_ROWS, 0) } },
+	/* near the client, 100 ms from the server */
+	{ ROW("near_holder_long_rtt", CAPTURE_POINT),
+	  .srtt = 100,
+	  .then = { /* a prompt ACK after one RTT is no delayed ACK */
+		    SEG(200, C, 6), SEG(300, S, 0), SEG(300.015, C, 7), SEG(400, S, 13),
+		    WANT(W_ROWS, 0),
+		    /* a 200 ms timer: the ACK one RTT + 200 ms after S1 */
+		    SEG(500, C, 6), SEG(800, S, 0), SEG(800.015, C, 7), SEG(900, S, 13),
+		    WANT(W_ROWS, 1), WANT(W_MEDIAN_MS, 300.015) } },
 
-START_TEST(test_detect_near_holder_long_rtt)
+	/* --- what real captures are like --- */
+	{ ROW("sequence_wrap", REAL_CAPTURES),
+	  .isn = 0xfffffff0u,
+	  .rounds = 4, .every = 100, .round = { STALL_ROUND(10, 40) },
+	  .then = { WANT(W_ROWS, 1), WANT(W_STALLS, 4) } },
+	{ ROW("duplicates_counted_once", REAL_CAPTURES),
+	  .dup = 1,
+	  .rounds = 4, .every = 100, .round = { STALL_ROUND(10, 40) },
+	  .then = { WANT(W_ROWS, 1), WANT(W_STALLS, 4), WANT(W_DUPLICATES, 3 + 4 * 4),
+		    WANT(W_RETRANSMITS, 0) } },
+	{ ROW("mid_connection_side_from_ports", REAL_CAPTURES), /* no SYN: 40000 is ephemeral */
+	  .no_handshake = 1,
+	  .once = { SEG(0, S, 13) },
+	  .rounds = 3, .every = 100, .round = { STALL_ROUND(10, 40) },
+	  .then = { WANT(W_ROWS, 1), WANT(W_SIDE, NF_WIRE_CONNECT), WANT(W_SIDE_HOW, NF_SIDE_PORTS),
+		    WANT(W_STALLS, 3) } },
+	{ ROW("ipv6", REAL_CAPTURES),
+	  .family = AF_INET6,
+	  .rounds = 3, .every = 100, .round = { STALL_ROUND(10, 40) },
+	  .then = { WANT(W_ROWS, 1), WANT(W_SELF, C), WANT(W_STALLS, 3) } },
+	{ ROW("time_going_back_is_the_last", REAL_CAPTURES),
+	  .then = { SEG(10, C, 6), SEG(50, S, 0),
+		    SEG(5, C, 7), /* stamped before S1: taken as 50 ms */
+		    SEG(50.1, S, 13), WANT(W_ROWS, 1), WANT(W_MEDIAN_MS, 40) } },
+};
+
+#define NCASES (sizeof(cases) / sizeof(cases[0]))
+#define STEPS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Is end e of the row the timeline's end `end` (family, address, port)? */
+static int is_end(const struct nf_end *e, const struct tl *t, int end)
 {
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 100, 0.05); /* near the client, 100 ms from the server */
-	/* a prompt ACK after one RTT is no delayed ACK */
-	seg(&t, 200, C, 6);
-	seg(&t, 300, S, 0);
-	seg(&t, 300.015, C, 7);
-	seg(&t, 400, S, 13);
-	ck_assert_uint_eq(rows(w, &r), 0);
-	/* a 200 ms timer: the ACK one RTT + 200 ms after S1 */
-	seg(&t, 500, C, 6);
-	seg(&t, 800, S, 0);
-	seg(&t, 800.015, C, 7);
-	seg(&t, 900, S, 13);
-	ck_assert_uint_eq(rows(w, &r), 1);
-	ck_assert_double_eq_tol(nf_holder_median_ms(r[0]), 300.015, 0.001);
-	nf_wire_free(w);
+	return e->family == t->family && e->port == t->port[end] &&
+	       memcmp(e->addr, t->addr[end], t->family == AF_INET ? 4 : 16) == 0;
 }
-END_TEST
 
-/* --- what real captures are like --- */
-
-START_TEST(test_detect_sequence_wrap)
+/* The value the check w reads from the detector of t (r: its rows, n of them). */
+static double value_of(const struct tl *t, enum what w, struct nf_holder *const *r)
 {
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-
-	tl_init(&t, w, AF_INET, 40000, 8080, 0xfffffff0u);
-	handshake(&t, 0, 0.05, 0.05);
-	for (int i = 0; i < 4; i++)
-		stall_round(&t, 10 + i * 100, 40);
-	ck_assert_uint_eq(rows(w, &r), 1);
-	ck_assert_uint_eq(r[0]->stalls, 4);
-	nf_wire_free(w);
-}
-END_TEST
-
-START_TEST(test_detect_duplicates_counted_once)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
 	struct nf_wire_stats st;
-	struct tl t;
 
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	t.dup = 1;
-	handshake(&t, 0, 0.05, 0.05);
-	for (int i = 0; i < 4; i++)
-		stall_round(&t, 10 + i * 100, 40);
-	ck_assert_uint_eq(rows(w, &r), 1);
-	ck_assert_uint_eq(r[0]->stalls, 4);
-	nf_wire_stats(w, &st);
-	ck_assert_uint_eq(st.duplicates, 3 + 4 * 4);
-	ck_assert_uint_eq(st.retransmits, 0);
-	nf_wire_free(w);
+	nf_wire_stats(t->w, &st);
+	switch (w) {
+	case W_STALLS: return (double)r[0]->stalls;
+	case W_SIDE: return r[0]->side;
+	case W_SIDE_HOW: return r[0]->side_how;
+	case W_SELF: return is_end(&r[0]->self, t, C) && is_end(&r[0]->peer, t, S) ? C
+			  : is_end(&r[0]->self, t, S) && is_end(&r[0]->peer, t, C) ? S : -1;
+	case W_SIZE1: return r[0]->size1;
+	case W_SIZE2: return r[0]->size2;
+	case W_MEDIAN_MS: return nf_holder_median_ms(r[0]);
+	case W_TOTAL_MS: return r[0]->total_ms;
+	case W_FIRST_MS: return (double)(r[0]->first_ns - ORIGIN_NS) / 1e6;
+	case W_LAST_MS: return (double)(r[0]->last_ns - ORIGIN_NS) / 1e6;
+	case W_FIRSTS: return r[0]->pid == 4242 ? firsts : -1; /* on_first named it */
+	case W_RETRANSMITS: return (double)st.retransmits;
+	case W_UNANSWERED: return (double)st.unanswered;
+	case W_DUPLICATES: return (double)st.duplicates;
+	default: return -1;
+	}
 }
-END_TEST
 
-START_TEST(test_detect_mid_connection_side_from_ports)
+/* The check s of row c, on the detector of t. */
+static void check_step(const struct detect_case *c, const struct tl *t, const struct step *s)
 {
-	struct nf_wire *w = detector();
 	struct nf_holder *const *r;
+	size_t n = rows(t->w, &r);
+	double got;
+
+	if (s->what == W_ROWS) {
+		got = (double)n;
+	} else if (s->what >= W_RETRANSMITS) { /* the counts: no row needed */
+		got = value_of(t, s->what, r);
+	} else {
+		ck_assert_msg(n > 0, "%s (line %d): no row to read %s from", c->name, c->line,
+			      what_name[s->what]);
+		got = value_of(t, s->what, r);
+	}
+	ck_assert_msg(fabs(got - s->value) < 0.0005, "%s (line %d): %s %g, want %g", c->name,
+		      c->line, what_name[s->what], got, s->value);
+}
+
+/* Plays the n steps at s (up to a STEP_END), each segment shift ms later. */
+static void play(const struct detect_case *c, struct tl *t, const struct step *s, size_t n,
+		 double shift)
+{
+	for (const struct step *end = s + n; s < end && s->kind != STEP_END; s++) {
+		if (s->kind == STEP_CHECK)
+			check_step(c, t, s);
+		else
+			seg_full(t, s->ms + shift, s->from, s->len, s->flags, s->zwin ? 0 : 512, s->back);
+	}
+}
+
+/* Row _i of cases: its timeline into a fresh detector, its checks on the way. */
+static void run_case(int _i)
+{
+	const struct detect_case *c = &cases[_i];
+	struct nf_wire *w = detector();
 	struct tl t;
 
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000); /* no SYN: 40000 is ephemeral */
-	seg(&t, 0, S, 13);
-	for (int i = 0; i < 3; i++)
-		stall_round(&t, 10 + i * 100, 40);
-	ck_assert_uint_eq(rows(w, &r), 1);
-	ck_assert_uint_eq(r[0]->side, NF_WIRE_CONNECT);
-	ck_assert_uint_eq(r[0]->side_how, NF_SIDE_PORTS);
-	ck_assert_uint_eq(r[0]->stalls, 3);
+	tl_init(&t, w, c->family ? c->family : AF_INET, c->cport ? c->cport : 40000,
+		c->sport ? c->sport : 8080, c->isn ? c->isn : 1000);
+	for (int e = C; e <= S; e++)
+		t.mss[e] = c->mss[e] ? c->mss[e] : 1460;
+	t.dup = c->dup;
+	if (!c->no_handshake)
+		handshake(&t, 0, c->srtt ? c->srtt : 0.05, c->crtt ? c->crtt : 0.05);
+	play(c, &t, c->once, STEPS(c->once), 0);
+	for (int i = 0; i < (c->rounds ? c->rounds : 1); i++)
+		play(c, &t, c->round, STEPS(c->round), i * c->every);
+	play(c, &t, c->then, STEPS(c->then), 0);
 	nf_wire_free(w);
 }
-END_TEST
 
+/* Each row a test of its group's case, by its own name: T picks rows, and
+ * each fails alone. */
+static void add_cases(TCase *const tc[GROUPS])
+{
+	static TTest tests[NCASES];
+
+	for (size_t i = 0; i < NCASES; i++) {
+		tests[i] = (TTest){ cases[i].name, run_case, __FILE__, cases[i].line };
+		unit_add_loop(tc[cases[i].group], &tests[i], (int)i, (int)i + 1);
+	}
+}
+
+/* The side from a listener seen on another connection (two timelines). */
 START_TEST(test_detect_mid_connection_side_from_listener)
 {
 	struct nf_wire *w = detector();
@@ -699,41 +540,6 @@ START_TEST(test_detect_mid_connection_side_from_listener)
 	ck_assert_uint_eq(r[0]->side, NF_WIRE_ACCEPT);
 	ck_assert_uint_eq(r[0]->side_how, NF_SIDE_LISTENER);
 	ck_assert_uint_eq(r[0]->self.port, 50000);
-	nf_wire_free(w);
-}
-END_TEST
-
-START_TEST(test_detect_ipv6)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-
-	tl_init(&t, w, AF_INET6, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
-	for (int i = 0; i < 3; i++)
-		stall_round(&t, 10 + i * 100, 40);
-	ck_assert_uint_eq(rows(w, &r), 1);
-	ck_assert_uint_eq(r[0]->self.family, AF_INET6);
-	ck_assert_uint_eq(r[0]->stalls, 3);
-	nf_wire_free(w);
-}
-END_TEST
-
-START_TEST(test_detect_time_going_back_is_the_last)
-{
-	struct nf_wire *w = detector();
-	struct nf_holder *const *r;
-	struct tl t;
-
-	tl_init(&t, w, AF_INET, 40000, 8080, 1000);
-	handshake(&t, 0, 0.05, 0.05);
-	seg(&t, 10, C, 6);
-	seg(&t, 50, S, 0);
-	seg(&t, 5, C, 7); /* stamped before S1: taken as 50 ms */
-	seg(&t, 50.1, S, 13);
-	ck_assert_uint_eq(rows(w, &r), 1);
-	ck_assert_double_eq_tol(nf_holder_median_ms(r[0]), 40, 0.001);
 	nf_wire_free(w);
 }
 END_TEST
@@ -929,40 +735,14 @@ END_TEST
 static Suite *detect_suite(void)
 {
 	Suite *s = suite_create("detect");
-	TCase *sig = tcase_create("signature"), *point = tcase_create("capture_point"),
-	      *real = tcase_create("real_captures"), *row = tcase_create("rows"),
-	      *mem = tcase_create("memory");
+	TCase *tc[GROUPS] = { tcase_create("signature"), tcase_create("capture_point"),
+			      tcase_create("real_captures") };
+	TCase *row = tcase_create("rows"), *mem = tcase_create("memory");
 
-	unit_add(sig, test_detect_classic_stall);
-	unit_add(sig, test_detect_prompt_ack_is_no_stall);
-	unit_add(sig, test_detect_ack_carrying_data_is_a_slow_server);
-	unit_add(sig, test_detect_peer_data_between_ack_and_s2);
-	unit_add(sig, test_detect_think_time_after_the_ack_is_no_stall);
-	unit_add(sig, test_detect_full_size_s2_is_not_held);
-	unit_add(sig, test_detect_full_size_of_own_mss_is_not_held);
-	unit_add(sig, test_detect_own_mss_exceeded_is_no_bound);
-	unit_add(sig, test_detect_retransmission_is_no_stall);
-	unit_add(sig, test_detect_zero_window_is_no_stall);
-	unit_add(sig, test_detect_one_way_sender_is_never_answered);
-	unit_add(sig, test_detect_answer_confirms_a_waiting_stall);
-	unit_add(sig, test_detect_fin_confirms_a_waiting_stall);
-	unit_add(sig, test_detect_more_data_drops_a_waiting_stall);
-	unit_add(sig, test_detect_nodelay_sender_is_no_stall);
-	unit_add(sig, test_detect_bulk_with_short_tail);
-	unit_add(sig, test_detect_server_holder);
-	suite_add_tcase(s, sig);
-	unit_add(point, test_detect_near_receiver_long_rtt);
-	unit_add(point, test_detect_near_receiver_tie_waits_for_rtt);
-	unit_add(point, test_detect_untied_dropped_when_rtt_is_short);
-	unit_add(point, test_detect_near_holder_long_rtt);
-	suite_add_tcase(s, point);
-	unit_add(real, test_detect_sequence_wrap);
-	unit_add(real, test_detect_duplicates_counted_once);
-	unit_add(real, test_detect_mid_connection_side_from_ports);
-	unit_add(real, test_detect_mid_connection_side_from_listener);
-	unit_add(real, test_detect_ipv6);
-	unit_add(real, test_detect_time_going_back_is_the_last);
-	suite_add_tcase(s, real);
+	add_cases(tc);
+	unit_add(tc[REAL_CAPTURES], test_detect_mid_connection_side_from_listener);
+	for (int g = 0; g < GROUPS; g++)
+		suite_add_tcase(s, tc[g]);
 	unit_add(row, test_detect_client_connections_share_a_row);
 	unit_add(row, test_detect_rows_by_total);
 	unit_add(row, test_detect_rows_bounded);
