@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "nf_owner.h"
 #include "nf_ring.h"
@@ -98,6 +99,9 @@ struct nf_watch {
 	uint64_t nsfs_dev;
 	unsigned scan_gen;
 	int said_enter;               /* a namespace could not be entered: said once */
+	struct nf_watch_proc *procs, *walk; /* watch_procs.c's: the last walk, the next */
+	size_t nprocs, capprocs, nwalk, capwalk;
+	unsigned walks;
 	struct nf_ring_stats gone_rs; /* the captures closed, their counts */
 	/* the stream (watch_stream.c) */
 	int epfd;
@@ -159,6 +163,28 @@ void nf_watch_netns_tick(struct nf_watch *w, uint64_t now_ms);
 
 /* The kernel's counts of every capture, those closed included. */
 void nf_watch_netns_ring_stats(struct nf_watch *w, struct nf_ring_stats *s);
+
+/* --- watch_procs.c: each process's namespace --- */
+
+/* A process and the inode of its network namespace; reads: how many walks
+ * in a row found it there reading its link. */
+struct nf_watch_proc {
+	long pid;
+	uint64_t ino;
+	uint8_t reads;
+};
+
+/* /proc walked: each process (PID order) and its namespace's inode, in
+ * *out (owned by w, valid until the next walk). A process read twice in
+ * a row is not read again but every 8th walk. Returns their number, or
+ * -1 if /proc could not be read (the last walk is kept). */
+ssize_t nf_watch_procs(struct nf_watch *w, const struct nf_watch_proc **out);
+
+/* The inode of pid's network namespace, 0 if unreadable. */
+uint64_t nf_watch_proc_ns(long pid);
+
+/* Frees the walks. */
+void nf_watch_procs_free(struct nf_watch *w);
 
 /* --- watch_setns.c --- */
 

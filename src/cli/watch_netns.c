@@ -22,6 +22,7 @@
 #include <string.h>
 #include <linux/nsfs.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -161,20 +162,6 @@ static int all_digits(const char *s)
 	return 1;
 }
 
-/* The namespace inode /proc/PID/ns/net names ("net:[INODE]"), 0 if none. */
-static uint64_t pid_ns(const char *pid)
-{
-	char path[64], link[64];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%.20s/ns/net", pid);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
-		return 0;
-	link[n] = '\0';
-	return strncmp(link, "net:[", 5) == 0 ? strtoull(link + 5, NULL, 10) : 0;
-}
-
 /* pid's parent (/proc/PID/stat's fourth field), 0 if unreadable. */
 static long parent_of(long pid)
 {
@@ -200,13 +187,10 @@ static long parent_of(long pid)
  * whose parent is in another namespace; pid itself if it cannot tell. */
 static long top_of(long pid, uint64_t ino)
 {
-	char s[24];
-
 	for (int i = 0; i < 64; i++) {
 		long up = parent_of(pid);
 
-		snprintf(s, sizeof(s), "%ld", up);
-		if (up <= 1 || pid_ns(s) != ino)
+		if (up <= 1 || nf_watch_proc_ns(up) != ino)
 			break;
 		pid = up;
 	}
@@ -218,35 +202,35 @@ static long top_of(long pid, uint64_t ino)
  * The link is read first (no descriptor for a namespace known already). */
 static void scan_procs(struct nf_watch *w, int add_new)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *e;
+	const struct nf_watch_proc *p;
+	ssize_t n = nf_watch_procs(w, &p);
 	struct nf_watch_ns *last = NULL;
 
-	if (!d)
+	if (n < 0) { /* /proc unreadable now (no descriptor left?): nothing is closed */
+		for (size_t i = 0; i < w->nns; i++)
+			w->ns[i]->seen = w->scan_gen;
 		return;
-	while ((e = readdir(d)) != NULL) {
-		uint64_t ino;
+	}
+	for (ssize_t i = 0; i < n; i++) {
 		char path[64], name[NF_WATCH_NS_NAME];
+		uint64_t ino = p[i].ino;
+		long top;
 
-		if (!all_digits(e->d_name) || !(ino = pid_ns(e->d_name)))
-			continue;
 		if ((last && last->ino == ino) || (last = find(w, ino))) {
 			last->seen = w->scan_gen;
 			continue;
 		}
 		if (!add_new)
 			continue;
-		long top = top_of(atol(e->d_name), ino);
-
+		top = top_of(p[i].pid, ino);
 		snprintf(path, sizeof(path), "/proc/%ld/ns/net", top);
 		snprintf(name, sizeof(name), "pid:%ld", top);
 		if (!(last = open_path(w, path, name)) || last->ino != ino) {
-			snprintf(path, sizeof(path), "/proc/%.20s/ns/net", e->d_name);
-			snprintf(name, sizeof(name), "pid:%.20s", e->d_name);
+			snprintf(path, sizeof(path), "/proc/%ld/ns/net", p[i].pid);
+			snprintf(name, sizeof(name), "pid:%ld", p[i].pid);
 			last = open_path(w, path, name); /* top went, or left */
 		}
 	}
-	closedir(d);
 }
 
 /* A --netns word's file: a PID's, a path, or a name under /run/netns. */
@@ -297,7 +281,7 @@ static uint64_t host_ns(void)
 			comm[0] = '\0';
 		fclose(f);
 	}
-	return pid_ns(strcmp(comm, "kthreadd\n") == 0 ? "2" : "1");
+	return nf_watch_proc_ns(strcmp(comm, "kthreadd\n") == 0 ? 2 : 1);
 }
 
 /* watch's own namespace, held, and whether it is the host's: every
@@ -325,8 +309,21 @@ static int open_home(struct nf_watch *w)
 	return w->ns[0]->cap || w->nspecs || (w->all_ns && w->ns[0]->retry) ? 0 : 1;
 }
 
+/* Two descriptors a namespace: the soft limit raised to the hard one
+ * (1,024 would be 500 namespaces). */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int nf_watch_netns_open(struct nf_watch *w)
 {
+	raise_nofile();
 	w->self_fd = -1;
 	w->scan_gen = 1;
 	if (open_home(w))
@@ -411,6 +408,7 @@ void nf_watch_netns_close_all(struct nf_watch *w)
 	free(w->ns);
 	w->ns = NULL;
 	w->nns = w->capns = 0;
+	nf_watch_procs_free(w);
 	if (w->self_fd >= 0)
 		close(w->self_fd);
 	w->self_fd = -1;

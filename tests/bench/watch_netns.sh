@@ -13,6 +13,9 @@
 #              in all of them; per namespace: (RSS - alone's) / N, CPU / N;
 #              the machine's hrtimer softirqs a second, alone and with
 #              them (each idle ring's retire timer fires every 50 ms)
+#   processes  watch's CPU with PROCS (2000) sleeping processes more: its
+#              walk of /proc every 250 ms (a process's namespace link read
+#              when it is new, and every 2 s)
 #   discovery  REPS namespaces made one at a time while it runs, half
 #              named (ip netns add), half not (unshare -n sleep): ms from
 #              the making to watch's capture there (a socket of its in the
@@ -25,13 +28,14 @@
 #              grows once it turns over fast, so only a load's first
 #              milliseconds can overflow it) and second copies dropped;
 #              the rings' size after
-# Env: N (default 100), IDLE (10), REPS (10), SECS (10). Exit status 0
+# Env: N (default 100), IDLE (10), PROCS (2000), REPS (10), SECS (10). Exit status 0
 # iff the N idle namespaces' resident memory is at most 128 MB.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 nf=$top/build/naglefix
 N=${N:-100}
 IDLE=${IDLE:-10}
+PROCS=${PROCS:-2000}
 REPS=${REPS:-10}
 SECS=${SECS:-10}
 if [[ $EUID -ne 0 ]]; then
@@ -107,6 +111,19 @@ inside() {
 	echo "$N namespaces captured $opened_ms ms after watch started"
 	echo "kernel: $hrn hrtimer softirqs a second with them, $hr0 alone (the machine's; an idle ring's retire timer fires every 50 ms)"
 	echo "rss_kb $rssn" >"$tmp/verdict"
+
+	# the walk of /proc with PROCS processes more (sleeping in this world)
+	local sl=() c0 c1
+	for ((i = 0; i < PROCS; i++)); do sleep 600 & sl+=($!); done
+	sleep 1
+	c0=$(cpu_ns "$wp")
+	sleep "$IDLE"
+	c1=$(cpu_ns "$wp")
+	kill "${sl[@]}"
+	wait "${sl[@]}" 2>/dev/null
+	awk -v c="$(((c1 - c0) / 1000))" -v c0="$cpun" -v p="$PROCS" -v s="$IDLE" 'BEGIN {
+		printf "processes: with %d more, watch %.2f ms CPU a second (%.2f without): %.2f us a process a second\n",
+			p, c / 1000 / s, c0 / 1000 / s, (c - c0) / s / p }'
 
 	# discovery
 	local lat=() pid home
@@ -193,7 +210,7 @@ inside() {
 	rm -rf "$tmp"
 }
 export -f inside
-export nf N IDLE REPS SECS slap
+export nf N IDLE REPS SECS slap PROCS
 VERDICT=$(mktemp)
 export VERDICT
 trap 'rm -f "$VERDICT"' EXIT

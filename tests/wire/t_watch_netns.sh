@@ -22,6 +22,8 @@
 #   late     a namespace made by `unshare -n` after watch started (no
 #            name: watch calls it pid:N), with a split client and its
 #            server on its loopback.
+#   mover    a python3 that calls unshare(CLONE_NEWNET) itself a second
+#            after it started (no new process shows its new namespace).
 # Watches, started before the traffic, each until SIGINT:
 #   all      watch --json: every namespace
 #   only     watch --json --netns B (a name): B only
@@ -40,7 +42,9 @@
 #   - the late namespace captured within 1 s of its making (a socket of
 #     watch listed in its /proc/net/packet; the time printed), its stall
 #     found, named pid:N; and, once its processes ended, closed within
-#     2 s (no descriptor of watch on it any more);
+#     2 s (no descriptor of watch on it any more); the mover's namespace
+#     captured within 2.5 s of its move (a process's link is read again
+#     every 2 s);
 #   - --netns B: the veth row, not LO's; -i lo: LO's row, not the veth's;
 #     -i VB: the veth row;
 #     --netns PID: LO's row, named pid:PID;
@@ -291,7 +295,30 @@ for ((i = 0; i < 300; i++)); do
     fi
     sleep 0.01
 done
-sleep 0.3 # the last blocks handed over, held 50 ms
+# a process that moves to a namespace of its own a second after it
+# started (unshare(2) from the process itself: no new PID shows it):
+# captured within 2.5 s of its move (a process's link is read again
+# every 2 s)
+python3 -c 'import ctypes, sys, time
+time.sleep(1)
+if ctypes.CDLL(None).unshare(0x40000000) != 0:
+    sys.exit("unshare failed")
+print("moved", flush=True)
+time.sleep(5)' >"$W/mover.out" 2>&1 &
+MOVER=$!
+BG_PIDS+=("$MOVER")
+for ((i = 0; i < 60; i++)); do grep -qs moved "$W/mover.out" && break; sleep 0.05; done
+t0=$EPOCHREALTIME
+mover_ms=""
+for ((i = 0; i < 400; i++)); do
+    if capturing "${NFPID[all]:-0}" "/proc/$MOVER"; then
+        mover_ms=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", (b - a) * 1000 }')
+        break
+    fi
+    sleep 0.01
+done
+kill "$MOVER" 2>/dev/null
+sleep 0.3 # the last blocks handed over, held 80 ms
 for n in all only lo bypid vb; do watch_stop "$n"; done
 for p in "${TCPDUMP_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 TCPDUMP_PIDS=()
@@ -390,9 +417,15 @@ if ((started)); then
             ${stalls:-0} -ge $((ROUNDS - 3)) ]]; then
             pass "a namespace made after watch started: its stall found (pid $rpid in $rns, $stalls stalls, median ${MED_LATE:-NA} ms)"
         else
-            fail "a namespace made after watch started: its stall found" "'$line'" "$W/all.out"
+            fail "a namespace made after watch started: its stall found" "'$line' (pid:$LATE_NS_PID's, $MINE)" "$W/all.out"
         fi
     fi
+    selected "a process moving to a namespace later: captured within 2.5 s" &&
+        if [[ -n $mover_ms && $mover_ms -lt 2500 ]] && grep -q moved "$W/mover.out"; then
+            pass "a process moving to a namespace later: captured within 2.5 s ($mover_ms ms after it moved, or less)"
+        else
+            fail "a process moving to a namespace later: captured within 2.5 s" "'${mover_ms:-not}'" "$W/mover.out"
+        fi
     selected "a namespace gone: closed within 2 s" &&
         if [[ -n $late_ino && -n $late_closed_ms && $late_closed_ms -lt 2000 ]]; then
             pass "a namespace gone: closed within 2 s ($late_closed_ms ms)"
