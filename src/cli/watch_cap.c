@@ -123,7 +123,7 @@ void nf_watch_cap_close(struct nf_watch *w, struct nf_watch_ns *ns)
 /* The size c's ring should have (KiB): four times as big, or more, for
  * it to last a second at the rate it turned over since the last look (ms
  * ago), if it would not last half a second at that rate (a trickle, a
- * block each 10 ms, never drives it: 64 blocks last 640 ms) or it
+ * block each NS_RETIRE_MS, never drives it: 64 blocks last 3.2 s) or it
  * dropped; else its own. */
 static unsigned wanted_kib(struct nf_watch_cap *c, uint64_t ms)
 {

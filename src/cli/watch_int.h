@@ -65,7 +65,7 @@ struct nf_watch_ns {
 	struct nf_watch_wire *lo_wire; /* its loopback's detector, made at its first segment */
 	unsigned seen;                /* the scan that last found it */
 	int retry;                    /* no capture for want of -i's interface: tried at each scan */
-	uint64_t lo_held_until;       /* its loopback's frames held till then (CLOCK_MONOTONIC
+	uint64_t lo_held_until;       /* its loopback's frames held till then (CLOCK_REALTIME
 				       * ns): it was given a new ring (watch_stream.c) */
 	uint64_t resized_ms;          /* its ring's rate last looked at (watch_cap.c) */
 };

@@ -1,9 +1,10 @@
 /*
  * watch_netns.c - the network namespaces naglefix watch watches
- * (watch_int.h): its own ("host"), and, when it runs in PID 1's, every
- * other one of the host, found where they show: /proc/PID/ns/net of each
- * process (one per namespace inode) and the names under /run/netns; or
- * only those --netns names. Each is held by a descriptor from the moment
+ * (watch_int.h): its own ("host"), and, when it runs in the host's
+ * (kthreadd's), every other one of the host, found where they show:
+ * /proc/PID/ns/net of each process (one per namespace inode; watch_procs.c
+ * walks them) and the names under /run/netns; or only those --netns
+ * names. Each is held by a descriptor from the moment
  * it is found (a process leaving it cannot have its number reused under
  * us); its capture is made inside it (setns, the ring, setns back: a
  * socket keeps the namespace it was made in). Looked for again every

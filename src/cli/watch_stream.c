@@ -256,7 +256,7 @@ void nf_watch_stream_remove(struct nf_watch *w, struct nf_watch_cap *c)
 
 void nf_watch_stream_hold_lo(struct nf_watch_ns *ns)
 {
-	ns->lo_held_until = clock_of(CLOCK_MONOTONIC) + LO_HELD_NS;
+	ns->lo_held_until = clock_of(CLOCK_REALTIME) + LO_HELD_NS;
 }
 
 void nf_watch_stream_drain(struct nf_watch *w)
@@ -307,7 +307,7 @@ static int direct(const struct nf_watch *w, const struct nf_watch_cap *c,
 	if (w->nrings <= 1)
 		return 1;
 	return ns->lo && f->ifindex == (int)ns->lo && !ns->old &&
-	       (!ns->lo_held_until || clock_of(CLOCK_MONOTONIC) >= ns->lo_held_until);
+	       (!ns->lo_held_until || w->now_ns >= ns->lo_held_until);
 }
 
 /* The next frame from the ready rings, in turn: 1 with *f, *ns (one to
