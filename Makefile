@@ -278,8 +278,8 @@ test-exports: $(B)/libnaglefix.so
 # files (tests/check-layers.sh says how it is read; its self-test proves it
 # fails on a wrong arrow).
 test-layers:
-	tests/check-layers.sh
-	tests/check-layers-self.sh
+	@bash -c '. tests/lib.sh; part check-layers.sh tests/check-layers.sh; \
+		part check-layers-self.sh tests/check-layers-self.sh; finish'
 
 # make test-unit [T=pattern] [SUITE=conn] [CASE=startup]: T picks tests by
 # name, SUITE and CASE are Check's CK_RUN_SUITE and CK_RUN_CASE.

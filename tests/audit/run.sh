@@ -56,7 +56,8 @@ ok "java split: table printed with the fix" \
     grep -q "^$H:$PORT .*\[6,7\].*connect $H:$PORT coalesce" "$WORK/java-split.err"
 audited=$(median_of "$WORK/java-split.out")
 plain=$(run_client none "${JAVA[@]}" split)
-assert_ms_ge "java split under audit still stalls (audit fixes nothing)" "$audited" 30
+n="java split under audit still stalls (audit fixes nothing)"
+selected "$n" && assert_ms_ge "$n" "$audited" 30
 if [[ $audited =~ ^[0-9.]+$ && $plain =~ ^[0-9.]+$ ]]; then
     ok "java split: audit median $audited ms within 5 ms of plain $plain ms" \
         python3 -c "import sys; sys.exit(abs($audited - $plain) >= 5)"
@@ -93,7 +94,8 @@ if start_server echo-audited "$NAGLEFIX" audit -l "$WORK/server.log" -- \
         grep -q '^pieces=12 period_ms=100$' "$WORK/oneway.out"
     cp "$WORK/server.log" "$WORK/oneway.log" # what the server logged for it
     served=$(run_client none java -cp "$LEGACY_BUILD" LegacyClient "$H" "$SPORT" "$ROUNDS" split)
-    assert_ms_ge "java split client, bare, to the audited server still stalls" "$served" 30
+    n="java split client, bare, to the audited server still stalls"
+    selected "$n" && assert_ms_ge "$n" "$served" 30
     stop_server echo-audited
     ok "audited server: exits at the end of its stdin" test $? = 0
     ok "audited server: log is JSON lines" "${CHECK[@]}" valid "$WORK/server.log"
@@ -408,11 +410,13 @@ ok "report: no quickack legend without a recv_split row" bash -c "! grep -q '^qu
 
 # --- audit=1 on a fix: what it prevented, with no stall ----------------------
 for fix in nodelay coalesce auto; do
+    any_selected "$fix audit=1: still fixed" "$fix audit=1: prevented findings, stall null" \
+        "$fix audit=1: report shows them with no stall" || continue
     printf 'default %s audit=1\n' "$fix" >"$WORK/$fix.conf"
     rm -f "$WORK/$fix-audit.log"
     fast=$(timeout 60 "$NAGLEFIX" -c "$WORK/$fix.conf" -l "$WORK/$fix-audit.log" -- \
         "${JAVA[@]}" split 2>>"$WORK/$fix-audit.err" | sed -n 's/^median_ms=\([0-9.]*\) .*/\1/p')
-    assert_ms_lt "$fix audit=1: still fixed" "${fast:-NA}" 5
+    selected "$fix audit=1: still fixed" && assert_ms_lt "$fix audit=1: still fixed" "${fast:-NA}" 5
     ok "$fix audit=1: prevented findings, stall null" "${CHECK[@]}" prevented "$WORK/$fix-audit.log"
     "$NAGLEFIX" report --json "$WORK/$fix-audit.log" >"$WORK/$fix-audit.json"
     ok "$fix audit=1: report shows them with no stall" \

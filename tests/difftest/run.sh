@@ -8,7 +8,9 @@
 # Default (the CI quota): seeds 1..500 under coalesce, 1..200 also under
 # pass, nodelay, audit, auto and quickack. With -n: SEEDS seeds from FIRST
 # under ACTIONS (default all six). Ends with "N passed, M failed", one count per seed x
-# action; exit status 1 if any failed.
+# action; exit status 1 if any failed. T=pattern runs only the seeds and
+# op lists under the actions it matches, named as the PASS lines name them
+# ("17 coalesce", "01-sendfile64.ops nodelay"; tests/lib.sh).
 # DT_AVOID=SENDFILE64,STDIO,backlog,... leaves out of the generated lists what
 # it names (see dt_avoid in dt_gen.h): to search past bugs already known.
 set -u
@@ -49,15 +51,29 @@ plan() {
 	fi
 }
 
+# pick: "NAME ACTION..." lines cut to the actions T selects ("NAME ACTION"
+# as the PASS lines say it: a file by its name only), a line left with
+# none dropped.
+pick() {
+	local name rest a keep
+	while read -r name rest; do
+		keep=''
+		for a in $rest; do
+			any_selected "${name##*/} $a" && keep+=" $a"
+		done
+		[ -n "$keep" ] && echo "$name$keep"
+	done
+}
+
 export dt_cmd="${dt[*]}"
-plan | xargs -P "$jobs" -L 1 sh -c 'seed=$0; $dt_cmd -s "$seed" -a "$*"' >"$log" 2>&1
+plan | pick | xargs -r -P "$jobs" -L 1 sh -c 'seed=$0; $dt_cmd -s "$seed" -a "$*"' >"$log" 2>&1
 
 # the regression corpus: always replayed, under each action it names
 for f in tests/difftest/regress/*.ops; do
 	[ -e "$f" ] || continue
 	acts=$(sed -n 's/^# actions: //p' "$f" | head -n 1)
 	echo "$f ${acts:-coalesce}"
-done | xargs -P "$jobs" -L 1 sh -c 'f=$0; $dt_cmd -f "$f" -a "$*"' >>"$log" 2>&1
+done | pick | xargs -r -P "$jobs" -L 1 sh -c 'f=$0; $dt_cmd -f "$f" -a "$*"' >>"$log" 2>&1
 
 grep -E '^(FAIL|  run directory)' "$log"
 while read -r verdict name rest; do
@@ -66,6 +82,7 @@ while read -r verdict name rest; do
 	FAIL) FAILED=$((FAILED + 1)) ;;
 	esac
 done < <(grep -E '^(PASS|FAIL) ' "$log")
+SELECTED=$((PASSED + FAILED))
 
 # print and shrink a few failing seeds (MAX_SHRINK), one per class of
 # difference (the words up to the first number), hangs last: each of their

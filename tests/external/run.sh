@@ -41,6 +41,10 @@
 # that tests/install-deps.sh installs (nginx, curl) is a failure when
 # missing; one it cannot install (the `test` package of a python3 that is
 # not Debian's) is a SKIP. Env: PYJOBS (regrtest -j, default 2).
+# T=pattern (tests/lib.sh) shows and counts only the checks it matches (a
+# failure always); a T that begins with a part's name (nginx, git, rsync,
+# sshd, cpython: every check's name begins with its part's) runs that part
+# alone, any other runs them all.
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
@@ -55,6 +59,11 @@ PYJOBS=${PYJOBS:-2}
 PARTS=("$@")
 ((${#PARTS[@]})) || PARTS=(nginx git rsync sshd cpython)
 note_etc_conf "NAGLEFIX_CONF names the config in every run here"
+only_selected
+NAMED=""
+for p in nginx git rsync sshd cpython; do
+    [[ $T == "$p"* ]] && NAMED=$p
+done
 
 # lib_env ACTION [RULE]: sets ENVV, the environment (for env) of a run under
 # ACTION: nothing for bare, else the library and a config of the one line
@@ -543,6 +552,7 @@ part_cpython_full() {
 . "$HERE/daemons.sh"
 
 for part in "${PARTS[@]}"; do
+    [[ -z $NAMED || ${part%-full} == "$NAMED" ]] || continue
     case $part in
     nginx) part_nginx ;;
     git) part_git ;;

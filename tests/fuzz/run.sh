@@ -25,7 +25,8 @@
 #
 # Prints "PASS name" or "FAIL name: why", ends with "N passed, M failed";
 # exit status 0 iff nothing failed. Env: FUZZ_TIME, FUZZ_CC (clang), WERROR
-# (as make's: empty, warnings are not errors; fuzz-werror-* prove it).
+# (as make's: empty, warnings are not errors; fuzz-werror-* prove it), T
+# (tests/lib.sh: the checks whose name it matches, and only their builds).
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -134,21 +135,26 @@ werror_lines() { # WITH-ARGS... : how many recorded lines, and with -Werror
     local rec=$B/cc-args stub=$B/cc-stub
     printf '#!/bin/sh\necho "$*" >>"%s"\nexit 1\n' "$rec" >"$stub" && chmod +x "$stub" || return 1
     rm -f "$rec"
-    env "$@" NF_FUZZ_INNER=1 FUZZ_CC="$stub" FUZZ_TIME=1 "$HERE/run.sh" >/dev/null 2>&1
+    env -u T "$@" NF_FUZZ_INNER=1 FUZZ_CC="$stub" FUZZ_TIME=1 "$HERE/run.sh" >/dev/null 2>&1
     awk '{ n++; for (i = 1; i <= NF; i++) if ($i == "-Werror") { w++; break } }
          END { print n + 0, w + 0 }' "$rec" 2>/dev/null || echo "0 0"
 }
-if [[ -z ${NF_FUZZ_INNER:-} ]]; then
+if [[ -z ${NF_FUZZ_INNER:-} ]] && any_selected fuzz-werror-default fuzz-werror-empty; then
     read -r n w <<<"$(werror_lines -u WERROR)"
-    if ((n > 0 && w == n)); then pass "fuzz-werror-default (-Werror on all $n compile lines)"
+    if ! selected fuzz-werror-default; then
+        :
+    elif ((n > 0 && w == n)); then pass "fuzz-werror-default (-Werror on all $n compile lines)"
     else fail "fuzz-werror-default" "-Werror on $w of $n compile lines without WERROR"; fi
     read -r n w <<<"$(werror_lines WERROR=)"
-    if ((n > 0 && w == 0)); then pass "fuzz-werror-empty (WERROR=: on none of $n compile lines)"
+    if ! selected fuzz-werror-empty; then
+        :
+    elif ((n > 0 && w == 0)); then pass "fuzz-werror-empty (WERROR=: on none of $n compile lines)"
     else fail "fuzz-werror-empty" "WERROR=: -Werror still on $w of $n compile lines"; fi
     rm -f "$B/cc-args" "$B/cc-stub"
 fi
 
 for t in "${TARGETS[@]}"; do
+    any_selected "fuzz-canary-$t" "fuzz_$t" || continue
     read -r -a srcs <<<"$(sources "$t")"
     read -r -a defs <<<"$(defines "$t")"
     if ! "$CC" "${FLAGS[@]}" "${defs[@]}" -o "$B/fuzz_$t" "$HERE/fuzz_$t.c" "${srcs[@]}" \
@@ -157,7 +163,9 @@ for t in "${TARGETS[@]}"; do
         sed 's/^/    /' "$B/logs/build-$t.log" | head -n 20
         continue
     fi
-    if ! canary_source "$t"; then
+    if ! selected "fuzz-canary-$t"; then
+        :
+    elif ! canary_source "$t"; then
         fail "fuzz-canary-$t" "cannot inject the fault into a copy of ${srcs[0]}"
     elif ! "$CC" "${FLAGS[@]}" "${defs[@]}" -I"${srcs[0]%/*}" -o "$B/canary_$t" "$HERE/fuzz_$t.c" "$B/canary-$t.c" \
         "${srcs[@]:1}" \
@@ -173,6 +181,7 @@ for t in "${TARGETS[@]}"; do
         fi
         rm -rf "$B/corpus/canary-$t"
     fi
+    selected "fuzz_$t" || continue
     fuzz "fuzz_$t" "$B/fuzz_$t" "$t" "$TIME"
     stats=$(sed -n 's/^#\([0-9]*\)[[:space:]]*DONE[[:space:]]*cov: \([0-9]*\).*corp: \([0-9]*\).*/\1 runs, coverage \2, corpus \3/p' "$LOG")
     if ((RC == 0)) && ! compgen -G "$B/artifacts/fuzz_$t-*" >/dev/null; then

@@ -3,7 +3,8 @@
 # files land where the command and the man pages expect them, the
 # installed command preloads the installed library, an existing
 # /etc/naglefix.conf is never replaced, and uninstall removes what install
-# put there (but the administrator's config).
+# put there (but the administrator's config). Ends with "N passed, M
+# failed"; T=pattern picks checks by name (tests/lib.sh).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
@@ -11,7 +12,14 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 dest=$(mktemp -d)
 scratch=$(mktemp -d)
 trap 'rm -rf "$dest" "$scratch"' EXIT
-check() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name"; fi; }
+# check NAME CMD...: NAME passes iff CMD does (T=pattern: only the names it
+# matches run; the installs they judge always do)
+check() {
+	local name=$1
+	shift
+	selected "$name" || return 0
+	if "$@"; then pass "$name"; else fail "$name"; fi
+}
 
 make -s -C "$top" install DESTDIR="$dest" PREFIX=/usr >/dev/null
 check "library in PREFIX/lib/naglefix" test -f "$dest/usr/lib/naglefix/libnaglefix.so"
@@ -45,7 +53,9 @@ host_wide() {
 		"$etc" "$top/tests/legacy/legacy_client.py" "${port:-0}" 2>&1)
 	echo "$out" | sed -n 's/^median_ms=\([0-9.]*\).*/\1/p'
 }
-if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
+if ! any_selected "whole host via /etc/ld.so.preload"; then
+	:
+elif [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
 	ms=$(host_wide)
 	check "whole host via /etc/ld.so.preload: python client ${ms:-?} ms < 5" \
 		awk -v m="${ms:-999}" 'BEGIN { exit !(m < 5) }'

@@ -75,12 +75,25 @@ check() {
 names=("" "a server, and the client as it is: the stall" "fix one program: nodelay, a policy file, check"
 	"audit" "fix a running program" "read a capture" "watch the host" "a fleet: the metrics" "attach: a cgroup's rules in the kernel")
 count=$(cat "$W/count")
-if ((count >= 8)); then pass "README has its 8 examples ($count blocks)"; else fail "README has its 8 examples" "$count blocks"; fi
+if ! selected "README has its 8 examples"; then
+	:
+elif ((count >= 8)); then
+	pass "README has its 8 examples ($count blocks)"
+else
+	fail "README has its 8 examples" "$count blocks"
+fi
+# The blocks build on one another (the first starts the server the others
+# use): a block T does not select still runs, unjudged, before one it does.
+name_of() { echo "example $1: ${names[$1]:-block $1}"; }
+last=0
 for ((i = 1; i <= count; i++)); do
-	name="example $i: ${names[i]:-block $i}"
-	selected "$name" || continue
+	any_selected "$(name_of "$i")" && last=$i
+done
+for ((i = 1; i <= last; i++)); do
+	name=$(name_of "$i")
 	(cd "$W" && PATH="$TOP/build:$PATH" timeout 120 bash -e "block-$i.sh") >"$W/out-$i" 2>&1
 	rc=$?
+	selected "$name" || continue
 	if ((rc != 0)); then
 		fail "$name" "exit status $rc" "$W/out-$i"
 	elif ! check "$i" "$W/out-$i"; then

@@ -44,6 +44,9 @@
 # integration tests' logs are searched for reports as well). Prints "PASS name"
 # or "FAIL name: why" with the report's head, and ends with "N passed, M
 # failed"; exit status 0 iff nothing failed. Logs: build/sanitize/logs/.
+# T=pattern runs only the checks whose name it matches (tests/lib.sh), and
+# builds only what they need; the suites they run (asan-unit,
+# asan-integration...) run whole.
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -70,7 +73,9 @@ ECHO_PID=""
 trap '[[ -n $ECHO_PID ]] && kill "$ECHO_PID" 2>/dev/null' EXIT
 trap 'exit 130' INT TERM
 
+FILTER=$T # picks this runner's checks; the suites they run take none
 clean_env ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS LSAN_OPTIONS NAGLEFIX_BUILD NFTEST_PRELOAD T
+T=$FILTER
 
 rm -rf "$LOGS" "$REPORTS"
 mkdir -p "$LOGS" "$REPORTS"
@@ -123,6 +128,7 @@ run() {
 # beside ASan in a preloaded library ignores log_path and uses stderr).
 check() {
     local name=$1 start=$SECONDS reports
+    selected "$name" || return 0
     run "$@"
     # shellcheck disable=SC2086 # SCAN is a list of directories
     reports=$({
@@ -145,6 +151,7 @@ check() {
 # (or its log) matches REGEX.
 caught() {
     local name=$1 re=$2 start=$SECONDS
+    selected "$name" || return 0
     shift 2
     run "$name" "$@"
     if ((RC == 0)); then
@@ -163,13 +170,16 @@ caught() {
 scan_check() {
     local name=$1 envfn=$2 b=$3 cap="$WORK/$1-model.pcap" want got
     shift 3
+    any_selected "$name-fixtures" "$name-public" "$name-model" || return 0
     # shellcheck disable=SC2016 # for the inner shell
     check "$name-fixtures" "$envfn" "$@" /bin/sh -c \
         'for f in tests/wire/fixtures/*.pcap tests/wire/fixtures/*.pcapng; do "$0" scan "$f" || exit 1; done' \
         "$b/naglefix"
     # the public captures (tests/wire/public.sh): damaged and truncated
     # files among them, where scan stops with status 1
-    if public_captures >"$WORK/public.list" 2>"$LOGS/$name-public.err"; then
+    if ! any_selected "$name-public"; then
+        :
+    elif public_captures >"$WORK/public.list" 2>"$LOGS/$name-public.err"; then
         # shellcheck disable=SC2016 # for the inner shell
         check "$name-public" "$envfn" "$@" /bin/sh -c \
             'while read -r f; do "$0" scan "$f"; [ $? -le 1 ] || exit 1; done <"$1"' \
@@ -177,6 +187,7 @@ scan_check() {
     else
         fail "$name-public" "the public captures are not installed" "$LOGS/$name-public.err"
     fi
+    selected "$name-model" || return 0
     if ! "$b/tests/wire/model" -o "$cap" --conns 4000 --concurrent 800 --rounds 8 --gap 100 \
         --mix onewrite:90,split:5,split-server:5 --rtt 2 --seed 11 --truth summary >"$LOGS/$name-model.truth" 2>&1; then
         fail "$name-model" "the model failed" "$LOGS/$name-model.truth"
@@ -224,7 +235,7 @@ done
 # ---- AddressSanitizer + UndefinedBehaviorSanitizer --------------------------
 
 A=build/asan
-if build asan . B=$A CC="$CC" CFLAGS="$ASAN_CFLAGS" all $A/tests/check_naglefix $A/tests/wire/model "${ITESTS[@]/#/$A/}"; then
+if any_selected asan-unit asan-integration asan-scan-{fixtures,public,model} && build asan . B=$A CC="$CC" CFLAGS="$ASAN_CFLAGS" all $A/tests/check_naglefix $A/tests/wire/model "${ITESTS[@]/#/$A/}"; then
     # shellcheck disable=SC2016 # for the inner shell
     check asan-unit asan_env /bin/sh -c 'cd tests/unit && exec env CK_DEFAULT_TIMEOUT=60 ../../$0/tests/check_naglefix' "$A"
     # The host programs (sh, echo, strace) are not ours: no leak check there.
@@ -236,7 +247,9 @@ fi
 # ---- ThreadSanitizer --------------------------------------------------------
 
 TS=build/tsan
-if build tsan . B=$TS CC="$CC" CFLAGS="$TSAN_CFLAGS" all $TS/tests/check_naglefix $TS/tests/wire/model \
+TSAN_CHECKS=(tsan-scan-{fixtures,public,model} tsan-unit tsan-integrity-{single,threads4,shared2}
+    tsan-auto-{reader-thread,restore-race,chatty} tsan-handler-write tsan-{audit,coalesce}-threads)
+if any_selected "${TSAN_CHECKS[@]}" && build tsan . B=$TS CC="$CC" CFLAGS="$TSAN_CFLAGS" all $TS/tests/check_naglefix $TS/tests/wire/model \
     $TS/tests/coalesce/test_integrity $TS/tests/coalesce/test_handler $TS/tests/auto/test_auto; then
     scan_check tsan-scan tsan_env "$TS" "${NOASLR[@]}"
     # shellcheck disable=SC2016 # for the inner shell
@@ -264,7 +277,9 @@ if build tsan . B=$TS CC="$CC" CFLAGS="$TSAN_CFLAGS" all $TS/tests/check_naglefi
         PORT=""
         sleep 0.1
     done
-    if [[ -z $PORT ]]; then
+    if ! any_selected tsan-audit-threads tsan-coalesce-threads; then
+        :
+    elif [[ -z $PORT ]]; then
         fail tsan-audit-threads "the echo server did not start" "$LOGS/echo_server.out"
     else
         for mode in audit coalesce; do
@@ -275,13 +290,17 @@ if build tsan . B=$TS CC="$CC" CFLAGS="$TSAN_CFLAGS" all $TS/tests/check_naglefi
         done
         # Those two ran the library, or they prove nothing: audit found the
         # stalls of all 8 connections, coalesce took them away.
-        if [[ $(grep -c '"split_write"\|"repeat"' "$WORK/audit-threads.log" 2>/dev/null) -ge 2 ]]; then
+        if ! selected "tsan-audit-threads found the stalls"; then
+            :
+        elif [[ $(grep -c '"split_write"\|"repeat"' "$WORK/audit-threads.log" 2>/dev/null) -ge 2 ]]; then
             pass "tsan-audit-threads found the stalls"
         else
             fail "tsan-audit-threads found the stalls" "no finding in $WORK/audit-threads.log"
         fi
         ms=$(sed -n 's/^median_ms=\([0-9.]*\).*/\1/p' "$LOGS/tsan-coalesce-threads.log")
-        if [[ $ms =~ ^[0-9.]+$ ]] && awk -v m="$ms" 'BEGIN { exit !(m < 20) }'; then
+        if ! selected "tsan-coalesce-threads is fast"; then
+            :
+        elif [[ $ms =~ ^[0-9.]+$ ]] && awk -v m="$ms" 'BEGIN { exit !(m < 20) }'; then
             pass "tsan-coalesce-threads is fast ($ms ms)"
         else
             fail "tsan-coalesce-threads is fast" "median '$ms' ms, want < 20" "$LOGS/tsan-coalesce-threads.log"
@@ -309,9 +328,11 @@ heap_in_use() {
 # less than 1 KiB.
 leak_check() {
     local name=$1 lib=$2/libnaglefix.so mode=$3 small big
+    any_selected "$name" || return 0
     check "$name" none LD_PRELOAD="$lib" NAGLEFIX_MODE="$mode" NAGLEFIX_LOG="$WORK/$name.audit" \
         "${VALGRIND[@]}" "$V/leak_loop" "$LEAK_ROUNDS"
     small=$(heap_in_use "$LOG")
+    selected "$name-4x" || return 0
     run "$name-4x" none LD_PRELOAD="$lib" NAGLEFIX_MODE="$mode" NAGLEFIX_LOG="$WORK/$name.audit" \
         "${VALGRIND[@]}" "$V/leak_loop" $((LEAK_ROUNDS * 4))
     big=$(heap_in_use "$LOG")
@@ -335,7 +356,9 @@ leak_loop_build() {
     fi
 }
 
-if ! command -v valgrind >/dev/null 2>&1; then
+if ! any_selected leak-{coalesce,audit,nodelay}; then
+    :
+elif ! command -v valgrind >/dev/null 2>&1; then
     fail leak "valgrind is not installed: run tests/install-deps.sh"
 elif build valgrind . B=$V CC="$CC" all && leak_loop_build; then
     for mode in coalesce audit nodelay; do
@@ -384,10 +407,11 @@ make_canary_copy() {
             '{ volatile int nf_canary = f->rc; (void)nf_canary; }'
 }
 
-if make_canary_copy; then
+if any_selected canary-{asan,ubsan}-{integration,unit} canary-lsan-unit canary-tsan-{integrity,unit,scan} \
+    canary-{leak,grow} && make_canary_copy; then
     for k in ASAN UBSAN; do
         kl=${k,,}
-        if build "canary-$kl" "$C" B="build/c-$kl" CC="$CC" CFLAGS="$ASAN_CFLAGS -DNF_CANARY_$k" \
+        if any_selected "canary-$kl-integration" "canary-$kl-unit" && build "canary-$kl" "$C" B="build/c-$kl" CC="$CC" CFLAGS="$ASAN_CFLAGS -DNF_CANARY_$k" \
             all "build/c-$kl/tests/test_rtt" "build/c-$kl/tests/check_naglefix"; then
             re='heap-buffer-overflow'
             [[ $k == UBSAN ]] && re='signed integer overflow'
@@ -401,14 +425,14 @@ if make_canary_copy; then
                 "$C" "build/c-$kl"
         fi
     done
-    if build canary-lsan "$C" B=build/c-lsan CC="$CC" CFLAGS="$ASAN_CFLAGS -DNF_CANARY_LEAK" \
+    if any_selected canary-lsan-unit && build canary-lsan "$C" B=build/c-lsan CC="$CC" CFLAGS="$ASAN_CFLAGS -DNF_CANARY_LEAK" \
         build/c-lsan/tests/check_naglefix; then
         # shellcheck disable=SC2016 # for the inner shell
         caught canary-lsan-unit 'detected memory leaks' asan_env /bin/sh -c \
             'cd "$0/tests/unit" && exec env CK_DEFAULT_TIMEOUT=60 CK_RUN_SUITE=policy ../../$1/tests/check_naglefix' \
             "$C" build/c-lsan
     fi
-    if build canary-tsan "$C" B=build/c-tsan CC="$CC" CFLAGS="$TSAN_CFLAGS -DNF_CANARY_TSAN" \
+    if any_selected canary-tsan-{integrity,unit,scan} && build canary-tsan "$C" B=build/c-tsan CC="$CC" CFLAGS="$TSAN_CFLAGS -DNF_CANARY_TSAN" \
         all build/c-tsan/tests/coalesce/test_integrity build/c-tsan/tests/check_naglefix; then
         caught canary-tsan-integrity 'data race' tsan_env "${NOASLR[@]}" \
             LD_PRELOAD="$C/build/c-tsan/libnaglefix.so" NAGLEFIX_MODE=coalesce \
@@ -424,6 +448,7 @@ if make_canary_copy; then
     fi
     for k in LEAK GROW; do
         kl=${k,,}
+        selected "canary-$kl" || continue
         build "canary-$kl" "$C" B="build/c-$kl" CC="$CC" CFLAGS="-O2 -g -DNF_CANARY_$k" all || continue
         # leak_check must fail: count its failures instead of adding them.
         before=$FAILED

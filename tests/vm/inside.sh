@@ -24,9 +24,10 @@ OUT=/dev/ttyS1
 [[ -w $OUT ]] || OUT=/dev/console
 exec >"$OUT" 2>&1
 # shellcheck source=/dev/null
-. "$B/vm/host.env" # PYTHON: the host's python3, by absolute path
+. "$B/vm/host.env" # PYTHON: the host's python3, by absolute path; T, the host's
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$HERE/../lib.sh"
+only_selected # every check runs: T picks what is said and counted
 FAIL_TAIL=15
 SCRATCH=/run/nfvm
 mkdir -p "$SCRATCH"
@@ -446,7 +447,7 @@ else
 	fail "watch sees a namespace's loopback stall" "ip netns add failed"
 fi
 
-echo "$PASSED passed, $FAILED failed"
+finish # the counts, and SKIP T first if T named nothing here
 echo DONE
 # the machine powers off when this script ends: let the port drain first
 "$PYTHON" -c 'import termios; termios.tcdrain(1)' 2>/dev/null || sleep 2
