@@ -130,8 +130,8 @@ any_selected() {
 
 finish() {
     local what=${T:+\'$T\'}
-    [[ -n ${SUITE:-} ]] && what+="${what:+ }SUITE='$SUITE'"
-    [[ -n ${CASE:-} ]] && what+="${what:+ }CASE='$CASE'"
+    if [[ -n ${SUITE:-} ]]; then what+="${what:+ }SUITE='$SUITE'"; fi
+    if [[ -n ${CASE:-} ]]; then what+="${what:+ }CASE='$CASE'"; fi
     if [[ -n $what ]] && ((SELECTED == 0)); then
         skip T "$what names no check of this suite"
     fi
