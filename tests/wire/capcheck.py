@@ -226,7 +226,13 @@ def cmd_found(a):
     out(len(mine) >= 1 and all(whole(c) for c in mine),
         nm + ": the capture holds its connection to " + server + ", whole",
         "%d connections to it captured, %d whole" % (len(mine), sum(whole(c) for c in mine)))
-    out(len(tms) == want_n and want_n > 0, "%s: ground truth (tshark): %d stalls%s" % (
+    # A program's count is reasoned (rounds 2..N stall), but the kernel may
+    # skip one on a loaded machine (an answer later than the ACK timeout
+    # leaves ping-pong mode: seen 9 of 10, tshark agreeing): the truth may
+    # be one short; scan must then match the truth, not the reasoning.
+    slack = 0 if a.stalls == "truth" else 1
+    out(want_n - slack <= len(tms) <= want_n and want_n > 0,
+        "%s: ground truth (tshark): %d stalls%s" % (
         nm, len(tms), (" of %.1f ms median" % tmed) if tmed else ""),
         "expected %s: %s" % (a.stalls, "; ".join(show_truth(t) for t in tr) or "none"))
     if a.run_ms is not None:
@@ -257,7 +263,8 @@ def cmd_found(a):
     out(okh, "%s: holder %s (%s), peer %s" % (nm, want, a.side,
                                               server if a.side == "connect" else "its client"),
         "row: " + show(r))
-    out(r.get("stalls") == want_n, "%s: %d stalls" % (nm, want_n), "row: " + show(r))
+    out(r.get("stalls") == len(tms), "%s: %d stalls, as the truth" % (nm, len(tms)),
+        "row: " + show(r))
     out(r.get("conns") == len(held), "%s: %d connection%s held" % (
         nm, len(held), "" if len(held) == 1 else "s"), "row says conns %s" % r.get("conns"))
     ms = r.get("stall_ms")
