@@ -13,7 +13,11 @@ LDFLAGS  ?=
 WERROR   ?= -Werror
 WFLAGS   := -std=gnu11 -Wall -Wextra $(WERROR) -Wshadow -Wmissing-prototypes
 DEPFLAGS := -MMD -MP
-XCPPFLAGS := -D_GNU_SOURCE -Iinclude
+# Headers: include/ holds what every part shares (src/common's); a part's
+# own headers sit beside its code and are included by their path from src/
+# ("core/nf_conn.h"), so an include says which folder it reaches into.
+# -iquote, not -I: <...> never looks in src/ (src/bpf is no <bpf/...>).
+XCPPFLAGS := -D_GNU_SOURCE -iquote src -Iinclude
 XCFLAGS  := $(WFLAGS) -fPIC -fvisibility=hidden
 LDLIBS   := -ldl -lpthread
 # A test program: one source, compiled and linked in one step.

@@ -9,8 +9,8 @@
 #   action-to-action  src/actions/coalesce/coalesce.c includes nf_audit.h (peer actions)
 #   wire-to-core      src/wire/decode.c includes nf_conn.h (the packet side -> core)
 #   cli-to-action     src/cli/scan.c includes nf_track.h (cli -> actions)
-#   metrics-to-wire   src/metrics/expo.c includes nf_wire.h (metrics -> wire)
-#   bpf-to-wire       src/bpf/prog.c includes nf_wire.h (the kernel program -> the packet side)
+#   metrics-to-wire   src/metrics/expo.c includes wire/nf_wire.h (metrics -> wire)
+#   bpf-to-wire       src/bpf/prog.c includes wire/nf_wire.h (the kernel program -> the packet side)
 #   core-to-bpf       src/core/conn.c includes nf_bpf.h (the library -> the kernel program)
 #   cli-to-interpose  src/cli/report.c includes nf_fast.h (cli -> interpose)
 #   no-folder         src/core/clock.c includes nf_nosuch.h (a header of no folder)
@@ -88,10 +88,10 @@ bad wire-to-core src/wire/decode.c '#include "nf_conn.h"' \
 	'src/wire/decode.c includes include/nf_conn.h (wire -> core'
 bad cli-to-action src/cli/scan.c '#include "nf_track.h"' \
 	'src/cli/scan.c includes include/nf_track.h (cli -> actions'
-bad metrics-to-wire src/metrics/expo.c '#include "nf_wire.h"' \
-	'src/metrics/expo.c includes include/nf_wire.h (metrics -> wire'
-bad bpf-to-wire src/bpf/prog.c '#include "nf_wire.h"' \
-	'src/bpf/prog.c includes include/nf_wire.h (bpf -> wire'
+bad metrics-to-wire src/metrics/expo.c '#include "wire/nf_wire.h"' \
+	'src/metrics/expo.c includes src/wire/nf_wire.h (metrics -> wire'
+bad bpf-to-wire src/bpf/prog.c '#include "wire/nf_wire.h"' \
+	'src/bpf/prog.c includes src/wire/nf_wire.h (bpf -> wire'
 bad core-to-bpf src/core/conn.c '#include "nf_bpf.h"' \
 	'src/core/conn.c includes include/nf_bpf.h (core -> bpf'
 bad cli-to-interpose src/cli/report.c '#include "nf_fast.h"' \

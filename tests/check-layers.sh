@@ -13,7 +13,7 @@
 # neither is a failure: add it to HEADERS.
 #
 # Arrows. Each `#include "..."` of a file of src/ or include/ (the name
-# found beside the file, else in include/) is an arrow from the file's
+# found beside the file, else under src/, else in include/) is an arrow from the file's
 # folder to the header's; an arrow inside one folder is always allowed,
 # one between two folders only if ARROWS lists it. The picture: the
 # libc-named entry points call the process's life (load, fork, seccomp),
@@ -64,8 +64,6 @@ nf_sandbox.h process
 nf_version.h common
 nf_fnv.h common
 nf_tcp.h common
-nf_pkt.h wire
-nf_wire.h wire
 nf_bpf.h bpf
 '
 
@@ -92,11 +90,13 @@ trap 'rm -rf "$tmp"' EXIT
 find src include -path src/man -prune -o \( -name '*.c' -o -name '*.h' \) -print | sort >"$tmp/files"
 
 # file<TAB>included, one line per quoted include; the included name made a
-# path relative to TOP (a header is found beside the file, else in include/).
+# path relative to TOP, found as the compiler finds it (-iquote src
+# -Iinclude): beside the file, else under src/, else in include/.
 while read -r f; do
 	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
 		while read -r inc; do
 			p=$(dirname "$f")/$inc
+			[ -e "$p" ] || p=src/$inc
 			[ -e "$p" ] || p=include/$inc
 			# shellcheck disable=SC2094 # realpath only names it
 			printf '%s\t%s\n' "$f" "$(realpath -m --relative-to=. "$p")"

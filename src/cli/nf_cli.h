@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "nf_cap.h"
-#include "nf_wire.h"
+#include "wire/nf_cap.h"
+#include "wire/nf_wire.h"
 
 #define NF_EXIT_USAGE 125
 

@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nf_cap.h"
+#include "wire/nf_cap.h"
 #include "nf_cli.h"
-#include "nf_pkt.h"
-#include "nf_wire.h"
+#include "wire/nf_pkt.h"
+#include "wire/nf_wire.h"
 
 static const char usage_text[] =
 	"usage: naglefix scan [--json] CAPTURE...\n"

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "nf_cli.h"
-#include "nf_feed.h"
+#include "wire/nf_feed.h"
 
 #define FEED_BATCH 1024 /* segments a batch: a hand-over costs far less than its work */
 #define FEED_RING  4    /* batches: 192 KiB of segments (and 128 KiB for the few with more) */

@@ -29,10 +29,10 @@
 #include "nf_cli.h"
 #include "nf_endpoint.h"
 #include "nf_metrics.h"
-#include "nf_owner.h"
-#include "nf_pkt.h"
-#include "nf_ring.h"
-#include "nf_wire.h"
+#include "wire/nf_owner.h"
+#include "wire/nf_pkt.h"
+#include "wire/nf_ring.h"
+#include "wire/nf_wire.h"
 #include "watch_int.h"
 
 #define TICK_MS 100 /* the loop wakes at least this often to expire connections */

@@ -21,7 +21,7 @@
 #include "nf_attach.h"
 #include "nf_cli.h"
 #include "nf_fix.h"
-#include "nf_owner.h"
+#include "wire/nf_owner.h"
 #include "watch_int.h"
 
 /* What was done to one socket. */

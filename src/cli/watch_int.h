@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "nf_owner.h"
-#include "nf_ring.h"
-#include "nf_wire.h"
+#include "wire/nf_owner.h"
+#include "wire/nf_ring.h"
+#include "wire/nf_wire.h"
 
 struct nf_watch_sent;
 struct nf_watch_metrics;

@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nf_cap.h"
-#include "nf_feed.h"
-#include "nf_pkt.h"
-#include "nf_wire.h"
+#include "wire/nf_cap.h"
+#include "wire/nf_feed.h"
+#include "wire/nf_pkt.h"
+#include "wire/nf_wire.h"
 
 #define BATCH 1024
 

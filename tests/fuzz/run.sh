@@ -38,7 +38,7 @@ TIME=${FUZZ_TIME:-60}
 B="$TOP/build/fuzz"
 # shellcheck disable=SC2054 # the commas are clang's
 FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-    -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra ${WERROR--Werror} -D_GNU_SOURCE -Iinclude)
+    -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra ${WERROR--Werror} -D_GNU_SOURCE -iquote src -Iinclude)
 TARGETS=(parse match cap request)
 
 # defines TARGET: its own compiler flags. The capture reader's buffer is

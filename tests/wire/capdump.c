@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nf_cap.h"
-#include "nf_pkt.h"
+#include "wire/nf_cap.h"
+#include "wire/nf_pkt.h"
 
 static void print_frame(const struct nf_frame *f)
 {

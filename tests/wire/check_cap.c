@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "nf_cap.h"
-#include "nf_pkt.h"
+#include "wire/nf_cap.h"
+#include "wire/nf_pkt.h"
 
 #include "capw.h"
 #include "../unit/unit.h"

@@ -13,8 +13,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "nf_cap.h"
-#include "nf_pkt.h"
+#include "wire/nf_cap.h"
+#include "wire/nf_pkt.h"
 #include "../unit/unit.h"
 
 /* ---- building frames ------------------------------------------------------- */

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "nf_wire.h"
+#include "wire/nf_wire.h"
 #include "../unit/unit.h"
 
 #define ORIGIN_NS 1764547200000000000ull /* 2025-12-01 00:00 UTC */

@@ -19,10 +19,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "nf_cap.h"
-#include "nf_feed.h"
-#include "nf_pkt.h"
-#include "nf_wire.h"
+#include "wire/nf_cap.h"
+#include "wire/nf_feed.h"
+#include "wire/nf_pkt.h"
+#include "wire/nf_wire.h"
 
 #include "capw.h"
 #include "../unit/unit.h"

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "nf_owner.h"
+#include "wire/nf_owner.h"
 #include "../unit/unit.h"
 
 static void end_of(int fd, int peer, struct nf_owner_end *e)

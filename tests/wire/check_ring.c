@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nf_ring.h"
+#include "wire/nf_ring.h"
 #include "../unit/unit.h"
 
 /* What the test reads of a frame. */

@@ -29,7 +29,7 @@ command -v tshark >/dev/null || { echo "t_decode_vs_tshark.sh: tshark is not ins
 scratch_dir nf-tshark
 DUMP=build/tests/wire/capdump
 mkdir -p build/tests/wire
-if ! ${CC:-cc} -D_GNU_SOURCE -Iinclude -O2 -std=gnu11 -Wall -Wextra ${WERROR--Werror} \
+if ! ${CC:-cc} -D_GNU_SOURCE -iquote src -Iinclude -O2 -std=gnu11 -Wall -Wextra ${WERROR--Werror} \
     -o "$DUMP" tests/wire/capdump.c build/libnfwire.a >"$TMP/cc.log" 2>&1; then
     fail "build capdump" "cannot build" "$TMP/cc.log"
     finish
