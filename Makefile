@@ -169,7 +169,7 @@ MTESTS     := $(patsubst tests/metrics/%.c,$(B)/tests/metrics/%,$(MTEST_SRCS))
 
 $(B)/tests/metrics/%: tests/metrics/%.c $(UNIT_RUN) $(B)/libnfmetrics.a $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(TEST_CC) -Isrc/metrics -o $@ $< $(UNIT_RUN) $(B)/libnfmetrics.a $(CHECK_LIBS) -lpthread -lm
+	$(TEST_CC) -o $@ $< $(UNIT_RUN) $(B)/libnfmetrics.a $(CHECK_LIBS) -lpthread -lm
 
 test-metrics: all $(MTESTS)
 	tests/metrics/run.sh

@@ -11,7 +11,7 @@
 #   cli-to-action     src/cli/scan.c includes nf_track.h (cli -> actions)
 #   metrics-to-wire   src/metrics/expo.c includes wire/nf_wire.h (metrics -> wire)
 #   bpf-to-wire       src/bpf/prog.c includes wire/nf_wire.h (the kernel program -> the packet side)
-#   core-to-bpf       src/core/conn.c includes nf_bpf.h (the library -> the kernel program)
+#   core-to-bpf       src/core/conn.c includes bpf/nf_bpf.h (the library -> the kernel program)
 #   cli-to-interpose  src/cli/report.c includes nf_fast.h (cli -> interpose)
 #   no-folder         src/core/clock.c includes nf_nosuch.h (a header of no folder)
 #   module-cycle      include/nf_clock.h includes nf_timer.h (timer.c includes nf_clock.h)
@@ -92,8 +92,8 @@ bad metrics-to-wire src/metrics/expo.c '#include "wire/nf_wire.h"' \
 	'src/metrics/expo.c includes src/wire/nf_wire.h (metrics -> wire'
 bad bpf-to-wire src/bpf/prog.c '#include "wire/nf_wire.h"' \
 	'src/bpf/prog.c includes src/wire/nf_wire.h (bpf -> wire'
-bad core-to-bpf src/core/conn.c '#include "nf_bpf.h"' \
-	'src/core/conn.c includes include/nf_bpf.h (core -> bpf'
+bad core-to-bpf src/core/conn.c '#include "bpf/nf_bpf.h"' \
+	'src/core/conn.c includes src/bpf/nf_bpf.h (core -> bpf'
 bad cli-to-interpose src/cli/report.c '#include "nf_fast.h"' \
 	'src/cli/report.c includes include/nf_fast.h (cli -> interpose'
 bad no-folder src/core/clock.c '#include "nf_nosuch.h"' \

@@ -64,7 +64,6 @@ nf_sandbox.h process
 nf_version.h common
 nf_fnv.h common
 nf_tcp.h common
-nf_bpf.h bpf
 '
 
 # FROM TO...: the folders FROM may include from, beside its own.

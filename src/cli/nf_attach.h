@@ -23,7 +23,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "nf_bpf.h"
+#include "bpf/nf_bpf.h"
 #include "nf_cgroup.h"
 #include "nf_policy.h"
 

@@ -27,8 +27,8 @@
 
 #include "nf_cgroup.h"
 #include "nf_cli.h"
-#include "nf_endpoint.h"
-#include "nf_metrics.h"
+#include "metrics/nf_endpoint.h"
+#include "metrics/nf_metrics.h"
 #include "wire/nf_owner.h"
 #include "wire/nf_pkt.h"
 #include "wire/nf_ring.h"

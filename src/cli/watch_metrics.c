@@ -15,8 +15,8 @@
 #include <time.h>
 
 #include "nf_addr.h"
-#include "nf_endpoint.h"
-#include "nf_metrics.h"
+#include "metrics/nf_endpoint.h"
+#include "metrics/nf_metrics.h"
 #include "watch_int.h"
 
 #define FILE_EVERY_S 5

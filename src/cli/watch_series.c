@@ -16,7 +16,7 @@
 
 #include "nf_addr.h"
 #include "nf_cli.h"
-#include "nf_metrics.h"
+#include "metrics/nf_metrics.h"
 #include "watch_int.h"
 
 #define FIX_MAX 160

@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "../common/harness.h"
-#include "nf_bpf.h"
-#include "../../src/bpf/asm_int.h"
-#include "../../src/bpf/insn_int.h"
+#include "bpf/nf_bpf.h"
+#include "bpf/asm_int.h"
+#include "bpf/insn_int.h"
 
 /* Jumps forward and back get the distance to their label, counted by
  * the assembler; a label never placed and a jump too long are refused. */

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics_int.h"
+#include "metrics/metrics_int.h"
 
 #define MAX 512
 

@@ -47,7 +47,6 @@ TARGETS=(parse match cap request)
 # longer than the buffer.
 defines() {
     [[ $1 == cap ]] && echo -DNF_CAP_BUF=65536
-    [[ $1 == request ]] && echo -Isrc/metrics # its private header
 }
 
 # sources TARGET: the sources a target links, the one the canary copies first.

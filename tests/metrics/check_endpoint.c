@@ -20,7 +20,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "nf_endpoint.h"
+#include "metrics/nf_endpoint.h"
 #include "../unit/unit.h"
 
 static int renders;

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "nf_metrics.h"
+#include "metrics/nf_metrics.h"
 #include "../unit/unit.h"
 
 static struct nf_metrics_key key(const char *holder, const char *side, const char *local,

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics_int.h"
+#include "metrics/metrics_int.h"
 #include "../unit/unit.h"
 
 #define MAX 8192
