@@ -271,11 +271,11 @@ $(B)/tests/auto/%: tests/auto/%.c $(DEPS_STAMP)
 test-auto: all $(B)/tests/auto/test_auto $(B)/tests/coalesce/test_integrity
 	tests/auto/run.sh
 
-# The hooks' one list (include/nf_hook_list.h) against the version script,
+# The hooks' one list (src/core/nf_hook_list.h) against the version script,
 # the script against the library's exports, the objects against the list.
 test-exports: $(B)/libnaglefix.so
 	CC='$(CC)' tests/check-exports.sh $(B)/libnaglefix.so src/naglefix.map \
-		include/nf_hook_list.h $(LIB_OBJS)
+		src/core/nf_hook_list.h $(LIB_OBJS)
 
 # The include graph of src/ and include/: no cycle, no include that points
 # the wrong way between src/'s folders, no circle between the command's

@@ -40,7 +40,7 @@
 #include <sys/types.h>
 #include <poll.h>
 
-#include "nf_conn.h"
+#include "core/nf_conn.h"
 #include "nf_policy.h"
 
 #define NF_AUDIT_MAXW 16 /* write sizes kept per list; more are only counted */

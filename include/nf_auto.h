@@ -15,7 +15,7 @@
 
 #include <sys/socket.h>
 
-#include "nf_conn.h"
+#include "core/nf_conn.h"
 
 /* c was just decided auto: reads the program's TCP_NODELAY and TCP_CORK
  * from the kernel (a listener's options are inherited) and turns the read

@@ -20,7 +20,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "nf_conn.h"
+#include "core/nf_conn.h"
 
 /* The send flags a buffered write can honour; any other bypasses it. */
 #define NF_COALESCE_FLAGS (MSG_DONTWAIT | MSG_NOSIGNAL | MSG_MORE)

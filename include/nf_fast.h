@@ -8,7 +8,7 @@
 #ifndef NF_FAST_H
 #define NF_FAST_H
 
-#include "nf_conn.h"
+#include "core/nf_conn.h"
 #include "nf_init.h"
 
 /*

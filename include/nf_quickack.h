@@ -11,7 +11,7 @@
 
 #include <sys/types.h>
 
-#include "nf_conn.h"
+#include "core/nf_conn.h"
 
 /* c was just decided quickack: turns the read hooks on, sets the option. */
 void nf_quickack_adopt(struct nf_conn *c, int fd);

@@ -10,7 +10,7 @@
 
 #include <sys/socket.h>
 
-#include "nf_conn.h"
+#include "core/nf_conn.h"
 
 /* The policy of this process, which the functions here apply: loaded by
  * initialisation (init.c), read-only after nf_init(). */

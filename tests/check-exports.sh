@@ -1,7 +1,7 @@
 #!/bin/sh
 # check-exports.sh LIB MAP LIST [OBJ...] - proves that the hooks are listed
 # in one place: LIB exports exactly the names the version script MAP lists,
-# and MAP lists exactly the hooks of LIST (include/nf_hook_list.h).
+# and MAP lists exactly the hooks of LIST (src/core/nf_hook_list.h).
 #
 # The listed names are those between 'global:' and 'local:' in MAP; the
 # hooks are the names in LIST's NF_HOOKS_REAL and NF_HOOKS_ALIAS rows, as

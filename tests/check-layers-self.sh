@@ -4,17 +4,17 @@
 # the include or the call, on copies with one wrong line added each:
 #
 #   core-to-action    src/core/conn.c includes nf_coalesce.h (core -> actions/coalesce)
-#   common-to-core    src/common/json.c includes nf_conn.h (common -> core)
+#   common-to-core    src/common/json.c includes core/nf_conn.h (common -> core)
 #   action-to-process src/actions/auto/auto.c includes nf_init.h (actions/auto -> process)
 #   action-to-action  src/actions/coalesce/coalesce.c includes nf_audit.h (peer actions)
-#   wire-to-core      src/wire/decode.c includes nf_conn.h (the packet side -> core)
+#   wire-to-core      src/wire/decode.c includes core/nf_conn.h (the packet side -> core)
 #   cli-to-action     src/cli/scan.c includes nf_track.h (cli -> actions)
 #   metrics-to-wire   src/metrics/expo.c includes wire/nf_wire.h (metrics -> wire)
 #   bpf-to-wire       src/bpf/prog.c includes wire/nf_wire.h (the kernel program -> the packet side)
 #   core-to-bpf       src/core/conn.c includes bpf/nf_bpf.h (the library -> the kernel program)
 #   cli-to-interpose  src/cli/report.c includes nf_fast.h (cli -> interpose)
 #   no-folder         src/core/clock.c includes nf_nosuch.h (a header of no folder)
-#   module-cycle      include/nf_clock.h includes nf_timer.h (timer.c includes nf_clock.h)
+#   module-cycle      src/core/nf_clock.h includes nf_timer.h (timer.c includes nf_clock.h)
 #   cli-circle        src/cli/util.c calls nf_cli_audit (audit.c calls nf_cli_quote)
 #
 # Each line is "PASS name" or "FAIL name: why"; ends with "N passed, M failed".
@@ -78,14 +78,14 @@ bad() {
 
 bad core-to-action src/core/conn.c '#include "nf_coalesce.h"' \
 	'src/core/conn.c includes include/nf_coalesce.h (core -> actions/coalesce'
-bad common-to-core src/common/json.c '#include "nf_conn.h"' \
-	'src/common/json.c includes include/nf_conn.h (common -> core'
+bad common-to-core src/common/json.c '#include "core/nf_conn.h"' \
+	'src/common/json.c includes src/core/nf_conn.h (common -> core'
 bad action-to-process src/actions/auto/auto.c '#include "nf_init.h"' \
 	'src/actions/auto/auto.c includes include/nf_init.h (actions/auto -> process'
 bad action-to-action src/actions/coalesce/coalesce.c '#include "nf_audit.h"' \
 	'(actions/coalesce -> actions/audit'
-bad wire-to-core src/wire/decode.c '#include "nf_conn.h"' \
-	'src/wire/decode.c includes include/nf_conn.h (wire -> core'
+bad wire-to-core src/wire/decode.c '#include "core/nf_conn.h"' \
+	'src/wire/decode.c includes src/core/nf_conn.h (wire -> core'
 bad cli-to-action src/cli/scan.c '#include "nf_track.h"' \
 	'src/cli/scan.c includes include/nf_track.h (cli -> actions'
 bad metrics-to-wire src/metrics/expo.c '#include "wire/nf_wire.h"' \
@@ -98,8 +98,8 @@ bad cli-to-interpose src/cli/report.c '#include "nf_fast.h"' \
 	'src/cli/report.c includes include/nf_fast.h (cli -> interpose'
 bad no-folder src/core/clock.c '#include "nf_nosuch.h"' \
 	'src/core/clock.c includes include/nf_nosuch.h: a header of no folder'
-bad module-cycle include/nf_clock.h '#include "nf_timer.h"' \
-	'clock -> timer (include/nf_clock.h includes include/nf_timer.h)'
+bad module-cycle src/core/nf_clock.h '#include "nf_timer.h"' \
+	'clock -> timer (src/core/nf_clock.h includes src/core/nf_timer.h)'
 bad cli-circle src/cli/util.c 'static int nf_self_test(void) { return nf_cli_audit(0, 0); }' \
 	'util -> audit (util.c calls nf_cli_audit)'
 

@@ -54,9 +54,6 @@ cd "$top"
 
 # The folder of each header that has no NAME.c of its own, or two.
 HEADERS='
-nf_guard.h core
-nf_libc.h core
-nf_hook_list.h core
 nf_fast.h interpose
 nf_coalesce.h actions/coalesce
 nf_audit.h actions/audit

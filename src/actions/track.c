@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nf_aside.h"
+#include "core/nf_aside.h"
 #include "nf_auto.h"
 #include "nf_quickack.h"
-#include "nf_reach.h"
-#include "nf_real.h"
+#include "core/nf_reach.h"
+#include "core/nf_real.h"
 
 struct nf_policy nf_policy;
 

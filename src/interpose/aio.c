@@ -15,7 +15,7 @@
 #include "nf_hooks.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"
-#include "nf_real.h"
+#include "core/nf_real.h"
 #include "nf_track.h"
 
 /* What fd holds goes first: 0, or -1 with errno. */

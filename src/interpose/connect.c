@@ -8,7 +8,7 @@
 #include "nf_audit.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"
-#include "nf_real.h"
+#include "core/nf_real.h"
 #include "nf_track.h"
 
 int nf_socket(int domain, int type, int protocol)

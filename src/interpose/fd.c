@@ -14,9 +14,9 @@
 #include "nf_hooks.h"
 #include "nf_audit.h"
 #include "nf_coalesce.h"
-#include "nf_conn.h"
+#include "core/nf_conn.h"
 #include "nf_init.h"
-#include "nf_real.h"
+#include "core/nf_real.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC 4

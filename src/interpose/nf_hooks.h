@@ -21,8 +21,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "nf_libc.h" /* undoes musl's sendfile64 and freopen64 macros */
-#include "nf_real.h"
+#include "core/nf_libc.h" /* undoes musl's sendfile64 and freopen64 macros */
+#include "core/nf_real.h"
 
 #define NF_EXPORT __attribute__((visibility("default")))
 

@@ -29,14 +29,14 @@
 #include <unistd.h>
 
 #include "nf_hooks.h"
-#include "nf_aside.h"
+#include "core/nf_aside.h"
 #include "nf_atfork.h"
 #include "nf_audit.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"
-#include "nf_reach.h"
-#include "nf_real.h"
-#include "nf_timer.h"
+#include "core/nf_reach.h"
+#include "core/nf_real.h"
+#include "core/nf_timer.h"
 
 #define NF_AT_PATH_MAX 4096
 

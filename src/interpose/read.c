@@ -20,7 +20,7 @@
 #include "nf_fast.h"
 #include "nf_init.h"
 #include "nf_quickack.h"
-#include "nf_real.h"
+#include "core/nf_real.h"
 #include "nf_track.h"
 
 /* Received descriptors (SCM_RIGHTS) are classified on their first use. */

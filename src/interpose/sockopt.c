@@ -8,7 +8,7 @@
 #include "nf_auto.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"
-#include "nf_real.h"
+#include "core/nf_real.h"
 #include "nf_track.h"
 
 /* The program takes over its segmentation: buffered bytes go first (what

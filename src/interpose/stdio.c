@@ -22,7 +22,7 @@
 #include "nf_hooks.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"
-#include "nf_real.h"
+#include "core/nf_real.h"
 #include "nf_track.h"
 
 /* A FILE is about to be opened on fd: never coalesce it again. */

@@ -19,7 +19,7 @@
 #include "nf_auto.h"
 #include "nf_coalesce.h"
 #include "nf_init.h"
-#include "nf_real.h"
+#include "core/nf_real.h"
 
 void nf_before_wait(int timeout_nonzero)
 {

@@ -31,10 +31,10 @@
 #include "nf_audit.h"
 #include "nf_auto.h"
 #include "nf_coalesce.h"
-#include "nf_copyin.h"
+#include "core/nf_copyin.h"
 #include "nf_fast.h"
 #include "nf_init.h"
-#include "nf_real.h"
+#include "core/nf_real.h"
 #include "nf_track.h"
 
 /* A send not buffered returned rc: auto notes it (see nf_auto.h). */

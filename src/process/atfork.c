@@ -9,12 +9,12 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include "nf_aside.h"
+#include "core/nf_aside.h"
 #include "nf_audit.h"
 #include "nf_auto.h"
 #include "nf_coalesce.h"
-#include "nf_conn.h"
-#include "nf_timer.h"
+#include "core/nf_conn.h"
+#include "core/nf_timer.h"
 
 /* The forking thread's signal mask, from prepare to parent or child, and
  * whether prepare blocked every signal (not once the library stands aside:

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "nf_fnv.h"
-#include "nf_log.h"
+#include "core/nf_log.h"
 
 #define SAID_VAR "NAGLEFIX_SAID"
 

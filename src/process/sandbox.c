@@ -6,14 +6,14 @@
 #include <errno.h>
 #include <sys/socket.h>
 
-#include "nf_aside.h"
+#include "core/nf_aside.h"
 #include "nf_audit.h"
 #include "nf_coalesce.h"
-#include "nf_conn.h"
-#include "nf_guard.h"
-#include "nf_log.h"
-#include "nf_real.h"
-#include "nf_timer.h"
+#include "core/nf_conn.h"
+#include "core/nf_guard.h"
+#include "core/nf_log.h"
+#include "core/nf_real.h"
+#include "core/nf_timer.h"
 
 /*
  * A connection whose held bytes could not be sent (a peer that took

@@ -83,10 +83,10 @@ if [[ -e $MB/libnaglefix.so ]]; then
     # the library's objects: every folder of obj/ but the command's and the packet side's
     mapfile -t libobjs < <(find "$MB"/obj -name '*.o' ! -path '*/obj/cli/*' ! -path '*/obj/wire/*' | sort)
     if CC=musl-gcc T='' tests/check-exports.sh "$MB/libnaglefix.so" src/naglefix.map \
-        include/nf_hook_list.h "${libobjs[@]}"; then
+        src/core/nf_hook_list.h "${libobjs[@]}"; then
         pass "musl exports"
     else
-        fail "musl exports" "the musl library's exports, src/naglefix.map and include/nf_hook_list.h differ"
+        fail "musl exports" "the musl library's exports, src/naglefix.map and src/core/nf_hook_list.h differ"
     fi
     part "musl integration" env NAGLEFIX_BUILD="$MB" tests/integration/run.sh
     part "musl coalesce" env NAGLEFIX_BUILD="$MB" tests/coalesce/run.sh

@@ -21,7 +21,7 @@
  * A watchdog thread fails the test when the main thread makes no progress
  * for 5 s, and says where it is stuck (a self-deadlock in the library).
  *
- * What it found, all fixed since (the guard of include/nf_guard.h): the
+ * What it found, all fixed since (the guard of src/core/nf_guard.h): the
  * handler's call waited for a lock the thread it interrupted held.
  *   coalesce same   nf_coalesce_send -> pthread_mutex_lock(&c->lock), held
  *                   by the interrupted send_through() on the same socket

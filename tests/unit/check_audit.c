@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "nf_audit.h"
-#include "nf_conn.h"
+#include "core/nf_conn.h"
 #include "fake.h"
 #include "suites.h"
 

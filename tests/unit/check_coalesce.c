@@ -17,8 +17,8 @@
 
 #include "nf_coalesce.h"
 #include "../../src/actions/coalesce/coalesce_int.h" /* TRUST_AFTER, WHOLE_AFTER; nf_co_append */
-#include "nf_conn.h"
-#include "nf_timer.h"
+#include "core/nf_conn.h"
+#include "core/nf_timer.h"
 #include "fake.h"
 #include "suites.h"
 

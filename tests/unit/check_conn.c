@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "nf_conn.h"
+#include "core/nf_conn.h"
 #include "suites.h"
 
 #define CHUNK 256           /* entries per chunk in src/core/conn.c */

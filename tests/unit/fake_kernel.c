@@ -13,7 +13,7 @@
 #include <check.h>
 
 #include "nf_init.h"
-#include "nf_real.h"
+#include "core/nf_real.h"
 #include "fake.h"
 
 /* What init.c defines for the library: the unit binary does not link

@@ -4,8 +4,8 @@
  * timer's flush calls nf_coalesce_flush_due itself), and a clock that
  * stands still until the test moves fake_now.
  */
-#include "nf_clock.h"
-#include "nf_timer.h"
+#include "core/nf_clock.h"
+#include "core/nf_timer.h"
 
 #include "fake.h"
 

@@ -14,7 +14,7 @@
  * is guarded against re-entry from a signal handler (nf_guard.h).
  */
 #include "nf_audit.h"
-#include "nf_guard.h"
+#include "core/nf_guard.h"
 
 #include <errno.h>
 #ifdef __GLIBC__
@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nf_clock.h"
-#include "nf_real.h"
+#include "core/nf_clock.h"
+#include "core/nf_real.h"
 #include "nf_track.h"
 
 struct nf_audit {

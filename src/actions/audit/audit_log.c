@@ -30,7 +30,7 @@
  * taken before.
  */
 #include "nf_audit.h"
-#include "nf_guard.h"
+#include "core/nf_guard.h"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -44,12 +44,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nf_aside.h"
-#include "nf_clock.h"
+#include "core/nf_aside.h"
+#include "core/nf_clock.h"
 #include "nf_fnv.h"
 #include "nf_json.h"
-#include "nf_log.h"
-#include "nf_timer.h"
+#include "core/nf_log.h"
+#include "core/nf_timer.h"
 
 #define REPEAT_FULL  3
 #define REPEAT_EVERY 100

@@ -56,7 +56,7 @@
 #include <netinet/in.h>
 #include <string.h>
 
-#include "nf_real.h"
+#include "core/nf_real.h"
 
 #define DELACK_MIN_US 40000u  /* TCP_DELACK_MIN, HZ/25 */
 #define DELACK_MAX_US 200000u /* TCP_DELACK_MAX, HZ/5 */

@@ -43,10 +43,10 @@
 #include <netinet/tcp.h>
 #include <sys/ioctl.h>
 
-#include "nf_clock.h"
-#include "nf_guard.h"
-#include "nf_real.h"
-#include "nf_timer.h"
+#include "core/nf_clock.h"
+#include "core/nf_guard.h"
+#include "core/nf_real.h"
+#include "core/nf_timer.h"
 
 #ifndef SIOCOUTQNSD
 #define SIOCOUTQNSD 0x894B /* linux/sockios.h: unsent bytes (Linux 2.6.38+) */

@@ -17,9 +17,9 @@
 #include <signal.h>
 #include <sys/socket.h>
 
-#include "nf_aside.h"
-#include "nf_copyin.h"
-#include "nf_guard.h"
+#include "core/nf_aside.h"
+#include "core/nf_copyin.h"
+#include "core/nf_guard.h"
 
 /*
  * The program's iovec array (0 <= iovcnt <= IOV_STACK) copied to iov, read

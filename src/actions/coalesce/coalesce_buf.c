@@ -20,11 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nf_clock.h"
-#include "nf_copyin.h"
-#include "nf_log.h"
-#include "nf_real.h"
-#include "nf_timer.h"
+#include "core/nf_clock.h"
+#include "core/nf_copyin.h"
+#include "core/nf_log.h"
+#include "core/nf_real.h"
+#include "core/nf_timer.h"
 
 /* The condition variable of sends in flight, timed on CLOCK_MONOTONIC. */
 static void init_done(pthread_cond_t *done)

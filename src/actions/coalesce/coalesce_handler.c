@@ -12,8 +12,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "nf_clock.h"
-#include "nf_real.h"
+#include "core/nf_clock.h"
+#include "core/nf_real.h"
 
 /*
  * From a signal handler that interrupted the library on this thread

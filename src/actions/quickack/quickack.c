@@ -13,7 +13,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
-#include "nf_real.h"
+#include "core/nf_real.h"
 
 /* Set once a socket is decided quickack: the read hooks' one load. */
 static atomic_int used;
