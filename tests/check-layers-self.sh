@@ -5,14 +5,14 @@
 #
 #   core-to-action    src/core/conn.c includes nf_coalesce.h (core -> actions/coalesce)
 #   common-to-core    src/common/json.c includes core/nf_conn.h (common -> core)
-#   action-to-process src/actions/auto/auto.c includes nf_init.h (actions/auto -> process)
+#   action-to-process src/actions/auto/auto.c includes process/nf_init.h (actions/auto -> process)
 #   action-to-action  src/actions/coalesce/coalesce.c includes nf_audit.h (peer actions)
 #   wire-to-core      src/wire/decode.c includes core/nf_conn.h (the packet side -> core)
 #   cli-to-action     src/cli/scan.c includes nf_track.h (cli -> actions)
 #   metrics-to-wire   src/metrics/expo.c includes wire/nf_wire.h (metrics -> wire)
 #   bpf-to-wire       src/bpf/prog.c includes wire/nf_wire.h (the kernel program -> the packet side)
 #   core-to-bpf       src/core/conn.c includes bpf/nf_bpf.h (the library -> the kernel program)
-#   cli-to-interpose  src/cli/report.c includes nf_fast.h (cli -> interpose)
+#   cli-to-interpose  src/cli/report.c includes interpose/fast_int.h (cli -> interpose)
 #   no-folder         src/core/clock.c includes nf_nosuch.h (a header of no folder)
 #   module-cycle      src/core/nf_clock.h includes nf_timer.h (timer.c includes nf_clock.h)
 #   cli-circle        src/cli/util.c calls nf_cli_audit (audit.c calls nf_cli_quote)
@@ -80,8 +80,8 @@ bad core-to-action src/core/conn.c '#include "nf_coalesce.h"' \
 	'src/core/conn.c includes include/nf_coalesce.h (core -> actions/coalesce'
 bad common-to-core src/common/json.c '#include "core/nf_conn.h"' \
 	'src/common/json.c includes src/core/nf_conn.h (common -> core'
-bad action-to-process src/actions/auto/auto.c '#include "nf_init.h"' \
-	'src/actions/auto/auto.c includes include/nf_init.h (actions/auto -> process'
+bad action-to-process src/actions/auto/auto.c '#include "process/nf_init.h"' \
+	'src/actions/auto/auto.c includes src/process/nf_init.h (actions/auto -> process'
 bad action-to-action src/actions/coalesce/coalesce.c '#include "nf_audit.h"' \
 	'(actions/coalesce -> actions/audit'
 bad wire-to-core src/wire/decode.c '#include "core/nf_conn.h"' \
@@ -94,8 +94,8 @@ bad bpf-to-wire src/bpf/prog.c '#include "wire/nf_wire.h"' \
 	'src/bpf/prog.c includes src/wire/nf_wire.h (bpf -> wire'
 bad core-to-bpf src/core/conn.c '#include "bpf/nf_bpf.h"' \
 	'src/core/conn.c includes src/bpf/nf_bpf.h (core -> bpf'
-bad cli-to-interpose src/cli/report.c '#include "nf_fast.h"' \
-	'src/cli/report.c includes include/nf_fast.h (cli -> interpose'
+bad cli-to-interpose src/cli/report.c '#include "interpose/fast_int.h"' \
+	'src/cli/report.c includes src/interpose/fast_int.h (cli -> interpose'
 bad no-folder src/core/clock.c '#include "nf_nosuch.h"' \
 	'src/core/clock.c includes include/nf_nosuch.h: a header of no folder'
 bad module-cycle src/core/nf_clock.h '#include "nf_timer.h"' \

@@ -12,9 +12,9 @@
 #include <aio.h>
 #include <errno.h>
 
-#include "nf_hooks.h"
+#include "hooks_int.h"
 #include "nf_coalesce.h"
-#include "nf_init.h"
+#include "process/nf_init.h"
 #include "core/nf_real.h"
 #include "nf_track.h"
 

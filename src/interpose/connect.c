@@ -4,10 +4,10 @@
  */
 #include <errno.h>
 
-#include "nf_hooks.h"
+#include "hooks_int.h"
 #include "nf_audit.h"
 #include "nf_coalesce.h"
-#include "nf_init.h"
+#include "process/nf_init.h"
 #include "core/nf_real.h"
 #include "nf_track.h"
 

@@ -11,11 +11,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "nf_hooks.h"
+#include "hooks_int.h"
 #include "nf_audit.h"
 #include "nf_coalesce.h"
 #include "core/nf_conn.h"
-#include "nf_init.h"
+#include "process/nf_init.h"
 #include "core/nf_real.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC

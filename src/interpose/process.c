@@ -28,12 +28,12 @@
 #include <threads.h>
 #include <unistd.h>
 
-#include "nf_hooks.h"
+#include "hooks_int.h"
 #include "core/nf_aside.h"
-#include "nf_atfork.h"
+#include "process/nf_atfork.h"
 #include "nf_audit.h"
 #include "nf_coalesce.h"
-#include "nf_init.h"
+#include "process/nf_init.h"
 #include "core/nf_reach.h"
 #include "core/nf_real.h"
 #include "core/nf_timer.h"

@@ -13,12 +13,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "nf_hooks.h"
+#include "hooks_int.h"
 #include "nf_audit.h"
 #include "nf_auto.h"
 #include "nf_coalesce.h"
-#include "nf_fast.h"
-#include "nf_init.h"
+#include "fast_int.h"
+#include "process/nf_init.h"
 #include "nf_quickack.h"
 #include "core/nf_real.h"
 #include "nf_track.h"

@@ -11,9 +11,9 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
-#include "nf_hooks.h"
-#include "nf_init.h"
-#include "nf_sandbox.h"
+#include "hooks_int.h"
+#include "process/nf_init.h"
+#include "process/nf_sandbox.h"
 
 /* seccomp's modes and operations (linux/seccomp.h, which musl-gcc has not) */
 #define MODE_STRICT 1

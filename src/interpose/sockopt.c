@@ -4,10 +4,10 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
-#include "nf_hooks.h"
+#include "hooks_int.h"
 #include "nf_auto.h"
 #include "nf_coalesce.h"
-#include "nf_init.h"
+#include "process/nf_init.h"
 #include "core/nf_real.h"
 #include "nf_track.h"
 

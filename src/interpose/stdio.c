@@ -19,9 +19,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "nf_hooks.h"
+#include "hooks_int.h"
 #include "nf_coalesce.h"
-#include "nf_init.h"
+#include "process/nf_init.h"
 #include "core/nf_real.h"
 #include "nf_track.h"
 

@@ -14,11 +14,11 @@
 #include <sys/epoll.h>
 #include <sys/select.h>
 
-#include "nf_hooks.h"
+#include "hooks_int.h"
 #include "nf_audit.h"
 #include "nf_auto.h"
 #include "nf_coalesce.h"
-#include "nf_init.h"
+#include "process/nf_init.h"
 #include "core/nf_real.h"
 
 void nf_before_wait(int timeout_nonzero)

@@ -27,13 +27,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "nf_hooks.h"
+#include "hooks_int.h"
 #include "nf_audit.h"
 #include "nf_auto.h"
 #include "nf_coalesce.h"
 #include "core/nf_copyin.h"
-#include "nf_fast.h"
-#include "nf_init.h"
+#include "fast_int.h"
+#include "process/nf_init.h"
 #include "core/nf_real.h"
 #include "nf_track.h"
 

@@ -19,7 +19,7 @@
 #include "core/nf_conn.h"
 #include "core/nf_log.h"
 #include "core/nf_reach.h"
-#include "nf_said.h"
+#include "said_int.h"
 #include "core/nf_real.h"
 #include "core/nf_timer.h"
 #include "nf_track.h"

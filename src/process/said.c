@@ -1,5 +1,5 @@
 /*
- * said.c - a set-up message once per process tree (nf_said.h).
+ * said.c - a set-up message once per process tree (said_int.h).
  *
  * `sh -c 'a; b'` under a bad policy file loads the library three times
  * (sh, a, b), each reading the same file: without a mark the same error
@@ -8,7 +8,7 @@
  * still says its own. A program that starts others with an environment of
  * its own making drops the mark: they say it again.
  */
-#include "nf_said.h"
+#include "said_int.h"
 
 #include <errno.h>
 #include <inttypes.h>

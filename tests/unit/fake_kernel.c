@@ -12,7 +12,7 @@
 
 #include <check.h>
 
-#include "nf_init.h"
+#include "process/nf_init.h"
 #include "core/nf_real.h"
 #include "fake.h"
 

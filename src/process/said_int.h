@@ -1,10 +1,10 @@
 /*
- * nf_said.h - a set-up message said once per process tree: the first
+ * said_int.h - a set-up message said once per process tree: the first
  * process to say it marks the environment (NAGLEFIX_SAID), and the
  * programs it starts, which read the same bad file, stay silent on it.
  */
-#ifndef NF_SAID_H
-#define NF_SAID_H
+#ifndef NF_SAID_INT_H
+#define NF_SAID_INT_H
 
 /*
  * Says msg on the log unless NAGLEFIX_SAID holds its mark (an ancestor

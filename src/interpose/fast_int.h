@@ -1,15 +1,15 @@
 /*
- * nf_fast.h - the first test of the read and write hooks: is there
+ * fast_int.h - the first test of the read and write hooks: is there
  * anything for the library to do on this descriptor? A file, a pipe, a
  * UNIX or UDP socket, or a TCP socket whose rule is pass (never audited)
  * goes straight to libc, after a few loads and no call, so a program pays
  * nothing measurable where nothing stalls (issue: "within noise").
  */
-#ifndef NF_FAST_H
-#define NF_FAST_H
+#ifndef NF_FAST_INT_H
+#define NF_FAST_INT_H
 
 #include "core/nf_conn.h"
-#include "nf_init.h"
+#include "process/nf_init.h"
 
 /*
  * nf_leave_alone for the descriptors of the map only (0 past it): the

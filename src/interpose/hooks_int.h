@@ -1,13 +1,13 @@
 /*
- * nf_hooks.h - the logic behind each interposed libc name.
+ * hooks_int.h - the logic behind each interposed libc name.
  *
  * The exported function (connect) makes sure initialisation happened and
  * calls its nf_ twin (nf_connect), which does the work and reaches the
  * kernel only through nf_real. Each returns exactly what libc would, with
  * libc's errno.
  */
-#ifndef NF_HOOKS_H
-#define NF_HOOKS_H
+#ifndef NF_HOOKS_INT_H
+#define NF_HOOKS_INT_H
 
 #include <fcntl.h> /* loff_t, in musl */
 #include <poll.h>
