@@ -3,12 +3,12 @@
 # passes on a copy of this checkout's src/ and include/, and fails, naming
 # the include or the call, on copies with one wrong line added each:
 #
-#   core-to-action    src/core/conn.c includes nf_coalesce.h (core -> actions/coalesce)
+#   core-to-action    src/core/conn.c includes actions/coalesce/nf_coalesce.h (core -> actions/coalesce)
 #   common-to-core    src/common/json.c includes core/nf_conn.h (common -> core)
 #   action-to-process src/actions/auto/auto.c includes process/nf_init.h (actions/auto -> process)
-#   action-to-action  src/actions/coalesce/coalesce.c includes nf_audit.h (peer actions)
+#   action-to-action  src/actions/coalesce/coalesce.c includes actions/audit/nf_audit.h (peer actions)
 #   wire-to-core      src/wire/decode.c includes core/nf_conn.h (the packet side -> core)
-#   cli-to-action     src/cli/scan.c includes nf_track.h (cli -> actions)
+#   cli-to-action     src/cli/scan.c includes actions/nf_track.h (cli -> actions)
 #   metrics-to-wire   src/metrics/expo.c includes wire/nf_wire.h (metrics -> wire)
 #   bpf-to-wire       src/bpf/prog.c includes wire/nf_wire.h (the kernel program -> the packet side)
 #   core-to-bpf       src/core/conn.c includes bpf/nf_bpf.h (the library -> the kernel program)
@@ -76,18 +76,18 @@ bad() {
 	fi
 }
 
-bad core-to-action src/core/conn.c '#include "nf_coalesce.h"' \
-	'src/core/conn.c includes include/nf_coalesce.h (core -> actions/coalesce'
+bad core-to-action src/core/conn.c '#include "actions/coalesce/nf_coalesce.h"' \
+	'src/core/conn.c includes src/actions/coalesce/nf_coalesce.h (core -> actions/coalesce'
 bad common-to-core src/common/json.c '#include "core/nf_conn.h"' \
 	'src/common/json.c includes src/core/nf_conn.h (common -> core'
 bad action-to-process src/actions/auto/auto.c '#include "process/nf_init.h"' \
 	'src/actions/auto/auto.c includes src/process/nf_init.h (actions/auto -> process'
-bad action-to-action src/actions/coalesce/coalesce.c '#include "nf_audit.h"' \
+bad action-to-action src/actions/coalesce/coalesce.c '#include "actions/audit/nf_audit.h"' \
 	'(actions/coalesce -> actions/audit'
 bad wire-to-core src/wire/decode.c '#include "core/nf_conn.h"' \
 	'src/wire/decode.c includes src/core/nf_conn.h (wire -> core'
-bad cli-to-action src/cli/scan.c '#include "nf_track.h"' \
-	'src/cli/scan.c includes include/nf_track.h (cli -> actions'
+bad cli-to-action src/cli/scan.c '#include "actions/nf_track.h"' \
+	'src/cli/scan.c includes src/actions/nf_track.h (cli -> actions'
 bad metrics-to-wire src/metrics/expo.c '#include "wire/nf_wire.h"' \
 	'src/metrics/expo.c includes src/wire/nf_wire.h (metrics -> wire'
 bad bpf-to-wire src/bpf/prog.c '#include "wire/nf_wire.h"' \

@@ -54,8 +54,6 @@ cd "$top"
 
 # The folder of each header that has no NAME.c of its own, or two.
 HEADERS='
-nf_coalesce.h actions/coalesce
-nf_audit.h actions/audit
 nf_version.h common
 nf_fnv.h common
 nf_tcp.h common

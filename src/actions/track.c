@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "core/nf_aside.h"
-#include "nf_auto.h"
-#include "nf_quickack.h"
+#include "actions/auto/nf_auto.h"
+#include "actions/quickack/nf_quickack.h"
 #include "core/nf_reach.h"
 #include "core/nf_real.h"
 

@@ -13,10 +13,10 @@
 #include <errno.h>
 
 #include "hooks_int.h"
-#include "nf_coalesce.h"
+#include "actions/coalesce/nf_coalesce.h"
 #include "process/nf_init.h"
 #include "core/nf_real.h"
-#include "nf_track.h"
+#include "actions/nf_track.h"
 
 /* What fd holds goes first: 0, or -1 with errno. */
 static int push_before(int fd)

@@ -5,11 +5,11 @@
 #include <errno.h>
 
 #include "hooks_int.h"
-#include "nf_audit.h"
-#include "nf_coalesce.h"
+#include "actions/audit/nf_audit.h"
+#include "actions/coalesce/nf_coalesce.h"
 #include "process/nf_init.h"
 #include "core/nf_real.h"
-#include "nf_track.h"
+#include "actions/nf_track.h"
 
 int nf_socket(int domain, int type, int protocol)
 {

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "hooks_int.h"
-#include "nf_audit.h"
-#include "nf_coalesce.h"
+#include "actions/audit/nf_audit.h"
+#include "actions/coalesce/nf_coalesce.h"
 #include "core/nf_conn.h"
 #include "process/nf_init.h"
 #include "core/nf_real.h"

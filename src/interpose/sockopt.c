@@ -5,11 +5,11 @@
 #include <netinet/tcp.h>
 
 #include "hooks_int.h"
-#include "nf_auto.h"
-#include "nf_coalesce.h"
+#include "actions/auto/nf_auto.h"
+#include "actions/coalesce/nf_coalesce.h"
 #include "process/nf_init.h"
 #include "core/nf_real.h"
-#include "nf_track.h"
+#include "actions/nf_track.h"
 
 /* The program takes over its segmentation: buffered bytes go first (what
  * the kernel cannot take now keeps its place ahead of later writes). */

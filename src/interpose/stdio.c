@@ -20,10 +20,10 @@
 #include <stdio.h>
 
 #include "hooks_int.h"
-#include "nf_coalesce.h"
+#include "actions/coalesce/nf_coalesce.h"
 #include "process/nf_init.h"
 #include "core/nf_real.h"
-#include "nf_track.h"
+#include "actions/nf_track.h"
 
 /* A FILE is about to be opened on fd: never coalesce it again. */
 static void before_fdopen(int fd)

@@ -15,9 +15,9 @@
 #include <sys/select.h>
 
 #include "hooks_int.h"
-#include "nf_audit.h"
-#include "nf_auto.h"
-#include "nf_coalesce.h"
+#include "actions/audit/nf_audit.h"
+#include "actions/auto/nf_auto.h"
+#include "actions/coalesce/nf_coalesce.h"
 #include "process/nf_init.h"
 #include "core/nf_real.h"
 

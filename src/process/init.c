@@ -11,9 +11,9 @@
 #include <sys/auxv.h>
 
 #include "nf_atfork.h"
-#include "nf_audit.h"
-#include "nf_auto.h"
-#include "nf_coalesce.h"
+#include "actions/audit/nf_audit.h"
+#include "actions/auto/nf_auto.h"
+#include "actions/coalesce/nf_coalesce.h"
 #include "nf_config.h"
 #include "core/nf_guard.h"
 #include "core/nf_conn.h"
@@ -22,7 +22,7 @@
 #include "said_int.h"
 #include "core/nf_real.h"
 #include "core/nf_timer.h"
-#include "nf_track.h"
+#include "actions/nf_track.h"
 
 __thread int nf_guard_inside __attribute__((tls_model("initial-exec")));
 

@@ -7,8 +7,8 @@
 #include <sys/socket.h>
 
 #include "core/nf_aside.h"
-#include "nf_audit.h"
-#include "nf_coalesce.h"
+#include "actions/audit/nf_audit.h"
+#include "actions/coalesce/nf_coalesce.h"
 #include "core/nf_conn.h"
 #include "core/nf_guard.h"
 #include "core/nf_log.h"

@@ -20,7 +20,7 @@
 #include <pthread.h>
 
 #include "../common/peer.h"
-#include "../../include/nf_policy.h" /* NF_FLUSH_DEFAULT_US: both runners leave flush= as is */
+#include "nf_policy.h" /* NF_FLUSH_DEFAULT_US: both runners leave flush= as is */
 
 #define MIB (1024LL * 1024)
 

@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "nf_audit.h"
+#include "actions/audit/nf_audit.h"
 #include "core/nf_conn.h"
 #include "fake.h"
 #include "suites.h"

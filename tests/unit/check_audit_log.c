@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "nf_audit.h"
+#include "actions/audit/nf_audit.h"
 #include "fake.h"
 #include "suites.h"
 

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nf_coalesce.h"
-#include "../../src/actions/coalesce/coalesce_int.h" /* TRUST_AFTER, WHOLE_AFTER; nf_co_append */
+#include "actions/coalesce/nf_coalesce.h"
+#include "actions/coalesce/coalesce_int.h" /* TRUST_AFTER, WHOLE_AFTER; nf_co_append */
 #include "core/nf_conn.h"
 #include "core/nf_timer.h"
 #include "fake.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "../../src/wire/wire_int.h"
+#include "wire/wire_int.h"
 #include "../unit/unit.h"
 
 #define ORIGIN_NS 1764547200000000000ull

@@ -29,7 +29,7 @@
 
 #include "core/nf_clock.h"
 #include "core/nf_real.h"
-#include "nf_track.h"
+#include "actions/nf_track.h"
 
 struct nf_audit {
 	unsigned nwrites;
