@@ -37,7 +37,7 @@
 # (audit_log.c includes nf_audit.h first: audit), else it is a module of
 # its own name. So coalesce.c including nf_timer.h and timer.c including
 # nf_coalesce.h would be the cycle coalesce -> timer -> coalesce, though no
-# header includes itself. src/cli is left out of this graph: its nf_cli.h
+# header includes itself. src/cli is left out of this graph: its cli_int.h
 # declares the functions of several files, so the command's check is one
 # of calls instead. A file of src/cli that calls a function (nf_...(...))
 # that another one defines points to it; no file may reach itself.

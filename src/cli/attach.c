@@ -8,7 +8,7 @@
  *   naglefix attach [-c CONF | -m nodelay] [--cgroup PATH | --unit NAME | --pid PID] [--now]
  *   naglefix attach --list
  */
-#include "nf_attach.h"
+#include "attach_int.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -16,9 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nf_cli.h"
+#include "cli_int.h"
 #include "nf_config.h"
-#include "nf_fix.h"
+#include "fix_int.h"
 
 static const char usage_attach[] =
 	"usage: naglefix attach [-c CONF | -m nodelay] [--cgroup PATH | --unit NAME | --pid PID] [--now]\n"

@@ -1,10 +1,10 @@
 /*
- * attach_list.c - every cgroup's sock_ops programs (nf_attach.h): the
+ * attach_list.c - every cgroup's sock_ops programs (attach_int.h): the
  * walk over the cgroup v2 tree that attach --list and detach --all make,
  * and --list's lines: each cgroup with a program of naglefix's (its
  * rules as the kernel keeps them, and its counts) or another tool's.
  */
-#include "nf_attach.h"
+#include "attach_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nf_cli.h"
+#include "cli_int.h"
 
 #define WALK_DEPTH 32 /* a tree anyone can write to could be very deep */
 

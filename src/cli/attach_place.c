@@ -1,13 +1,13 @@
 /*
  * attach_place.c - naglefix's program put on one cgroup or taken off it
- * (nf_attach.h), with what must be checked first: that this kernel can
+ * (attach_int.h), with what must be checked first: that this kernel can
  * set TCP_NODELAY from sock_ops (the probe), and that no other program's
  * mode stands in the way. Another program is never replaced, detached or
  * silenced: where the kernel would have to (a program attached without
  * BPF_F_ALLOW_MULTI here or above), nothing is changed and one line says
  * which program and which mode.
  */
-#include "nf_attach.h"
+#include "attach_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +19,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "nf_cli.h"
+#include "cli_int.h"
 
 #define LOG_SIZE (1024 * 1024) /* the verifier's log of a refused program */
 

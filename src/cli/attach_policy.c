@@ -1,17 +1,17 @@
 /*
- * attach_policy.c - the policy attach compiles (nf_attach.h): read as
+ * attach_policy.c - the policy attach compiles (attach_int.h): read as
  * fix reads it (-c CONF, -m nodelay, else the file the library would
  * read, else nodelay for every connection), its text kept for the state
  * map, so that --list and watch --fix read back what the kernel applies.
  */
-#include "nf_attach.h"
+#include "attach_int.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "nf_cli.h"
+#include "cli_int.h"
 #include "nf_config.h"
 
 static const char every[] = "default nodelay\n";

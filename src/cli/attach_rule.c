@@ -1,6 +1,6 @@
 /*
  * attach_rule.c - one rule added to a process's cgroup in the kernel
- * (nf_attach.h), for watch --fix --attach: the holder of a stall gets
+ * (attach_int.h), for watch --fix --attach: the holder of a stall gets
  * "connect PEER nodelay" (or "accept LOCAL nodelay") in naglefix's
  * program on its cgroup, so that the next connections of its service,
  * container or pod, from any of its processes, do not stall at all.
@@ -10,7 +10,7 @@
  * replaced in its place in one step. The root cgroup is never attached
  * this way: its rules would be every program's of the host.
  */
-#include "nf_attach.h"
+#include "attach_int.h"
 
 #include <errno.h>
 #include <stdio.h>

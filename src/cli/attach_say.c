@@ -1,16 +1,16 @@
 /*
  * attach_say.c - the failures of attach and detach: one line on stderr
  * each, "naglefix CMD: TARGET: STEP: WHAT HAPPENED: WHAT TO DO", and the
- * exit status it means (nf_attach.h, naglefix(1)). Each errno bpf(2) or
+ * exit status it means (attach_int.h, naglefix(1)). Each errno bpf(2) or
  * the cgroup tree can answer is turned into a sentence here.
  */
-#include "nf_attach.h"
+#include "attach_int.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "nf_cli.h"
+#include "cli_int.h"
 
 /* One errno's meaning and the status it gives. */
 struct meaning {

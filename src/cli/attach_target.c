@@ -1,12 +1,12 @@
 /*
- * attach_target.c - the cgroup attach or detach works on (nf_attach.h):
+ * attach_target.c - the cgroup attach or detach works on (attach_int.h):
  * the root of the cgroup v2 hierarchy, or the one --cgroup, --unit or
  * --pid names, opened and locked. The lock is flock(2) on the cgroup's
  * own directory: two naglefix commands on one cgroup take turns (so two
  * attaches cannot both find no program of naglefix's and both add one),
  * and no file is made for it anywhere.
  */
-#include "nf_attach.h"
+#include "attach_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "nf_cli.h"
+#include "cli_int.h"
 
 /* PID's cgroup v2 path ("0::" of /proc/PID/cgroup), unlike
  * nf_cgroup_of_pid never the name=systemd one: a hybrid host's process

@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "nf_cli.h"
+#include "cli_int.h"
 
 static const char audit_usage[] =
 	"usage: naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]\n"

@@ -1,5 +1,5 @@
 /*
- * cgroup_name.c - the name people give a cgroup (nf_cgroup.h): the
+ * cgroup_name.c - the name people give a cgroup (cgroup_int.h): the
  * container, Kubernetes pod or systemd unit its path is made of, as their
  * tools print them, read from the path alone (a pure function).
  *
@@ -15,7 +15,7 @@
  *                  /kubepods/<qos>/pod<uid>/<64 hex> (cgroupfs driver)
  * Docker and Podman print 12 hex digits of an id, crictl 13.
  */
-#include "nf_cgroup.h"
+#include "cgroup_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nf_cli.h"
+#include "cli_int.h"
 #include "nf_config.h"
 #include "nf_policy.h"
 

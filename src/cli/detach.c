@@ -6,7 +6,7 @@
  *
  *   naglefix detach [--cgroup PATH | --unit NAME | --pid PID | --all]
  */
-#include "nf_attach.h"
+#include "attach_int.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nf_cli.h"
+#include "cli_int.h"
 
 static const char usage_detach[] =
 	"usage: naglefix detach [--cgroup PATH | --unit NAME | --pid PID | --all]\n"

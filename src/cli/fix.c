@@ -1,6 +1,6 @@
 /*
  * fix.c - naglefix fix: the config's rule applied to the TCP sockets of
- * running processes from outside, by duplicate (see nf_fix.h), once or
+ * running processes from outside, by duplicate (see fix_int.h), once or
  * (--follow) until they end; its options (--undo: fix_revert.c).
  *
  *   naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...
@@ -8,7 +8,7 @@
  * where --cgroup PATH and --unit NAME (fix_cgroup.c) stand for the PIDs of
  * the processes in a cgroup, beside those given or instead.
  */
-#include "nf_fix.h"
+#include "fix_int.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nf_cgroup.h"
-#include "nf_cli.h"
+#include "cgroup_int.h"
+#include "cli_int.h"
 #include "nf_config.h"
 
 #define FOLLOW_INTERVAL_MS 100 /* --follow: a rescan at least this often */

@@ -3,7 +3,7 @@
  * (nf_fix_inode), or the local port it listens on (nf_fix_listener); for
  * naglefix watch --fix, which knows a stalling connection by those.
  */
-#include "nf_fix.h"
+#include "fix_int.h"
 
 #include <errno.h>
 #include <string.h>

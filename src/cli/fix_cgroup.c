@@ -1,11 +1,11 @@
 /*
  * fix_cgroup.c - naglefix fix --cgroup PATH and --unit NAME: the
  * processes of a cgroup (and of its descendants) or of a running systemd
- * unit, as PIDs that fix then handles as if they had been given (nf_fix.h).
+ * unit, as PIDs that fix then handles as if they had been given (fix_int.h).
  * The set is taken once, when fix starts. A cgroup or unit that cannot be
  * found is said, with what to do, and the others are still fixed.
  */
-#include "nf_fix.h"
+#include "fix_int.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nf_cgroup.h"
-#include "nf_cli.h"
+#include "cgroup_int.h"
+#include "cli_int.h"
 
 /* Adds the text of pid to v. 0 or -ENOMEM. */
 static int pidv_add(struct nf_fix_pidv *v, const char *pid)

@@ -6,7 +6,7 @@
  * closed to others), so that a user fixing its own processes needs no
  * variable and --undo finds the records in the same place.
  */
-#include "nf_fix.h"
+#include "fix_int.h"
 
 #include <errno.h>
 #include <stdio.h>

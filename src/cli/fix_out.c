@@ -4,13 +4,13 @@
  * side, local, peer) where they mean the same, and the name of the
  * process's cgroup (its service or container, as watch names a holder).
  */
-#include "nf_fix.h"
+#include "fix_int.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "nf_cgroup.h"
-#include "nf_cli.h"
+#include "cgroup_int.h"
+#include "cli_int.h"
 
 #define CGROUP_COLUMN 20 /* the text table's CGROUP width (longer names overflow it) */
 

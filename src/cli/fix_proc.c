@@ -3,7 +3,7 @@
  * start time and owner, whether the library runs in it, and its socket
  * descriptors from /proc/PID/fd.
  */
-#include "nf_fix.h"
+#include "fix_int.h"
 
 #include <dirent.h>
 #include <errno.h>

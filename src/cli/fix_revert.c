@@ -4,7 +4,7 @@
  * each only if the process, the descriptor and TCP_NODELAY 1 are still as
  * fix left them; the record removed after.
  */
-#include "nf_fix.h"
+#include "fix_int.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * on stderr that says what happened and what to do, and the exit status
  * it raises the run's to.
  */
-#include "nf_fix.h"
+#include "fix_int.h"
 
 #include <errno.h>
 #include <stdio.h>

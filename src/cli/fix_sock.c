@@ -4,7 +4,7 @@
  * (which answers in the program's network namespace), TCP_NODELAY read
  * and set on it (the same socket the program holds).
  */
-#include "nf_fix.h"
+#include "fix_int.h"
 
 #include <errno.h>
 #include <netinet/in.h>

@@ -6,7 +6,7 @@
  * descriptor reused since. A file whose process has ended is removed by
  * the next run (nf_fix_undo_sweep).
  */
-#include "nf_fix.h"
+#include "fix_int.h"
 
 #include <dirent.h>
 #include <errno.h>

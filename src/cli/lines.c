@@ -4,7 +4,7 @@
  * never held, and counted, so no input (a device, a pipe fed forever, a
  * file with no newline) costs more memory than the buffer.
  */
-#include "nf_cli.h"
+#include "cli_int.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -18,10 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nf_attach.h"
-#include "nf_cli.h"
+#include "attach_int.h"
+#include "cli_int.h"
 #include "nf_config.h"
-#include "nf_fix.h"
+#include "fix_int.h"
 #include "nf_policy.h"
 #include "nf_version.h"
 

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nf_cli.h"
+#include "cli_int.h"
 #include "nf_fnv.h"
 
 #define FIELD_LEN 512

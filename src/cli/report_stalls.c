@@ -6,7 +6,7 @@
  * costs at most the table. A stall that finds the table full is not
  * kept: the caller counts it and says so.
  */
-#include "nf_cli.h"
+#include "cli_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

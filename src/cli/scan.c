@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "wire/nf_cap.h"
-#include "nf_cli.h"
+#include "cli_int.h"
 #include "wire/nf_pkt.h"
 #include "wire/nf_wire.h"
 

@@ -19,7 +19,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "nf_cli.h"
+#include "cli_int.h"
 #include "wire/nf_feed.h"
 
 #define FEED_BATCH 1024 /* segments a batch: a hand-over costs far less than its work */

@@ -5,7 +5,7 @@
  * while PROGRAM ran (the record file of nf_reach.h): no verdict where
  * nothing was seen, and each program it saw started but could not enter.
  */
-#include "nf_cli.h"
+#include "cli_int.h"
 
 #include <limits.h>
 #include <stdio.h>

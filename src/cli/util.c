@@ -1,11 +1,11 @@
 /*
- * util.c - what several of the command's files share (nf_cli.h): a word
+ * util.c - what several of the command's files share (cli_int.h): a word
  * quoted for a message, a usage error said in one line, a string written
  * as JSON, and the library put first in LD_PRELOAD. Here, in one place
  * below the subcommands, so that no circle runs between the
  * command's files (naglefix.c calls audit.c, which would call back).
  */
-#include "nf_cli.h"
+#include "cli_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

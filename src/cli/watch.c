@@ -25,8 +25,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "nf_cgroup.h"
-#include "nf_cli.h"
+#include "cgroup_int.h"
+#include "cli_int.h"
 #include "metrics/nf_endpoint.h"
 #include "metrics/nf_metrics.h"
 #include "wire/nf_owner.h"

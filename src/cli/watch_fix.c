@@ -2,7 +2,7 @@
  * watch_fix.c - naglefix watch --fix: at a connection's first stall, the
  * holder's socket fixed at once when the holder is a process of this host
  * (TCP_NODELAY set through a duplicate of its descriptor, nf_fix_inode of
- * nf_fix.h, recorded for `naglefix fix --undo PID`), and the listener it
+ * fix_int.h, recorded for `naglefix fix --undo PID`), and the listener it
  * was accepted from too (nf_fix_listener: the connections it accepts from
  * then on get TCP_NODELAY from it). When the holder is elsewhere and the
  * end that delays its ACK is here, the receiving end's fix is printed
@@ -18,9 +18,9 @@
 #include <time.h>
 
 #include "nf_addr.h"
-#include "nf_attach.h"
-#include "nf_cli.h"
-#include "nf_fix.h"
+#include "attach_int.h"
+#include "cli_int.h"
+#include "fix_int.h"
 #include "wire/nf_owner.h"
 #include "watch_int.h"
 

@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "nf_addr.h"
-#include "nf_cli.h"
+#include "cli_int.h"
 #include "nf_json.h"
 #include "watch_int.h"
 

@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "nf_addr.h"
-#include "nf_cli.h"
+#include "cli_int.h"
 #include "metrics/nf_metrics.h"
 #include "watch_int.h"
 

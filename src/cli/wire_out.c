@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "nf_addr.h"
-#include "nf_cli.h"
+#include "cli_int.h"
 
 #define FIX_MAX 160
 

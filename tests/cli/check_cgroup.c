@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../src/cli/nf_cgroup.h"
+#include "cli/cgroup_int.h"
 #include "../unit/unit.h"
 
 #ifndef CGROUP2_SUPER_MAGIC

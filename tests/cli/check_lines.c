@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../src/cli/nf_cli.h"
+#include "cli/cli_int.h"
 #include "../unit/unit.h"
 
 #define MAX 16 /* the longest line these tests keep */

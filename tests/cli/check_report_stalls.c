@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../src/cli/nf_cli.h"
+#include "cli/cli_int.h"
 #include "../unit/unit.h"
 
 static size_t plenty = (size_t)1 << 30;

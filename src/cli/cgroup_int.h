@@ -1,5 +1,5 @@
 /*
- * nf_cgroup.h - the cgroups of this host as the command meets them
+ * cgroup_int.h - the cgroups of this host as the command meets them
  * (cgroup.c: where the cgroup2 hierarchy is, a process's cgroup, the
  * directory an argument or a systemd unit names, the processes in one;
  * cgroup_name.c: the name people give a cgroup). Private to the command.
@@ -9,8 +9,8 @@
  * directories start with the mount point ("/sys/fs/cgroup/system.slice/...").
  * Functions that may fail return 0 or a negative errno.
  */
-#ifndef NF_CGROUP_H
-#define NF_CGROUP_H
+#ifndef NF_CGROUP_INT_H
+#define NF_CGROUP_INT_H
 
 #include <stddef.h>
 #include <sys/types.h>

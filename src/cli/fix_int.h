@@ -1,5 +1,5 @@
 /*
- * nf_fix.h - fixing a running program from outside (naglefix fix): its
+ * fix_int.h - fixing a running program from outside (naglefix fix): its
  * TCP sockets taken by duplicate (pidfd_open + pidfd_getfd), identified
  * from the duplicate, TCP_NODELAY set on it (the same socket as the
  * program's), and what was set recorded so that it can be undone.
@@ -18,8 +18,8 @@
  * Every function returns 0 or a negative errno unless it says otherwise;
  * none exits or prints, except fix.c's and fix_out.c's.
  */
-#ifndef NF_FIX_H
-#define NF_FIX_H
+#ifndef NF_FIX_INT_H
+#define NF_FIX_INT_H
 
 #include <stdint.h>
 #include <stdio.h>

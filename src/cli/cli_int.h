@@ -1,8 +1,8 @@
 /*
- * nf_cli.h - the parts of the naglefix command shared between its files.
+ * cli_int.h - the parts of the naglefix command shared between its files.
  */
-#ifndef NF_CLI_H
-#define NF_CLI_H
+#ifndef NF_CLI_INT_H
+#define NF_CLI_INT_H
 
 #include <stdint.h>
 #include <stdio.h>

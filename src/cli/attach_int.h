@@ -1,5 +1,5 @@
 /*
- * nf_attach.h - naglefix attach, detach and attach --list: the policy's
+ * attach_int.h - naglefix attach, detach and attach --list: the policy's
  * nodelay rules put in the kernel for a cgroup (src/bpf's program), and
  * what watch --fix uses of it. Private to the command.
  *
@@ -15,8 +15,8 @@
  * Functions return 0 or an NF_ATTACH_EXIT_* status after saying why on
  * stderr, unless they say otherwise.
  */
-#ifndef NF_ATTACH_H
-#define NF_ATTACH_H
+#ifndef NF_ATTACH_INT_H
+#define NF_ATTACH_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,7 +24,7 @@
 #include <sys/types.h>
 
 #include "bpf/nf_bpf.h"
-#include "nf_cgroup.h"
+#include "cgroup_int.h"
 #include "nf_policy.h"
 
 /* Exit statuses of attach and detach (naglefix(1)). */
