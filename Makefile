@@ -278,9 +278,10 @@ test-exports: $(B)/libnaglefix.so
 		src/core/nf_hook_list.h $(LIB_OBJS)
 
 # The include graph of src/ and include/: no cycle, no include that points
-# the wrong way between src/'s folders, no circle between the command's
-# files (tests/check-layers.sh says how it is read; its self-test proves it
-# fails on a wrong arrow).
+# the wrong way between src/'s folders, no private header (NAME_int.h)
+# reached from another folder, every header named by the rule, no circle
+# between the command's files (tests/check-layers.sh says how it is read;
+# its self-test proves it fails on each).
 test-layers:
 	@bash -c '. tests/lib.sh; part check-layers.sh tests/check-layers.sh; \
 		part check-layers-self.sh tests/check-layers-self.sh; finish'

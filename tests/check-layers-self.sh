@@ -13,10 +13,17 @@
 #   bpf-to-wire       src/bpf/prog.c includes wire/nf_wire.h (the kernel program -> the packet side)
 #   core-to-bpf       src/core/conn.c includes bpf/nf_bpf.h (the library -> the kernel program)
 #   cli-to-interpose  src/cli/report.c includes interpose/fast_int.h (cli -> interpose)
-#   no-folder         src/core/clock.c includes nf_nosuch.h (a header of no folder)
+#   no-such-header    src/core/clock.c includes nf_nosuch.h (found nowhere)
+#   private-header    src/cli/scan.c includes wire/wire_int.h (cli -> wire is an
+#                     arrow, but wire_int.h is src/wire's own)
+#   private-sibling   src/actions/auto/auto.c includes ../coalesce/coalesce_int.h
+#   unnamed-header    a new src/core/lonely.h (neither nf_NAME.h nor NAME_int.h)
+#   unshared-header   a new src/core/nf_lonely.h that no other folder includes
+#   private-in-shared a new include/policy_int.h
 #   module-cycle      src/core/nf_clock.h includes nf_timer.h (timer.c includes nf_clock.h)
 #   cli-circle        src/cli/util.c calls nf_cli_audit (audit.c calls nf_cli_quote)
 #
+# A FILE that does not exist is made with the LINE.
 # Each line is "PASS name" or "FAIL name: why"; ends with "N passed, M failed".
 # T=pattern picks checks by name (check-layers.sh itself runs whole here).
 set -u
@@ -96,8 +103,18 @@ bad core-to-bpf src/core/conn.c '#include "bpf/nf_bpf.h"' \
 	'src/core/conn.c includes src/bpf/nf_bpf.h (core -> bpf'
 bad cli-to-interpose src/cli/report.c '#include "interpose/fast_int.h"' \
 	'src/cli/report.c includes src/interpose/fast_int.h (cli -> interpose'
-bad no-folder src/core/clock.c '#include "nf_nosuch.h"' \
-	'src/core/clock.c includes include/nf_nosuch.h: a header of no folder'
+bad no-such-header src/core/clock.c '#include "nf_nosuch.h"' \
+	'src/core/clock.c includes include/nf_nosuch.h: no such header'
+bad private-header src/cli/scan.c '#include "wire/wire_int.h"' \
+	'src/cli/scan.c includes src/wire/wire_int.h: private to wire'
+bad private-sibling src/actions/auto/auto.c '#include "../coalesce/coalesce_int.h"' \
+	'src/actions/auto/auto.c includes src/actions/coalesce/coalesce_int.h: private to actions/coalesce'
+bad unnamed-header src/core/lonely.h '/* lonely.h */' \
+	'src/core/lonely.h: neither nf_NAME.h (offered to other folders) nor NAME_int.h'
+bad unshared-header src/core/nf_lonely.h '/* nf_lonely.h */' \
+	'src/core/nf_lonely.h: no file of another folder includes it: name it lonely_int.h'
+bad private-in-shared include/policy_int.h '/* policy_int.h */' \
+	'include/policy_int.h: include/ holds what every part shares, named nf_NAME.h'
 bad module-cycle src/core/nf_clock.h '#include "nf_timer.h"' \
 	'clock -> timer (src/core/nf_clock.h includes src/core/nf_timer.h)'
 bad cli-circle src/cli/util.c 'static int nf_self_test(void) { return nf_cli_audit(0, 0); }' \

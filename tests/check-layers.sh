@@ -1,21 +1,23 @@
 #!/bin/sh
 # check-layers.sh [TOP] - proves that the folders of TOP's src/ (default:
 # this checkout) only point down: no include between two folders that the
-# table below does not allow, no cycle between the modules of the library
-# and of the packet side, and no circle between the command's files.
+# table below does not allow, no private header included from another
+# folder, every header named by the one rule, no cycle between the
+# modules of the library and of the packet side, and no circle between
+# the command's files.
 #
-# Folders. A file of src/ is in the folder it lives in, relative to src/
-# (src/actions/coalesce/coalesce.c: actions/coalesce). A header of
-# include/, nf_NAME.h, is in the folder of its module's file NAME.c
-# (include/nf_timer.h: core, for src/core/timer.c), or, for a header with
-# no such file or with two (src/interpose/sandbox.c beside
-# src/process/sandbox.c), in the folder HEADERS below names. A header with
-# neither is a failure: add it to HEADERS.
+# Folders, read from the path alone. A file of src/ is in the folder it
+# lives in, relative to src/ (src/actions/coalesce/coalesce.c and
+# src/actions/coalesce/nf_coalesce.h: actions/coalesce). A header of
+# include/ is common's: include/ holds what every part shares (the
+# headers of src/common and the header-only ones such as nf_fnv.h).
 #
-# Arrows. Each `#include "..."` of a file of src/ or include/ (the name
-# found beside the file, else under src/, else in include/) is an arrow from the file's
-# folder to the header's; an arrow inside one folder is always allowed,
-# one between two folders only if ARROWS lists it. The picture: the
+# Arrows. Each `#include "..."` of a file of src/ or include/ is found as
+# the compiler finds it (-iquote src -Iinclude): beside the file, else
+# under src/ ("core/nf_conn.h": src/core/nf_conn.h), else in include/; a
+# name found nowhere is a failure. It is an arrow from the file's folder
+# to the header's; an arrow inside one folder is always allowed, one
+# between two folders only if ARROWS lists it. The picture: the
 # libc-named entry points call the process's life (load, fork, seccomp),
 # which calls the actions, which call the core, which calls what is common;
 # the packet side and the command share nothing with the preloaded library
@@ -31,8 +33,16 @@
 # and inside actions/: track.c (actions/) decides a socket's action and
 # hands it to auto or quickack; audit asks track for the decision.
 #
+# Header names, one rule everywhere. A header of src/ is either NAME_int.h,
+# private to its folder (no file of another folder may include it, even
+# along an allowed arrow), or nf_NAME.h, what its folder offers the
+# folders above it: some file of another folder includes it, directly or
+# through another nf_ header of its folder (nf_hook_list.h, through
+# nf_real.h); an nf_ header nobody else reaches is named NAME_int.h
+# instead. A header of include/ is nf_NAME.h.
+#
 # Modules (the cycle check, as before the folders): a header is the module
-# of its name (include/nf_timer.h: timer); a .c file belongs to the module
+# of its name (src/core/nf_timer.h: timer); a .c file belongs to the module
 # of its first quoted include when that header is of its own folder
 # (audit_log.c includes nf_audit.h first: audit), else it is a module of
 # its own name. So coalesce.c including nf_timer.h and timer.c including
@@ -42,22 +52,16 @@
 # of calls instead. A file of src/cli that calls a function (nf_...(...))
 # that another one defines points to it; no file may reach itself.
 #
-# Prints each wrong arrow (the include that makes it), each cycle (its
+# Prints each wrong arrow (the include that makes it), each private header
+# reached from outside, each header wrongly named, each cycle (its
 # modules and the includes that close it) and each circle of calls, and
-# ends with "N passed, M failed" over the three checks; exits 1 on a
+# ends with "N passed, M failed" over the five checks; exits 1 on a
 # failure, 2 if TOP has no src/. T=pattern picks checks by name.
 set -eu
 
 top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 [ -d "$top/src" ] || { echo "$0: no src/ in $top" >&2; exit 2; }
 cd "$top"
-
-# The folder of each header that has no NAME.c of its own, or two.
-HEADERS='
-nf_version.h common
-nf_fnv.h common
-nf_tcp.h common
-'
 
 # FROM TO...: the folders FROM may include from, beside its own.
 ARROWS='
@@ -99,25 +103,15 @@ done <"$tmp/files" >"$tmp/edges"
 # header that does not exist: its folder is "?").
 { cat "$tmp/files"; cut -f2 "$tmp/edges"; } | sort -u |
 	while read -r f; do
-		case $f in
-		src/*) d=${f#src/}; d=${d%/*} ;;
-		include/*)
-			h=${f#include/}
-			d=$(printf '%s\n' "$HEADERS" | awk -v h="$h" '$1 == h { print $2 }')
-			if [ -z "$d" ]; then
-				n=${h#nf_}
-				n=${n%.h}
-				impl=$(grep -E "^src/(.*/)?$n\\.c\$" "$tmp/files" || true)
-				if [ -n "$impl" ] && [ "$(printf '%s\n' "$impl" | wc -l)" -eq 1 ]; then
-					d=${impl#src/}
-					d=${d%/*}
-				else
-					d='?'
-				fi
-			fi
-			;;
-		*) d='?' ;;
-		esac
+		if [ ! -e "$f" ]; then
+			d='?'
+		else
+			case $f in
+			src/*) d=${f#src/}; d=${d%/*} ;;
+			include/*) d=common ;;
+			*) d='?' ;;
+			esac
+		fi
 		printf '%s\t%s\n' "$f" "$d"
 	done >"$tmp/folders"
 
@@ -147,7 +141,7 @@ awk -F'\t' 'FILENAME == ARGV[1] { split($0, a, " "); ok[a[1], a[2]] = 1; known[a
 	    {
 		from = dir[$1]; to = dir[$2]
 		if (to == "?")
-			printf "  %s includes %s: a header of no folder (add it to HEADERS)\n", $1, $2
+			printf "  %s includes %s: no such header (beside it, under src/ or in include/)\n", $1, $2
 		else if (!(from in known))
 			printf "  %s includes %s: folder %s is in no row of ARROWS\n", $1, $2, from
 		else if (from != to && !ok[from, to])
@@ -161,6 +155,68 @@ elif [ -s "$tmp/wrong" ]; then
 	failed=$((failed + 1))
 else
 	echo "PASS layers-folders: $(grep -c '^src/' "$tmp/files") files in $(grep '^src/' "$tmp/folders" | cut -f2 | sort -u | wc -l | tr -d ' ') folders, $(awk -F'\t' 'NR == FNR { d[$1] = $2; next } d[$1] != d[$2] { print d[$1], d[$2] }' "$tmp/folders" "$tmp/edges" | sort -u | wc -l | tr -d ' ') arrows between them"
+	passed=$((passed + 1))
+fi
+
+# ---- private headers: a NAME_int.h only from a file of its own folder
+awk -F'\t' 'FILENAME == ARGV[1] { dir[$1] = $2; next }
+	    {
+		n = $2; sub(/.*\//, "", n)
+		if (n ~ /_int\.h$/ && dir[$2] != "?" && dir[$1] != dir[$2])
+			printf "  %s includes %s: private to %s (a NAME_int.h is its own folder'"'"'s)\n", $1, $2, dir[$2]
+	    }' "$tmp/folders" "$tmp/edges" >"$tmp/private"
+if ! selected layers-private; then
+	:
+elif [ -s "$tmp/private" ]; then
+	echo "FAIL layers-private: a private header included from another folder:"
+	cat "$tmp/private"
+	failed=$((failed + 1))
+else
+	echo "PASS layers-private: $(grep -c '_int\.h$' "$tmp/files") private headers, each included from its own folder only"
+	passed=$((passed + 1))
+fi
+
+# ---- header names: NAME_int.h (its folder's own) or nf_NAME.h (offered:
+# reached from another folder, directly or through its folder's nf_
+# headers); include/'s are nf_NAME.h.
+grep '\.h$' "$tmp/files" >"$tmp/headers" || true
+awk -F'\t' 'FILENAME == ARGV[1] { dir[$1] = $2; next }
+	    FILENAME == ARGV[2] { hdr[++nh] = $1; next }
+	    { from[++ne] = $1; to[ne] = $2 }
+	    END {
+		for (i = 1; i <= ne; i++)
+			if (dir[from[i]] != dir[to[i]]) reached[to[i]] = 1
+		do {
+			grew = 0
+			for (i = 1; i <= ne; i++)
+				if (reached[from[i]] && dir[from[i]] == dir[to[i]] && !reached[to[i]]) {
+					reached[to[i]] = 1
+					grew = 1
+				}
+		} while (grew)
+		for (k = 1; k <= nh; k++) {
+			h = hdr[k]; n = h; sub(/.*\//, "", n)
+			if (h ~ /^include\//) {
+				if (n !~ /^nf_[a-z0-9_]+\.h$/ || n ~ /_int\.h$/)
+					printf "  %s: include/ holds what every part shares, named nf_NAME.h\n", h
+			} else if (n ~ /^[a-z0-9_]+_int\.h$/) {
+				continue
+			} else if (n !~ /^nf_[a-z0-9_]+\.h$/) {
+				printf "  %s: neither nf_NAME.h (offered to other folders) nor NAME_int.h (its folder'"'"'s own)\n", h
+			} else if (!reached[h]) {
+				m = n; sub(/^nf_/, "", m); sub(/\.h$/, "", m)
+				printf "  %s: no file of another folder includes it: name it %s_int.h\n", h, m
+			}
+		}
+	    }' "$tmp/folders" "$tmp/headers" "$tmp/edges" >"$tmp/names"
+if ! selected layers-header-names; then
+	:
+elif [ -s "$tmp/names" ]; then
+	echo "FAIL layers-header-names: a header named against the rule:"
+	cat "$tmp/names"
+	failed=$((failed + 1))
+else
+	echo "PASS layers-header-names: $(grep -c '^include/' "$tmp/headers") in include/, $(grep '^src/' "$tmp/headers" | grep -vc '_int\.h$') nf_NAME.h and $(grep -c '_int\.h$' "$tmp/headers") NAME_int.h in src/"
 	passed=$((passed + 1))
 fi
 
