@@ -1,26 +1,30 @@
 #!/usr/bin/env bash
-# run.sh [README] - the man pages (tests/run-all.sh: man): every page of src/man/
+# run.sh - the documents (tests/run-all.sh: man). Every page of src/man/
 # passes `mandoc -T lint -W warning` and `groff -man -t -ww -z` with no
-# message, and `man -l` renders it with its NAME; the opening and every
-# "## " section of README before "## License" is in some page: its
-# numbers, code spans and code lines (readme_in_man.py says which). The
-# default README is readme-before-cut.md beside this script: the README
-# as it was (1,397 lines) before it became a front door and its detail
-# moved into the pages; so the pages keep all of it.
-# Also proves the last check can fail: against a page with nothing in it
-# every section is missing, and the pages without naglefix(7)'s SPEED
-# section miss the README's "Speed" (if it has one). Pass an older README
-# (git show REV:README.md >old.md) to check what a shorter one dropped.
+# message, and `man -l` renders it with its NAME; a page holds no date
+# but its title's (a reference, not a diary), and naglefix(7) stays a
+# reference of at most MAX7 lines (1,200: the contributors' map is
+# src/README.md, the benchmarks' notebook tests/bench/README.md).
+# What the documents say of the tree is checked against it
+# (doc_check.py): src/README.md's source tree names every file of src/
+# and nothing that is not there, every folder of src/ has a README.md,
+# and every path of the tree (src/..., tests/..., conf/..., include/...)
+# named by a page, README.md, src/README.md, tests/README.md,
+# tests/bench/README.md or a folder's README.md exists. A file added,
+# moved or renamed without its documents fails here.
+# Also proves each of those checks can fail: on a copy of src/ with a file
+# added and one removed, on a document naming a path that is not there,
+# on a page with a date.
 # Ends with "N passed, M failed"; T=pattern selects checks (tests/lib.sh).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$top/tests/lib.sh"
-readme=${1:-$top/tests/man/readme-before-cut.md}
 here=$top/tests/man
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export LC_ALL=C.UTF-8
+MAX7=${MAX7:-1200}
 
 for tool in mandoc groff man python3; do
 	command -v "$tool" >/dev/null || {
@@ -29,12 +33,6 @@ for tool in mandoc groff man python3; do
 		exit
 	}
 done
-# a copy: README may be a pipe (<(git show REV:README.md)), read twice below
-if ! cat "$readme" >"$tmp/README.md" 2>/dev/null || [ ! -s "$tmp/README.md" ]; then
-	echo "$0: cannot read $readme" >&2
-	exit 2
-fi
-readme=$tmp/README.md
 
 pages=("$top"/src/man/*.[1-9])
 [ -e "${pages[0]}" ] || { fail "pages" "no page in src/man"; finish; exit; }
@@ -72,57 +70,83 @@ for page in "${pages[@]}"; do
 	fi
 done
 
-# judge_sections LOG: one check per line of readme_in_man.py's output.
-judge_sections() {
-	local state section detail
-	while IFS=$'\t' read -r state section detail; do
-		if [ "$state" = ok ]; then pass "readme-in-man $section: $detail"
-		else fail "readme-in-man $section" "$detail"; fi
+# verdicts LOG: one check per line of doc_check.py's output
+# ("ok|fail<TAB>NAME<TAB>detail"), those T selects.
+verdicts() {
+	local state name detail
+	while IFS=$'\t' read -r state name detail; do
+		selected "$name" || continue
+		if [ "$state" = ok ]; then pass "$name: $detail"
+		else fail "$name" "$detail"; fi
 	done <"$1"
 }
 
-if selected "readme-in-man"; then
-	timeout 120 python3 "$here/readme_in_man.py" "$readme" "${pages[@]}" >"$tmp/sections" 2>"$tmp/err"
-	rc=$?
-	if [ "$rc" -gt 1 ] || [ ! -s "$tmp/sections" ]; then
-		fail "readme-in-man" "readme_in_man.py status $rc" "$tmp/err"
+# doc_check ARGS...: runs doc_check.py, its verdicts counted; a run that
+# prints nothing, or fails otherwise than by a failed check, fails.
+doc_check() {
+	timeout 120 python3 "$here/doc_check.py" "$@" >"$tmp/out" 2>"$tmp/err"
+	local rc=$?
+	if [ "$rc" -gt 1 ] || [ ! -s "$tmp/out" ]; then
+		fail "doc_check $1" "doc_check.py status $rc" "$tmp/err"
 	else
-		judge_sections "$tmp/sections"
+		verdicts "$tmp/out"
+	fi
+}
+
+for page in "${pages[@]}"; do
+	doc_check dates "$page"
+done
+
+if selected "length naglefix.7"; then
+	n=$(wc -l <"$top/src/man/naglefix.7")
+	if [ "$n" -le "$MAX7" ]; then pass "length naglefix.7: $n lines (at most $MAX7)"
+	else fail "length naglefix.7" "$n lines, more than $MAX7: a reference, not a notebook"; fi
+fi
+
+doc_check tree "$top/src/README.md" "$top/src"
+
+docs=("${pages[@]}" "$top/README.md" "$top/src/README.md" "$top/tests/README.md" "$top/tests/bench/README.md")
+while IFS= read -r f; do docs+=("$f"); done < <(find "$top/src" -mindepth 2 -name README.md | sort)
+doc_check paths "$top" "${docs[@]}"
+
+# The controls: each check above fails where it should.
+# A copy of src/ with a file no line names, and without a file a line
+# names: both found, by name.
+if selected "src-tree catches a file added and one gone"; then
+	cp -r "$top/src" "$tmp/src"
+	: >"$tmp/src/core/unlisted.c"
+	rm "$tmp/src/core/clock.c"
+	python3 "$here/doc_check.py" tree "$top/src/README.md" "$tmp/src" >"$tmp/ctl" 2>&1
+	rc=$?
+	if [ "$rc" -eq 1 ] && grep -q $'^fail\tsrc-tree lists every file\t.*src/core/unlisted.c' "$tmp/ctl" &&
+		grep -q $'^fail\tsrc-tree names only what exists\t.*src/core/clock.c' "$tmp/ctl"; then
+		pass "src-tree catches a file added and one gone"
+	else
+		fail "src-tree catches a file added and one gone" "status $rc" "$tmp/ctl"
 	fi
 fi
 
-# The controls. A page that holds nothing of the README: every section
-# must be missing.
-if selected "readme-in-man fails without the pages"; then
-	mkdir "$tmp/stub"
-	printf '.TH STUB 7 2026-12-01\n.SH NAME\nstub \\- nothing\n' >"$tmp/stub/stub.7"
-	timeout 120 python3 "$here/readme_in_man.py" "$readme" "$tmp/stub/stub.7" >"$tmp/stubout" 2>&1
+# A document naming a path that is not in the tree, beside one that is.
+if selected "paths catches a path that is not there"; then
+	printf 'See `tests/man/run.sh` and `tests/nosuch/run.sh`.\n' >"$tmp/doc.md"
+	python3 "$here/doc_check.py" paths "$top" "$tmp/doc.md" >"$tmp/ctl" 2>&1
 	rc=$?
-	n=$(grep -c '' "$tmp/stubout")
-	if [ "$rc" -eq 1 ] && [ "$n" -gt 0 ] && [ "$(grep -c '^missing' "$tmp/stubout")" -eq "$n" ]; then
-		pass "readme-in-man fails without the pages ($n of $n sections missing)"
+	if [ "$rc" -eq 1 ] && grep -q 'tests/nosuch/run.sh' "$tmp/ctl" && ! grep -q 'tests/man/run.sh' "$tmp/ctl"; then
+		pass "paths catches a path that is not there"
 	else
-		fail "readme-in-man fails without the pages" "status $rc; not every section missing" "$tmp/stubout"
+		fail "paths catches a path that is not there" "status $rc" "$tmp/ctl"
 	fi
 fi
 
-# naglefix(7) without its SPEED section (up to the next .SH): the README's
-# "Speed" must be missing (while the README has one).
-if selected "readme-in-man catches a dropped section"; then
-	if ! grep -q '^## Speed' "$readme"; then
-		skip "readme-in-man catches a dropped section" "no \"## Speed\" in the README"
+# A page with a date in its text.
+if selected "no dates catches a date"; then
+	printf '.TH STUB 7 2026-12-01\n.SH NAME\nstub \\- measured on 2026-12-01\n' >"$tmp/stub.7"
+	python3 "$here/doc_check.py" dates "$tmp/stub.7" >"$tmp/ctl" 2>&1
+	rc=$?
+	if [ "$rc" -eq 1 ] && grep -q '3: 2026-12-01' "$tmp/ctl"; then
+		pass "no dates catches a date"
 	else
-		mkdir "$tmp/cut"
-		cp "${pages[@]}" "$tmp/cut/"
-		awk '/^\.SH / { skip = ($2 == "SPEED") } !skip' "$top/src/man/naglefix.7" >"$tmp/cut/naglefix.7"
-		timeout 120 python3 "$here/readme_in_man.py" "$readme" "$tmp/cut"/*.[1-9] >"$tmp/cutout" 2>&1
-		rc=$?
-		if [ "$rc" -eq 1 ] && grep -q $'^missing\tSpeed\t' "$tmp/cutout" &&
-			! grep -q '^\.SH SPEED' "$tmp/cut/naglefix.7"; then
-			pass "readme-in-man catches a dropped section ($(grep -c '^missing' "$tmp/cutout") missing)"
-		else
-			fail "readme-in-man catches a dropped section" "status $rc; Speed not reported missing" "$tmp/cutout"
-		fi
+		fail "no dates catches a date" "status $rc" "$tmp/ctl"
 	fi
 fi
 

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""doc_check.py - what the documents claim about the tree, checked against it.
+
+  doc_check.py tree README SRC   README's source tree (the indented block
+        under its "## The source tree") against the directory SRC: every
+        file of SRC has its line, every line names what exists, and every
+        folder of SRC but man/ has a README.md. A line is a name (a file,
+        a folder ending in "/", or a glob such as "*.h": a rule for the
+        folder's files it matches, if any), then its description; its
+        indentation, two spaces a level, says which folder it is in.
+  doc_check.py paths TOP DOC...  every path of the tree that each DOC
+        names (a word beginning src/, tests/, conf/ or include/) exists
+        under TOP, as a file, a folder or a glob's match; a man page is read
+        as mandoc renders it. Words with a placeholder (NAME, <module>) are
+        not paths.
+  doc_check.py dates PAGE   a man page's text holds no date (YYYY-MM-DD)
+        but its title line's: a reference is not a diary.
+
+Prints one line per check, "ok<TAB>NAME<TAB>detail" or
+"fail<TAB>NAME<TAB>what is wrong"; exits 0 iff every check is ok, 2 on a
+usage error.
+"""
+import fnmatch
+import glob
+import os
+import re
+import subprocess
+import sys
+
+PATH = re.compile(r'(?<![\w/.-])((?:src|tests|conf|include)/[A-Za-z0-9_.*+/-]*[A-Za-z0-9_*/])')
+PLACEHOLDER = re.compile(r'^[A-Z][A-Z_]+$')
+DATE = re.compile(r'\b(?:19|20)\d\d-[01]\d-[0-3]\d\b')
+
+
+def say(ok, name, detail):
+    print('%s\t%s\t%s' % ('ok' if ok else 'fail', name, detail))
+    return ok
+
+
+def tree_lines(readme):
+    """The (depth, name) of each line of README's source tree block."""
+    out, inside, block = [], False, False
+    for line in open(readme, encoding='utf-8'):
+        line = line.rstrip('\n')
+        if line.startswith('## '):
+            if block:
+                break
+            inside = line[3:].strip().lower() == 'the source tree'
+            continue
+        if not inside:
+            continue
+        if line.startswith('    ') and line.strip():
+            block = True
+            body = line[4:]
+            depth = (len(body) - len(body.lstrip(' '))) // 2
+            out.append((depth, body.split()[0]))
+        elif block and line.strip():
+            break
+    return out
+
+
+def tree_paths(lines):
+    """Each line's path relative to the tree's root folder, and the root."""
+    if not lines or lines[0][0] != 0 or not lines[0][1].endswith('/'):
+        return None, []
+    root, stack, paths = lines[0][1].rstrip('/'), [], []
+    for depth, name in lines[1:]:
+        if depth < 1 or depth > len(stack) + 1:
+            paths.append((None, name))
+            continue
+        stack = stack[:depth - 1]
+        paths.append(('/'.join(stack + [name.rstrip('/')]), name))
+        if name.endswith('/'):
+            stack.append(name.rstrip('/'))
+    return root, paths
+
+
+def files_under(top):
+    out = []
+    for d, dirs, files in os.walk(top):
+        dirs.sort()
+        rel = os.path.relpath(d, top)
+        for f in sorted(files):
+            out.append(f if rel == '.' else rel + '/' + f)
+    return out
+
+
+def check_tree(readme, src):
+    lines = tree_lines(readme)
+    root, paths = tree_paths(lines)
+    if root is None:
+        return say(False, 'src-tree', '%s: no "## The source tree" block starting with a folder' % readme)
+    files = files_under(src)
+    named, globs, dangling = set(), [], []
+    for rel, name in paths:
+        if rel is None:
+            dangling.append('%s (indented under nothing)' % name)
+        elif '*' in rel:
+            hits = [f for f in files if os.path.dirname(f) == os.path.dirname(rel)
+                    and fnmatch.fnmatch(os.path.basename(f), os.path.basename(rel))]
+            if not os.path.isdir(os.path.join(src, os.path.dirname(rel))):
+                dangling.append('%s/%s' % (root, rel))
+            globs.extend(hits)
+        elif name.endswith('/'):
+            if not os.path.isdir(os.path.join(src, rel)):
+                dangling.append('%s/%s' % (root, rel + '/'))
+        elif not os.path.isfile(os.path.join(src, rel)):
+            dangling.append('%s/%s' % (root, rel))
+        else:
+            named.add(rel)
+    missing = [f for f in files if f not in named and f not in globs]
+    ok = say(not missing, 'src-tree lists every file',
+             '%d files of %s/, each with its line' % (len(files), root) if not missing else
+             '%d without a line in %s: %s' % (len(missing), readme, ' '.join(root + '/' + m for m in missing[:8])))
+    ok &= say(not dangling, 'src-tree names only what exists',
+              '%d lines' % len(paths) if not dangling else 'no such file: ' + ' '.join(dangling[:8]))
+    folders = sorted({os.path.dirname(f) for f in files if '/' in f})
+    bare = [d for d in folders if d.split('/')[0] != 'man' and not os.path.isfile(os.path.join(src, d, 'README.md'))]
+    ok &= say(not bare, 'src folders have a README.md',
+              '%d folders' % len(folders) if not bare else 'no README.md in ' + ' '.join(root + '/' + d for d in bare))
+    return ok
+
+
+def text_of(doc):
+    if re.search(r'\.[1-9]$', doc):
+        out = subprocess.run(['mandoc', '-T', 'ascii', '-O', 'width=1000', doc], capture_output=True)
+        if out.returncode > 1:
+            sys.exit('doc_check: mandoc failed on %s' % doc)
+        return re.sub(r'.\x08', '', out.stdout.decode('utf-8', errors='replace'))
+    return open(doc, encoding='utf-8').read()
+
+
+def is_placeholder(path, after):
+    if after in '<{':
+        return True
+    parts = re.split(r'[/._-]', path)
+    return any(PLACEHOLDER.match(p) and p not in ('README', 'LICENSE') for p in parts)
+
+
+def check_paths(top, docs):
+    ok = True
+    for doc in docs:
+        if not os.path.isfile(doc):
+            ok &= say(False, 'paths %s' % os.path.relpath(doc, top), 'no such document')
+            continue
+        text = text_of(doc)
+        seen, bad = [], []
+        for m in PATH.finditer(text):
+            path = m.group(1).rstrip('/')
+            after = text[m.end():m.end() + 1]
+            if is_placeholder(path, after) or path in seen:
+                continue
+            seen.append(path)
+            full = os.path.join(top, path)
+            if '*' in path:
+                if not glob.glob(full):
+                    bad.append(path)
+            elif not os.path.exists(full):
+                bad.append(path)
+        name = 'paths %s' % os.path.relpath(doc, top)
+        ok &= say(not bad, name, '%d paths of the tree, each there' % len(seen) if not bad else
+                  '%d named but not in the tree: %s' % (len(bad), ' '.join(bad[:8])))
+    return ok
+
+
+def check_dates(page):
+    hits = []
+    for n, line in enumerate(open(page, encoding='utf-8'), 1):
+        if line.startswith('.TH '):
+            continue
+        hits += ['%d: %s' % (n, d) for d in DATE.findall(line)]
+    return say(not hits, 'no dates %s' % os.path.basename(page),
+               'none but the title line\'s' if not hits else '%d: %s' % (len(hits), ', '.join(hits[:6])))
+
+
+def main():
+    a = sys.argv[1:]
+    if len(a) == 3 and a[0] == 'tree':
+        ok = check_tree(a[1], a[2])
+    elif len(a) >= 3 and a[0] == 'paths':
+        ok = check_paths(a[1], a[2:])
+    elif len(a) == 2 and a[0] == 'dates':
+        ok = check_dates(a[1])
+    else:
+        sys.stderr.write(__doc__)
+        sys.exit(2)
+    sys.exit(0 if ok else 1)
+
+
+main()
