@@ -234,7 +234,7 @@ static int apply_nodelay(struct fixer *f, struct target *t, const struct nf_fix_
 	r->after = r->before;
 	if (r->before == 1) {
 		r->result = NF_FIX_UNCHANGED;
-	} else if ((rc = nf_fix_undo_record(&t->p, s->fd, s->ino)) < 0 && nf_fix_is_mfile(rc)) {
+	} else if ((rc = nf_fix_record_add(&t->p, s->fd, s->ino)) < 0 && nf_fix_is_mfile(rc)) {
 		close(dup);
 		return rc; /* the record needs one descriptor more than the duplicate */
 	} else if (rc < 0) {
@@ -354,7 +354,7 @@ static int first_checks(struct fixer *f, struct target *t)
 	}
 	if (rc < 0)
 		return rc;
-	if (!f->run.dry && (rc = nf_fix_undo_writable(t->p.pid)) < 0) {
+	if (!f->run.dry && (rc = nf_fix_record_writable(t->p.pid)) < 0) {
 		char why[160];
 
 		if (nf_fix_is_mfile(rc))
@@ -556,7 +556,7 @@ static int run_fix(struct fixer *f, int n, char **pids)
 	free(ts);
 	free(f->left);
 	if (!f->run.dry)
-		nf_fix_undo_sweep(); /* --follow's own too: their processes have ended */
+		nf_fix_record_sweep(); /* --follow's own too: their processes have ended */
 	return f->run.status;
 }
 

@@ -20,7 +20,7 @@ static int set_on(const struct nf_fix_proc *p, int fd, unsigned long ino, struct
 	rc = nf_fix_sock_identify(dup, fd, ino, &d.sock);
 	if (rc == 0) {
 		d.before = d.sock.nodelay;
-		if (d.before == 0 && (rc = nf_fix_undo_record(p, fd, ino)) == 0 &&
+		if (d.before == 0 && (rc = nf_fix_record_add(p, fd, ino)) == 0 &&
 		    (rc = nf_fix_sock_set_nodelay(dup, 1)) == 0) {
 			d.recorded = 1;
 			d.sock.nodelay = nf_fix_sock_nodelay(dup);

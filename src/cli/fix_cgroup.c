@@ -168,9 +168,9 @@ int nf_fix_pidv_recorded(struct nf_fix_run *r, struct nf_fix_pidv *v)
 	int w = v->given, n = v->n - v->given;
 
 	for (int i = v->given; i < v->n; i++) {
-		struct nf_fix_undo_entry *e = NULL;
+		struct nf_fix_record_entry *e = NULL;
 		size_t ne;
-		int rc = nf_fix_undo_read((pid_t)atol(v->v[i]), &e, &ne);
+		int rc = nf_fix_record_read((pid_t)atol(v->v[i]), &e, &ne);
 
 		if (rc == 0)
 			free(e);

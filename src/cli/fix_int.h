@@ -7,7 +7,7 @@
  *   fix_proc.c  the process: pidfd, start time, library check, /proc/PID/fd
  *   fix_sock.c  one socket: taken, identified, TCP_NODELAY read and set
  *   fix_dir.c   where the records are kept, for the user naglefix runs as
- *   fix_undo.c  the record of what fix set, one file a process (record, undo)
+ *   fix_record.c  the record of what fix set, one file a process
  *   fix_out.c   the lines it prints (text, --json)
  *   fix_say.c   its failures, one line each, and the exit status
  *   fix_api.c   nf_fix_inode and nf_fix_listener, for watch --fix
@@ -176,7 +176,7 @@ int nf_fix_state_dir_safe(void);
  * in buf: what is wrong with the directory for -EPERM, else strerror. */
 const char *nf_fix_state_dir_why(int rc, char *buf, size_t len);
 
-/* --- fix_undo.c: the record, one file a process --- */
+/* --- fix_record.c: the record, one file a process --- */
 
 /*
  * Records that fix turned TCP_NODELAY from 0 to 1 on fd (inode ino) of
@@ -185,15 +185,15 @@ const char *nf_fix_state_dir_why(int rc, char *buf, size_t len);
  * emptied first). One write, under flock: fix and watch --fix may record
  * at once; a line repeated is read once. Returns 0 or a negative errno.
  */
-int nf_fix_undo_record(const struct nf_fix_proc *p, int fd, unsigned long ino);
+int nf_fix_record_add(const struct nf_fix_proc *p, int fd, unsigned long ino);
 
 /* Checks that a record of pid can be written (the directory made and
  * writable, the file, if there, writable) before anything is changed;
  * makes no file. */
-int nf_fix_undo_writable(pid_t pid);
+int nf_fix_record_writable(pid_t pid);
 
 /* One recorded change. */
-struct nf_fix_undo_entry {
+struct nf_fix_record_entry {
 	pid_t pid;
 	unsigned long long start;
 	int fd;
@@ -207,10 +207,10 @@ struct nf_fix_undo_entry {
  * nothing of pid), -EINVAL (a line that is not a record, or longer than
  * 255 bytes), ...
  */
-int nf_fix_undo_read(pid_t pid, struct nf_fix_undo_entry **out, size_t *n);
+int nf_fix_record_read(pid_t pid, struct nf_fix_record_entry **out, size_t *n);
 
 /* Removes pid's state file (0, or a negative errno; -ENOENT is 0). */
-int nf_fix_undo_forget(pid_t pid);
+int nf_fix_record_forget(pid_t pid);
 
 /*
  * Removes the records that can no longer be undone: their process has
@@ -219,7 +219,7 @@ int nf_fix_undo_forget(pid_t pid);
  * being written is never lost. Returns how many it removed, or a
  * negative errno (the directory unreadable; -ENOENT: none yet).
  */
-int nf_fix_undo_sweep(void);
+int nf_fix_record_sweep(void);
 
 /* --- fix_api.c: for naglefix watch --fix --- */
 

@@ -1,6 +1,6 @@
 /*
  * fix_revert.c - naglefix fix --undo: what fix (or watch --fix) turned on,
- * read from the record (fix_undo.c), turned off again socket by socket,
+ * read from the record (fix_record.c), turned off again socket by socket,
  * each only if the process, the descriptor and TCP_NODELAY 1 are still as
  * fix left them; the record removed after.
  */
@@ -15,7 +15,7 @@
 /* Turns TCP_NODELAY off again on one recorded socket of p, if it is still
  * that socket and still on. Returns 0, or a fatal negative errno. */
 static int undo_one(struct nf_fix_run *f, const struct nf_fix_proc *p,
-		    const struct nf_fix_undo_entry *e)
+		    const struct nf_fix_record_entry *e)
 {
 	struct nf_fix_sock s = { .fd = e->fd, .ino = e->ino, .nodelay = -1 };
 	struct nf_fix_row r = { .pid = p->pid, .s = &s, .side = "-", .undo = 1, .before = -1 };
@@ -55,10 +55,10 @@ static int undo_one(struct nf_fix_run *f, const struct nf_fix_proc *p,
 /* Undoes what the record of pid lists; says why not, if not. */
 static void undo_pid(struct nf_fix_run *f, pid_t pid)
 {
-	struct nf_fix_undo_entry *v = NULL;
+	struct nf_fix_record_entry *v = NULL;
 	struct nf_fix_proc p = { .pid = pid, .pidfd = -1 };
 	size_t n = 0, i;
-	int rc = nf_fix_undo_read(pid, &v, &n);
+	int rc = nf_fix_record_read(pid, &v, &n);
 	char why[160];
 
 	if (rc < 0 || n == 0) {
@@ -76,13 +76,13 @@ static void undo_pid(struct nf_fix_run *f, pid_t pid)
 			"record's at %llu): nothing undone%s\n",
 			(int)pid, p.start, v[0].start, f->dry ? "" : ", the record removed");
 		if (!f->dry)
-			nf_fix_undo_forget(pid);
+			nf_fix_record_forget(pid);
 		nf_fix_worse(f, NF_FIX_EXIT_GONE);
 	} else if (rc == -ESRCH) {
 		fprintf(stderr, "naglefix fix: pid %d: the process has ended: nothing to undo%s\n",
 			(int)pid, f->dry ? "" : ", the record removed");
 		if (!f->dry)
-			nf_fix_undo_forget(pid);
+			nf_fix_record_forget(pid);
 		nf_fix_worse(f, NF_FIX_EXIT_GONE);
 	} else if (rc == 0) {
 		for (i = 0; i < n && rc == 0; i++)
@@ -91,7 +91,7 @@ static void undo_pid(struct nf_fix_run *f, pid_t pid)
 		if (rc < 0)
 			nf_fix_say_error(f, &p, rc, 1); /* the record kept: what is left can be undone later */
 		else if (!f->dry)
-			nf_fix_undo_forget(pid);
+			nf_fix_record_forget(pid);
 	} else {
 		p.pid = pid;
 		p.pidfd = -1;
@@ -106,6 +106,6 @@ int nf_fix_revert(struct nf_fix_run *f, int n, char **pids)
 	for (int i = 0; i < n; i++)
 		undo_pid(f, (pid_t)atoi(pids[i]));
 	if (!f->dry)
-		nf_fix_undo_sweep();
+		nf_fix_record_sweep();
 	return f->status;
 }

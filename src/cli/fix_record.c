@@ -1,10 +1,10 @@
 /*
- * fix_undo.c - what fix set, kept so that it can be undone, and only
+ * fix_record.c - what fix set, kept so that it can be undone, and only
  * that: one state file a process, DIR/fix-PID (DIR: fix_dir.c), a line
  * "PID START FD INO" for each socket fix turned TCP_NODELAY on (from 0).
  * START (the process's start time) tells a PID reused since; INO a
  * descriptor reused since. A file whose process has ended is removed by
- * the next run (nf_fix_undo_sweep).
+ * the next run (nf_fix_record_sweep).
  */
 #include "fix_int.h"
 
@@ -64,7 +64,7 @@ static int open_state(pid_t pid)
 	return rc < 0 ? rc : fd;
 }
 
-int nf_fix_undo_writable(pid_t pid)
+int nf_fix_record_writable(pid_t pid)
 {
 	const char *dir = nf_fix_state_dir();
 	char path[4096];
@@ -82,7 +82,7 @@ int nf_fix_undo_writable(pid_t pid)
 }
 
 /* Parses one line; 0, or -EINVAL. */
-static int parse_line(const char *line, struct nf_fix_undo_entry *e)
+static int parse_line(const char *line, struct nf_fix_record_entry *e)
 {
 	int pid, fd;
 	char tail;
@@ -99,7 +99,7 @@ static int parse_line(const char *line, struct nf_fix_undo_entry *e)
  * holds an entry's place + 1, 0 when empty; nslots a power of two at
  * least twice n. */
 struct entries {
-	struct nf_fix_undo_entry *v;
+	struct nf_fix_record_entry *v;
 	size_t n, cap;
 	size_t *slot, nslots;
 };
@@ -119,7 +119,7 @@ static int entries_grow(struct entries *es)
 {
 	if (es->n == es->cap) {
 		size_t ncap = es->cap ? 2 * es->cap : 16;
-		struct nf_fix_undo_entry *nv = realloc(es->v, ncap * sizeof(*nv));
+		struct nf_fix_record_entry *nv = realloc(es->v, ncap * sizeof(*nv));
 
 		if (!nv)
 			return -ENOMEM;
@@ -145,7 +145,7 @@ static int entries_grow(struct entries *es)
 /* e, in place of the entry of its descriptor if there is one (the later
  * line is the socket fix turned on last at that number: the earlier one's
  * socket was closed since, nothing of it to undo). 0, or -ENOMEM. */
-static int entries_put(struct entries *es, const struct nf_fix_undo_entry *e)
+static int entries_put(struct entries *es, const struct nf_fix_record_entry *e)
 {
 	size_t *slot = es->nslots ? entry_slot(es, e->fd) : NULL;
 
@@ -163,10 +163,10 @@ static int entries_put(struct entries *es, const struct nf_fix_undo_entry *e)
 /* Reads every line of the open state file fd (from its start): one entry
  * a descriptor, so memory follows the process's descriptors, not the
  * record's length (a --follow of days). */
-static int read_entries(int fd, struct nf_fix_undo_entry **out, size_t *n)
+static int read_entries(int fd, struct nf_fix_record_entry **out, size_t *n)
 {
 	struct entries es = { 0 };
-	struct nf_fix_undo_entry e;
+	struct nf_fix_record_entry e;
 	char line[256];
 	int dfd = dup(fd), rc = 0;
 	FILE *f;
@@ -196,7 +196,7 @@ static int read_entries(int fd, struct nf_fix_undo_entry **out, size_t *n)
 static int first_start(int fd, unsigned long long *start)
 {
 	char line[128];
-	struct nf_fix_undo_entry e;
+	struct nf_fix_record_entry e;
 	ssize_t n = pread(fd, line, sizeof(line) - 1, 0);
 	char *nl;
 
@@ -214,7 +214,7 @@ static int first_start(int fd, unsigned long long *start)
 	return 0;
 }
 
-int nf_fix_undo_record(const struct nf_fix_proc *p, int fd, unsigned long ino)
+int nf_fix_record_add(const struct nf_fix_proc *p, int fd, unsigned long ino)
 {
 	char line[128];
 	unsigned long long start;
@@ -234,7 +234,7 @@ int nf_fix_undo_record(const struct nf_fix_proc *p, int fd, unsigned long ino)
 	return rc;
 }
 
-int nf_fix_undo_read(pid_t pid, struct nf_fix_undo_entry **out, size_t *n)
+int nf_fix_record_read(pid_t pid, struct nf_fix_record_entry **out, size_t *n)
 {
 	char path[4096];
 	int fd, rc = nf_fix_state_dir_safe();
@@ -255,7 +255,7 @@ int nf_fix_undo_read(pid_t pid, struct nf_fix_undo_entry **out, size_t *n)
 	return rc;
 }
 
-int nf_fix_undo_forget(pid_t pid)
+int nf_fix_record_forget(pid_t pid)
 {
 	char path[4096];
 	int fd, rc = 0;
@@ -294,7 +294,7 @@ static int sweep_one(int dirfd, const char *name)
 	return gone;
 }
 
-int nf_fix_undo_sweep(void)
+int nf_fix_record_sweep(void)
 {
 	DIR *d;
 	struct dirent *e;
