@@ -1,7 +1,7 @@
 /*
  * fix.c - naglefix fix: the config's rule applied to the TCP sockets of
  * running processes from outside, by duplicate (see fix_int.h), once or
- * (--follow) until they end; its options (--undo: fix_revert.c).
+ * (--follow) until they end; its options (--undo: fix_undo.c).
  *
  *   naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...
  *   naglefix fix --undo [--dry-run] [--json] PID...
@@ -730,7 +730,7 @@ int nf_cli_fix(int argc, char **argv)
 	if (rc == 0 && undo)
 		rc = nf_fix_pidv_recorded(&f.run, &v);
 	if (rc == 0)
-		rc = undo ? nf_fix_revert(&f.run, v.n, v.v) : run_fix(&f, v.n, v.v);
+		rc = undo ? nf_fix_undo(&f.run, v.n, v.v) : run_fix(&f, v.n, v.v);
 	if (!undo)
 		nf_policy_free(&f.pol);
 	nf_fix_pidv_free(&v);

@@ -11,7 +11,7 @@
  *   fix_out.c   the lines it prints (text, --json)
  *   fix_say.c   its failures, one line each, and the exit status
  *   fix_api.c   nf_fix_inode and nf_fix_listener, for watch --fix
- *   fix_revert.c  --undo
+ *   fix_undo.c    --undo: the record read, each socket turned off again
  *   fix_cgroup.c  --cgroup and --unit: the processes of a cgroup as PIDs
  *   fix.c       the command
  *
@@ -285,7 +285,7 @@ void nf_fix_out_header(FILE *out);
 /* r as a table row or (json) a JSON line, flushed. */
 void nf_fix_out_row(FILE *out, int json, const struct nf_fix_row *r);
 
-/* --- the command's run (fix.c, fix_revert.c) and its failures (fix_say.c) --- */
+/* --- the command's run (fix.c, fix_undo.c) and its failures (fix_say.c) --- */
 
 struct nf_fix_run {
 	int dry, json, follow;
@@ -320,7 +320,7 @@ enum nf_fix_notcp {
 void nf_fix_say_no_tcp(struct nf_fix_run *r, pid_t pid, enum nf_fix_notcp when);
 
 /* naglefix fix --undo PID...: r's dry and json as given. Returns r's status. */
-int nf_fix_revert(struct nf_fix_run *r, int n, char **pids);
+int nf_fix_undo(struct nf_fix_run *r, int n, char **pids);
 
 /* --- fix_cgroup.c: --cgroup PATH, --unit NAME --- */
 

@@ -1,5 +1,5 @@
 /*
- * fix_revert.c - naglefix fix --undo: what fix (or watch --fix) turned on,
+ * fix_undo.c - naglefix fix --undo: what fix (or watch --fix) turned on,
  * read from the record (fix_record.c), turned off again socket by socket,
  * each only if the process, the descriptor and TCP_NODELAY 1 are still as
  * fix left them; the record removed after.
@@ -101,7 +101,7 @@ static void undo_pid(struct nf_fix_run *f, pid_t pid)
 	free(v);
 }
 
-int nf_fix_revert(struct nf_fix_run *f, int n, char **pids)
+int nf_fix_undo(struct nf_fix_run *f, int n, char **pids)
 {
 	for (int i = 0; i < n; i++)
 		undo_pid(f, (pid_t)atoi(pids[i]));
