@@ -6,7 +6,7 @@
  *   attach_target.c  the cgroup a command names: found, opened, locked
  *   attach_policy.c  the policy: read, its text kept, what the kernel cannot apply
  *   attach_place.c   naglefix's program put on one cgroup, or taken off
- *   attach_say.c     the failures, one line each, and their exit status
+ *   attach_errors.c  the failures, one line each, and their exit status
  *   attach_list.c    every cgroup's sock_ops programs (--list, detach --all)
  *   attach_rule.c    one rule added to a process's cgroup (watch --fix --attach)
  *   attach.c         naglefix attach
@@ -120,7 +120,7 @@ int nf_attach_place(const char *cmd, const struct nf_attach_target *t,
 /* Takes naglefix's program off t's cgroup; *n gets how many went. */
 int nf_attach_remove(const char *cmd, const struct nf_attach_target *t, size_t *n);
 
-/* --- attach_say.c --- */
+/* --- attach_errors.c --- */
 
 /*
  * Says, in one line on stderr ("naglefix CMD: ..."), why step (a few

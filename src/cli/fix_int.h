@@ -4,16 +4,16 @@
  * from the duplicate, TCP_NODELAY set on it (the same socket as the
  * program's), and what was set recorded so that it can be undone.
  *
- *   fix_proc.c  the process: pidfd, start time, library check, /proc/PID/fd
- *   fix_sock.c  one socket: taken, identified, TCP_NODELAY read and set
- *   fix_dir.c   where the records are kept, for the user naglefix runs as
+ *   fix_proc.c    the process: pidfd, start time, library check, /proc/PID/fd
+ *   fix_sock.c    one socket: taken, identified, TCP_NODELAY read and set
+ *   fix_dir.c     where the records are kept, for the user naglefix runs as
  *   fix_record.c  the record of what fix set, one file a process
- *   fix_out.c   the lines it prints (text, --json)
- *   fix_say.c   its failures, one line each, and the exit status
- *   fix_api.c   nf_fix_inode and nf_fix_listener, for watch --fix
+ *   fix_out.c     the lines it prints (text, --json)
+ *   fix_errors.c  its failures, one line each, and the exit status
+ *   fix_api.c     nf_fix_inode and nf_fix_listener, for watch --fix
  *   fix_undo.c    --undo: the record read, each socket turned off again
  *   fix_cgroup.c  --cgroup and --unit: the processes of a cgroup as PIDs
- *   fix.c       the command
+ *   fix.c         the command
  *
  * Every function returns 0 or a negative errno unless it says otherwise;
  * none exits or prints, except fix.c's and fix_out.c's.
@@ -285,7 +285,7 @@ void nf_fix_out_header(FILE *out);
 /* r as a table row or (json) a JSON line, flushed. */
 void nf_fix_out_row(FILE *out, int json, const struct nf_fix_row *r);
 
-/* --- the command's run (fix.c, fix_undo.c) and its failures (fix_say.c) --- */
+/* --- the command's run (fix.c, fix_undo.c) and its failures (fix_errors.c) --- */
 
 struct nf_fix_run {
 	int dry, json, follow;

@@ -1,5 +1,5 @@
 /*
- * fix_say.c - the failures of naglefix fix and fix --undo, each one line
+ * fix_errors.c - the failures of naglefix fix and fix --undo, each one line
  * on stderr that says what happened and what to do, and the exit status
  * it raises the run's to.
  */

@@ -1,5 +1,5 @@
 /*
- * attach_say.c - the failures of attach and detach: one line on stderr
+ * attach_errors.c - the failures of attach and detach: one line on stderr
  * each, "naglefix CMD: TARGET: STEP: WHAT HAPPENED: WHAT TO DO", and the
  * exit status it means (attach_int.h, naglefix(1)). Each errno bpf(2) or
  * the cgroup tree can answer is turned into a sentence here.
