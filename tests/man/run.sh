@@ -10,8 +10,8 @@
 # and nothing that is not there, every folder of src/ has a README.md,
 # and every path of the tree (src/..., tests/..., conf/..., include/...)
 # named by a page, README.md, src/README.md, tests/README.md,
-# tests/bench/README.md or a folder's README.md exists. A file added,
-# moved or renamed without its documents fails here.
+# tests/bench/README.md or a folder's README.md (src/*/, include/)
+# exists. A file added, moved or renamed without its documents fails here.
 # Also proves each of those checks can fail: on a copy of src/ with a file
 # added and one removed, on a document naming a path that is not there,
 # on a page with a date.
@@ -106,7 +106,8 @@ fi
 doc_check tree "$top/src/README.md" "$top/src"
 
 docs=("${pages[@]}" "$top/README.md" "$top/src/README.md" "$top/tests/README.md" "$top/tests/bench/README.md")
-while IFS= read -r f; do docs+=("$f"); done < <(find "$top/src" -mindepth 2 -name README.md | sort)
+while IFS= read -r f; do docs+=("$f"); done < <(
+	{ find "$top/src" -mindepth 2 -name README.md; find "$top/include" -name README.md; } | sort)
 doc_check paths "$top" "${docs[@]}"
 
 # The controls: each check above fails where it should.
