@@ -15,6 +15,10 @@
         not paths.
   doc_check.py dates PAGE   a man page's text holds no date (YYYY-MM-DD)
         but its title line's: a reference is not a diary.
+  doc_check.py arrows README LAYERS   README's table of arrows (the
+        indented lines "FROM, FROM -> TO, TO", where "F (each)" is F and
+        its subfolders) says exactly what the ARROWS table of LAYERS
+        (tests/check-layers.sh) allows.
 
 Prints one line per check, "ok<TAB>NAME<TAB>detail" or
 "fail<TAB>NAME<TAB>what is wrong"; exits 0 iff every check is ok, 2 on a
@@ -173,6 +177,56 @@ def check_dates(page):
                'none but the title line\'s' if not hits else '%d: %s' % (len(hits), ', '.join(hits[:6])))
 
 
+def layer_arrows(script):
+    """(from, to) of check-layers.sh's ARROWS table, and its folders."""
+    text = open(script, encoding='utf-8').read()
+    m = re.search(r"^ARROWS='\n(.*?)^'", text, re.M | re.S)
+    if not m:
+        return None, set()
+    pairs, folders = set(), set()
+    for line in m.group(1).splitlines():
+        words = line.split()
+        if words:
+            folders.update(words)
+            pairs.update((words[0], t) for t in words[1:])
+    return pairs, folders
+
+
+def readme_arrows(readme, folders):
+    pairs = set()
+    for line in open(readme, encoding='utf-8'):
+        if not line.startswith('    ') or '->' not in line:
+            continue
+        left, right = line.strip().split('->', 1)
+        tos = set()
+        for item in right.split(','):
+            item = item.strip()
+            if item.endswith('(each)'):
+                base = item[:-len('(each)')].strip()
+                tos.update(f for f in folders if f == base or f.startswith(base + '/'))
+            elif item:
+                tos.add(item)
+        for f in left.split(','):
+            pairs.update((f.strip(), t) for t in tos)
+    return pairs
+
+
+def check_arrows(readme, script):
+    want, folders = layer_arrows(script)
+    if want is None:
+        return say(False, 'arrows', '%s: no ARROWS table' % script)
+    have = readme_arrows(readme, folders)
+    extra = sorted(have - want)
+    lack = sorted(want - have)
+    detail = '%d arrows, as %s allows' % (len(have), os.path.basename(script))
+    if extra or lack:
+        detail = '; '.join(x for x in (
+            'not allowed there: ' + ' '.join('%s->%s' % p for p in extra[:6]) if extra else '',
+            'missing: ' + ' '.join('%s->%s' % p for p in lack[:6]) if lack else '') if x)
+    name = os.path.join(os.path.basename(os.path.dirname(os.path.abspath(readme))), os.path.basename(readme))
+    return say(not extra and not lack, 'arrows %s' % name, detail)
+
+
 def main():
     a = sys.argv[1:]
     if len(a) == 3 and a[0] == 'tree':
@@ -181,6 +235,8 @@ def main():
         ok = check_paths(a[1], a[2:])
     elif len(a) == 2 and a[0] == 'dates':
         ok = check_dates(a[1])
+    elif len(a) == 3 and a[0] == 'arrows':
+        ok = check_arrows(a[1], a[2])
     else:
         sys.stderr.write(__doc__)
         sys.exit(2)

@@ -7,13 +7,15 @@
 # src/README.md, the benchmarks' notebook tests/bench/README.md).
 # What the documents say of the tree is checked against it
 # (doc_check.py): src/README.md's source tree names every file of src/
-# and nothing that is not there, every folder of src/ has a README.md,
+# and nothing that is not there, its arrows are those
+# tests/check-layers.sh enforces, every folder of src/ has a README.md,
 # and every path of the tree (src/..., tests/..., conf/..., include/...)
 # named by a page, README.md, src/README.md, tests/README.md,
 # tests/bench/README.md or a folder's README.md (src/*/, include/)
 # exists. A file added, moved or renamed without its documents fails here.
 # Also proves each of those checks can fail: on a copy of src/ with a file
-# added and one removed, on a document naming a path that is not there,
+# added and one removed, on the map with an arrow gone and one too many,
+# on a document naming a path that is not there,
 # on a page with a date.
 # Ends with "N passed, M failed"; T=pattern selects checks (tests/lib.sh).
 set -u
@@ -104,6 +106,7 @@ if selected "length naglefix.7"; then
 fi
 
 doc_check tree "$top/src/README.md" "$top/src"
+doc_check arrows "$top/src/README.md" "$top/tests/check-layers.sh"
 
 docs=("${pages[@]}" "$top/README.md" "$top/src/README.md" "$top/tests/README.md" "$top/tests/bench/README.md")
 while IFS= read -r f; do docs+=("$f"); done < <(
@@ -127,8 +130,25 @@ if selected "src-tree catches a file added and one gone"; then
 	fi
 fi
 
+# The map's arrows with one line gone, and with an arrow too many.
+if selected "arrows catches a map the layer check does not enforce"; then
+	grep -v '^    core  *-> common$' "$top/src/README.md" >"$tmp/gone.md"
+	sed 's/^\(    wire, metrics, bpf -> common\)$/\1, core/' "$top/src/README.md" >"$tmp/more.md"
+	python3 "$here/doc_check.py" arrows "$tmp/gone.md" "$top/tests/check-layers.sh" >"$tmp/ctl" 2>&1
+	rc1=$?
+	python3 "$here/doc_check.py" arrows "$tmp/more.md" "$top/tests/check-layers.sh" >>"$tmp/ctl" 2>&1
+	rc2=$?
+	if [ "$rc1" -eq 1 ] && [ "$rc2" -eq 1 ] && grep -q 'missing: core->common' "$tmp/ctl" &&
+		grep -q 'not allowed there: .*wire->core' "$tmp/ctl"; then
+		pass "arrows catches a map the layer check does not enforce"
+	else
+		fail "arrows catches a map the layer check does not enforce" "status $rc1, $rc2" "$tmp/ctl"
+	fi
+fi
+
 # A document naming a path that is not in the tree, beside one that is.
 if selected "paths catches a path that is not there"; then
+	# shellcheck disable=SC2016 # backquotes as markdown writes them
 	printf 'See `tests/man/run.sh` and `tests/nosuch/run.sh`.\n' >"$tmp/doc.md"
 	python3 "$here/doc_check.py" paths "$top" "$tmp/doc.md" >"$tmp/ctl" 2>&1
 	rc=$?
