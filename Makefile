@@ -189,7 +189,8 @@ test-attach: all $(B)/tests/attach/check_bpf $(B)/tests/attach/match_table
 test-fix: all
 	tests/fix/run.sh
 
-# The man pages: lint (mandoc, groff) and the README's content in them
+# The documents: the man pages linted (mandoc, groff), and what they and the
+# READMEs say of the tree checked against it
 # (tests/man/run.sh).
 test-man:
 	tests/man/run.sh
