@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/nf_aside.h"
 #include "actions/auto/nf_auto.h"
 #include "actions/quickack/nf_quickack.h"
+#include "core/nf_aside.h"
 #include "core/nf_reach.h"
 #include "core/nf_real.h"
 

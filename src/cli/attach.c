@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "cli_int.h"
-#include "nf_config.h"
 #include "fix_int.h"
+#include "nf_config.h"
 
 static const char usage_attach[] =
 	"usage: naglefix attach [-c CONF | -m nodelay] [--cgroup PATH | --unit NAME | --pid PID] [--now]\n"

@@ -23,9 +23,9 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "bpf/nf_bpf.h"
 #include "cgroup_int.h"
 #include "nf_policy.h"
+#include "bpf/nf_bpf.h"
 
 /* Exit statuses of attach and detach (naglefix(1)). */
 #define NF_ATTACH_EXIT_PARTIAL 1 /* done, but --now or --all left something */

@@ -20,8 +20,8 @@
 
 #include "attach_int.h"
 #include "cli_int.h"
-#include "nf_config.h"
 #include "fix_int.h"
+#include "nf_config.h"
 #include "nf_policy.h"
 #include "nf_version.h"
 

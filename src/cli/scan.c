@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "wire/nf_cap.h"
 #include "cli_int.h"
+#include "wire/nf_cap.h"
 #include "wire/nf_pkt.h"
 #include "wire/nf_wire.h"
 

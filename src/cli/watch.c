@@ -27,13 +27,13 @@
 
 #include "cgroup_int.h"
 #include "cli_int.h"
+#include "watch_int.h"
 #include "metrics/nf_endpoint.h"
 #include "metrics/nf_metrics.h"
 #include "wire/nf_owner.h"
 #include "wire/nf_pkt.h"
 #include "wire/nf_ring.h"
 #include "wire/nf_wire.h"
-#include "watch_int.h"
 
 #define TICK_MS 100 /* the loop wakes at least this often to expire connections */
 

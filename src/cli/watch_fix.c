@@ -17,12 +17,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "nf_addr.h"
 #include "attach_int.h"
 #include "cli_int.h"
 #include "fix_int.h"
-#include "wire/nf_owner.h"
+#include "nf_addr.h"
 #include "watch_int.h"
+#include "wire/nf_owner.h"
 
 /* What was done to one socket. */
 struct done {

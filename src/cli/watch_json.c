@@ -15,8 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "nf_addr.h"
 #include "cli_int.h"
+#include "nf_addr.h"
 #include "nf_json.h"
 #include "watch_int.h"
 

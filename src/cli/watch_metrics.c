@@ -15,9 +15,9 @@
 #include <time.h>
 
 #include "nf_addr.h"
+#include "watch_int.h"
 #include "metrics/nf_endpoint.h"
 #include "metrics/nf_metrics.h"
-#include "watch_int.h"
 
 #define FILE_EVERY_S 5
 

@@ -14,10 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "nf_addr.h"
 #include "cli_int.h"
-#include "metrics/nf_metrics.h"
+#include "nf_addr.h"
 #include "watch_int.h"
+#include "metrics/nf_metrics.h"
 
 #define FIX_MAX 160
 

@@ -9,8 +9,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "nf_addr.h"
 #include "cli_int.h"
+#include "nf_addr.h"
 
 #define FIX_MAX 160
 

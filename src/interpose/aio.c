@@ -14,9 +14,9 @@
 
 #include "hooks_int.h"
 #include "actions/coalesce/nf_coalesce.h"
-#include "process/nf_init.h"
-#include "core/nf_real.h"
 #include "actions/nf_track.h"
+#include "core/nf_real.h"
+#include "process/nf_init.h"
 
 /* What fd holds goes first: 0, or -1 with errno. */
 static int push_before(int fd)

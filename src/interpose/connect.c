@@ -7,9 +7,9 @@
 #include "hooks_int.h"
 #include "actions/audit/nf_audit.h"
 #include "actions/coalesce/nf_coalesce.h"
-#include "process/nf_init.h"
-#include "core/nf_real.h"
 #include "actions/nf_track.h"
+#include "core/nf_real.h"
+#include "process/nf_init.h"
 
 int nf_socket(int domain, int type, int protocol)
 {

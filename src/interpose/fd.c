@@ -15,8 +15,8 @@
 #include "actions/audit/nf_audit.h"
 #include "actions/coalesce/nf_coalesce.h"
 #include "core/nf_conn.h"
-#include "process/nf_init.h"
 #include "core/nf_real.h"
+#include "process/nf_init.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC 4

@@ -29,14 +29,14 @@
 #include <unistd.h>
 
 #include "hooks_int.h"
-#include "core/nf_aside.h"
-#include "process/nf_atfork.h"
 #include "actions/audit/nf_audit.h"
 #include "actions/coalesce/nf_coalesce.h"
-#include "process/nf_init.h"
+#include "core/nf_aside.h"
 #include "core/nf_reach.h"
 #include "core/nf_real.h"
 #include "core/nf_timer.h"
+#include "process/nf_atfork.h"
+#include "process/nf_init.h"
 
 #define NF_AT_PATH_MAX 4096
 

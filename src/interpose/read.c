@@ -14,14 +14,14 @@
 #include <unistd.h>
 
 #include "hooks_int.h"
+#include "fast_int.h"
 #include "actions/audit/nf_audit.h"
 #include "actions/auto/nf_auto.h"
 #include "actions/coalesce/nf_coalesce.h"
-#include "fast_int.h"
-#include "process/nf_init.h"
+#include "actions/nf_track.h"
 #include "actions/quickack/nf_quickack.h"
 #include "core/nf_real.h"
-#include "actions/nf_track.h"
+#include "process/nf_init.h"
 
 /* Received descriptors (SCM_RIGHTS) are classified on their first use. */
 static void note_received(const struct msghdr *msg, ssize_t rc)

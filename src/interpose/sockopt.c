@@ -7,9 +7,9 @@
 #include "hooks_int.h"
 #include "actions/auto/nf_auto.h"
 #include "actions/coalesce/nf_coalesce.h"
-#include "process/nf_init.h"
-#include "core/nf_real.h"
 #include "actions/nf_track.h"
+#include "core/nf_real.h"
+#include "process/nf_init.h"
 
 /* The program takes over its segmentation: buffered bytes go first (what
  * the kernel cannot take now keeps its place ahead of later writes). */

@@ -21,9 +21,9 @@
 
 #include "hooks_int.h"
 #include "actions/coalesce/nf_coalesce.h"
-#include "process/nf_init.h"
-#include "core/nf_real.h"
 #include "actions/nf_track.h"
+#include "core/nf_real.h"
+#include "process/nf_init.h"
 
 /* A FILE is about to be opened on fd: never coalesce it again. */
 static void before_fdopen(int fd)

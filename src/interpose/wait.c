@@ -18,8 +18,8 @@
 #include "actions/audit/nf_audit.h"
 #include "actions/auto/nf_auto.h"
 #include "actions/coalesce/nf_coalesce.h"
-#include "process/nf_init.h"
 #include "core/nf_real.h"
+#include "process/nf_init.h"
 
 void nf_before_wait(int timeout_nonzero)
 {

@@ -28,14 +28,14 @@
 #include <unistd.h>
 
 #include "hooks_int.h"
+#include "fast_int.h"
 #include "actions/audit/nf_audit.h"
 #include "actions/auto/nf_auto.h"
 #include "actions/coalesce/nf_coalesce.h"
-#include "core/nf_copyin.h"
-#include "fast_int.h"
-#include "process/nf_init.h"
-#include "core/nf_real.h"
 #include "actions/nf_track.h"
+#include "core/nf_copyin.h"
+#include "core/nf_real.h"
+#include "process/nf_init.h"
 
 /* A send not buffered returned rc: auto notes it (see nf_auto.h). */
 static ssize_t sent(int fd, ssize_t rc)

@@ -9,10 +9,10 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include "core/nf_aside.h"
 #include "actions/audit/nf_audit.h"
 #include "actions/auto/nf_auto.h"
 #include "actions/coalesce/nf_coalesce.h"
+#include "core/nf_aside.h"
 #include "core/nf_conn.h"
 #include "core/nf_timer.h"
 

@@ -11,18 +11,18 @@
 #include <sys/auxv.h>
 
 #include "nf_atfork.h"
+#include "nf_config.h"
+#include "said_int.h"
 #include "actions/audit/nf_audit.h"
 #include "actions/auto/nf_auto.h"
 #include "actions/coalesce/nf_coalesce.h"
-#include "nf_config.h"
-#include "core/nf_guard.h"
+#include "actions/nf_track.h"
 #include "core/nf_conn.h"
+#include "core/nf_guard.h"
 #include "core/nf_log.h"
 #include "core/nf_reach.h"
-#include "said_int.h"
 #include "core/nf_real.h"
 #include "core/nf_timer.h"
-#include "actions/nf_track.h"
 
 __thread int nf_guard_inside __attribute__((tls_model("initial-exec")));
 

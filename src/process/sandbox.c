@@ -6,9 +6,9 @@
 #include <errno.h>
 #include <sys/socket.h>
 
-#include "core/nf_aside.h"
 #include "actions/audit/nf_audit.h"
 #include "actions/coalesce/nf_coalesce.h"
+#include "core/nf_aside.h"
 #include "core/nf_conn.h"
 #include "core/nf_guard.h"
 #include "core/nf_log.h"

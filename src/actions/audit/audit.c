@@ -27,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actions/nf_track.h"
 #include "core/nf_clock.h"
 #include "core/nf_real.h"
-#include "actions/nf_track.h"
 
 struct nf_audit {
 	unsigned nwrites;

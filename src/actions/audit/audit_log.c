@@ -44,10 +44,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/nf_aside.h"
-#include "core/nf_clock.h"
 #include "nf_fnv.h"
 #include "nf_json.h"
+#include "core/nf_aside.h"
+#include "core/nf_clock.h"
 #include "core/nf_log.h"
 #include "core/nf_timer.h"
 

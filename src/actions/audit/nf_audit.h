@@ -40,8 +40,8 @@
 #include <sys/types.h>
 #include <poll.h>
 
-#include "core/nf_conn.h"
 #include "nf_policy.h"
+#include "core/nf_conn.h"
 
 #define NF_AUDIT_MAXW 16 /* write sizes kept per list; more are only counted */
 #define NF_AUDIT_MIN_STALL_MS 1.0 /* a shorter wait is not a finding */
