@@ -128,7 +128,7 @@ struct nf_wire_stats {
 				 * rows (or no memory for its row): not counted */
 };
 
-/* The rows a detector keeps at most (about 600 bytes each: 40 MB), so
+/* The rows a detector keeps at most (688 bytes each: 45 MB), so
  * that a capture or a watch of any length costs a bounded memory. */
 #define NF_WIRE_ROWS_MAX (1u << 16)
 
