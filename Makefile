@@ -73,6 +73,9 @@ METRICS_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/metrics/*.c))
 # attached to cgroups through bpf(2)): an archive the command and
 # tests/attach's programs link; the library never does.
 BPF_OBJS  := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/bpf/*.c))
+# a namespace's routes through rtnetlink (src/route/: attach's quickack
+# rules): an archive the command and tests/cli's programs link.
+ROUTE_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/route/*.c))
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 # How every Check program adds and runs its tests (the name filter T, the
@@ -121,8 +124,14 @@ $(B)/libnfbpf.a: $(BPF_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/naglefix: $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a $(B)/libnfbpf.a $(B)/libnfcore.a
+$(B)/libnfroute.a: $(ROUTE_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/naglefix: $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a $(B)/libnfbpf.a $(B)/libnfroute.a \
+		$(B)/libnfcore.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a $(B)/libnfbpf.a \
+		$(B)/libnfroute.a \
 		$(B)/libnfcore.a -lpthread -lm
 
 # ---- the packet side's unit tests (tests/wire/check_*.c): one Check
@@ -152,10 +161,10 @@ CTEST_CLI      := $(patsubst tests/cli/%.c,$(B)/tests/cli/%,$(CTEST_CLI_SRCS))
 CLI_LIB_OBJS   := $(filter-out $(B)/obj/cli/naglefix.o,$(CLI_OBJS))
 
 $(B)/tests/cli/%: tests/cli/%.c $(UNIT_RUN) $(CLI_LIB_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a \
-		$(B)/libnfbpf.a $(B)/libnfcore.a $(DEPS_STAMP)
+		$(B)/libnfbpf.a $(B)/libnfroute.a $(B)/libnfcore.a $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -o $@ $< $(UNIT_RUN) $(CLI_LIB_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a \
-		$(B)/libnfbpf.a $(B)/libnfcore.a $(CHECK_LIBS) -lpthread -lm
+		$(B)/libnfbpf.a $(B)/libnfroute.a $(B)/libnfcore.a $(CHECK_LIBS) -lpthread -lm
 
 test-cli: all $(CTEST_CLI)
 	tests/cli/run.sh

@@ -24,11 +24,13 @@
 # but common/ (addresses, JSON, the policy language):
 #
 #   interpose -> process -> actions/* -> core -> common
-#   cli -> wire -> common, cli -> metrics -> common, cli -> bpf -> common, cli -> common
+#   cli -> wire -> common, cli -> metrics -> common, cli -> bpf -> common, cli -> route -> common,
+#   cli -> common
 #
 # (metrics/: watch's Prometheus side, which knows nothing of packets: the
 # command turns a finding into its labels; bpf/: naglefix's kernel program
-# and the bpf(2) calls that put it on cgroups)
+# and the bpf(2) calls that put it on cgroups; route/: a namespace's routes
+# through rtnetlink, for attach's quickack rules)
 #
 # and inside actions/: track.c (actions/) decides a socket's action and
 # hands it to auto or quickack; audit asks track for the decision.
@@ -77,7 +79,8 @@ common
 wire common
 metrics common
 bpf common
-cli wire metrics bpf common
+route common
+cli wire metrics bpf route common
 '
 
 tmp=$(mktemp -d)

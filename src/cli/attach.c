@@ -5,7 +5,11 @@
  * established, from any program, across its restarts, at no cost on any
  * call; --now fixes the connections already open too (as naglefix fix).
  *
- *   naglefix attach [-c CONF | -m nodelay] [--cgroup PATH | --unit NAME | --pid PID] [--now]
+ * Its quickack rules go on the routes of a network namespace
+ * (attach_route.c).
+ *
+ *   naglefix attach [-c CONF | -m nodelay|quickack] [--cgroup PATH | --unit NAME | --pid PID]
+ *                   [--netns NAME|PATH] [--now]
  *   naglefix attach --list
  */
 #include "attach_int.h"
@@ -21,7 +25,8 @@
 #include "nf_config.h"
 
 static const char usage_attach[] =
-	"usage: naglefix attach [-c CONF | -m nodelay] [--cgroup PATH | --unit NAME | --pid PID] [--now]\n"
+	"usage: naglefix attach [-c CONF | -m nodelay|quickack] [--cgroup PATH | --unit NAME | --pid PID]\n"
+	"                       [--netns NAME|PATH] [--now]\n"
 	"       naglefix attach --list\n"
 	"\n"
 	"Puts CONF's nodelay rules (default: $NAGLEFIX_CONF, else " NF_CONF_DEFAULT_PATH ",\n"
@@ -31,18 +36,25 @@ static const char usage_attach[] =
 	"until the cgroup goes or naglefix detach. Attaching again replaces\n"
 	"naglefix's program there, and nothing else. Needs root (CAP_BPF and\n"
 	"CAP_NET_ADMIN) and Linux 6.0 or later.\n"
+	"CONF's quickack rules set the quickack metric (ip route ... quickack 1) on the\n"
+	"routes to their peers in a network namespace (--netns's, --pid's, else the\n"
+	"host's): every connection on those routes acknowledges at once, the open ones\n"
+	"too; naglefix detach puts the routes back.\n"
 	"\n"
 	"  -c, --config CONF  the policy file (its nodelay rules; the other actions\n"
 	"                     need the library and are said, not applied)\n"
-	"  -m, --mode nodelay nodelay for every connection\n"
+	"  -m, --mode MODE    nodelay for every connection, or quickack on every route\n"
 	"      --cgroup PATH  the cgroup (under the cgroup2 mount, or relative to it)\n"
 	"      --unit NAME    a running systemd unit's cgroup\n"
 	"      --pid PID      the cgroup of process PID (its container, its pod)\n"
 	"                     (none of the three: the root, every program of the host)\n"
+	"      --netns NAME|PATH  the network namespace of the quickack rules (a name\n"
+	"                     under /run/netns, or a path); alone: no cgroup program\n"
 	"      --now          also set the connections open now (naglefix fix on\n"
 	"                     the cgroup's processes)\n"
 	"      --list         every cgroup with naglefix's program, its rules and\n"
-	"                     counts, and the other sock_ops programs seen\n"
+	"                     counts, the other sock_ops programs seen, and the routes\n"
+	"                     naglefix set quickack on\n"
 	"\n"
 	"Exit status: 0 done; 1 --now left a socket; 2 no permission; 3 the kernel\n"
 	"cannot (no bpf(2), sock_ops cannot set TCP_NODELAY, the verifier refused)\n"
@@ -50,7 +62,7 @@ static const char usage_attach[] =
 	"4 no cgroup2, no such cgroup, unit or process; 5 another sock_ops program's\n"
 	"mode stands in the way; 125 a usage error.\n";
 
-enum { OPT_CGROUP = 256, OPT_UNIT, OPT_PID, OPT_NOW, OPT_LIST };
+enum { OPT_CGROUP = 256, OPT_UNIT, OPT_PID, OPT_NOW, OPT_LIST, OPT_NETNS };
 
 static const struct option attach_longopts[] = {
 	{ "config", required_argument, NULL, 'c' },
@@ -60,13 +72,14 @@ static const struct option attach_longopts[] = {
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "now", no_argument, NULL, OPT_NOW },
 	{ "list", no_argument, NULL, OPT_LIST },
+	{ "netns", required_argument, NULL, OPT_NETNS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 /* What the command line asks. */
 struct request {
-	const char *conf, *mode, *arg;
+	const char *conf, *mode, *arg, *netns;
 	enum nf_attach_kind kind;
 	int targets, now, list;
 };
@@ -129,28 +142,45 @@ static int root_by_pid(const struct request *r, const struct nf_attach_target *t
 	return NF_ATTACH_EXIT_TARGET;
 }
 
+/* The cgroup program of p's nodelay rules on r's cgroup. */
+static int attach_program(const struct request *r, const struct nf_attach_policy *p)
+{
+	struct nf_attach_target t = { .fd = -1 };
+	struct nf_attach_done done;
+	int rc;
+
+	if ((rc = nf_attach_target_open("attach", r->kind, r->arg, &t)) == 0 &&
+	    (rc = root_by_pid(r, &t)) == 0 && (rc = nf_attach_check_access("attach", &t)) == 0 &&
+	    (rc = nf_attach_check_kernel("attach", t.root)) == 0 &&
+	    (rc = nf_attach_place("attach", &t, p, &done)) == 0) {
+		say_done(&t, p, &done);
+		nf_attach_policy_say_left("attach", p);
+		rc = existing(&t, p, r->now);
+	}
+	nf_attach_target_close(&t);
+	return rc;
+}
+
 static int attach(const struct request *r)
 {
 	struct nf_attach_policy p;
-	struct nf_attach_target t = { .fd = -1 };
-	struct nf_attach_done done;
-	int rc = nf_attach_policy_load("attach", r->conf, r->mode, &p);
+	int rc = nf_attach_policy_load("attach", r->conf, r->mode, &p), prog, routes;
 
 	if (rc != 0)
 		return rc;
-	if (p.nodelay == 0 && p.pol.dflt.action != NF_ACT_NODELAY) {
-		rc = nf_cli_usage_error("attach", "%s has no nodelay rule and its default is %s: nothing "
-					"to attach (naglefix detach takes off what is there)",
+	prog = p.nodelay > 0 || p.pol.dflt.action == NF_ACT_NODELAY;
+	routes = nf_attach_route_rules(&p) > 0;
+	if (!prog && !routes)
+		rc = nf_cli_usage_error("attach", "%s has no nodelay or quickack rule and its default "
+					"is %s: nothing to attach (naglefix detach takes off what is there)",
 					p.source, nf_policy_action_name(p.pol.dflt.action));
-	} else if ((rc = nf_attach_target_open("attach", r->kind, r->arg, &t)) == 0 &&
-		   (rc = root_by_pid(r, &t)) == 0 && (rc = nf_attach_check_access("attach", &t)) == 0 &&
-		   (rc = nf_attach_check_kernel("attach", t.root)) == 0 &&
-		   (rc = nf_attach_place("attach", &t, &p, &done)) == 0) {
-		say_done(&t, &p, &done);
-		nf_attach_policy_say_left("attach", &p);
-		rc = existing(&t, &p, r->now);
-	}
-	nf_attach_target_close(&t);
+	else if (prog && r->netns && !r->targets)
+		fprintf(stderr, "naglefix attach: %s's nodelay rules need a cgroup (--cgroup, --unit, "
+			"--pid): not applied; --netns takes the quickack rules\n", p.source);
+	else if (prog)
+		rc = attach_program(r, &p);
+	if (rc == 0 && routes)
+		rc = nf_attach_route_cmd("attach", r->kind, r->arg, r->netns, &p, !prog);
 	nf_attach_policy_free(&p);
 	return rc;
 }
@@ -180,6 +210,7 @@ int nf_cli_attach(int argc, char **argv)
 		case OPT_PID: rc = target(&r, NF_ATTACH_PID, optarg); break;
 		case OPT_NOW: r.now = 1; break;
 		case OPT_LIST: r.list = 1; break;
+		case OPT_NETNS: r.netns = optarg; break;
 		case 'h': fputs(usage_attach, stdout); return 0;
 		default: return nf_cli_bad_option("attach", opt, argc, argv, attach_longopts);
 		}
@@ -189,7 +220,10 @@ int nf_cli_attach(int argc, char **argv)
 	if (optind < argc)
 		return nf_cli_usage_error("attach", "unexpected '%.64s' (a cgroup goes after --cgroup)",
 					  argv[optind]);
-	if (r.list && (r.conf || r.mode || r.targets || r.now))
+	if (r.list && (r.conf || r.mode || r.targets || r.now || r.netns))
 		return nf_cli_usage_error("attach", "--list takes no other option");
+	if (r.netns && r.kind == NF_ATTACH_PID)
+		return nf_cli_usage_error("attach", "--pid names its process's network namespace: no "
+					  "--netns beside it");
 	return r.list ? nf_attach_list() : attach(&r);
 }

@@ -9,6 +9,10 @@
  *   attach_errors.c  the failures, one line each, and their exit status
  *   attach_list.c    every cgroup's sock_ops programs (--list, detach --all)
  *   attach_rule.c    one rule added to a process's cgroup (watch --fix --attach)
+ *   attach_netns.c   the network namespace a command names, and its sockets
+ *   attach_route.c   the quickack rules on that namespace's routes, and back
+ *   attach_route_record.c  the record of the routes attach changed
+ *   attach_route_list.c    --list's routes
  *   attach.c         naglefix attach
  *   detach.c         naglefix detach
  *
@@ -26,6 +30,7 @@
 #include "cgroup_int.h"
 #include "nf_policy.h"
 #include "bpf/nf_bpf.h"
+#include "route/nf_route.h"
 
 /* Exit statuses of attach and detach (naglefix(1)). */
 #define NF_ATTACH_EXIT_PARTIAL 1 /* done, but --now or --all left something */
@@ -166,6 +171,110 @@ const char *nf_attach_rule_result_name(enum nf_attach_rule_result r);
  */
 int nf_attach_rule(pid_t pid, enum nf_side side, const struct sockaddr *sa, socklen_t len,
 		   const char *rule, struct nf_attach_rule_done *d);
+
+/* --- attach_netns.c --- */
+
+/* The network namespace whose routes attach's quickack rules change. */
+struct nf_attach_netns {
+	int fd;                         /* held open: the namespace, not a PID's */
+	uint64_t ino;                   /* its nsfs inode: its identity */
+	char path[NF_CGROUP_PATH_MAX];  /* what was opened: /run/netns/NAME, /proc/PID/ns/net */
+	char name[NF_CGROUP_NAME_MAX];  /* as messages say it: NAME, "pid N's", "host" */
+};
+
+/* Opens the namespace --netns NETNS (a name under /run/netns, or a path)
+ * names, else --pid PID's, else this command's own (the host's), into
+ * *ns. */
+int nf_attach_netns_open(const char *cmd, const char *netns, const char *pid,
+			 struct nf_attach_netns *ns);
+
+/* Opens the namespace at path into *ns, saying nothing: 0 or -errno. */
+int nf_attach_netns_open_quiet(const char *path, struct nf_attach_netns *ns);
+
+/* 0 if ns->fd is a network namespace, else -EINVAL or -errno. */
+int nf_attach_netns_check(const struct nf_attach_netns *ns);
+
+void nf_attach_netns_close(struct nf_attach_netns *ns);
+
+/* Makes in ns an rtnetlink socket (*nl) and one for interface names
+ * (*ioc, -1 if none), the thread back in its own namespace after. */
+int nf_attach_netns_sockets(const struct nf_attach_netns *ns, int *nl, int *ioc);
+
+/* The name of r's device, asked on ioc (a socket of the route's
+ * namespace), or NULL; valid until the next call. */
+const char *nf_attach_netns_ifname(int ioc, const struct nf_route *r);
+
+/* --- attach_route_record.c --- */
+
+/* A route attach gave quickack 1: as it was, as attach left it, why. */
+struct nf_attach_route_rec {
+	struct nf_route before, after;
+	char why[256]; /* the rule: "FILE:LINE", "watch --fix --attach: ..." */
+};
+
+/* The record of one namespace. */
+struct nf_attach_route_record {
+	uint64_t ino;
+	char path[NF_CGROUP_PATH_MAX];
+	char name[NF_CGROUP_NAME_MAX];
+	struct nf_attach_route_rec *v; /* malloc'd */
+	size_t n;
+};
+
+/* The lock every reader and writer of the records takes: its descriptor
+ * (close to release), or -errno. */
+int nf_attach_route_lock(void);
+
+/* The record of the namespace of inode ino into *rec (empty if none). */
+int nf_attach_route_record_read(uint64_t ino, struct nf_attach_route_record *rec);
+
+/* Writes rec whole in the place of the namespace's record (none if
+ * rec->n is 0). */
+int nf_attach_route_record_write(const struct nf_attach_route_record *rec);
+
+void nf_attach_route_record_free(struct nf_attach_route_record *rec);
+
+/* Calls fn(ino, arg) for each namespace with a record; stops at fn's
+ * first non-zero return and returns it. */
+int nf_attach_route_record_each(int (*fn)(uint64_t ino, void *arg), void *arg);
+
+/* --- attach_route.c --- */
+
+/* How many of p's rules (its default included) are quickack. */
+size_t nf_attach_route_rules(const struct nf_attach_policy *p);
+
+/* attach: quickack 1 on the routes p's quickack rules name in ns, each
+ * said and recorded; accept rules refused with why. */
+int nf_attach_route_apply(const char *cmd, const struct nf_attach_netns *ns,
+			  const struct nf_attach_policy *p);
+
+/* watch --fix --attach: quickack 1 on the route ns takes to addr, why
+ * recorded with it; what was done in said. 0, or a negative errno. */
+int nf_attach_route_peer(const struct nf_attach_netns *ns, int family, const uint8_t *addr,
+			 const char *why, char *said, size_t len);
+
+/* detach: each route attach set in ns put back as it was, unless it was
+ * changed or removed since (said, left). */
+int nf_attach_route_restore(const char *cmd, const struct nf_attach_netns *ns);
+
+/*
+ * The hooks of attach and detach. The namespace is --netns's, else
+ * --pid's process's, else (no target) the host's; --cgroup and --unit
+ * name none: attach says its quickack rules are not applied (status
+ * NF_EXIT_USAGE when they are all it had: alone), detach does nothing.
+ */
+int nf_attach_route_cmd(const char *cmd, enum nf_attach_kind kind, const char *arg,
+			const char *netns, const struct nf_attach_policy *p, int alone);
+int nf_attach_route_undo(const char *cmd, enum nf_attach_kind kind, const char *arg,
+			 const char *netns);
+
+/* detach --all: every namespace with a record, still there, put back. */
+int nf_attach_route_undo_all(void);
+
+/* --- attach_route_list.c --- */
+
+/* attach --list's routes: each namespace's, as recorded and as now. */
+int nf_attach_route_list(void);
 
 /* --- attach_list.c --- */
 

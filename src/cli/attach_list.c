@@ -166,5 +166,6 @@ int nf_attach_list(void)
 	if (l.status == 0)
 		printf("%zu cgroup%s with a sock_ops program under %s, %zu of them naglefix's\n",
 		       l.cgroups, l.cgroups == 1 ? "" : "s", root, l.ours);
-	return l.status;
+	rc = nf_attach_route_list();
+	return l.status ? l.status : rc;
 }

@@ -3,6 +3,8 @@
  * fix reads it (-c CONF, -m nodelay, else the file the library would
  * read, else nodelay for every connection), its text kept for the state
  * map, so that --list and watch --fix read back what the kernel applies.
+ * Its quickack rules are attach_route.c's (route metrics), not said as
+ * left to the library.
  */
 #include "attach_int.h"
 
@@ -15,6 +17,7 @@
 #include "nf_config.h"
 
 static const char every[] = "default nodelay\n";
+static const char every_route[] = "default quickack\n";
 
 int nf_attach_policy_parse(const char *source, const char *text, size_t len,
 			   struct nf_attach_policy *p, char *err, size_t errlen)
@@ -57,13 +60,17 @@ int nf_attach_policy_load(const char *cmd, const char *conf, const char *mode,
 {
 	if (conf && mode)
 		return nf_cli_usage_error(cmd, "-c and -m exclude each other");
-	if (mode && strcmp(mode, "nodelay") != 0)
-		return nf_cli_usage_error(cmd, "the kernel's program applies nodelay only (the other "
-					  "actions need the library): -m '%.64s'", mode);
+	if (mode && strcmp(mode, "nodelay") != 0 && strcmp(mode, "quickack") != 0)
+		return nf_cli_usage_error(cmd, "the kernel applies nodelay (a cgroup program) and "
+					  "quickack (a route metric) only (the other actions need the "
+					  "library): -m '%.64s'", mode);
 	if (!mode && !conf)
 		conf = nf_config_path(getenv("NAGLEFIX_CONF"));
 	if (conf)
 		return load_file(cmd, conf, p);
+	if (strcmp(mode, "quickack") == 0)
+		return nf_attach_policy_parse("-m quickack", every_route, sizeof(every_route) - 1, p,
+					      NULL, 0) < 0 ? NF_EXIT_USAGE : 0;
 	return nf_attach_policy_parse("-m nodelay", every, sizeof(every) - 1, p, NULL, 0) < 0
 		       ? NF_EXIT_USAGE
 		       : 0;
@@ -97,10 +104,11 @@ void nf_attach_policy_say_left(const char *cmd, const struct nf_attach_policy *p
 	for (size_t i = 0; i < p->pol.nrules; i++) {
 		enum nf_action a = p->pol.rules[i].opts.action;
 
-		if (a != NF_ACT_PASS && a != NF_ACT_NODELAY)
+		if (a != NF_ACT_PASS && a != NF_ACT_NODELAY && a != NF_ACT_QUICKACK)
 			say_one(cmd, p, &p->pol.rules[i], a);
 	}
-	if (p->pol.dflt.action != NF_ACT_PASS && p->pol.dflt.action != NF_ACT_NODELAY)
+	if (p->pol.dflt.action != NF_ACT_PASS && p->pol.dflt.action != NF_ACT_NODELAY &&
+	    p->pol.dflt.action != NF_ACT_QUICKACK)
 		say_one(cmd, p, NULL, p->pol.dflt.action);
 }
 

@@ -4,7 +4,10 @@
  * else: another tool's sock_ops program is never touched. New connections
  * no longer get TCP_NODELAY from it; those it set keep it.
  *
- *   naglefix detach [--cgroup PATH | --unit NAME | --pid PID | --all]
+ * The routes attach set quickack on in the namespace named (--netns,
+ * --pid's, the host's) are put back as they were (attach_route.c).
+ *
+ *   naglefix detach [--cgroup PATH | --unit NAME | --pid PID | --all] [--netns NAME|PATH]
  */
 #include "attach_int.h"
 
@@ -18,23 +21,28 @@
 
 static const char usage_detach[] =
 	"usage: naglefix detach [--cgroup PATH | --unit NAME | --pid PID | --all]\n"
+	"                       [--netns NAME|PATH]\n"
 	"\n"
 	"Takes naglefix's program (naglefix attach) off a cgroup: the root with no\n"
 	"option, or the cgroup named, or every cgroup (--all). Nothing else is\n"
 	"touched. New connections no longer get TCP_NODELAY from it; those it set\n"
-	"keep it.\n"
+	"keep it. The routes attach set quickack on in the network namespace named\n"
+	"(--netns; --pid's; the host's with no option; every one with --all) are put\n"
+	"back as they were; one changed or removed since is said and left.\n"
+	"--netns alone: the routes only.\n"
 	"\n"
 	"Exit status: 0 done (also when nothing of naglefix's was there); 1 --all\n"
 	"could not take one off; 2 no permission; 3 no bpf(2); 4 no cgroup2, no such\n"
 	"cgroup, unit or process; 125 a usage error.\n";
 
-enum { OPT_CGROUP = 256, OPT_UNIT, OPT_PID, OPT_ALL };
+enum { OPT_CGROUP = 256, OPT_UNIT, OPT_PID, OPT_ALL, OPT_NETNS };
 
 static const struct option detach_longopts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "unit", required_argument, NULL, OPT_UNIT },
 	{ "pid", required_argument, NULL, OPT_PID },
 	{ "all", no_argument, NULL, OPT_ALL },
+	{ "netns", required_argument, NULL, OPT_NETNS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -103,7 +111,7 @@ int nf_cli_detach(int argc, char **argv)
 {
 	struct nf_attach_target t = { .fd = -1 };
 	enum nf_attach_kind kind = NF_ATTACH_ROOT;
-	const char *arg = NULL;
+	const char *arg = NULL, *netns = NULL;
 	int opt, n = 0, all = 0, rc;
 
 	optind = 1;
@@ -114,6 +122,7 @@ int nf_cli_detach(int argc, char **argv)
 		case OPT_UNIT: kind = NF_ATTACH_UNIT; arg = optarg; n++; break;
 		case OPT_PID: kind = NF_ATTACH_PID; arg = optarg; n++; break;
 		case OPT_ALL: all = 1; n++; break;
+		case OPT_NETNS: netns = optarg; break;
 		case 'h': fputs(usage_detach, stdout); return 0;
 		default: return nf_cli_bad_option("detach", opt, argc, argv, detach_longopts);
 		}
@@ -123,11 +132,15 @@ int nf_cli_detach(int argc, char **argv)
 	if (optind < argc)
 		return nf_cli_usage_error("detach", "unexpected '%.64s' (a cgroup goes after --cgroup)",
 					  argv[optind]);
-	if (all)
-		return detach_all();
-	rc = nf_attach_target_open("detach", kind, arg, &t);
-	if (rc == 0)
+	if (netns && (all || kind == NF_ATTACH_PID))
+		return nf_cli_usage_error("detach", "--netns goes alone or beside --cgroup or --unit");
+	if (all) {
+		rc = detach_all();
+		return nf_attach_route_undo_all() > rc ? NF_ATTACH_EXIT_PARTIAL : rc;
+	}
+	rc = netns && n == 0 ? 0 : nf_attach_target_open("detach", kind, arg, &t);
+	if (rc == 0 && !(netns && n == 0))
 		rc = detach_one(&t, 0, NULL);
 	nf_attach_target_close(&t);
-	return rc;
+	return rc ? rc : nf_attach_route_undo("detach", kind, arg, netns);
 }
