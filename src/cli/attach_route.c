@@ -391,6 +391,25 @@ static int names_netns(enum nf_attach_kind kind, const char *netns)
 	return netns || kind == NF_ATTACH_PID || kind == NF_ATTACH_ROOT;
 }
 
+/* --pid of a process in this command's own namespace would be the
+ * host's routes: not what --pid means (a container, a pod). */
+static int host_by_pid(const char *cmd, const char *pid, const struct nf_attach_netns *ns)
+{
+	struct nf_attach_netns self;
+	int same;
+
+	if (nf_attach_netns_open_quiet("/proc/self/ns/net", &self) < 0)
+		return 0;
+	same = self.ino == ns->ino;
+	nf_attach_netns_close(&self);
+	if (!same)
+		return 0;
+	fprintf(stderr, "naglefix %s: pid %s is in the host's network namespace: its quickack rules "
+		"would change the host's routes, every program's; not applied (naglefix %s with no "
+		"target does that, if it is meant)\n", cmd, pid, cmd);
+	return NF_ATTACH_EXIT_TARGET;
+}
+
 int nf_attach_route_cmd(const char *cmd, enum nf_attach_kind kind, const char *arg,
 			const char *netns, const struct nf_attach_policy *p, int alone)
 {
@@ -404,6 +423,8 @@ int nf_attach_route_cmd(const char *cmd, enum nf_attach_kind kind, const char *a
 		return alone ? NF_EXIT_USAGE : 0;
 	}
 	rc = nf_attach_netns_open(cmd, netns, kind == NF_ATTACH_PID ? arg : NULL, &ns);
+	if (rc == 0 && kind == NF_ATTACH_PID && !netns)
+		rc = host_by_pid(cmd, arg, &ns);
 	if (rc == 0)
 		rc = nf_attach_route_apply(cmd, &ns, p);
 	nf_attach_netns_close(&ns);

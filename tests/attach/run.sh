@@ -37,6 +37,8 @@
 #   attach-error-*             each failure one line, its status, nothing left
 #   attach-detach-stalls       after detach, new connections stall again;
 #                              bpftool shows nothing of naglefix's
+#   attach-route-*             quickack rules on a namespace's routes
+#                              (route.sh: its own list)
 set -u
 export LC_ALL=C
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -86,6 +88,7 @@ teardown() {
 	fi
 	ip netns del "$NETNS" 2>/dev/null
 	ip netns del "naglefix-watch.$$" 2>/dev/null
+	ip netns del "naglefix-route.$$" 2>/dev/null
 	mountpoint -q "$BPFFS" && umount "$BPFFS"
 	rm -rf "$TMP"
 }
@@ -257,6 +260,11 @@ s = socket.create_connection(("127.0.0.1", int(sys.argv[1]))); time.sleep(1.5)' 
 		fail attach-outside-unchanged "changed: ${changed:-none}; new with TCP_NODELAY: ${new_on:-none}; $n_before listed before"
 	fi
 fi
+
+# ---- quickack rules on a namespace's routes --------------------------------
+
+# shellcheck source-path=SCRIPTDIR source=route.sh
+. "$HERE/route.sh"
 
 # ---- another tool's program on the cgroup -------------------------------
 

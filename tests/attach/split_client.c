@@ -3,11 +3,13 @@
  * TCP_NODELAY (the kernel's default, off, stays unless something else
  * sets it), built with cc -static by tests/attach/run.sh: no dynamic
  * loader, so the library could not reach it; only the kernel's program.
- * Usage: split_client HOST PORT ROUNDS
+ * Usage: split_client HOST PORT ROUNDS [each]
  * Per round it writes "hello I " and "world I\r\n" (two writes) and reads
  * the echoed line, checked to the byte. Prints
  * "median_ms=X p99_ms=Y rounds=N nodelay=V", every round counted, the
- * first too; exits 1 on a wrong line or a lost connection.
+ * first too; with "each", also "round I MS" as each round ends (flushed:
+ * a test reads the rounds of one open connection as they come); exits 1
+ * on a wrong line or a lost connection.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -73,12 +75,12 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	int fd, rounds, v = -1;
+	int fd, rounds, v = -1, each = argc == 5 && strcmp(argv[4], "each") == 0;
 	socklen_t len = sizeof(v);
 	double *ms;
 
-	if (argc != 4 || (rounds = atoi(argv[3])) < 1) {
-		fputs("usage: split_client HOST PORT ROUNDS\n", stderr);
+	if ((argc != 4 && !each) || (rounds = atoi(argv[3])) < 1) {
+		fputs("usage: split_client HOST PORT ROUNDS [each]\n", stderr);
 		return 2;
 	}
 	ms = calloc((size_t)rounds, sizeof(*ms));
@@ -88,11 +90,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, &len);
-	for (int i = 0; i < rounds; i++)
+	for (int i = 0; i < rounds; i++) {
 		if ((ms[i] = one_round(fd, i)) < 0) {
 			printf("BAD round %d\n", i);
 			return 1;
 		}
+		if (each) {
+			printf("round %d %.3f\n", i, ms[i]);
+			fflush(stdout);
+		}
+	}
 	qsort(ms, (size_t)rounds, sizeof(*ms), cmp);
 	printf("median_ms=%.3f p99_ms=%.3f rounds=%d nodelay=%d\n", ms[rounds / 2],
 	       ms[(rounds * 99 + 99) / 100 - 1], rounds, v);

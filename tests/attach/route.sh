@@ -1,0 +1,177 @@
+# route.sh - attach's quickack rules on a network namespace's routes,
+# sourced by tests/attach/run.sh (its helpers, its teardown): everything
+# happens in a network namespace this suite makes (QNS), on its loopback
+# and an address of its own on it; the host's routes are never touched.
+# The judges: a static split writer that nothing touches (no library, no
+# cgroup program: it runs outside every attached cgroup) on ONE open
+# connection to a line-echo server in QNS, its round times as they come;
+# `ip route show table all` in QNS, before and after.
+#
+#   attach-route-open-connection  40 ms rounds, then attach -c (a quickack
+#                                 rule for 127.0.0.1) --netns: the same
+#                                 connection under 1 ms from the round after;
+#                                 quickack 1 on 'local 127.0.0.1' only
+#   attach-route-list             --list: the namespace, the route, "as set"
+#   attach-route-detach           detach --netns: the table byte for byte as
+#                                 before; the connection stalls again
+#   attach-route-changed-left     a route changed by someone else after
+#                                 attach: said and left as they made it,
+#                                 the others put back
+#   attach-route-accept-refused   an accept rule: refused, with why
+#   attach-route-pid              -m quickack --pid: that process's namespace
+#   attach-route-pid-own          --pid of a process in attach's own namespace:
+#                                 refused, nothing changed (run in a namespace
+#                                 made for it, so a failure changes only that)
+
+QNS=naglefix-route.$$
+export NAGLEFIX_STATE_DIR=$TMP/state # the records of this suite's own
+in_qns() { nsenter --net="/run/netns/$QNS" "$@"; }
+table_all() { ip -n "$QNS" route show table all; }
+
+# rounds_from FILE FIRST [LAST]: the median of the client's round times
+# FIRST..LAST (0-based), and how many of them were 30 ms or more.
+rounds_from() {
+	awk -v a="$2" -v b="${3:-999999999}" '$1 == "round" && $2 >= a && $2 <= b { print $3 }' "$1" | sort -n |
+		awk '{ v[n++] = $1; s += $1 >= 30 } END { if (n) printf "median=%.3f stalls=%d n=%d\n", v[int((n - 1) / 2)], s, n }'
+}
+# rounds_done FILE: how many rounds the client has finished.
+rounds_done() { grep -c '^round' "$1"; }
+# wait_rounds FILE N: until the client has finished N rounds (20 s at most).
+wait_rounds() {
+	local i
+	for i in $(seq 400); do
+		(($(rounds_done "$1") >= $2)) && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+if any_selected attach-route-open-connection attach-route-list attach-route-detach \
+	attach-route-changed-left attach-route-accept-refused attach-route-pid; then
+	ip netns add "$QNS" && ip -n "$QNS" link set lo up
+	table_all >"$TMP/route.before"
+	# nsenter execs the server: its PID is the server's, in QNS (a shell
+	# function here would be a subshell of the host's namespace)
+	start qecho nsenter --net="/run/netns/$QNS" python3 "$TOP/tests/fix/echo_server.py" 127.0.0.1 600
+	printf 'connect 127.0.0.1 quickack\ndefault pass\n' >"$TMP/qa.conf"
+	in_qns "$STATIC" 127.0.0.1 "$PORT_qecho" 1000000 each >"$TMP/qrounds.out" 2>&1 8>&- &
+	QCLIENT=$!
+	PIDS+=($QCLIENT)
+	wait_rounds "$TMP/qrounds.out" 8
+	n0=$(rounds_done "$TMP/qrounds.out")
+	"$NF" attach -c "$TMP/qa.conf" --netns "$QNS" >"$TMP/qattach.out" 2>&1
+	qrc=$?
+	n1=$(rounds_done "$TMP/qrounds.out")
+	wait_rounds "$TMP/qrounds.out" $((n1 + 200))
+	table_all >"$TMP/route.attached"
+	before=$(rounds_from "$TMP/qrounds.out" 1 $((n0 - 1)))
+	after=$(rounds_from "$TMP/qrounds.out" $((n1 + 1)) $((n1 + 200)))
+	if selected attach-route-open-connection; then
+		if [[ $qrc -eq 0 && -n $before ]] && ! below "$(field median "$before")" 30 && below "$(field median "$after")" 1 &&
+			[[ $(field stalls "$after") == 0 && $(field n "$after") -ge 100 ]] &&
+			grep -q "^local 127.0.0.1 dev lo table local .*quickack 1" "$TMP/route.attached" &&
+			[[ $(grep -c quickack "$TMP/route.attached") -eq 1 ]] &&
+			grep -q "route 'local 127.0.0.1 dev lo table local': quickack 1 set" "$TMP/qattach.out"; then
+			pass "attach-route-open-connection: one open connection, $(field median "$before") ms a round before attach, $(field median "$after") ms from the round after ($(field n "$after") rounds, none stalled); quickack 1 on local 127.0.0.1 alone"
+		else
+			{ cat "$TMP/qattach.out"; echo "table:"; cat "$TMP/route.attached"; } >"$TMP/qfail.out"
+			fail attach-route-open-connection "status $qrc; before attach: $before; after: $after" "$TMP/qfail.out"
+		fi
+	fi
+	if selected attach-route-list; then
+		"$NF" attach --list >"$TMP/qlist.out" 2>&1
+		rc=$?
+		if [[ $rc -eq 0 ]] && grep -q "^network namespace $QNS (/run/netns/$QNS, inode [0-9]*): routes with quickack 1" "$TMP/qlist.out" &&
+			grep -q "^  route 'local 127.0.0.1 dev lo table local' ($TMP/qa.conf:1): as set$" "$TMP/qlist.out"; then
+			pass "attach-route-list: the namespace, its route and its rule, as set"
+		else
+			fail attach-route-list "status $rc" "$TMP/qlist.out"
+		fi
+	fi
+	"$NF" detach --netns "$QNS" >"$TMP/qdetach.out" 2>&1
+	qrc=$?
+	n2=$(rounds_done "$TMP/qrounds.out")
+	wait_rounds "$TMP/qrounds.out" $((n2 + 10))
+	kill "$QCLIENT" 2>/dev/null
+	again=$(rounds_from "$TMP/qrounds.out" $((n2 + 1)) $((n2 + 10)))
+	if selected attach-route-detach; then
+		if [[ $qrc -eq 0 ]] && table_all | cmp -s - "$TMP/route.before" &&
+			grep -q "route 'local 127.0.0.1 dev lo table local': put back as it was" "$TMP/qdetach.out" &&
+			[[ -n $again ]] && ! below "$(field median "$again")" 30; then
+			pass "attach-route-detach: ip route show table all as before, byte for byte ($(wc -l <"$TMP/route.before") lines); the connection $(field median "$again") ms a round again"
+		else
+			{ cat "$TMP/qdetach.out"; table_all | diff "$TMP/route.before" -; } >"$TMP/qfail.out"
+			fail attach-route-detach "status $qrc; after detach: $again" "$TMP/qfail.out"
+		fi
+	fi
+fi
+
+# A route someone else changes between attach and detach: said, left as
+# they made it; the other routes attach set are put back.
+if selected attach-route-changed-left; then
+	ip -n "$QNS" addr add 10.77.0.1/24 dev lo
+	table_all >"$TMP/route.before2"
+	printf 'connect 10.77.0.0/24 quickack\n' >"$TMP/qa2.conf"
+	"$NF" attach -c "$TMP/qa2.conf" --netns "$QNS" >"$TMP/qattach2.out" 2>&1
+	rc=$?
+	set=$(grep -c 'quickack 1 set (' "$TMP/qattach2.out")
+	# (an address on lo: its prefix is a local route, in table local)
+	ip -n "$QNS" route change local 10.77.0.0/24 dev lo table local proto kernel scope host src 10.77.0.1 quickack 1 rtt 20ms
+	theirs=$(table_all | grep '^local 10.77.0.0/24 ')
+	"$NF" detach --netns "$QNS" >"$TMP/qdetach2.out" 2>&1
+	drc=$?
+	want=$(sed "s|^local 10.77.0.0/24 dev lo .*|$theirs|" "$TMP/route.before2")
+	if [[ $rc -eq 0 && $drc -eq 0 && $set -eq 2 && $theirs == *"rtt 20ms"* ]] &&
+		grep -q "route 'local 10.77.0.0/24 dev lo table local': changed since naglefix set quickack 1 on it: left as it is" "$TMP/qdetach2.out" &&
+		grep -q "route 'local 10.77.0.1 dev lo table local': put back as it was" "$TMP/qdetach2.out" &&
+		[[ $(table_all) == "$want" ]]; then
+		pass "attach-route-changed-left: 2 routes set; the one changed meanwhile said and left ('$theirs'), the other put back"
+	else
+		{ cat "$TMP/qattach2.out" "$TMP/qdetach2.out"; table_all | diff <(echo "$want") -; } >"$TMP/qfail.out"
+		fail attach-route-changed-left "attach $rc ($set set), detach $drc" "$TMP/qfail.out"
+	fi
+	ip -n "$QNS" addr del 10.77.0.1/24 dev lo
+fi
+
+if selected attach-route-accept-refused; then
+	printf 'accept 127.0.0.1:* quickack\n' >"$TMP/qa3.conf"
+	"$NF" attach -c "$TMP/qa3.conf" --netns "$QNS" >"$TMP/qattach3.out" 2>"$TMP/qattach3.err"
+	rc=$?
+	if [[ $rc -eq 0 ]] && table_all | cmp -s - "$TMP/route.before" &&
+		grep -q "qa3.conf:1: an accept rule names the program's own end, not the peer" "$TMP/qattach3.err" &&
+		grep -q "quickack 1 set on 0 routes" "$TMP/qattach3.out"; then
+		pass "attach-route-accept-refused: $(cut -c1-120 "$TMP/qattach3.err")"
+	else
+		fail attach-route-accept-refused "status $rc" "$TMP/qattach3.err"
+	fi
+fi
+
+# never the host's routes: the server's namespace is checked to be QNS first
+if selected attach-route-pid && [[ $(stat -L -c %i "/proc/$PID_qecho/ns/net") != "$(stat -L -c %i "/run/netns/$QNS")" ]]; then
+	fail attach-route-pid "pid $PID_qecho is not in $QNS: not run"
+elif selected attach-route-pid; then
+	"$NF" attach -m quickack --pid "$PID_qecho" >"$TMP/qpid.out" 2>&1
+	rc=$?
+	attached=$(table_all | grep -c quickack)
+	"$NF" detach --pid "$PID_qecho" >"$TMP/qpid2.out" 2>&1
+	drc=$?
+	if [[ $rc -eq 0 && $drc -eq 0 && $attached -eq 2 ]] &&
+		grep -q "network namespace pid $PID_qecho's: route 'local 127.0.0.1 dev lo table local': quickack 1 set" "$TMP/qpid.out" &&
+		table_all | cmp -s - "$TMP/route.before"; then
+		pass "attach-route-pid: --pid $PID_qecho's namespace: $attached routes set (every unicast and local one), put back by detach --pid"
+	else
+		cat "$TMP/qpid2.out" >>"$TMP/qpid.out"
+		fail attach-route-pid "attach $rc ($attached routes with quickack), detach $drc" "$TMP/qpid.out"
+	fi
+fi
+if selected attach-route-pid-own; then
+	unshare -n sh -c 'ip link set lo up; ip route show table all >"$2/own.before"; sleep 30 & p=$!
+		"$1" attach -m quickack --pid $p 2>"$2/own.err"; echo $? >"$2/own.rc"; kill $p
+		ip route show table all | cmp -s - "$2/own.before"; echo $? >"$2/own.same"' own "$NF" "$TMP" 8>&-
+	if [[ $(cat "$TMP/own.same") == 0 ]]; then
+		one_line attach-route-pid-own "$(cat "$TMP/own.rc")" 4 "$TMP/own.err" "is in the host's network namespace"
+	else
+		fail attach-route-pid-own "its namespace's routes changed" "$TMP/own.err"
+	fi
+fi
+unset NAGLEFIX_STATE_DIR
