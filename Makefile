@@ -261,6 +261,7 @@ bench: all $(B)/tests/bench $(B)/tests/devnull $(B)/tests/wire/model $(B)/tests/
 	tests/bench/watch_netns.sh
 	tests/bench/scan.sh
 	tests/bench/attach.sh
+	tests/bench/quickack_route.sh
 
 # pgbench and memaslap against PostgreSQL and memcached, the client under each
 # action (tests/bench/real.sh; about 3 minutes; not part of make test)
