@@ -236,14 +236,52 @@ static const char *quickack_rule(const struct nf_holder *h, char *buf, size_t le
 	return buf;
 }
 
+/* --attach's route: what was done ("route 'R' quickack 1 set"), and the
+ * namespace's path for detach. */
+struct route_done {
+	int rc;
+	char said[NF_ROUTE_TEXT_MAX + 96];
+	char path[NF_CGROUP_PATH_MAX];
+};
+
+/* The path watch's namespace ns is reopened by (the host: PID 1's). */
+static void ns_path(const struct nf_watch_ns *ns, char *buf, size_t len)
+{
+	if (strncmp(ns->name, "pid:", 4) == 0)
+		snprintf(buf, len, "/proc/%s/ns/net", ns->name + 4);
+	else if (strcmp(ns->name, "host") == 0)
+		snprintf(buf, len, "/proc/1/ns/net");
+	else if (strchr(ns->name, '/'))
+		snprintf(buf, len, "%s", ns->name);
+	else
+		snprintf(buf, len, "/run/netns/%s", ns->name);
+}
+
+/* --attach, the holder elsewhere: quickack 1 on the route the waiting
+ * end's namespace ns takes to the holder. */
+static void route_holder(const struct nf_holder *h, const struct nf_watch_ns *ns,
+			 struct route_done *d)
+{
+	struct nf_attach_netns n = { .fd = ns->fd, .ino = ns->ino };
+	char why[NF_ADDR_MAX + 48], a[NF_ADDR_MAX];
+
+	ns_path(ns, d->path, sizeof(d->path));
+	snprintf(n.path, sizeof(n.path), "%s", d->path);
+	snprintf(n.name, sizeof(n.name), "%s", ns->name);
+	nf_addr_format(h->self.family, h->self.addr, -1, a);
+	snprintf(why, sizeof(why), "watch --fix --attach: the holder %s", a);
+	d->rc = nf_attach_route_peer(&n, h->self.family, h->self.addr, why, d->said, sizeof(d->said));
+}
+
 static void json_advice(FILE *out, const struct nf_holder *h, const struct nf_owner *r,
-			const char *rule, const char *route)
+			const char *rule, const char *route, const struct route_done *rd)
 {
 	char a[NF_ADDR_MAX];
 
 	fprintf(out, "{\"event\":\"wire_fix\",\"source\":\"watch\",\"local\":\"%s\"",
 		end_text(&h->self, a));
-	fprintf(out, ",\"peer\":\"%s\",\"action\":\"none\",\"holder_here\":false", end_text(&h->peer, a));
+	fprintf(out, ",\"peer\":\"%s\",\"action\":\"%s\",\"holder_here\":false",
+		end_text(&h->peer, a), rd && rd->rc == 0 ? "quickack" : "none");
 	if (r) {
 		fprintf(out, ",\"waiting_pid\":%d,\"waiting_prog\":", (int)r->pid);
 		nf_cli_json_str(out, r->cmd);
@@ -252,24 +290,56 @@ static void json_advice(FILE *out, const struct nf_holder *h, const struct nf_ow
 	nf_cli_json_str(out, rule);
 	fputs(",\"route_fix\":", out);
 	nf_cli_json_str(out, route);
+	if (rd) {
+		fprintf(out, ",\"route\":{\"result\":\"%s\",\"netns\":", rd->rc == 0 ? "set" : "failed");
+		nf_cli_json_str(out, rd->path);
+		fputs(",\"said\":", out);
+		nf_cli_json_str(out, rd->said);
+		fputc('}', out);
+	}
 	fputs("}\n", out);
 }
 
+/* The text line of --attach's route. */
+static void text_route(FILE *out, const struct nf_owner *r, int here, const struct route_done *d)
+{
+	fprintf(out, "  fix: the holder is not on this host; the end that delays its ACK is ");
+	if (here)
+		fprintf(out, "pid %d %s", (int)r->pid, r->cmd);
+	else
+		fprintf(out, "a socket of this host");
+	if (d->rc == 0)
+		fprintf(out, "; attach: %s in its network namespace (%s); undo: naglefix detach "
+			"--netns %s\n", d->said, d->path, d->path);
+	else
+		fprintf(out, "; attach: its route to the holder not set (%s); nothing changed\n",
+			d->said);
+}
+
 /* The holder is not on this host: the receiving end's fix, if that end
- * is here; nothing changed either way. */
+ * is here; with --attach, its route's quickack metric set. */
 static void advise_remote(struct nf_watch *w, const struct nf_holder *h,
 			  const struct nf_watch_look *look)
 {
 	struct nf_owner r;
+	const struct nf_watch_ns *where = NULL;
+	struct route_done rd, *d = NULL;
 	char rule[NF_ADDR_MAX + 32], route[NF_ADDR_MAX + 96], a[NF_ADDR_MAX];
-	int here = nf_watch_owner(w, look, &h->peer, &h->self, &r, NULL) == 0;
+	int here = nf_watch_owner(w, look, &h->peer, &h->self, &r, &where) == 0;
 
 	quickack_rule(h, rule, sizeof(rule));
 	nf_addr_format(h->self.family, h->self.addr, -1, a);
 	snprintf(route, sizeof(route),
 		 "ip route change ROUTE quickack 1 (ROUTE: the route 'ip route get %s' names)", a);
+	if (w->attach && where) {
+		memset(&rd, 0, sizeof(rd));
+		route_holder(h, where, &rd);
+		d = &rd;
+	}
 	if (w->json)
-		json_advice(w->out, h, here ? &r : NULL, rule, route);
+		json_advice(w->out, h, here ? &r : NULL, rule, route, d);
+	else if (d)
+		text_route(w->out, &r, here, d);
 	else if (here)
 		fprintf(w->out,
 			"  fix: the holder is not on this host; the end that delays its ACK is pid %d %s:"
@@ -279,7 +349,7 @@ static void advise_remote(struct nf_watch *w, const struct nf_holder *h,
 		fprintf(w->out, "  fix: neither end is a process of this host; on the holder's: "
 				"see the fix above; nothing changed\n");
 	if (w->log)
-		json_advice(w->log, h, here ? &r : NULL, rule, route);
+		json_advice(w->log, h, here ? &r : NULL, rule, route, d);
 }
 
 void nf_watch_fix(struct nf_watch *w, const struct nf_holder *h, const struct nf_owner *o,

@@ -19,6 +19,12 @@
 #                                 the others put back
 #   attach-route-accept-refused   an accept rule: refused, with why
 #   attach-route-pid              -m quickack --pid: that process's namespace
+#   attach-route-watch-fix        watch --fix --attach, the holder (the split
+#                                 writer) in a namespace watch does not
+#                                 watch, across a veth pair: the receiving
+#                                 namespace's route to it gets quickack 1,
+#                                 said; the open connection under 1 ms;
+#                                 detach --netns puts the table back
 #   attach-route-pid-own          --pid of a process in attach's own namespace:
 #                                 refused, nothing changed (run in a namespace
 #                                 made for it, so a failure changes only that)
@@ -164,6 +170,51 @@ elif selected attach-route-pid; then
 		fail attach-route-pid "attach $rc ($attached routes with quickack), detach $drc" "$TMP/qpid.out"
 	fi
 fi
+# Two namespaces of the suite's own joined by a veth pair: the server
+# (the receiving end) in RNS, the split writer in HNS, which watch does
+# not watch: to watch its holder is on another host.
+if selected attach-route-watch-fix; then
+	RNS=naglefix-recv.$$ HNS=naglefix-hold.$$
+	# no IPv6 on the pair: its link-local routes come some time after the
+	# link is up, and would change the table between its two readings
+	ip netns add "$RNS" && ip netns add "$HNS" &&
+		nsenter --net="/run/netns/$RNS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 &&
+		nsenter --net="/run/netns/$HNS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 &&
+		ip -n "$RNS" link add va type veth peer name vb netns "$HNS" &&
+		ip -n "$RNS" addr add 10.88.0.1/24 dev va && ip -n "$HNS" addr add 10.88.0.2/24 dev vb &&
+		ip -n "$RNS" link set va up && ip -n "$HNS" link set vb up &&
+		ip -n "$RNS" link set lo up && ip -n "$HNS" link set lo up
+	ip -n "$RNS" route show table all >"$TMP/recv.before"
+	start recv nsenter --net="/run/netns/$RNS" python3 "$TOP/tests/fix/echo_server.py" 10.88.0.1 600
+	timeout 60 "$NF" watch --netns "$RNS" --fix --attach -t 30 >"$TMP/rwatch.out" 2>&1 &
+	rwatch=$!
+	sleep 2.5 # watch's capture open
+	nsenter --net="/run/netns/$HNS" "$STATIC" 10.88.0.1 "$PORT_recv" 1000000 each >"$TMP/hrounds.out" 2>&1 8>&- &
+	hclient=$!
+	PIDS+=($hclient)
+	for _ in $(seq 200); do grep -q "attach: route" "$TMP/rwatch.out" && break; sleep 0.05; done
+	n1=$(rounds_done "$TMP/hrounds.out")
+	wait_rounds "$TMP/hrounds.out" $((n1 + 200)) # 8 s at 40 ms, were it not fixed
+	kill "$hclient" "$rwatch" 2>/dev/null
+	wait "$rwatch" 2>/dev/null
+ip -n "$RNS" route show table all >"$TMP/recv.attached"
+	before=$(rounds_from "$TMP/hrounds.out" 1 $((n1 - 1)))
+	after=$(rounds_from "$TMP/hrounds.out" $((n1 + 1)) $((n1 + 200)))
+	"$NF" detach --netns "$RNS" >"$TMP/rdetach.out" 2>&1
+	drc=$?
+	if grep -q "fix: the holder is not on this host; the end that delays its ACK is pid $PID_recv .*attach: route '10.88.0.0/24 dev va table main' quickack 1 set in its network namespace (/run/netns/$RNS); undo: naglefix detach --netns /run/netns/$RNS" "$TMP/rwatch.out" &&
+		[[ -n $before && $(field stalls "$before") -ge 1 ]] && below "$(field median "$after")" 1 &&
+		[[ $(field stalls "$after") == 0 ]] && grep -q "^10.88.0.0/24 dev va .*quickack 1" "$TMP/recv.attached" &&
+		[[ $drc -eq 0 ]] && ip -n "$RNS" route show table all | cmp -s - "$TMP/recv.before"; then
+		pass "attach-route-watch-fix: the receiving namespace's route to the holder set by watch after $(field stalls "$before") stalled rounds; the open connection then $(field median "$after") ms a round ($(field n "$after") rounds, none stalled); detach: the table as before"
+	else
+		{ cat "$TMP/rwatch.out" "$TMP/rdetach.out"; cat "$TMP/recv.attached"; } >"$TMP/rfail.out"
+		fail attach-route-watch-fix "before: $before; after: $after; detach $drc" "$TMP/rfail.out"
+	fi
+	ip netns del "$RNS"
+	ip netns del "$HNS"
+fi
+
 if selected attach-route-pid-own; then
 	unshare -n sh -c 'ip link set lo up; ip route show table all >"$2/own.before"; sleep 30 & p=$!
 		"$1" attach -m quickack --pid $p 2>"$2/own.err"; echo $? >"$2/own.rc"; kill $p

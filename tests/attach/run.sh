@@ -89,6 +89,8 @@ teardown() {
 	ip netns del "$NETNS" 2>/dev/null
 	ip netns del "naglefix-watch.$$" 2>/dev/null
 	ip netns del "naglefix-route.$$" 2>/dev/null
+	ip netns del "naglefix-recv.$$" 2>/dev/null
+	ip netns del "naglefix-hold.$$" 2>/dev/null
 	mountpoint -q "$BPFFS" && umount "$BPFFS"
 	rm -rf "$TMP"
 }
