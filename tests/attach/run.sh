@@ -556,7 +556,7 @@ error attach-error-perm 2 "CAP_BPF and CAP_NET_ADMIN" setpriv --reuid=65534 --re
 	--inh-caps=-all "$NF" attach -m nodelay --cgroup "$CG"
 error attach-error-config 125 "bad.conf:2" "$NF" attach -c "$TMP/bad.conf" --cgroup "$CG"
 error attach-error-no-nodelay 125 "nothing to attach" "$NF" attach -c "$TMP/none.conf" --cgroup "$CG"
-error attach-error-mode 125 "nodelay only" "$NF" attach -m coalesce --cgroup "$CG"
+error attach-error-mode 125 "other actions need the" "$NF" attach -m coalesce --cgroup "$CG"
 error attach-error-two-targets 125 "at most" "$NF" attach --cgroup "$CG" --pid 1
 error attach-error-no-cgroup2 4 "no cgroup v2 hierarchy is mounted" \
 	unshare -m sh -c "umount -l '$ROOT' && exec '$NF' attach -m nodelay"
