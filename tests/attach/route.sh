@@ -17,6 +17,8 @@
 #   attach-route-changed-left     a route changed by someone else after
 #                                 attach: said and left as they made it,
 #                                 the others put back
+#   attach-route-removed-said     a route removed by someone else after
+#                                 attach: said, nothing written in its place
 #   attach-route-accept-refused   an accept rule: refused, with why
 #   attach-route-pid              -m quickack --pid: that process's namespace
 #   attach-route-watch-fix        watch --fix --attach, the holder (the split
@@ -53,7 +55,7 @@ wait_rounds() {
 }
 
 if any_selected attach-route-open-connection attach-route-list attach-route-detach \
-	attach-route-changed-left attach-route-accept-refused attach-route-pid; then
+	attach-route-changed-left attach-route-removed-said attach-route-accept-refused attach-route-pid; then
 	ip netns add "$QNS" && ip -n "$QNS" link set lo up
 	table_all >"$TMP/route.before"
 	# nsenter execs the server: its PID is the server's, in QNS (a shell
@@ -137,6 +139,25 @@ if selected attach-route-changed-left; then
 		fail attach-route-changed-left "attach $rc ($set set), detach $drc" "$TMP/qfail.out"
 	fi
 	ip -n "$QNS" addr del 10.77.0.1/24 dev lo
+fi
+
+if selected attach-route-removed-said; then
+	ip -n "$QNS" addr add 10.78.0.1/24 dev lo
+	printf 'connect 10.78.0.1 quickack\n' >"$TMP/qa4.conf"
+	"$NF" attach -c "$TMP/qa4.conf" --netns "$QNS" >"$TMP/qattach4.out" 2>&1
+	rc=$?
+	set=$(grep -c 'quickack 1 set (' "$TMP/qattach4.out")
+	ip -n "$QNS" addr del 10.78.0.1/24 dev lo # its routes go with it
+	"$NF" detach --netns "$QNS" >"$TMP/qdetach4.out" 2>&1
+	drc=$?
+	if [[ $rc -eq 0 && $drc -eq 0 && $set -ge 1 ]] &&
+		grep -q "route 'local 10.78.0.1 dev lo table local': removed since naglefix set it: nothing to put back" "$TMP/qdetach4.out" &&
+		[[ -z $(table_all | grep 10.78.0) ]] && table_all | cmp -s - "$TMP/route.before"; then
+		pass "attach-route-removed-said: $(grep -c 'removed since' "$TMP/qdetach4.out") route(s) removed meanwhile said, none made again"
+	else
+		cat "$TMP/qattach4.out" "$TMP/qdetach4.out" >"$TMP/qfail.out"
+		fail attach-route-removed-said "attach $rc ($set set), detach $drc" "$TMP/qfail.out"
+	fi
 fi
 
 if selected attach-route-accept-refused; then
