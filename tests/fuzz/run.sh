@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # run.sh - fuzzes the config parser, the endpoint matcher, the capture
-# readers with the frame decoder, and the metrics endpoint's request
-# reader (`make fuzz`).
+# readers with the frame decoder, the metrics endpoint's request
+# reader and the reader of the kernel's route messages (`make fuzz`).
 #
 # Builds the libFuzzer targets fuzz_parse.c and fuzz_match.c against
 # src/common/policy.c, fuzz_cap.c against src/wire/cap.c, pcap.c, pcapng.c
 # (and feed.c, held against the plain path, with the table it prepares for)
-# and decode.c, and fuzz_request.c against src/metrics/request.c, with
+# and decode.c, fuzz_request.c against src/metrics/request.c, and
+# fuzz_route.c against src/route/msg.c, with
 # clang (-fsanitize=fuzzer,address,undefined, UB fatal)
 # into build/fuzz/, then runs each for FUZZ_TIME seconds (default 60) on top of
 # its committed seed corpus tests/fuzz/corpus/TARGET/ (read only: what the
@@ -19,7 +20,7 @@
 #
 # Before that, fuzz-canary-TARGET proves the run can fail: the same target
 # built from a copy of its source (src/common/policy.c; src/wire/pcapng.c for cap;
-# src/metrics/request.c for request)
+# src/metrics/request.c for request; src/route/msg.c for route)
 # with a heap overflow injected where the seed corpus reaches it must
 # crash within a few seconds.
 #
@@ -39,7 +40,7 @@ B="$TOP/build/fuzz"
 # shellcheck disable=SC2054 # the commas are clang's
 FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
     -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra ${WERROR--Werror} -D_GNU_SOURCE -iquote src -Iinclude)
-TARGETS=(parse match cap request)
+TARGETS=(parse match cap request route)
 
 # defines TARGET: its own compiler flags. The capture reader's buffer is
 # 64 KiB, not 4 MiB: ASan's poisoning of 4 MiB a run made the target 30
@@ -56,6 +57,8 @@ sources() {
             src/wire/table.c src/wire/index.c src/wire/holder.c
     elif [[ $1 == request ]]; then
         echo src/metrics/request.c
+    elif [[ $1 == route ]]; then
+        echo src/route/msg.c
     else
         echo src/common/policy.c
     fi
@@ -86,6 +89,7 @@ fuzz() {
     local name=$1 bin=$2 target=$3 secs=$4 work="$B/corpus/$1" dict=$HERE/policy.dict
     [[ $target == cap ]] && dict=$HERE/cap.dict
     [[ $target == request ]] && dict=$HERE/request.dict
+    [[ $target == route ]] && dict=$HERE/route.dict
     LOG="$B/logs/$name.log"
     mkdir -p "$work"
     rm -f "$B/artifacts/$name-"*
@@ -101,7 +105,8 @@ fuzz() {
 # nf_policy_match for a full-sized IPv6 address; of src/wire/pcapng.c, in
 # read_epb for an enhanced packet block of a big-endian section; of
 # src/metrics/request.c, in nf_req_parse for a head whose request line
-# is whole.
+# is whole; of src/route/msg.c, in nf_route_parse for a message with
+# attributes.
 canary_source() {
     local target=$1 fn code src
     src=$(sources "$target")
@@ -112,6 +117,9 @@ canary_source() {
     elif [[ $target == request ]]; then
         fn=nf_req_parse
         code='if (memchr(buf, 10, len)) { char *volatile nf_c = __builtin_malloc(4); nf_c[4] = 1; __builtin_free(nf_c); }'
+    elif [[ $target == route ]]; then
+        fn=nf_route_parse
+        code='if (len > 40) { char *volatile nf_c = __builtin_malloc(4); nf_c[4] = 1; __builtin_free(nf_c); }'
     elif [[ $target == parse ]]; then
         fn=nf_policy_parse_endpoint
         code='if (s[0] == '"'['"') { char *volatile nf_c = malloc(4); nf_c[4] = 1; free(nf_c); }'
