@@ -194,12 +194,12 @@ static void routes_of(struct run *x, const struct nf_endpoint *ep)
 {
 	struct inside in = { .ep = ep };
 	struct nf_route r;
-	int rc;
+	int rc = 0;
 
 	if (ep->family && (rc = nf_route_lookup(x->nl, ep->family, ep->addr, &r)) == 0)
 		handle(x, &r);
 	else if (ep->family && !x->quiet)
-		printf("naglefix %s: network namespace %s: no route taken to %s's address: %s\n",
+		printf("naglefix %s: network namespace %s: no route to the address of %s: %s\n",
 		       x->cmd, x->ns->name, x->why, strerror(-rc));
 	rc = nf_route_each(x->nl, ep->family, collect, &in);
 	if (rc < 0 && !x->quiet)
