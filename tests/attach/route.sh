@@ -19,6 +19,8 @@
 #                                 the others put back
 #   attach-route-removed-said     a route removed by someone else after
 #                                 attach: said, nothing written in its place
+#   attach-route-ipv6             an IPv6 prefix: its route set and put back,
+#                                 the address's own (metric 0) said and left
 #   attach-route-accept-refused   an accept rule: refused, with why
 #   attach-route-pid              -m quickack --pid: that process's namespace
 #   attach-route-watch-fix        watch --fix --attach, the holder (the split
@@ -55,7 +57,8 @@ wait_rounds() {
 }
 
 if any_selected attach-route-open-connection attach-route-list attach-route-detach \
-	attach-route-changed-left attach-route-removed-said attach-route-accept-refused attach-route-pid; then
+	attach-route-changed-left attach-route-removed-said attach-route-ipv6 attach-route-accept-refused \
+	attach-route-pid; then
 	ip netns add "$QNS" && ip -n "$QNS" link set lo up
 	table_all >"$TMP/route.before"
 	# nsenter execs the server: its PID is the server's, in QNS (a shell
@@ -158,6 +161,28 @@ if selected attach-route-removed-said; then
 		cat "$TMP/qattach4.out" "$TMP/qdetach4.out" >"$TMP/qfail.out"
 		fail attach-route-removed-said "attach $rc ($set set), detach $drc" "$TMP/qfail.out"
 	fi
+fi
+
+if selected attach-route-ipv6; then
+	ip -n "$QNS" addr add 2001:db8:77::1/64 dev lo nodad
+	for _ in $(seq 100); do [[ -n $(ip -n "$QNS" -6 route show 2001:db8:77::/64) ]] && break; sleep 0.05; done
+	table_all >"$TMP/route.before6"
+	printf 'connect [2001:db8::/32] quickack\n' >"$TMP/qa6.conf"
+	"$NF" attach -c "$TMP/qa6.conf" --netns "$QNS" >"$TMP/qattach6.out" 2>&1
+	rc=$?
+	set6=$(table_all | grep -c '^2001:db8:77::/64 dev lo proto kernel metric 256 quickack 1')
+	"$NF" detach --netns "$QNS" >"$TMP/qdetach6.out" 2>&1
+	drc=$?
+	if [[ $rc -eq 0 && $drc -eq 0 && $set6 -eq 1 ]] &&
+		grep -q "route 'local 2001:db8:77::1 dev lo table local': an IPv6 route of metric 0" "$TMP/qattach6.out" &&
+		table_all | cmp -s - "$TMP/route.before6"; then
+		pass "attach-route-ipv6: 2001:db8:77::/64 set and put back byte for byte; the address's own route said and left"
+	else
+		cat "$TMP/qattach6.out" "$TMP/qdetach6.out" >"$TMP/qfail.out"
+		table_all | diff "$TMP/route.before6" - >>"$TMP/qfail.out"
+		fail attach-route-ipv6 "attach $rc ($set6 set), detach $drc" "$TMP/qfail.out"
+	fi
+	ip -n "$QNS" addr del 2001:db8:77::1/64 dev lo
 fi
 
 if selected attach-route-accept-refused; then
