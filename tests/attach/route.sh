@@ -67,7 +67,7 @@ if any_selected attach-route-open-connection attach-route-list attach-route-deta
 	printf 'connect 127.0.0.1 quickack\ndefault pass\n' >"$TMP/qa.conf"
 	in_qns "$STATIC" 127.0.0.1 "$PORT_qecho" 1000000 each >"$TMP/qrounds.out" 2>&1 8>&- &
 	QCLIENT=$!
-	PIDS+=($QCLIENT)
+	PIDS+=("$QCLIENT")
 	wait_rounds "$TMP/qrounds.out" 8
 	n0=$(rounds_done "$TMP/qrounds.out")
 	"$NF" attach -c "$TMP/qa.conf" --netns "$QNS" >"$TMP/qattach.out" 2>&1
@@ -155,7 +155,7 @@ if selected attach-route-removed-said; then
 	drc=$?
 	if [[ $rc -eq 0 && $drc -eq 0 && $set -ge 1 ]] &&
 		grep -q "route 'local 10.78.0.1 dev lo table local': removed since naglefix set it: nothing to put back" "$TMP/qdetach4.out" &&
-		[[ -z $(table_all | grep 10.78.0) ]] && table_all | cmp -s - "$TMP/route.before"; then
+		! table_all | grep -q 10.78.0 && table_all | cmp -s - "$TMP/route.before"; then
 		pass "attach-route-removed-said: $(grep -c 'removed since' "$TMP/qdetach4.out") route(s) removed meanwhile said, none made again"
 	else
 		cat "$TMP/qattach4.out" "$TMP/qdetach4.out" >"$TMP/qfail.out"
@@ -237,7 +237,7 @@ if selected attach-route-watch-fix; then
 	sleep 2.5 # watch's capture open
 	nsenter --net="/run/netns/$HNS" "$STATIC" 10.88.0.1 "$PORT_recv" 1000000 each >"$TMP/hrounds.out" 2>&1 8>&- &
 	hclient=$!
-	PIDS+=($hclient)
+	PIDS+=("$hclient")
 	for _ in $(seq 200); do grep -q "attach: route" "$TMP/rwatch.out" && break; sleep 0.05; done
 	n1=$(rounds_done "$TMP/hrounds.out")
 	wait_rounds "$TMP/hrounds.out" $((n1 + 200)) # 8 s at 40 ms, were it not fixed
