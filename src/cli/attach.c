@@ -56,10 +56,12 @@ static const char usage_attach[] =
 	"                     counts, the other sock_ops programs seen, and the routes\n"
 	"                     naglefix set quickack on\n"
 	"\n"
-	"Exit status: 0 done; 1 --now left a socket; 2 no permission; 3 the kernel\n"
+	"Exit status: 0 done; 1 --now left a socket, or a route could not be set;\n"
+	"2 no permission; 3 the kernel\n"
 	"cannot (no bpf(2), sock_ops cannot set TCP_NODELAY, the verifier refused)\n"
 	"or could not be checked (loopback down);\n"
-	"4 no cgroup2, no such cgroup, unit or process; 5 another sock_ops program's\n"
+	"4 no cgroup2, no such cgroup, unit, process or network namespace (or --pid's\n"
+	"is attach's own, for routes); 5 another sock_ops program's\n"
 	"mode stands in the way; 125 a usage error.\n";
 
 enum { OPT_CGROUP = 256, OPT_UNIT, OPT_PID, OPT_NOW, OPT_LIST, OPT_NETNS };

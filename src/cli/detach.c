@@ -32,8 +32,9 @@ static const char usage_detach[] =
 	"--netns alone: the routes only.\n"
 	"\n"
 	"Exit status: 0 done (also when nothing of naglefix's was there); 1 --all\n"
-	"could not take one off; 2 no permission; 3 no bpf(2); 4 no cgroup2, no such\n"
-	"cgroup, unit or process; 125 a usage error.\n";
+	"could not take one off, or a route could not be put back; 2 no permission;\n"
+	"3 no bpf(2); 4 no cgroup2, no such cgroup, unit, process or network\n"
+	"namespace; 125 a usage error.\n";
 
 enum { OPT_CGROUP = 256, OPT_UNIT, OPT_PID, OPT_ALL, OPT_NETNS };
 
