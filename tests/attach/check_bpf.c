@@ -63,7 +63,7 @@ static void verifier_log(void)
 {
 	struct bpf_insn bad[] = { NF_MOV64_REG(BPF_REG_0, BPF_REG_2), NF_EXIT() };
 	static char log[64 * 1024];
-	int fd = nf_bpf_prog_load(bad, 2, log, sizeof(log));
+	int fd = nf_bpf_prog_load(NF_BPF_SOCK_OPS, bad, 2, log, sizeof(log));
 
 	CHECK(fd == -EACCES, "refused with EACCES, not %d", fd);
 	CHECK(strstr(log, "R2 !read_ok") != NULL, "the verifier's reason in the log: %s", log);
@@ -85,8 +85,8 @@ static void state_readback(void)
 	CHECK(nf_policy_parse(&p, text, "t", log, sizeof(log)) == 0, "parse");
 	map = nf_bpf_state_create("my.conf", text, strlen(text));
 	CHECK(map >= 0, "state map: %s", strerror(-map));
-	CHECK(nf_bpf_prog_build(&p, map, TCP_NODELAY, &insn, &n) == 0, "build");
-	prog = nf_bpf_prog_load(insn, n, log, sizeof(log));
+	CHECK(nf_bpf_prog_build(&p, map, -1, TCP_NODELAY, &insn, &n) == 0, "build");
+	prog = nf_bpf_prog_load(NF_BPF_SOCK_OPS, insn, n, log, sizeof(log));
 	CHECK(prog >= 0, "load: %s: %s", strerror(-prog), log);
 	close(map); /* the program holds it */
 	CHECK(nf_bpf_state_of_prog(prog, &st) == 1, "naglefix's");
@@ -112,8 +112,8 @@ static int rules(int count)
 	CHECK(nf_policy_parse(&p, text, "t", log, sizeof(log)) == 0, "parse: %s", log);
 	map = nf_bpf_state_create("t", "", 0);
 	CHECK(map >= 0, "state map");
-	rc = nf_bpf_prog_build(&p, map, TCP_NODELAY, &insn, &n);
-	if (rc == 0 && (prog = nf_bpf_prog_load(insn, n, log, sizeof(log))) >= 0)
+	rc = nf_bpf_prog_build(&p, map, -1, TCP_NODELAY, &insn, &n);
+	if (rc == 0 && (prog = nf_bpf_prog_load(NF_BPF_SOCK_OPS, insn, n, log, sizeof(log))) >= 0)
 		close(prog);
 	else if (rc == 0)
 		rc = prog;
