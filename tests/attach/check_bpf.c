@@ -6,9 +6,14 @@
  * kernel's EINVAL for TCP_QUICKACK from sock_ops, as an older kernel
  * answers for TCP_NODELAY).
  *
+ * and the setsockopt program: the verifier takes it and the sock_ops
+ * program that marks (sockopt-load), each of its jumps lands where its
+ * shape says (sockopt-offsets), this kernel has its hook (sockopt-hook).
+ *
  * Usage: check_bpf CASE [CGROUP_ROOT]   (root: bpf(2) and cgroups)
  * Cases: asm-offsets, verifier-log, state-readback, rules-limit,
- * probe-nodelay, probe-refused. Exit 0, 1 (FAIL line), 77 (SKIP).
+ * probe-nodelay, probe-refused, sockopt-load, sockopt-offsets,
+ * sockopt-hook. Exit 0, 1 (FAIL line), 77 (SKIP).
  */
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -147,6 +152,72 @@ static void probe(const char *root, int optname, int want)
 	CHECK(access(why, F_OK) != 0, "the probe's cgroup %s is removed", why);
 }
 
+/* The map of marks and both programs of a policy with a rule of each
+ * side loaded by the kernel (its verifier's log shown if not); the
+ * state map held by both, the map of marks found from each. */
+static void sockopt_load(void)
+{
+	static const char text[] = "connect 10.0.0.0/8:80 nodelay\naccept [::1]:* nodelay\n";
+	static char log[64 * 1024];
+	struct nf_policy p;
+	struct bpf_insn *insn;
+	size_t n;
+	int map, marks, ops, opt, found;
+
+	CHECK(nf_policy_parse(&p, text, "t", log, sizeof(log)) == 0, "parse");
+	map = nf_bpf_state_create("t", text, strlen(text));
+	marks = nf_bpf_marks_create();
+	CHECK(map >= 0 && marks >= 0, "maps: %s, %s", strerror(-map), strerror(-marks));
+	CHECK(nf_bpf_prog_build(&p, map, marks, TCP_NODELAY, &insn, &n) == 0, "build sock_ops");
+	ops = nf_bpf_prog_load(NF_BPF_SOCK_OPS, insn, n, log, sizeof(log));
+	CHECK(ops >= 0, "sock_ops with marks: %s: %s", strerror(-ops), log);
+	free(insn);
+	CHECK(nf_bpf_sockopt_build(map, marks, &insn, &n) == 0, "build setsockopt");
+	opt = nf_bpf_prog_load(NF_BPF_SETSOCKOPT, insn, n, log, sizeof(log));
+	CHECK(opt >= 0, "setsockopt: %s: %s", strerror(-opt), log);
+	free(insn);
+	close(map);
+	close(marks);
+	for (int i = 0; i < 2; i++) {
+		static struct nf_bpf_state st;
+		int prog = i ? opt : ops;
+
+		CHECK(nf_bpf_state_of_prog(prog, &st) == 1, "program %d is naglefix's", i);
+		found = nf_bpf_marks_of_prog(prog);
+		CHECK(found >= 0, "program %d holds the map of marks: %s", i, strerror(-found));
+		close(found);
+	}
+	close(ops);
+	close(opt);
+	nf_policy_free(&p);
+}
+
+/* The setsockopt program: each conditional jump lands on "r0 = 1; exit"
+ * (the kernel goes on with the call as it is), the last instructions
+ * are that pair, and the value written is 1, after the bound check. */
+static void sockopt_offsets(void)
+{
+	struct bpf_insn *insn, ret1 = NF_MOV64_IMM(BPF_REG_0, 1), st1 = NF_ST_MEM(BPF_W, BPF_REG_7, 0, 1);
+	size_t n, jumps = 0, stores = 0;
+
+	CHECK(nf_bpf_sockopt_build(3, 4, &insn, &n) == 0, "build");
+	CHECK(n >= 4 && memcmp(&insn[n - 2], &ret1, sizeof(ret1)) == 0 &&
+	      insn[n - 1].code == (BPF_JMP | BPF_EXIT), "ends in r0 = 1; exit");
+	for (size_t pc = 0; pc < n; pc++) {
+		unsigned op = BPF_OP(insn[pc].code), cls = BPF_CLASS(insn[pc].code);
+
+		stores += memcmp(&insn[pc], &st1, sizeof(st1)) == 0;
+		if ((cls != BPF_JMP && cls != BPF_JMP32) || op == BPF_CALL || op == BPF_EXIT)
+			continue;
+		jumps++;
+		CHECK((long)pc + 1 + insn[pc].off == (long)n - 2, "jump at %zu lands at %ld, not %zu", pc,
+		      (long)pc + 1 + insn[pc].off, n - 2);
+	}
+	CHECK(jumps == 6, "6 jumps out (level, option, length, mark, bound, value), not %zu", jumps);
+	CHECK(stores == 1, "one store of 1 into the value, not %zu", stores);
+	free(insn);
+}
+
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "";
@@ -167,6 +238,12 @@ int main(int argc, char **argv)
 		probe(root, TCP_NODELAY, 1);
 	else if (strcmp(c, "probe-refused") == 0)
 		probe(root, TCP_QUICKACK, 0);
+	else if (strcmp(c, "sockopt-load") == 0)
+		sockopt_load();
+	else if (strcmp(c, "sockopt-offsets") == 0)
+		sockopt_offsets();
+	else if (strcmp(c, "sockopt-hook") == 0)
+		CHECK(nf_bpf_sockopt_hook() == 1, "this kernel (>= 5.3) has the setsockopt hook");
 	else
 		CHECK(0, "unknown case '%s'", c);
 	return 0;
