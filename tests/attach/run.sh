@@ -29,6 +29,8 @@
 #                              EINVAL): said, sock_ops alone
 #   attach-undo                the setsockopt program's attach failing: the
 #                              sock_ops program's undone, the earlier kept
+#   attach-marks-kept          a connection made before a new attach: its
+#                              own setsockopt(0) after it still held off
 #   attach-per-destination     a rule's server fixed, another left
 #   attach-accept-server       a split-answering server (Python's http.server)
 #                              started in the cgroup under an accept rule
@@ -400,6 +402,31 @@ if selected attach-undo; then
 	fi
 	"$NF" detach --cgroup "$CG/undo" >/dev/null 2>&1
 	rmdir "$CG/undo" "$CG/undo2"
+fi
+
+if selected attach-marks-kept; then
+	"$NF" attach -m nodelay --cgroup "$CG" >/dev/null 2>&1
+	old=$(ours_any "$CG" | tr '\n' ' ')
+	mkfifo "$TMP/go"
+	in_cg_bg "$CG" python3 -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+print("connected", s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY), flush=True)
+open(sys.argv[2]).read()
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 0)
+print("after", s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY), flush=True)' "$PORT_echo" "$TMP/go" >"$TMP/marks.out" 2>&1
+	for _ in $(seq 100); do grep -q '^connected' "$TMP/marks.out" && break; sleep 0.05; done
+	"$NF" attach -m nodelay --cgroup "$CG" >"$TMP/marks.attach" 2>&1
+	new=$(ours_any "$CG" | tr '\n' ' ')
+	echo go >"$TMP/go"
+	wait "$BG"
+	if grep -q '^connected 1$' "$TMP/marks.out" && grep -q '^after 1$' "$TMP/marks.out" &&
+		[[ $(wc -w <<<"$new") -eq 2 && $new != "$old" ]]; then
+		pass "attach-marks-kept: programs $old-> $new; a connection made before: its setsockopt(TCP_NODELAY, 0) after reads 1"
+	else
+		cat "$TMP/marks.attach" >>"$TMP/marks.out"
+		fail attach-marks-kept "programs '$old' -> '$new'" "$TMP/marks.out"
+	fi
 fi
 
 # ---- another tool's program on the cgroup -------------------------------
