@@ -20,6 +20,9 @@
 #define NF_MOV64_REG(DST, SRC) NF_INSN(BPF_ALU64 | BPF_MOV | BPF_X, DST, SRC, 0, 0)
 #define NF_MOV64_IMM(DST, IMM) NF_INSN(BPF_ALU64 | BPF_MOV | BPF_K, DST, 0, 0, IMM)
 
+/* dst op= src, 64-bit */
+#define NF_ALU64_REG(OP, DST, SRC) NF_INSN(BPF_ALU64 | BPF_OP(OP) | BPF_X, DST, SRC, 0, 0)
+
 /* dst op= imm: 64-bit (the immediate sign-extended) and 32-bit (the
  * upper half of dst cleared) */
 #define NF_ALU64_IMM(OP, DST, IMM) NF_INSN(BPF_ALU64 | BPF_OP(OP) | BPF_K, DST, 0, 0, IMM)

@@ -92,7 +92,8 @@ int nf_bpf_prog_build(const struct nf_policy *p, int map_fd, int marks_fd, int o
 /*
  * The setsockopt program: a setsockopt(IPPROTO_TCP, TCP_NODELAY) of a
  * socket marked in marks_fd (one the sock_ops program set nodelay on),
- * with optlen >= 4 and a value of 0, goes to the kernel with the value 1,
+ * with optlen >= 4 (up to the page the kernel copies; a longer value is
+ * handed back whole: optlen 0) and a value of 0, goes to the kernel with the value 1,
  * counted (kept) in the state map map_fd. Every other call (another
  * level, option, length or value, a socket not marked: not yet
  * connected, not TCP, or one the rules left) goes to the kernel as it

@@ -15,18 +15,24 @@
  * select, whatever the program set before).
  *
  *       r6 = ctx
+ *       if optlen < 4              goto out   (the kernel's EINVAL stays)
+ *       if optlen > 0xffff         goto whole
+ *       if optval + optlen > optval_end goto whole
  *       if level != SOL_TCP        goto out
  *       if optname != TCP_NODELAY  goto out
- *       if optlen < 4              goto out   (the kernel's EINVAL stays)
  *       if !sk_storage_get(marks, sk, 0, 0) goto out
  *       if optval + 4 > optval_end goto out
  *       if *(u32 *)optval != 0     goto out   (on already)
  *       *(u32 *)optval = 1; count kept
  *   out: return 1                               (the kernel goes on)
+ *   whole: optlen = 0; goto out
  *
  * Return 1 and optlen untouched: the kernel's own setsockopt runs on
  * the (rewritten) value, so its errors and every other option stay its
- * own.
+ * own. A value longer than the copy the kernel made for the programs (a
+ * page) is handed back whole: optlen 0 tells the kernel to use the
+ * caller's own bytes (Linux 6.0-6.4 answer EFAULT otherwise; 6.5 and
+ * later do so by themselves).
  */
 #include "nf_bpf.h"
 
@@ -51,16 +57,26 @@
 #define CTX(field) ((__s16)offsetof(struct bpf_sockopt, field))
 #define STATE(field) ((__s32)offsetof(struct nf_bpf_state, counts.field))
 
-/* Jumps to out unless the call is setsockopt(SOL_TCP, TCP_NODELAY) with
- * optlen >= 4. */
+/* Jumps to out if optlen < 4, to whole if the value is longer than the
+ * kernel's copy of it. */
+static void the_length(struct nf_asm *a, int out, int whole)
+{
+	nf_asm_emit(a, NF_LDX_MEM(BPF_W, R4, R_CTX, CTX(optlen)));
+	nf_asm_jump(a, NF_JMP32_IMM(BPF_JSLT, R4, 4, 0), out);
+	nf_asm_jump(a, NF_JMP32_IMM(BPF_JGT, R4, 0xffff, 0), whole);
+	nf_asm_emit(a, NF_LDX_MEM(BPF_DW, R2, R_CTX, CTX(optval)));
+	nf_asm_emit(a, NF_LDX_MEM(BPF_DW, R3, R_CTX, CTX(optval_end)));
+	nf_asm_emit(a, NF_ALU64_REG(BPF_ADD, R2, R4));
+	nf_asm_jump(a, NF_JMP_REG(BPF_JGT, R2, R3, 0), whole);
+}
+
+/* Jumps to out unless the call is setsockopt(SOL_TCP, TCP_NODELAY). */
 static void the_call(struct nf_asm *a, int out)
 {
 	nf_asm_emit(a, NF_LDX_MEM(BPF_W, R2, R_CTX, CTX(level)));
 	nf_asm_jump(a, NF_JMP32_IMM(BPF_JNE, R2, SOL_TCP, 0), out);
 	nf_asm_emit(a, NF_LDX_MEM(BPF_W, R2, R_CTX, CTX(optname)));
 	nf_asm_jump(a, NF_JMP32_IMM(BPF_JNE, R2, TCP_NODELAY, 0), out);
-	nf_asm_emit(a, NF_LDX_MEM(BPF_W, R2, R_CTX, CTX(optlen)));
-	nf_asm_jump(a, NF_JMP32_IMM(BPF_JSLT, R2, 4, 0), out);
 }
 
 /* Jumps to out unless the socket carries the sock_ops program's mark. */
@@ -95,17 +111,23 @@ static void the_value(struct nf_asm *a, int map_fd, int out)
 int nf_bpf_sockopt_build(int map_fd, int marks_fd, struct bpf_insn **out, size_t *n)
 {
 	struct nf_asm a;
-	int l_out;
+	int l_out, l_whole;
 
 	nf_asm_init(&a);
 	l_out = nf_asm_label(&a);
+	l_whole = nf_asm_label(&a);
 	nf_asm_emit(&a, NF_MOV64_REG(R_CTX, R1));
+	the_length(&a, l_out, l_whole);
 	the_call(&a, l_out);
 	the_mark(&a, marks_fd, l_out);
 	the_value(&a, map_fd, l_out);
 	nf_asm_place(&a, l_out);
 	nf_asm_emit(&a, NF_MOV64_IMM(R0, 1));
 	nf_asm_emit(&a, NF_EXIT());
+	nf_asm_place(&a, l_whole);
+	nf_asm_emit(&a, NF_MOV64_IMM(R2, 0));
+	nf_asm_emit(&a, NF_STX_MEM(BPF_W, R_CTX, R2, CTX(optlen)));
+	nf_asm_jump(&a, NF_JMP_RAW(0), l_out);
 	return nf_asm_finish(&a, out, n);
 }
 

@@ -165,24 +165,22 @@ static int put(const char *cmd, const struct nf_attach_target *t, int prog,
 	struct nf_bpf_cgroup *now = &done->after;
 	enum nf_bpf_kind kind = now->kind;
 	char s[64];
-	int rc = 0;
+	int rc = -ENOENT, fd;
 
-	for (int tries = 0; tries < 2; tries++) {
+	*old = -1;
+	for (int tries = 0; tries < 2 && rc == -ENOENT; tries++) {
 		if (tries > 0 && (rc = nf_bpf_cgroup_query(t->fd, kind, now, NULL)) < 0)
 			return nf_attach_say(cmd, step(s, sizeof(s), "reading its %s programs", kind), rc,
 					     t->dir);
 		done->replaced = ours_in(now);
-		*old = done->replaced ? nf_bpf_prog_get(done->replaced) : -1;
-		if (*old == -ENOENT)
-			continue; /* gone meanwhile */
-		if (*old < -1)
-			return nf_attach_say(cmd, "holding naglefix's program there", *old, t->dir);
-		rc = nf_bpf_cgroup_attach(t->fd, prog, now);
-		if (rc != -ENOENT)
-			break;
-		if (*old >= 0)
-			close(*old);
-		*old = -1;
+		fd = done->replaced ? nf_bpf_prog_get(done->replaced) : -1;
+		if (fd < 0 && done->replaced && fd != -ENOENT)
+			return nf_attach_say(cmd, "holding naglefix's program there", fd, t->dir);
+		rc = fd == -ENOENT ? -ENOENT : nf_bpf_cgroup_attach(t->fd, prog, now);
+		if (rc == 0)
+			*old = fd;
+		else if (fd >= 0)
+			close(fd);
 	}
 	return rc < 0 ? nf_attach_say(cmd, step(s, sizeof(s), "attaching naglefix's %s program", kind),
 				      rc, t->dir)

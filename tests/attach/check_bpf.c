@@ -16,6 +16,7 @@
  * sockopt-hook. Exit 0, 1 (FAIL line), 77 (SKIP).
  */
 #include <netinet/tcp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,28 +193,38 @@ static void sockopt_load(void)
 	nf_policy_free(&p);
 }
 
-/* The setsockopt program: each conditional jump lands on "r0 = 1; exit"
- * (the kernel goes on with the call as it is), the last instructions
- * are that pair, and the value written is 1, after the bound check. */
+/* The setsockopt program: every jump lands on "r0 = 1; exit" (the
+ * kernel goes on with the call) or on the block after it that hands a
+ * value longer than the kernel's copy back whole (optlen = 0, then
+ * out), the two of the length checks there; one store of 1 into the
+ * value. */
 static void sockopt_offsets(void)
 {
-	struct bpf_insn *insn, ret1 = NF_MOV64_IMM(BPF_REG_0, 1), st1 = NF_ST_MEM(BPF_W, BPF_REG_7, 0, 1);
-	size_t n, jumps = 0, stores = 0;
+	struct bpf_insn *insn, ret1 = NF_MOV64_IMM(BPF_REG_0, 1), st1 = NF_ST_MEM(BPF_W, BPF_REG_7, 0, 1),
+			       len0 = NF_STX_MEM(BPF_W, BPF_REG_6, BPF_REG_2,
+						 offsetof(struct bpf_sockopt, optlen));
+	size_t n, out = 0, jumps = 0, to_whole = 0, stores = 0;
 
 	CHECK(nf_bpf_sockopt_build(3, 4, &insn, &n) == 0, "build");
-	CHECK(n >= 4 && memcmp(&insn[n - 2], &ret1, sizeof(ret1)) == 0 &&
-	      insn[n - 1].code == (BPF_JMP | BPF_EXIT), "ends in r0 = 1; exit");
+	for (size_t pc = 0; pc + 1 < n && !out; pc++)
+		if (memcmp(&insn[pc], &ret1, sizeof(ret1)) == 0 && insn[pc + 1].code == (BPF_JMP | BPF_EXIT))
+			out = pc;
+	CHECK(out > 0 && out + 5 == n, "r0 = 1; exit, then the 3 of whole, last (out %zu of %zu)", out, n);
+	CHECK(memcmp(&insn[out + 3], &len0, sizeof(len0)) == 0, "whole: optlen = 0");
 	for (size_t pc = 0; pc < n; pc++) {
 		unsigned op = BPF_OP(insn[pc].code), cls = BPF_CLASS(insn[pc].code);
+		long to = (long)pc + 1 + insn[pc].off;
 
 		stores += memcmp(&insn[pc], &st1, sizeof(st1)) == 0;
 		if ((cls != BPF_JMP && cls != BPF_JMP32) || op == BPF_CALL || op == BPF_EXIT)
 			continue;
 		jumps++;
-		CHECK((long)pc + 1 + insn[pc].off == (long)n - 2, "jump at %zu lands at %ld, not %zu", pc,
-		      (long)pc + 1 + insn[pc].off, n - 2);
+		to_whole += to == (long)out + 2;
+		CHECK(to == (long)out || to == (long)out + 2, "jump at %zu lands at %ld", pc, to);
 	}
-	CHECK(jumps == 6, "6 jumps out (level, option, length, mark, bound, value), not %zu", jumps);
+	CHECK(jumps == 9, "9 jumps (length 3, level, option, mark, bound, value, whole's), not %zu",
+	      jumps);
+	CHECK(to_whole == 2, "2 jumps to whole (too long), not %zu", to_whole);
 	CHECK(stores == 1, "one store of 1 into the value, not %zu", stores);
 	free(insn);
 }

@@ -75,6 +75,7 @@ static int listener(int family, struct sockaddr_storage *a, socklen_t *len)
 static void connected(const char *p, int c)
 {
 	char t[64];
+	static int big0[2048], big1[2048] = { 40000 };
 	int64_t zero64 = 0;
 	int zero = 0;
 
@@ -98,6 +99,13 @@ static void connected(const char *p, int c)
 	set_int(TAG("sol-socket-1-0"), c, SOL_SOCKET, 1, 0);
 	set_int(TAG("ip-1-0"), c, IPPROTO_IP, 1, 0);
 	call(TAG("nodelay-0-get-cork"), c, IPPROTO_TCP, TCP_CORK, &zero, 4, IPPROTO_TCP, TCP_NODELAY);
+	/* longer than the page the kernel copies for the programs: the
+	 * caller's own bytes (value 0: the rule's write is not seen) */
+	call(TAG("nodelay-1-len8192"), c, IPPROTO_TCP, TCP_NODELAY, big1, sizeof(big1), IPPROTO_TCP,
+	     TCP_NODELAY);
+	call(TAG("nodelay-0-len8192"), c, IPPROTO_TCP, TCP_NODELAY, big0, sizeof(big0), IPPROTO_TCP,
+	     TCP_NODELAY);
+	call(TAG("sndbuf-len8192"), c, SOL_SOCKET, SO_SNDBUF, big1, sizeof(big1), SOL_SOCKET, SO_SNDBUF);
 	/* the rule's own: the value 0 of 4 or more bytes, last (it stays) */
 	call(TAG("rule-nodelay-0-len8"), c, IPPROTO_TCP, TCP_NODELAY, &zero64, 8, IPPROTO_TCP,
 	     TCP_NODELAY);
