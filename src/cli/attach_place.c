@@ -156,15 +156,36 @@ static int check_both(const char *cmd, const struct nf_attach_target *t,
 	return 0;
 }
 
+/* An attach to undo if the next one fails: the program new_fd of kind
+ * put in the place of old_fd (-1: none). */
+struct undo {
+	enum nf_bpf_kind kind;
+	int new_fd, old_fd;
+};
+
+/* The step that failed, with what its undo did (u NULL: nothing to undo). */
+static const char *failed_step(char *buf, size_t len, enum nf_bpf_kind kind,
+			       const struct nf_attach_target *t, const struct undo *u)
+{
+	int rc = u ? nf_bpf_cgroup_restore(t->fd, u->kind, u->new_fd, u->old_fd) : 0;
+
+	snprintf(buf, len, "attaching naglefix's %s program%s%s%s", nf_bpf_kind_name(kind),
+		 !u ? "" : rc == 0 ? " (its sock_ops program undone: nothing changed)"
+				   : " (undoing its sock_ops program failed too: ",
+		 u && rc < 0 ? strerror(-rc) : "", u && rc < 0 ? ")" : "");
+	return buf;
+}
+
 /* Attaches the program prog of now's kind in the place of naglefix's
  * there (its descriptor kept in *old for an undo, -1 none); once more if
- * that one went meanwhile (detached by hand). */
+ * that one went meanwhile (detached by hand). If it fails, u (if not
+ * NULL) is undone first. */
 static int put(const char *cmd, const struct nf_attach_target *t, int prog,
-	       struct nf_attach_prog *done, int *old)
+	       struct nf_attach_prog *done, int *old, const struct undo *u)
 {
 	struct nf_bpf_cgroup *now = &done->after;
 	enum nf_bpf_kind kind = now->kind;
-	char s[64];
+	char s[128];
 	int rc = -ENOENT, fd;
 
 	*old = -1;
@@ -182,9 +203,7 @@ static int put(const char *cmd, const struct nf_attach_target *t, int prog,
 		else if (fd >= 0)
 			close(fd);
 	}
-	return rc < 0 ? nf_attach_say(cmd, step(s, sizeof(s), "attaching naglefix's %s program", kind),
-				      rc, t->dir)
-		      : 0;
+	return rc < 0 ? nf_attach_say(cmd, failed_step(s, sizeof(s), kind, t, u), rc, t->dir) : 0;
 }
 
 /* The sock_ops program, then the setsockopt program; the first undone
@@ -192,15 +211,15 @@ static int put(const char *cmd, const struct nf_attach_target *t, int prog,
 static int put_both(const char *cmd, const struct nf_attach_target *t,
 		    const struct nf_attach_loaded *l, struct nf_attach_done *done)
 {
-	int old[2] = { -1, -1 }, rc, undo;
+	int old[2] = { -1, -1 }, rc;
+	struct undo u = { NF_BPF_SOCK_OPS, l->fd[NF_BPF_SOCK_OPS], -1 };
 
-	rc = put(cmd, t, l->fd[NF_BPF_SOCK_OPS], &done->prog[NF_BPF_SOCK_OPS], &old[NF_BPF_SOCK_OPS]);
-	if (rc == 0 && l->fd[NF_BPF_SETSOCKOPT] >= 0 &&
-	    (rc = put(cmd, t, l->fd[NF_BPF_SETSOCKOPT], &done->prog[NF_BPF_SETSOCKOPT],
-		      &old[NF_BPF_SETSOCKOPT])) != 0 &&
-	    (undo = nf_bpf_cgroup_restore(t->fd, NF_BPF_SOCK_OPS, l->fd[NF_BPF_SOCK_OPS],
-					  old[NF_BPF_SOCK_OPS])) < 0)
-		nf_attach_say(cmd, "undoing the sock_ops program's attach", undo, t->dir);
+	rc = put(cmd, t, l->fd[NF_BPF_SOCK_OPS], &done->prog[NF_BPF_SOCK_OPS], &old[NF_BPF_SOCK_OPS],
+		 NULL);
+	u.old_fd = old[NF_BPF_SOCK_OPS];
+	if (rc == 0 && l->fd[NF_BPF_SETSOCKOPT] >= 0)
+		rc = put(cmd, t, l->fd[NF_BPF_SETSOCKOPT], &done->prog[NF_BPF_SETSOCKOPT],
+			 &old[NF_BPF_SETSOCKOPT], &u);
 	for (int k = 0; k < 2; k++)
 		if (old[k] >= 0)
 			close(old[k]);

@@ -395,7 +395,8 @@ if selected attach-undo; then
 		>>"$TMP/undo.out" 2>>"$TMP/undo.err"
 	rc2=$?
 	if [[ $rc -ne 0 && $rc2 -ne 0 && $(wc -w <<<"$before") -eq 2 && $after == "$before" &&
-		-z $(ours_any "$CG/undo2") ]]; then
+		-z $(ours_any "$CG/undo2") && $(wc -l <"$TMP/undo.err") -eq 2 &&
+		$(grep -c "setsockopt program (its sock_ops program undone: nothing changed)" "$TMP/undo.err") -eq 2 ]]; then
 		pass "attach-undo: the setsockopt attach refused: naglefix's earlier pair ($before) kept in place, and on a bare cgroup nothing left (status $rc, $rc2)"
 	else
 		fail attach-undo "before '$before', after '$after', bare: '$(ours_any "$CG/undo2")'; status $rc, $rc2" "$TMP/undo.err"
