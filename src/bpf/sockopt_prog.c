@@ -31,8 +31,9 @@
  * the (rewritten) value, so its errors and every other option stay its
  * own. A value longer than the copy the kernel made for the programs (a
  * page) is handed back whole: optlen 0 tells the kernel to use the
- * caller's own bytes (Linux 6.0-6.4 answer EFAULT otherwise; 6.5 and
- * later do so by themselves).
+ * caller's own bytes, as the kernel's documentation of these programs
+ * asks (kernels before the change that ignores such a buffer by itself,
+ * Linux 6.5 by our reading, answer EFAULT otherwise).
  */
 #include "nf_bpf.h"
 
