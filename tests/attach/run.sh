@@ -221,7 +221,7 @@ STATIC=$W/split_client
 # the Go client, built offline (its caches under build/), CGO_ENABLED=0:
 # a static binary no preloaded library can enter
 GO=$W/split_client_go
-CGO_ENABLED=0 GO111MODULE=off GOPROXY=off GOFLAGS= GOCACHE="$W/go-cache" GOPATH="$W/go-path" \
+CGO_ENABLED=0 GO111MODULE=off GOPROXY=off GOFLAGS='' GOCACHE="$W/go-cache" GOPATH="$W/go-path" \
 	go build -o "$GO" "$HERE/split_client.go" 2>"$TMP/go.err" ||
 	fail "build split_client.go (go build)" "status $?" "$TMP/go.err"
 cc -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/sockopt_diff" "$HERE/sockopt_diff.c" ||
@@ -331,9 +331,10 @@ if selected attach-off-per-destination; then
 	for prog in "$STATIC" "python3 $PY" "$GO"; do
 		# shellcheck disable=SC2086 # the program and its interpreter
 		set -- $prog
-		[[ $1 == "$GO" ]] && x="" || x=off
-		a=$(in_cg "$CG" "$@" 127.0.0.1 "$PORT_echo" 13 $x)
-		b=$(in_cg "$CG" "$@" 127.0.0.1 "$PORT_echo2" 13 $x)
+		x=(off)
+		[[ $1 == "$GO" ]] && x=() # the Go client turns it off always
+		a=$(in_cg "$CG" "$@" 127.0.0.1 "$PORT_echo" 13 "${x[@]}")
+		b=$(in_cg "$CG" "$@" 127.0.0.1 "$PORT_echo2" 13 "${x[@]}")
 		below "$(field median_ms "$a")" 5 && ! below "$(field median_ms "$b")" 30 || ok=1
 		res+="${1##*/}: $(field median_ms "$a") / $(field median_ms "$b") ms; "
 	done
@@ -358,7 +359,7 @@ if selected attach-options-same; then
 		pass "attach-options-same: $n calls (TCP connected, accepted, unconnected, listening, IPv4 and IPv6, UDP, Unix): the same in the cgroup but the $(wc -w <<<"$rules") the rule changes (value 1)"
 	else
 		diff "$TMP/diff.in" "$TMP/diff.out" >"$TMP/diff.diff"
-		fail attach-options-same "differ: $(echo $differ); rule lines: $(echo $rules)" "$TMP/diff.diff"
+		fail attach-options-same "differ: ${differ//$'\n'/ }; rule lines: ${rules//$'\n'/ }" "$TMP/diff.diff"
 	fi
 fi
 
