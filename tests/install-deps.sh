@@ -27,7 +27,9 @@
 # podman with runc (run from a root directory, nothing pulled; runc, as
 # crun refuses hybrid cgroups), without podman's recommends; for `make
 # test-attach` bpftool (Debian's, the judge of what is attached to a
-# cgroup; clang above compiles the other tool's program it loads); for
+# cgroup; clang above compiles the other tools' programs it loads) and
+# golang-go (a Go client built offline with CGO_ENABLED=0: a static
+# binary that turns TCP_NODELAY off itself after Dial); for
 # `make test-metrics` Prometheus (its server and promtool) and
 # node_exporter, without their recommends (the collectors' timers),
 # their services neither started nor enabled: the test runs its own.
@@ -36,7 +38,7 @@ set -eu
 pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
 	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux cpio systemd
 	libmemcached-tools memcached nginx curl postgresql git rsync openssh-server openssh-client
-	tcpdump tshark jq file python3-dpkt golang-github-google-gopacket-dev pcapfix mandoc groff-base man-db iproute2 passwd bpftool)
+	tcpdump tshark jq file python3-dpkt golang-github-google-gopacket-dev pcapfix mandoc groff-base man-db iproute2 passwd bpftool golang-go)
 bare=(qemu-system-x86 podman runc prometheus prometheus-node-exporter) # installed without recommends
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo

@@ -1,5 +1,6 @@
 /*
- * cgroup_prog.c - the sock_ops programs of one cgroup: each named,
+ * cgroup_prog.c - the programs of one kind (sock_ops, setsockopt) of one
+ * cgroup: each named,
  * naglefix's told apart; naglefix's put there in the place of its earlier
  * one (BPF_F_REPLACE: in one step, in the same place of the list) or
  * after the others (BPF_F_ALLOW_MULTI: they stay and run); naglefix's
@@ -17,6 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+const char *nf_bpf_kind_name(enum nf_bpf_kind kind)
+{
+	return kind == NF_BPF_SETSOCKOPT ? "setsockopt" : "sock_ops";
+}
 
 const char *nf_bpf_mode_name(uint32_t flags)
 {
@@ -51,12 +57,14 @@ static int describe(struct nf_bpf_attached *p, struct nf_bpf_state *st, int *fir
 	return 0;
 }
 
-int nf_bpf_cgroup_query(int cg_fd, struct nf_bpf_cgroup *out, struct nf_bpf_state *st)
+int nf_bpf_cgroup_query(int cg_fd, enum nf_bpf_kind kind, struct nf_bpf_cgroup *out,
+			struct nf_bpf_state *st)
 {
 	uint32_t ids[NF_BPF_CGROUP_MAX], cnt = NF_BPF_CGROUP_MAX;
 	struct nf_bpf_state *scratch = malloc(sizeof(*scratch));
-	int rc = scratch ? nf_bpf_prog_query(cg_fd, ids, &cnt, &out->flags) : -ENOMEM, first = 1;
+	int rc = scratch ? nf_bpf_prog_query(kind, cg_fd, ids, &cnt, &out->flags) : -ENOMEM, first = 1;
 
+	out->kind = kind;
 	out->n = cnt;
 	out->ours = 0;
 	for (size_t i = 0; rc == 0 && i < cnt && i < NF_BPF_CGROUP_MAX; i++) {
@@ -81,7 +89,7 @@ static int detach_ours(int cg_fd, const struct nf_bpf_cgroup *now, uint32_t keep
 			continue; /* gone meanwhile */
 		if (fd < 0)
 			return fd;
-		rc = nf_bpf_prog_detach(cg_fd, fd);
+		rc = nf_bpf_prog_detach(now->kind, cg_fd, fd);
 		close(fd);
 		if (rc < 0 && rc != -ENOENT)
 			return rc;
@@ -101,7 +109,7 @@ int nf_bpf_cgroup_attach(int cg_fd, int prog_fd, const struct nf_bpf_cgroup *now
 			old = now->v[i].id;
 	if (old && (old_fd = nf_bpf_prog_get(old)) < 0)
 		return old_fd;
-	rc = nf_bpf_prog_attach(cg_fd, prog_fd, old_fd);
+	rc = nf_bpf_prog_attach(now->kind, cg_fd, prog_fd, old_fd);
 	if (old_fd >= 0)
 		close(old_fd);
 	if (rc < 0)
@@ -113,4 +121,11 @@ int nf_bpf_cgroup_detach(int cg_fd, const struct nf_bpf_cgroup *now, size_t *n)
 {
 	*n = 0;
 	return detach_ours(cg_fd, now, 0, n);
+}
+
+int nf_bpf_cgroup_restore(int cg_fd, enum nf_bpf_kind kind, int new_fd, int old_fd)
+{
+	if (old_fd >= 0)
+		return nf_bpf_prog_attach(kind, cg_fd, old_fd, new_fd);
+	return nf_bpf_prog_detach(kind, cg_fd, new_fd);
 }

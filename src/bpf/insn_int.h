@@ -20,6 +20,9 @@
 #define NF_MOV64_REG(DST, SRC) NF_INSN(BPF_ALU64 | BPF_MOV | BPF_X, DST, SRC, 0, 0)
 #define NF_MOV64_IMM(DST, IMM) NF_INSN(BPF_ALU64 | BPF_MOV | BPF_K, DST, 0, 0, IMM)
 
+/* dst op= src, 64-bit */
+#define NF_ALU64_REG(OP, DST, SRC) NF_INSN(BPF_ALU64 | BPF_OP(OP) | BPF_X, DST, SRC, 0, 0)
+
 /* dst op= imm: 64-bit (the immediate sign-extended) and 32-bit (the
  * upper half of dst cleared) */
 #define NF_ALU64_IMM(OP, DST, IMM) NF_INSN(BPF_ALU64 | BPF_OP(OP) | BPF_K, DST, 0, 0, IMM)
@@ -44,10 +47,22 @@
 #define NF_LD_MAP_VALUE_1(DST, FD) NF_INSN(BPF_LD | BPF_DW | BPF_IMM, DST, BPF_PSEUDO_MAP_VALUE, 0, FD)
 #define NF_LD_MAP_VALUE_2(OFF) NF_INSN(0, 0, 0, 0, OFF)
 
+/* dst = the map FD (its descriptor, which the kernel turns into the
+ * map): two instructions (the kernel's BPF_LD_MAP_FD) */
+#define NF_LD_MAP_FD_1(DST, FD) NF_INSN(BPF_LD | BPF_DW | BPF_IMM, DST, BPF_PSEUDO_MAP_FD, 0, FD)
+#define NF_LD_MAP_FD_2() NF_INSN(0, 0, 0, 0, 0)
+
 /* if ((u32)dst OP imm) goto pc + 1 + off: the 32-bit comparison, so an
  * address such as 0xc0a80000 compares as the u32 it is (BPF_JMP would
  * compare the 64-bit register with the immediate sign-extended) */
 #define NF_JMP32_IMM(OP, DST, IMM, OFF) NF_INSN(BPF_JMP32 | BPF_OP(OP) | BPF_K, DST, 0, OFF, IMM)
+
+/* if (dst OP imm) goto pc + 1 + off: the 64-bit comparison, the one the
+ * verifier reads as a null check of a pointer (imm 0) */
+#define NF_JMP_IMM(OP, DST, IMM, OFF) NF_INSN(BPF_JMP | BPF_OP(OP) | BPF_K, DST, 0, OFF, IMM)
+
+/* if (dst OP src) goto pc + 1 + off: 64-bit, e.g. two pointers */
+#define NF_JMP_REG(OP, DST, SRC, OFF) NF_INSN(BPF_JMP | BPF_OP(OP) | BPF_X, DST, SRC, OFF, 0)
 
 /* goto pc + 1 + off */
 #define NF_JMP_RAW(OFF) NF_INSN(BPF_JMP | BPF_JA, 0, 0, OFF, 0)

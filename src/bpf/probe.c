@@ -76,8 +76,8 @@ static int put_program(struct probe *p, int optname)
 		free(log);
 		return say(p, p->map < 0 ? p->map : -ENOMEM, "its state map");
 	}
-	rc = nf_bpf_prog_build(&pol, p->map, optname, &insn, &n);
-	if (rc == 0 && (p->prog = nf_bpf_prog_load(insn, n, log, LOG_SIZE)) < 0)
+	rc = nf_bpf_prog_build(&pol, p->map, -1, optname, &insn, &n);
+	if (rc == 0 && (p->prog = nf_bpf_prog_load(NF_BPF_SOCK_OPS, insn, n, log, LOG_SIZE)) < 0)
 		rc = p->prog;
 	free(insn);
 	if (rc < 0)
@@ -86,7 +86,7 @@ static int put_program(struct probe *p, int optname)
 	free(log);
 	if (rc < 0)
 		return rc;
-	rc = nf_bpf_prog_attach(p->cg, p->prog, -1);
+	rc = nf_bpf_prog_attach(NF_BPF_SOCK_OPS, p->cg, p->prog, -1);
 	p->attached = rc == 0;
 	return rc < 0 ? say(p, rc, "attaching its program") : 0;
 }
@@ -167,7 +167,7 @@ static void remove_cgroup(const char *dir)
 static void take_down(struct probe *p)
 {
 	if (p->attached)
-		nf_bpf_prog_detach(p->cg, p->prog);
+		nf_bpf_prog_detach(NF_BPF_SOCK_OPS, p->cg, p->prog);
 	if (p->lsn >= 0)
 		close(p->lsn);
 	if (p->prog >= 0)

@@ -17,7 +17,8 @@
  *       rule 1 of connect: no match, on   rule 1 of accept ...
  *       rule 2 ...
  *       the default                       the default
- *   set: count; bpf_setsockopt(SOL_TCP, TCP_NODELAY, 1); count; goto out
+ *   set: count; bpf_setsockopt(SOL_TCP, TCP_NODELAY, 1); count;
+ *        the socket marked for the setsockopt program; goto out
  *
  * An address is read as nf_policy_match reads it: an IPv6 socket's
  * IPv4-mapped address (::ffff:a.b.c.d) as IPv4. Registers while matching:
@@ -56,7 +57,7 @@
 
 struct gen {
 	struct nf_asm a;
-	int map_fd, optname;
+	int map_fd, marks_fd, optname;
 	int out, set; /* labels */
 };
 
@@ -194,7 +195,26 @@ static void count(struct gen *g, __s32 off)
 	nf_asm_emit(&g->a, NF_ATOMIC_ADD(BPF_DW, R1, R2, 0));
 }
 
-/* set: bpf_setsockopt(ctx, SOL_TCP, optname, &1, 4), counted. */
+/* The socket marked for the setsockopt program (marks.c): its entry
+ * made in the map of marks, 1; then out (a listener's child that is no
+ * full socket yet, or no memory for the entry: left unmarked). */
+static void mark(struct gen *g)
+{
+	struct nf_asm *a = &g->a;
+
+	nf_asm_emit(a, NF_LDX_MEM(BPF_DW, R2, R_CTX, CTX(sk)));
+	nf_asm_jump(a, NF_JMP_IMM(BPF_JEQ, R2, 0, 0), g->out);
+	nf_asm_emit(a, NF_LD_MAP_FD_1(R1, g->marks_fd));
+	nf_asm_emit(a, NF_LD_MAP_FD_2());
+	nf_asm_emit(a, NF_MOV64_IMM(R3, 0));
+	nf_asm_emit(a, NF_MOV64_IMM(R4, BPF_SK_STORAGE_GET_F_CREATE));
+	nf_asm_emit(a, NF_CALL(BPF_FUNC_sk_storage_get));
+	nf_asm_jump(a, NF_JMP_IMM(BPF_JEQ, R0, 0, 0), g->out);
+	nf_asm_emit(a, NF_ST_MEM(BPF_W, R0, 0, 1));
+}
+
+/* set: bpf_setsockopt(ctx, SOL_TCP, optname, &1, 4), counted, then the
+ * socket marked (with a map of marks). */
 static void set_option(struct gen *g)
 {
 	struct nf_asm *a = &g->a;
@@ -214,6 +234,8 @@ static void set_option(struct gen *g)
 	nf_asm_emit(a, NF_MOV64_IMM(R2, 1));
 	nf_asm_jump(a, NF_JMP32_IMM(BPF_JNE, R0, 0, 0), failed);
 	count(g, STATE(set));
+	if (g->marks_fd >= 0)
+		mark(g);
 	nf_asm_jump(a, NF_JMP_RAW(0), g->out);
 	nf_asm_place(a, failed);
 	count(g, STATE(failed));
@@ -223,10 +245,10 @@ static void set_option(struct gen *g)
 	nf_asm_jump(a, NF_JMP_RAW(0), g->out);
 }
 
-int nf_bpf_prog_build(const struct nf_policy *p, int map_fd, int optname,
+int nf_bpf_prog_build(const struct nf_policy *p, int map_fd, int marks_fd, int optname,
 		      struct bpf_insn **out, size_t *n)
 {
-	struct gen g = { .map_fd = map_fd, .optname = optname };
+	struct gen g = { .map_fd = map_fd, .marks_fd = marks_fd, .optname = optname };
 	int l_connect, l_accept;
 
 	nf_asm_init(&g.a);

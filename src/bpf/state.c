@@ -1,11 +1,11 @@
 /*
- * state.c - naglefix's program's state map: the policy it was built from
- * (its name and text, for attach --list and watch --fix) and what it
- * counted. The program holds the map (its instructions name it), so the
- * map lives exactly as long as the program: nothing to clean up, nothing
+ * state.c - naglefix's programs' state map: the policy they were built
+ * from (its name and text, for attach --list and watch --fix) and what
+ * they counted. Both programs of one attach hold the one map (their
+ * instructions name it), so the map lives exactly as long as they do: nothing to clean up, nothing
  * left behind in a file that could say something else than the kernel.
- * A program is told to be naglefix's by its name, its map's name and the
- * magic at the start of the map's value.
+ * A program is told to be naglefix's by its name, its type, its map's
+ * name and the magic at the start of the map's value.
  */
 #include "nf_bpf.h"
 
@@ -67,7 +67,9 @@ int nf_bpf_state_of_prog(int prog_fd, struct nf_bpf_state *st)
 
 	if (rc < 0)
 		return rc;
-	if (strcmp(info.name, NF_BPF_PROG_NAME) != 0 || info.type != BPF_PROG_TYPE_SOCK_OPS)
+	if (strcmp(info.name, NF_BPF_PROG_NAME) != 0 ||
+	    (info.type != nf_bpf_kind_type(NF_BPF_SOCK_OPS) &&
+	     info.type != nf_bpf_kind_type(NF_BPF_SETSOCKOPT)))
 		return 0;
 	for (uint32_t i = 0; i < info.nr_map_ids && i < 4; i++)
 		if ((rc = read_state(maps[i], st)) != 0)

@@ -1,15 +1,18 @@
 /*
  * attach.c - naglefix attach: the policy's nodelay rules in the kernel
- * for a cgroup (the whole host, a --cgroup, a systemd --unit, a --pid's
- * container or pod), applied to each TCP connection of it as it is
- * established, from any program, across its restarts, at no cost on any
- * call; --now fixes the connections already open too (as naglefix fix).
+ * for a cgroup (a --cgroup, a systemd --unit, a --pid's container or pod,
+ * or the whole --host, only when so named), applied to each TCP
+ * connection of it as it is established, and held against the program's
+ * own setsockopt(TCP_NODELAY, 0) after, from any program, across its
+ * restarts, at no cost on any call but that one; --now fixes the
+ * connections already open too (as naglefix fix).
  *
  * Its quickack rules go on the routes of a network namespace
- * (attach_route.c).
+ * (attach_route.c): --netns's, --pid's, or the host's (--host).
  *
- *   naglefix attach [-c CONF | -m nodelay|quickack] [--cgroup PATH | --unit NAME | --pid PID]
- *                   [--netns NAME|PATH] [--now]
+ *   naglefix attach [-c CONF | -m MODE] (--cgroup PATH | --unit NAME | --pid PID | --host) [--now]
+ *   naglefix attach [-c CONF | -m MODE] (--cgroup PATH | --unit NAME) --netns NAME|PATH [--now]
+ *   naglefix attach [-c CONF | -m quickack] --netns NAME|PATH
  *   naglefix attach --list
  */
 #include "attach_int.h"
@@ -25,21 +28,25 @@
 #include "nf_config.h"
 
 static const char usage_attach[] =
-	"usage: naglefix attach [-c CONF | -m nodelay|quickack] [--cgroup PATH | --unit NAME | --pid PID]\n"
-	"                       [--netns NAME|PATH] [--now]\n"
+	"usage: naglefix attach [-c CONF | -m MODE] (--cgroup PATH | --unit NAME |\n"
+	"                       --pid PID | --host) [--now]\n"
+	"       naglefix attach [-c CONF | -m MODE] (--cgroup PATH | --unit NAME)\n"
+	"                       --netns NAME|PATH [--now]\n"
+	"       naglefix attach [-c CONF | -m quickack] --netns NAME|PATH\n"
 	"       naglefix attach --list\n"
 	"\n"
 	"Puts CONF's nodelay rules (default: $NAGLEFIX_CONF, else " NF_CONF_DEFAULT_PATH ",\n"
 	"else nodelay for every connection) in the kernel for a cgroup: a sock_ops\n"
 	"program sets TCP_NODELAY on each TCP connection its processes connect or\n"
 	"accept, as it is established, whatever the program (static, Go, setuid),\n"
-	"until the cgroup goes or naglefix detach. Attaching again replaces\n"
-	"naglefix's program there, and nothing else. Needs root (CAP_BPF and\n"
-	"CAP_NET_ADMIN) and Linux 6.0 or later.\n"
+	"and a setsockopt program keeps it on when the program turns it off after\n"
+	"(Linux 5.3 and later), until the cgroup goes or naglefix detach.\n"
+	"Attaching again replaces naglefix's programs there, and nothing else.\n"
+	"Needs root (CAP_BPF and CAP_NET_ADMIN) and Linux 6.0 or later.\n"
 	"CONF's quickack rules set the quickack metric (ip route ... quickack 1) on the\n"
-	"routes to their peers in a network namespace (--netns's, --pid's, else the\n"
-	"host's): every connection on those routes acknowledges at once, the open ones\n"
-	"too; naglefix detach puts the routes back.\n"
+	"routes to their peers in a network namespace (--netns's, --pid's, the host's\n"
+	"with --host): every connection on those routes acknowledges at once, the open\n"
+	"ones too; naglefix detach puts the routes back.\n"
 	"\n"
 	"  -c, --config CONF  the policy file (its nodelay rules; the other actions\n"
 	"                     need the library and are said, not applied)\n"
@@ -47,7 +54,8 @@ static const char usage_attach[] =
 	"      --cgroup PATH  the cgroup (under the cgroup2 mount, or relative to it)\n"
 	"      --unit NAME    a running systemd unit's cgroup\n"
 	"      --pid PID      the cgroup of process PID (its container, its pod)\n"
-	"                     (none of the three: the root, every program of the host)\n"
+	"      --host         the root cgroup: every program of the host (and, for\n"
+	"                     the quickack rules, the host's network namespace)\n"
 	"      --netns NAME|PATH  the network namespace of the quickack rules (a name\n"
 	"                     under /run/netns, or a path); alone: no cgroup program\n"
 	"      --now          also set the connections open now (naglefix fix on\n"
@@ -64,7 +72,7 @@ static const char usage_attach[] =
 	"is attach's own, for routes); 5 another sock_ops program's\n"
 	"mode stands in the way; 125 a usage error.\n";
 
-enum { OPT_CGROUP = 256, OPT_UNIT, OPT_PID, OPT_NOW, OPT_LIST, OPT_NETNS };
+enum { OPT_CGROUP = 256, OPT_UNIT, OPT_PID, OPT_HOST, OPT_NOW, OPT_LIST, OPT_NETNS };
 
 static const struct option attach_longopts[] = {
 	{ "config", required_argument, NULL, 'c' },
@@ -72,6 +80,7 @@ static const struct option attach_longopts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "unit", required_argument, NULL, OPT_UNIT },
 	{ "pid", required_argument, NULL, OPT_PID },
+	{ "host", no_argument, NULL, OPT_HOST },
 	{ "now", no_argument, NULL, OPT_NOW },
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "netns", required_argument, NULL, OPT_NETNS },
@@ -110,24 +119,40 @@ static int existing(const struct nf_attach_target *t, const struct nf_attach_pol
 	return 0;
 }
 
-/* The line of what was done, and the programs kept beside it. */
+/* " in place of program N", or "". */
+static const char *in_place(char *buf, size_t len, uint32_t replaced)
+{
+	buf[0] = '\0';
+	if (replaced)
+		snprintf(buf, len, " in place of program %u", (unsigned)replaced);
+	return buf;
+}
+
+/* The lines of what was done, and the programs kept beside them. */
 static void say_done(const struct nf_attach_target *t, const struct nf_attach_policy *p,
 		     const struct nf_attach_done *d)
 {
-	char q[NF_CLI_QUOTE_MAX], rep[48] = "";
+	const struct nf_attach_prog *ops = &d->prog[NF_BPF_SOCK_OPS], *opt = &d->prog[NF_BPF_SETSOCKOPT];
+	char q[NF_CLI_QUOTE_MAX], rep[48];
 
-	if (d->replaced)
-		snprintf(rep, sizeof(rep), " in place of program %u", (unsigned)d->replaced);
 	printf("naglefix attach: %s (%s%s): program %u attached%s (%zu instructions): %s, %zu "
 	       "nodelay rule%s of %zu, default %s\n",
 	       t->dir, t->name, nf_attach_target_is_root(t) ? ": the whole host" : "",
-	       (unsigned)d->id, rep, d->insns, nf_cli_quote(p->source, q), p->nodelay,
-	       p->nodelay == 1 ? "" : "s", p->pol.nrules, nf_policy_action_name(p->pol.dflt.action));
-	for (size_t i = 0; i < d->after.n && i < NF_BPF_CGROUP_MAX; i++)
-		if (!d->after.v[i].ours)
-			printf("naglefix attach: beside it, left as it is: program %u '%s' (%s)\n",
-			       (unsigned)d->after.v[i].id, d->after.v[i].name,
-			       nf_bpf_mode_name(d->after.flags));
+	       (unsigned)ops->id, in_place(rep, sizeof(rep), ops->replaced), ops->insns,
+	       nf_cli_quote(p->source, q), p->nodelay, p->nodelay == 1 ? "" : "s", p->pol.nrules,
+	       nf_policy_action_name(p->pol.dflt.action));
+	if (opt->id)
+		printf("naglefix attach: %s: setsockopt program %u attached%s (%zu instructions): "
+		       "TCP_NODELAY kept on where program %u set it\n",
+		       t->dir, (unsigned)opt->id, in_place(rep, sizeof(rep), opt->replaced), opt->insns,
+		       (unsigned)ops->id);
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < d->prog[k].after.n && i < NF_BPF_CGROUP_MAX; i++)
+			if (!d->prog[k].after.v[i].ours)
+				printf("naglefix attach: beside it, left as it is: %s program %u '%s' (%s)\n",
+				       nf_bpf_kind_name((enum nf_bpf_kind)k),
+				       (unsigned)d->prog[k].after.v[i].id, d->prog[k].after.v[i].name,
+				       nf_bpf_mode_name(d->prog[k].after.flags));
 }
 
 /* --pid of a process in the root cgroup would be the whole host: not
@@ -138,8 +163,8 @@ static int root_by_pid(const struct request *r, const struct nf_attach_target *t
 		return 0;
 	fprintf(stderr,
 		"naglefix attach: pid %s is in the root cgroup (%s): attaching there would be every "
-		"program of the host; nothing attached (naglefix attach with no --pid does that, if it "
-		"is meant)\n",
+		"program of the host; nothing attached (naglefix attach --host does that, if it is "
+		"meant)\n",
 		r->arg, t->dir);
 	return NF_ATTACH_EXIT_TARGET;
 }
@@ -176,9 +201,13 @@ static int attach(const struct request *r)
 		rc = nf_cli_usage_error("attach", "%s has no nodelay or quickack rule and its default "
 					"is %s: nothing to attach (naglefix detach takes off what is there)",
 					p.source, nf_policy_action_name(p.pol.dflt.action));
+	else if (prog && r->netns && !r->targets && !routes)
+		rc = nf_cli_usage_error("attach", "%s has no quickack rule, and its nodelay rules need a "
+					"cgroup (--cgroup, --unit, --pid, --host): --netns alone takes "
+					"quickack rules", p.source);
 	else if (prog && r->netns && !r->targets)
 		fprintf(stderr, "naglefix attach: %s's nodelay rules need a cgroup (--cgroup, --unit, "
-			"--pid): not applied; --netns takes the quickack rules\n", p.source);
+			"--pid, --host): not applied; --netns takes the quickack rules\n", p.source);
 	else if (prog)
 		rc = attach_program(r, &p);
 	if (rc == 0 && routes)
@@ -192,8 +221,8 @@ static int target(struct request *r, enum nf_attach_kind kind, const char *arg)
 {
 	r->kind = kind;
 	r->arg = arg;
-	return ++r->targets > 1 ? nf_cli_usage_error("attach", "one of --cgroup, --unit and --pid at "
-						     "most") : 0;
+	return ++r->targets > 1 ? nf_cli_usage_error("attach", "one of --cgroup, --unit, --pid and "
+						     "--host at most") : 0;
 }
 
 int nf_cli_attach(int argc, char **argv)
@@ -210,6 +239,7 @@ int nf_cli_attach(int argc, char **argv)
 		case OPT_CGROUP: rc = target(&r, NF_ATTACH_CGROUP, optarg); break;
 		case OPT_UNIT: rc = target(&r, NF_ATTACH_UNIT, optarg); break;
 		case OPT_PID: rc = target(&r, NF_ATTACH_PID, optarg); break;
+		case OPT_HOST: rc = target(&r, NF_ATTACH_ROOT, NULL); break;
 		case OPT_NOW: r.now = 1; break;
 		case OPT_LIST: r.list = 1; break;
 		case OPT_NETNS: r.netns = optarg; break;
@@ -224,8 +254,15 @@ int nf_cli_attach(int argc, char **argv)
 					  argv[optind]);
 	if (r.list && (r.conf || r.mode || r.targets || r.now || r.netns))
 		return nf_cli_usage_error("attach", "--list takes no other option");
-	if (r.netns && r.kind == NF_ATTACH_PID)
+	if (!r.list && r.targets == 0 && !r.netns)
+		return nf_cli_usage_error("attach", "which cgroup? --cgroup PATH, --unit NAME, --pid PID, "
+					  "--host for every program of the host, or --netns NAME|PATH "
+					  "for quickack rules alone");
+	if (r.netns && r.targets && r.kind == NF_ATTACH_PID)
 		return nf_cli_usage_error("attach", "--pid names its process's network namespace: no "
+					  "--netns beside it");
+	if (r.netns && r.targets && r.kind == NF_ATTACH_ROOT)
+		return nf_cli_usage_error("attach", "--host names the host's network namespace: no "
 					  "--netns beside it");
 	return r.list ? nf_attach_list() : attach(&r);
 }

@@ -69,15 +69,16 @@ int nf_attach_say(const char *cmd, const char *step, int rc, const char *target)
 }
 
 int nf_attach_say_blocked(const char *cmd, const char *target, const char *where,
-			  const struct nf_bpf_attached *prog, uint32_t mode, const char *why)
+			  enum nf_bpf_kind kind, const struct nf_bpf_attached *prog, uint32_t mode,
+			  const char *why)
 {
 	char q[NF_CLI_QUOTE_MAX], qn[NF_CLI_QUOTE_MAX];
 
 	fprintf(stderr,
-		"naglefix %s: %s: sock_ops program %u '%s' on %s is attached in %s mode: %s; nothing "
+		"naglefix %s: %s: %s program %u '%s' on %s is attached in %s mode: %s; nothing "
 		"changed (bpftool cgroup tree shows it; its own tool can take it off or attach it "
 		"with BPF_F_ALLOW_MULTI)\n",
-		cmd, nf_cli_quote(target, q), (unsigned)prog->id, nf_cli_quote(prog->name, qn), where,
-		nf_bpf_mode_name(mode), why);
+		cmd, nf_cli_quote(target, q), nf_bpf_kind_name(kind), (unsigned)prog->id,
+		nf_cli_quote(prog->name, qn), where, nf_bpf_mode_name(mode), why);
 	return NF_ATTACH_EXIT_BLOCKED;
 }

@@ -1,11 +1,13 @@
 /*
  * attach_int.h - naglefix attach, detach and attach --list: the policy's
- * nodelay rules put in the kernel for a cgroup (src/bpf's program), and
- * what watch --fix uses of it. Private to the command.
+ * nodelay rules put in the kernel for a cgroup (src/bpf's programs: the
+ * sock_ops program and the setsockopt program beside it), and what watch
+ * --fix uses of it. Private to the command.
  *
  *   attach_target.c  the cgroup a command names: found, opened, locked
  *   attach_policy.c  the policy: read, its text kept, what the kernel cannot apply
- *   attach_place.c   naglefix's program put on one cgroup, or taken off
+ *   attach_load.c    naglefix's programs for a policy loaded, not yet attached
+ *   attach_place.c   naglefix's programs put on one cgroup as one, or taken off
  *   attach_errors.c  the failures, one line each, and their exit status
  *   attach_list.c    every cgroup's sock_ops programs (--list, detach --all)
  *   attach_rule.c    one rule added to a process's cgroup (watch --fix --attach)
@@ -40,7 +42,7 @@
 #define NF_ATTACH_EXIT_TARGET  4 /* no cgroup2, no such cgroup, unit or process */
 #define NF_ATTACH_EXIT_BLOCKED 5 /* another program's mode stands in the way */
 
-/* What a command names: the root, --cgroup, --unit, --pid. */
+/* What a command names: the root (--host), --cgroup, --unit, --pid. */
 enum nf_attach_kind { NF_ATTACH_ROOT, NF_ATTACH_CGROUP, NF_ATTACH_UNIT, NF_ATTACH_PID };
 
 /* The cgroup a command works on. */
@@ -99,14 +101,36 @@ void nf_attach_policy_say_left(const char *cmd, const struct nf_attach_policy *p
 /* Frees p's rules and text. */
 void nf_attach_policy_free(struct nf_attach_policy *p);
 
+/* --- attach_load.c --- */
+
+/* The programs of one attach, loaded, by kind (enum nf_bpf_kind). */
+struct nf_attach_loaded {
+	int fd[2];       /* -1: not loaded (the setsockopt one where the kernel lacks the hook) */
+	size_t insns[2]; /* their length in instructions */
+};
+
+/* p's programs, with their state map and map of marks, loaded into *l:
+ * the setsockopt program too where this kernel has the hook (where it
+ * does not, that is said once a run, and only the sock_ops one is). */
+int nf_attach_load(const char *cmd, const struct nf_attach_target *t,
+		   const struct nf_attach_policy *p, struct nf_attach_loaded *l);
+
+/* Closes l's programs (attached ones stay: their cgroup holds them). */
+void nf_attach_loaded_close(struct nf_attach_loaded *l);
+
 /* --- attach_place.c --- */
 
-/* What attach did on a cgroup. */
-struct nf_attach_done {
-	uint32_t id;       /* the program now there */
+/* What attach did with one kind of program on a cgroup. */
+struct nf_attach_prog {
+	uint32_t id;       /* the program now there, 0 none (no setsockopt hook) */
 	uint32_t replaced; /* naglefix's program it took the place of, 0 none */
 	size_t insns;      /* its length in instructions */
-	struct nf_bpf_cgroup after; /* the cgroup's programs after */
+	struct nf_bpf_cgroup after; /* the cgroup's programs of its kind after */
+};
+
+/* What attach did on a cgroup, by kind (enum nf_bpf_kind). */
+struct nf_attach_done {
+	struct nf_attach_prog prog[2];
 };
 
 /* Checks that bpf(2) lets this process read t's sock_ops programs (the
@@ -116,13 +140,15 @@ int nf_attach_check_access(const char *cmd, const struct nf_attach_target *t);
 /* Checks once per command that this kernel can do it (nf_bpf_probe). */
 int nf_attach_check_kernel(const char *cmd, const char *root);
 
-/* Puts p's program on t's cgroup in the place of naglefix's earlier one,
- * after checking that no other program's mode stands in the way; *done
+/* Puts p's programs on t's cgroup in the place of naglefix's earlier
+ * ones, after checking that no other program's mode stands in the way of
+ * either; both or neither (the first undone if the second fails); *done
  * says what was done. */
 int nf_attach_place(const char *cmd, const struct nf_attach_target *t,
 		    const struct nf_attach_policy *p, struct nf_attach_done *done);
 
-/* Takes naglefix's program off t's cgroup; *n gets how many went. */
+/* Takes naglefix's programs (both kinds) off t's cgroup; *n gets how
+ * many went. */
 int nf_attach_remove(const char *cmd, const struct nf_attach_target *t, size_t *n);
 
 /* --- attach_errors.c --- */
@@ -135,10 +161,11 @@ int nf_attach_remove(const char *cmd, const struct nf_attach_target *t, size_t *
 int nf_attach_say(const char *cmd, const char *step, int rc, const char *target);
 
 /* The line for a cgroup whose mode or ancestor stands in the way: the
- * program (id, name), where it is and its mode. Returns
+ * program (its kind, id, name), where it is and its mode. Returns
  * NF_ATTACH_EXIT_BLOCKED. */
 int nf_attach_say_blocked(const char *cmd, const char *target, const char *where,
-			  const struct nf_bpf_attached *prog, uint32_t mode, const char *why);
+			  enum nf_bpf_kind kind, const struct nf_bpf_attached *prog, uint32_t mode,
+			  const char *why);
 
 /* --- attach_rule.c: for watch --fix --attach --- */
 
@@ -259,7 +286,7 @@ int nf_attach_route_restore(const char *cmd, const struct nf_attach_netns *ns);
 
 /*
  * The hooks of attach and detach. The namespace is --netns's, else
- * --pid's process's, else (no target) the host's; --cgroup and --unit
+ * --pid's process's, else (--host) the host's; --cgroup and --unit
  * name none: attach says its quickack rules are not applied (status
  * NF_EXIT_USAGE when they are all it had: alone), detach does nothing.
  */

@@ -1,8 +1,9 @@
 /*
- * attach_list.c - every cgroup's sock_ops programs (attach_int.h): the
- * walk over the cgroup v2 tree that attach --list and detach --all make,
- * and --list's lines: each cgroup with a program of naglefix's (its
- * rules as the kernel keeps them, and its counts) or another tool's.
+ * attach_list.c - every cgroup's sock_ops and setsockopt programs
+ * (attach_int.h): the walk over the cgroup v2 tree that attach --list and
+ * detach --all make, and --list's lines: each cgroup with a program of
+ * naglefix's (its rules as the kernel keeps them, and its counts) or
+ * another tool's.
  */
 #include "attach_int.h"
 
@@ -58,7 +59,7 @@ int nf_attach_each_cgroup(const char *root, int (*fn)(const char *dir, void *arg
 /* What --list found. */
 struct lister {
 	const char *root;
-	struct nf_bpf_cgroup c;
+	struct nf_bpf_cgroup c, opt; /* sock_ops, setsockopt */
 	struct nf_bpf_state *st;
 	size_t cgroups, ours;
 	int status;
@@ -97,6 +98,24 @@ static void print_rules(const struct nf_bpf_state *st)
 	}
 }
 
+/* The cgroup's setsockopt programs: naglefix's with what it kept, the
+ * others by id, name and mode. */
+static void print_setsockopt(const struct lister *l)
+{
+	for (size_t i = 0; i < l->opt.n && i < NF_BPF_CGROUP_MAX; i++) {
+		const struct nf_bpf_attached *a = &l->opt.v[i];
+
+		if (a->ours)
+			printf("  setsockopt program %u '%s' (%s): naglefix's; TCP_NODELAY kept on %llu "
+			       "time%s the program turned it off\n",
+			       (unsigned)a->id, a->name, nf_bpf_mode_name(l->opt.flags),
+			       (unsigned long long)l->st->counts.kept, l->st->counts.kept == 1 ? "" : "s");
+		else
+			printf("  setsockopt program %u '%s' (%s): another tool's, left as it is\n",
+			       (unsigned)a->id, a->name, nf_bpf_mode_name(l->opt.flags));
+	}
+}
+
 /* One cgroup's lines: naglefix's program with its rules and counts, the
  * others by id, name and mode. */
 static void print_cgroup(struct lister *l, const char *dir)
@@ -123,9 +142,11 @@ static void print_cgroup(struct lister *l, const char *dir)
 		       k->failed ? ", the last with " : "", k->failed ? strerror(-k->last_err) : "");
 		print_rules(l->st);
 	}
+	print_setsockopt(l);
 }
 
-/* One cgroup of the walk: its lines if it has sock_ops programs. */
+/* One cgroup of the walk: its lines if it has sock_ops or setsockopt
+ * programs (none of the latter where the kernel has no such hook). */
 static int list_one(const char *dir, void *arg)
 {
 	struct lister *l = arg;
@@ -133,13 +154,17 @@ static int list_one(const char *dir, void *arg)
 
 	if (fd < 0)
 		return 0; /* removed meanwhile */
-	rc = nf_bpf_cgroup_query(fd, &l->c, l->st);
+	rc = nf_bpf_cgroup_query(fd, NF_BPF_SETSOCKOPT, &l->opt, l->st);
+	if (rc == -EINVAL)
+		rc = l->opt.n = 0;
+	if (rc == 0)
+		rc = nf_bpf_cgroup_query(fd, NF_BPF_SOCK_OPS, &l->c, l->st);
 	close(fd);
 	if (rc < 0) {
-		l->status = nf_attach_say("attach --list", "reading its sock_ops programs", rc, dir);
+		l->status = nf_attach_say("attach --list", "reading its programs", rc, dir);
 		return l->status == NF_ATTACH_EXIT_PERM || l->status == NF_ATTACH_EXIT_KERNEL ? 1 : 0;
 	}
-	if (l->c.n == 0)
+	if (l->c.n == 0 && l->opt.n == 0)
 		return 0;
 	l->cgroups++;
 	l->ours += l->c.ours > 0;
@@ -164,7 +189,8 @@ int nf_attach_list(void)
 	if (rc < 0)
 		return nf_attach_say("attach --list", "reading the cgroups", rc, root);
 	if (l.status == 0)
-		printf("%zu cgroup%s with a sock_ops program under %s, %zu of them naglefix's\n",
+		printf("%zu cgroup%s with a sock_ops or setsockopt program under %s, %zu of them "
+		       "naglefix's\n",
 		       l.cgroups, l.cgroups == 1 ? "" : "s", root, l.ours);
 	rc = nf_attach_route_list();
 	return l.status ? l.status : rc;

@@ -385,7 +385,7 @@ int nf_attach_route_restore(const char *cmd, const struct nf_attach_netns *ns)
 }
 
 /* Whether a command's target names a namespace: --netns, --pid, or the
- * host (no cgroup named); --cgroup and --unit name none. */
+ * host (--host: the root cgroup); --cgroup and --unit name none. */
 static int names_netns(enum nf_attach_kind kind, const char *netns)
 {
 	return netns || kind == NF_ATTACH_PID || kind == NF_ATTACH_ROOT;
@@ -405,8 +405,8 @@ static int host_by_pid(const char *cmd, const char *pid, const struct nf_attach_
 	if (!same)
 		return 0;
 	fprintf(stderr, "naglefix %s: pid %s is in the host's network namespace: its quickack rules "
-		"would change the host's routes, every program's; not applied (naglefix %s with no "
-		"target does that, if it is meant)\n", cmd, pid, cmd);
+		"would change the host's routes, every program's; not applied (naglefix %s --host "
+		"does that, if it is meant)\n", cmd, pid, cmd);
 	return NF_ATTACH_EXIT_TARGET;
 }
 

@@ -88,7 +88,7 @@ static void add(const struct nf_attach_target *t, enum nf_side side, const struc
 	struct nf_bpf_cgroup c;
 	struct nf_attach_policy p;
 	struct nf_attach_done done;
-	int rc = st ? nf_bpf_cgroup_query(t->fd, &c, st) : -ENOMEM;
+	int rc = st ? nf_bpf_cgroup_query(t->fd, NF_BPF_SOCK_OPS, &c, st) : -ENOMEM;
 
 	memset(&p, 0, sizeof(p));
 	if (rc < 0)
@@ -98,7 +98,7 @@ static void add(const struct nf_attach_target *t, enum nf_side side, const struc
 	else if ((rc = extended(c.ours ? st : NULL, rule, &p)) == 0 &&
 		 (rc = nf_attach_place("watch", t, &p, &done)) == 0) {
 		d->result = NF_ATTACH_RULE_ATTACHED;
-		d->id = done.id;
+		d->id = done.prog[NF_BPF_SOCK_OPS].id;
 		snprintf(d->why, sizeof(d->why), "%s, %s", rule, p.source);
 	}
 	if (rc == -EINVAL && d->result == NF_ATTACH_RULE_FAILED)

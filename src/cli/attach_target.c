@@ -70,7 +70,7 @@ static int dir_of_pid(const char *cmd, const char *root, const char *arg, char *
 static int find_dir(const char *cmd, const char *root, enum nf_attach_kind kind, const char *arg,
 		    char *dir)
 {
-	char what[NF_CGROUP_PATH_MAX + 16];
+	char what[NF_CGROUP_PATH_MAX + 128], q[NF_CLI_QUOTE_MAX];
 	int rc = 0;
 
 	switch (kind) {
@@ -84,9 +84,13 @@ static int find_dir(const char *cmd, const char *root, enum nf_attach_kind kind,
 		rc = nf_cgroup_of_unit(arg, dir, NF_CGROUP_PATH_MAX);
 		return rc < 0 ? nf_attach_say(cmd, "finding its cgroup", rc == -ENOENT ? -ESRCH : rc, what) : 0;
 	case NF_ATTACH_CGROUP:
-		snprintf(what, sizeof(what), "%s", arg);
 		rc = nf_cgroup_resolve(arg, dir, NF_CGROUP_PATH_MAX);
-		return rc < 0 ? nf_attach_say(cmd, "finding the cgroup", rc, what) : 0;
+		if (rc == -ENOENT || rc == -ENOTDIR || rc == -EXDEV) {
+			nf_cgroup_unresolved(rc, what, sizeof(what));
+			fprintf(stderr, "naglefix %s: cgroup %s: %s\n", cmd, nf_cli_quote(arg, q), what);
+			return NF_ATTACH_EXIT_TARGET;
+		}
+		return rc < 0 ? nf_attach_say(cmd, "finding the cgroup", rc, arg) : 0;
 	}
 	return 0;
 }

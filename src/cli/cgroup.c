@@ -223,6 +223,21 @@ int nf_cgroup_resolve(const char *arg, char *out, size_t len)
 	return rc < 0 ? rc : put(out, len, real);
 }
 
+void nf_cgroup_unresolved(int rc, char *out, size_t len)
+{
+	char root[PATH_MAX];
+
+	if (nf_cgroup_root(root, sizeof(root)) < 0)
+		snprintf(root, sizeof(root), "none mounted");
+	if (rc == -ENOENT)
+		snprintf(out, len, "no such cgroup under %s", root);
+	else if (rc == -ENOTDIR || rc == -EXDEV)
+		snprintf(out, len, "not a cgroup of the cgroup2 hierarchy (%s): give a path inside it, "
+			 "or one relative to it", root);
+	else
+		snprintf(out, len, "%s", strerror(-rc));
+}
+
 /* Does the unit name end in a unit type's suffix? */
 static int has_unit_suffix(const char *unit)
 {

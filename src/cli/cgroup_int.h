@@ -43,6 +43,12 @@ int nf_cgroup_of_pid(pid_t pid, char *out, size_t len);
  * cgroup.procs), -EXDEV (outside the mount), or -errno. */
 int nf_cgroup_resolve(const char *arg, char *out, size_t len);
 
+/* Why a --cgroup argument names no cgroup (rc, nf_cgroup_resolve's
+ * -ENOENT, -ENOTDIR or -EXDEV; else strerror), into out, as fix and
+ * attach both say it: "no such cgroup under ROOT", "not a cgroup of the
+ * cgroup2 hierarchy (ROOT): give a path inside it, or one relative to it". */
+void nf_cgroup_unresolved(int rc, char *out, size_t len);
+
 /* The absolute cgroup2 directory of the running systemd unit UNIT
  * (".service" appended when UNIT has no unit suffix), found under the
  * root: the shallowest directory of that name (slices nest; a user's

@@ -1,13 +1,16 @@
 /*
- * detach.c - naglefix detach: naglefix's program taken off a cgroup (the
- * root, --cgroup, --unit, --pid) or off every cgroup (--all), and nothing
- * else: another tool's sock_ops program is never touched. New connections
- * no longer get TCP_NODELAY from it; those it set keep it.
+ * detach.c - naglefix detach: naglefix's programs (sock_ops and
+ * setsockopt) taken off a cgroup (--cgroup, --unit, --pid, the root:
+ * --host) or off every cgroup (--all), and nothing else: another tool's
+ * program is never touched. New connections no longer get TCP_NODELAY
+ * from them; those they set keep it, until the program turns it off.
  *
  * The routes attach set quickack on in the namespace named (--netns,
- * --pid's, the host's) are put back as they were (attach_route.c).
+ * --pid's, the host's with --host) are put back as they were
+ * (attach_route.c).
  *
- *   naglefix detach [--cgroup PATH | --unit NAME | --pid PID | --all] [--netns NAME|PATH]
+ *   naglefix detach (--cgroup PATH | --unit NAME | --pid PID | --host | --all)
+ *   naglefix detach [--cgroup PATH | --unit NAME] --netns NAME|PATH
  */
 #include "attach_int.h"
 
@@ -20,14 +23,15 @@
 #include "cli_int.h"
 
 static const char usage_detach[] =
-	"usage: naglefix detach [--cgroup PATH | --unit NAME | --pid PID | --all]\n"
-	"                       [--netns NAME|PATH]\n"
+	"usage: naglefix detach (--cgroup PATH | --unit NAME | --pid PID | --host | --all)\n"
+	"       naglefix detach [--cgroup PATH | --unit NAME] --netns NAME|PATH\n"
 	"\n"
-	"Takes naglefix's program (naglefix attach) off a cgroup: the root with no\n"
-	"option, or the cgroup named, or every cgroup (--all). Nothing else is\n"
-	"touched. New connections no longer get TCP_NODELAY from it; those it set\n"
-	"keep it. The routes attach set quickack on in the network namespace named\n"
-	"(--netns; --pid's; the host's with no option; every one with --all) are put\n"
+	"Takes naglefix's programs (naglefix attach: its sock_ops and setsockopt\n"
+	"programs) off a cgroup: the one named, the root (--host), or every cgroup\n"
+	"(--all). Nothing else is touched. New connections no longer get\n"
+	"TCP_NODELAY from them; those they set keep it, until their program turns\n"
+	"it off. The routes attach set quickack on in the network namespace named\n"
+	"(--netns; --pid's; the host's with --host; every one with --all) are put\n"
 	"back as they were; one changed or removed since is said and left.\n"
 	"--netns alone: the routes only.\n"
 	"\n"
@@ -36,12 +40,13 @@ static const char usage_detach[] =
 	"3 no bpf(2); 4 no cgroup2, no such cgroup, unit, process or network\n"
 	"namespace; 125 a usage error.\n";
 
-enum { OPT_CGROUP = 256, OPT_UNIT, OPT_PID, OPT_ALL, OPT_NETNS };
+enum { OPT_CGROUP = 256, OPT_UNIT, OPT_PID, OPT_HOST, OPT_ALL, OPT_NETNS };
 
 static const struct option detach_longopts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "unit", required_argument, NULL, OPT_UNIT },
 	{ "pid", required_argument, NULL, OPT_PID },
+	{ "host", no_argument, NULL, OPT_HOST },
 	{ "all", no_argument, NULL, OPT_ALL },
 	{ "netns", required_argument, NULL, OPT_NETNS },
 	{ "help", no_argument, NULL, 'h' },
@@ -58,8 +63,9 @@ static int detach_one(struct nf_attach_target *t, int quiet, size_t *taken)
 	if (taken)
 		*taken += n > 0;
 	if (rc == 0 && n > 0)
-		printf("naglefix detach: %s (%s): naglefix's program taken off; new connections no "
-		       "longer get TCP_NODELAY from it, those it set keep it\n", t->dir, t->name);
+		printf("naglefix detach: %s (%s): naglefix's %zu program%s taken off; new connections "
+		       "no longer get TCP_NODELAY from %s, those %s set keep it\n", t->dir, t->name, n,
+		       n == 1 ? "" : "s", n == 1 ? "it" : "them", n == 1 ? "it" : "they");
 	else if (rc == 0 && !quiet)
 		printf("naglefix detach: %s (%s): no program of naglefix's there; nothing changed\n",
 		       t->dir, t->name);
@@ -100,7 +106,7 @@ static int detach_all(void)
 	rc = nf_attach_each_cgroup(root, detach_walked, &s);
 	if (rc < 0)
 		return nf_attach_say("detach", "reading the cgroups", rc, root);
-	printf("naglefix detach: --all: naglefix's program taken off %zu cgroup%s under %s\n", s.taken,
+	printf("naglefix detach: --all: naglefix's programs taken off %zu cgroup%s under %s\n", s.taken,
 	       s.taken == 1 ? "" : "s", root);
 	return s.status > NF_ATTACH_EXIT_PARTIAL && s.status != NF_ATTACH_EXIT_PERM &&
 			       s.status != NF_ATTACH_EXIT_KERNEL
@@ -122,6 +128,7 @@ int nf_cli_detach(int argc, char **argv)
 		case OPT_CGROUP: kind = NF_ATTACH_CGROUP; arg = optarg; n++; break;
 		case OPT_UNIT: kind = NF_ATTACH_UNIT; arg = optarg; n++; break;
 		case OPT_PID: kind = NF_ATTACH_PID; arg = optarg; n++; break;
+		case OPT_HOST: kind = NF_ATTACH_ROOT; arg = NULL; n++; break;
 		case OPT_ALL: all = 1; n++; break;
 		case OPT_NETNS: netns = optarg; break;
 		case 'h': fputs(usage_detach, stdout); return 0;
@@ -129,11 +136,16 @@ int nf_cli_detach(int argc, char **argv)
 		}
 	}
 	if (n > 1)
-		return nf_cli_usage_error("detach", "one of --cgroup, --unit, --pid and --all at most");
+		return nf_cli_usage_error("detach", "one of --cgroup, --unit, --pid, --host and --all at "
+					  "most");
+	if (n == 0 && !netns)
+		return nf_cli_usage_error("detach", "which cgroup? --cgroup PATH, --unit NAME, --pid PID, "
+					  "--host (the root), --all, or --netns NAME|PATH for the "
+					  "routes alone");
 	if (optind < argc)
 		return nf_cli_usage_error("detach", "unexpected '%.64s' (a cgroup goes after --cgroup)",
 					  argv[optind]);
-	if (netns && (all || kind == NF_ATTACH_PID))
+	if (netns && (all || kind == NF_ATTACH_PID || (n > 0 && kind == NF_ATTACH_ROOT)))
 		return nf_cli_usage_error("detach", "--netns goes alone or beside --cgroup or --unit");
 	if (all) {
 		rc = detach_all();

@@ -49,7 +49,7 @@ void nf_fix_pidv_free(struct nf_fix_pidv *v)
  * what to do; raises r's status. */
 static void say_not_found(struct nf_fix_run *r, const struct nf_fix_group *g, int rc)
 {
-	char root[PATH_MAX], q[NF_CLI_QUOTE_MAX], unit[NF_CLI_QUOTE_MAX];
+	char root[PATH_MAX], q[NF_CLI_QUOTE_MAX], unit[NF_CLI_QUOTE_MAX], why[PATH_MAX + 128];
 	const char *kind = g->unit ? "unit" : "cgroup", *what = nf_cli_quote(g->name, q);
 	int mounted = nf_cgroup_root(root, sizeof(root)) == 0;
 
@@ -63,15 +63,13 @@ static void say_not_found(struct nf_fix_run *r, const struct nf_fix_group *g, in
 	else if (rc == -ENOENT && g->unit)
 		fprintf(stderr, "naglefix fix: unit %s: not running (no cgroup of that name holds a "
 			"process under %s)\n", what, root);
-	else if (rc == -ENOENT)
-		fprintf(stderr, "naglefix fix: cgroup %s: no such cgroup under %s\n", what, root);
-	else if (rc == -EINVAL)
+	else if (rc == -EINVAL && g->unit)
 		fprintf(stderr, "naglefix fix: unit '%s': not a unit's name (nginx, nginx.service)\n",
 			nf_cli_quote(g->name, q));
-	else if (rc == -ENOTDIR || rc == -EXDEV)
-		fprintf(stderr, "naglefix fix: cgroup %s: not a cgroup of the cgroup2 hierarchy (%s): "
-			"give a path inside it, or one relative to it\n", what, root);
-	else
+	else if (!g->unit && (rc == -ENOENT || rc == -ENOTDIR || rc == -EXDEV)) {
+		nf_cgroup_unresolved(rc, why, sizeof(why));
+		fprintf(stderr, "naglefix fix: cgroup %s: %s\n", what, why);
+	} else
 		fprintf(stderr, "naglefix fix: %s %s: %s\n", kind, what, strerror(-rc));
 	nf_fix_worse(r, rc == -ENOENT ? NF_FIX_EXIT_GONE : NF_FIX_EXIT_PARTIAL);
 }

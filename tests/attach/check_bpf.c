@@ -6,11 +6,17 @@
  * kernel's EINVAL for TCP_QUICKACK from sock_ops, as an older kernel
  * answers for TCP_NODELAY).
  *
+ * and the setsockopt program: the verifier takes it and the sock_ops
+ * program that marks (sockopt-load), each of its jumps lands where its
+ * shape says (sockopt-offsets), this kernel has its hook (sockopt-hook).
+ *
  * Usage: check_bpf CASE [CGROUP_ROOT]   (root: bpf(2) and cgroups)
  * Cases: asm-offsets, verifier-log, state-readback, rules-limit,
- * probe-nodelay, probe-refused. Exit 0, 1 (FAIL line), 77 (SKIP).
+ * probe-nodelay, probe-refused, sockopt-load, sockopt-offsets,
+ * sockopt-hook. Exit 0, 1 (FAIL line), 77 (SKIP).
  */
 #include <netinet/tcp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +69,7 @@ static void verifier_log(void)
 {
 	struct bpf_insn bad[] = { NF_MOV64_REG(BPF_REG_0, BPF_REG_2), NF_EXIT() };
 	static char log[64 * 1024];
-	int fd = nf_bpf_prog_load(bad, 2, log, sizeof(log));
+	int fd = nf_bpf_prog_load(NF_BPF_SOCK_OPS, bad, 2, log, sizeof(log));
 
 	CHECK(fd == -EACCES, "refused with EACCES, not %d", fd);
 	CHECK(strstr(log, "R2 !read_ok") != NULL, "the verifier's reason in the log: %s", log);
@@ -85,8 +91,8 @@ static void state_readback(void)
 	CHECK(nf_policy_parse(&p, text, "t", log, sizeof(log)) == 0, "parse");
 	map = nf_bpf_state_create("my.conf", text, strlen(text));
 	CHECK(map >= 0, "state map: %s", strerror(-map));
-	CHECK(nf_bpf_prog_build(&p, map, TCP_NODELAY, &insn, &n) == 0, "build");
-	prog = nf_bpf_prog_load(insn, n, log, sizeof(log));
+	CHECK(nf_bpf_prog_build(&p, map, -1, TCP_NODELAY, &insn, &n) == 0, "build");
+	prog = nf_bpf_prog_load(NF_BPF_SOCK_OPS, insn, n, log, sizeof(log));
 	CHECK(prog >= 0, "load: %s: %s", strerror(-prog), log);
 	close(map); /* the program holds it */
 	CHECK(nf_bpf_state_of_prog(prog, &st) == 1, "naglefix's");
@@ -112,8 +118,8 @@ static int rules(int count)
 	CHECK(nf_policy_parse(&p, text, "t", log, sizeof(log)) == 0, "parse: %s", log);
 	map = nf_bpf_state_create("t", "", 0);
 	CHECK(map >= 0, "state map");
-	rc = nf_bpf_prog_build(&p, map, TCP_NODELAY, &insn, &n);
-	if (rc == 0 && (prog = nf_bpf_prog_load(insn, n, log, sizeof(log))) >= 0)
+	rc = nf_bpf_prog_build(&p, map, -1, TCP_NODELAY, &insn, &n);
+	if (rc == 0 && (prog = nf_bpf_prog_load(NF_BPF_SOCK_OPS, insn, n, log, sizeof(log))) >= 0)
 		close(prog);
 	else if (rc == 0)
 		rc = prog;
@@ -147,6 +153,82 @@ static void probe(const char *root, int optname, int want)
 	CHECK(access(why, F_OK) != 0, "the probe's cgroup %s is removed", why);
 }
 
+/* The map of marks and both programs of a policy with a rule of each
+ * side loaded by the kernel (its verifier's log shown if not); the
+ * state map held by both, the map of marks found from each. */
+static void sockopt_load(void)
+{
+	static const char text[] = "connect 10.0.0.0/8:80 nodelay\naccept [::1]:* nodelay\n";
+	static char log[64 * 1024];
+	struct nf_policy p;
+	struct bpf_insn *insn;
+	size_t n;
+	int map, marks, ops, opt, found;
+
+	CHECK(nf_policy_parse(&p, text, "t", log, sizeof(log)) == 0, "parse");
+	map = nf_bpf_state_create("t", text, strlen(text));
+	marks = nf_bpf_marks_create();
+	CHECK(map >= 0 && marks >= 0, "maps: %s, %s", strerror(-map), strerror(-marks));
+	CHECK(nf_bpf_prog_build(&p, map, marks, TCP_NODELAY, &insn, &n) == 0, "build sock_ops");
+	ops = nf_bpf_prog_load(NF_BPF_SOCK_OPS, insn, n, log, sizeof(log));
+	CHECK(ops >= 0, "sock_ops with marks: %s: %s", strerror(-ops), log);
+	free(insn);
+	CHECK(nf_bpf_sockopt_build(map, marks, &insn, &n) == 0, "build setsockopt");
+	opt = nf_bpf_prog_load(NF_BPF_SETSOCKOPT, insn, n, log, sizeof(log));
+	CHECK(opt >= 0, "setsockopt: %s: %s", strerror(-opt), log);
+	free(insn);
+	close(map);
+	close(marks);
+	for (int i = 0; i < 2; i++) {
+		static struct nf_bpf_state st;
+		int prog = i ? opt : ops;
+
+		CHECK(nf_bpf_state_of_prog(prog, &st) == 1, "program %d is naglefix's", i);
+		found = nf_bpf_marks_of_prog(prog);
+		CHECK(found >= 0, "program %d holds the map of marks: %s", i, strerror(-found));
+		close(found);
+	}
+	close(ops);
+	close(opt);
+	nf_policy_free(&p);
+}
+
+/* The setsockopt program: every jump lands on "r0 = 1; exit" (the
+ * kernel goes on with the call) or on the block after it that hands a
+ * value longer than the kernel's copy back whole (optlen = 0, then
+ * out), the two of the length checks there; one store of 1 into the
+ * value. */
+static void sockopt_offsets(void)
+{
+	struct bpf_insn *insn, ret1 = NF_MOV64_IMM(BPF_REG_0, 1), st1 = NF_ST_MEM(BPF_W, BPF_REG_7, 0, 1),
+			       len0 = NF_STX_MEM(BPF_W, BPF_REG_6, BPF_REG_2,
+						 offsetof(struct bpf_sockopt, optlen));
+	size_t n, out = 0, jumps = 0, to_whole = 0, stores = 0;
+
+	CHECK(nf_bpf_sockopt_build(3, 4, &insn, &n) == 0, "build");
+	for (size_t pc = 0; pc + 1 < n && !out; pc++)
+		if (memcmp(&insn[pc], &ret1, sizeof(ret1)) == 0 && insn[pc + 1].code == (BPF_JMP | BPF_EXIT))
+			out = pc;
+	CHECK(out > 0 && out + 5 == n, "r0 = 1; exit, then the 3 of whole, last (out %zu of %zu)", out, n);
+	CHECK(memcmp(&insn[out + 3], &len0, sizeof(len0)) == 0, "whole: optlen = 0");
+	for (size_t pc = 0; pc < n; pc++) {
+		unsigned op = BPF_OP(insn[pc].code), cls = BPF_CLASS(insn[pc].code);
+		long to = (long)pc + 1 + insn[pc].off;
+
+		stores += memcmp(&insn[pc], &st1, sizeof(st1)) == 0;
+		if ((cls != BPF_JMP && cls != BPF_JMP32) || op == BPF_CALL || op == BPF_EXIT)
+			continue;
+		jumps++;
+		to_whole += to == (long)out + 2;
+		CHECK(to == (long)out || to == (long)out + 2, "jump at %zu lands at %ld", pc, to);
+	}
+	CHECK(jumps == 9, "9 jumps (length 3, level, option, mark, bound, value, whole's), not %zu",
+	      jumps);
+	CHECK(to_whole == 2, "2 jumps to whole (too long), not %zu", to_whole);
+	CHECK(stores == 1, "one store of 1 into the value, not %zu", stores);
+	free(insn);
+}
+
 int main(int argc, char **argv)
 {
 	const char *c = argc > 1 ? argv[1] : "";
@@ -167,6 +249,12 @@ int main(int argc, char **argv)
 		probe(root, TCP_NODELAY, 1);
 	else if (strcmp(c, "probe-refused") == 0)
 		probe(root, TCP_QUICKACK, 0);
+	else if (strcmp(c, "sockopt-load") == 0)
+		sockopt_load();
+	else if (strcmp(c, "sockopt-offsets") == 0)
+		sockopt_offsets();
+	else if (strcmp(c, "sockopt-hook") == 0)
+		CHECK(nf_bpf_sockopt_hook() == 1, "this kernel (>= 5.3) has the setsockopt hook");
 	else
 		CHECK(0, "unknown case '%s'", c);
 	return 0;

@@ -1,12 +1,14 @@
 /*
  * match_table.c - one table of cases (tests/attach/match.table) through
- * both of naglefix's matchers: the library's (nf_policy_match, given the
- * addresses the socket really has, as the library would) and the
- * kernel's (naglefix's program, put on the cgroup CGROUP with `NAGLEFIX
- * attach -c POLICY --cgroup CGROUP` for each policy of the table, judged
- * by the TCP_NODELAY of a real connection made by a process of that
- * cgroup). Each case must get the same answer from both, and the one the
- * table writes.
+ * all three of naglefix's matchers: the library's (nf_policy_match, given
+ * the addresses the socket really has, as the library would) and the
+ * kernel's two programs, put on the cgroup CGROUP with `NAGLEFIX attach
+ * -c POLICY --cgroup CGROUP` for each policy of the table: the sock_ops
+ * program, judged by the TCP_NODELAY of a real connection made by a
+ * process of that cgroup, and the setsockopt program, judged by what the
+ * option reads after that process's own setsockopt(TCP_NODELAY, 0) (1:
+ * kept on, 0: the program's choice left). Each case must get the same
+ * answer from all three, and the one the table writes.
  *
  * Usage: match_table NAGLEFIX CGROUP TABLE  (in a network namespace with
  * the table's addresses on its loopback; tests/attach/run.sh makes it)
@@ -41,6 +43,7 @@ struct job {
 struct verdict {
 	int action;  /* enum nf_action, or -1: no connection */
 	int nodelay; /* TCP_NODELAY of the cgroup's socket */
+	int kept;    /* TCP_NODELAY after its own setsockopt(TCP_NODELAY, 0) */
 };
 
 static void die(const char *what)
@@ -130,6 +133,10 @@ static struct verdict judge(const struct job *j, int fd, enum nf_side side)
 	v.action = (int)nf_policy_match(&j->pol, side, (struct sockaddr *)&ss, len)->action;
 	len = sizeof(v.nodelay);
 	getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v.nodelay, &len);
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 0 }, sizeof(int)) < 0)
+		v.action = -1;
+	len = sizeof(v.kept);
+	getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v.kept, &len);
 	return v;
 }
 
@@ -209,12 +216,13 @@ static void run_case(struct job *j, const char *line)
 	v = strcmp(side, "accept") == 0 ? case_accept(j, addr, port, via[0] ? via : NULL)
 					 : case_connect(j, addr, port);
 	lib = v.action < 0 ? "(no connection)" : nf_policy_action_name((enum nf_action)v.action);
-	ok = v.action >= 0 && strcmp(lib, want) == 0 && v.nodelay == (v.action == NF_ACT_NODELAY);
+	ok = v.action >= 0 && strcmp(lib, want) == 0 && v.nodelay == (v.action == NF_ACT_NODELAY) &&
+	     v.kept == v.nodelay;
 	j->cases++;
 	j->wrong += !ok;
-	printf("%-8s %s %-6s %-18s %5d%s%-8s want %-8s library %-8s kernel %s\n", ok ? "ok" : "MISMATCH",
-	       j->policy_name, side, addr, port, via[0] ? " via " : " ", via, want, lib,
-	       v.nodelay ? "nodelay" : "off");
+	printf("%-8s %s %-6s %-18s %5d%s%-8s want %-8s library %-8s sock_ops %-7s setsockopt(0) %s\n",
+	       ok ? "ok" : "MISMATCH", j->policy_name, side, addr, port, via[0] ? " via " : " ", via,
+	       want, lib, v.nodelay ? "nodelay" : "off", v.kept ? "kept" : "off");
 	fflush(stdout);
 }
 

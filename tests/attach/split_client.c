@@ -1,15 +1,18 @@
 /*
  * split_client.c - a split-writing line client that never touches
  * TCP_NODELAY (the kernel's default, off, stays unless something else
- * sets it), built with cc -static by tests/attach/run.sh: no dynamic
- * loader, so the library could not reach it; only the kernel's program.
- * Usage: split_client HOST PORT ROUNDS [each]
+ * sets it), or, with "off", turns it off itself right after connecting
+ * (the legacy shape: setsockopt(TCP_NODELAY, 0) after connect), built
+ * with cc -static by tests/attach/run.sh: no dynamic loader, so the
+ * library could not reach it; only the kernel's programs.
+ * Usage: split_client HOST PORT ROUNDS [off|each]
  * Per round it writes "hello I " and "world I\r\n" (two writes) and reads
  * the echoed line, checked to the byte. Prints
- * "median_ms=X p99_ms=Y rounds=N nodelay=V", every round counted, the
- * first too; with "each", also "round I MS" as each round ends (flushed:
- * a test reads the rounds of one open connection as they come); exits 1
- * on a wrong line or a lost connection.
+ * "median_ms=X p99_ms=Y rounds=N nodelay=V" (V read after connect, and
+ * after its own setsockopt), every round counted, the first too; with
+ * "each", also "round I MS" as each round ends (flushed: a test reads the
+ * rounds of one open connection as they come); exits 1 on a wrong line,
+ * a lost connection or a failed setsockopt.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -75,18 +78,23 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	int fd, rounds, v = -1, each = argc == 5 && strcmp(argv[4], "each") == 0;
+	int fd, rounds, v = -1, each = argc == 5 && strcmp(argv[4], "each") == 0,
+	    off = argc == 5 && strcmp(argv[4], "off") == 0;
 	socklen_t len = sizeof(v);
 	double *ms;
 
-	if ((argc != 4 && !each) || (rounds = atoi(argv[3])) < 1) {
-		fputs("usage: split_client HOST PORT ROUNDS [each]\n", stderr);
+	if (argc < 4 || argc > 5 || (rounds = atoi(argv[3])) < 1 || (argc == 5 && !each && !off)) {
+		fputs("usage: split_client HOST PORT ROUNDS [off|each]\n", stderr);
 		return 2;
 	}
 	ms = calloc((size_t)rounds, sizeof(*ms));
 	fd = dial(argv[1], argv[2]);
 	if (fd < 0 || !ms) {
 		perror("split_client: connect");
+		return 1;
+	}
+	if (off && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 0 }, sizeof(int)) < 0) {
+		perror("split_client: setsockopt");
 		return 1;
 	}
 	getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, &len);

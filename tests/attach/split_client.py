@@ -17,6 +17,8 @@ import time
 def main():
     host, port, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     sock = socket.create_connection((host, port), timeout=10)
+    if sys.argv[4:] == ["off"]:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 0)
     nodelay = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
     ms = []
     for i in range(rounds):

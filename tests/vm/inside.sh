@@ -187,7 +187,7 @@ systemctl stop nf-named
 # touches TCP_NODELAY (tests/attach/split_client.py): each start attaches
 # naglefix's program to the service's new cgroup (systemd removes the old
 # one at its stop); bpftool, Debian's, sees it there. Then the whole host
-# (no target: the root of this machine's cgroup2, /sys/fs/cgroup).
+# (--host: the root of this machine's cgroup2, /sys/fs/cgroup).
 
 mkfifo "$SCRATCH/hold" && exec 9<>"$SCRATCH/hold" # the server's stdin
 "$PYTHON" "$TOP/tests/fix/echo_server.py" 127.0.0.1 600 <"$SCRATCH/hold" >"$SCRATCH/echo.out" 2>&1 9>&- &
@@ -237,9 +237,9 @@ else
 fi
 
 # the whole host: a client in this script's cgroup (its unit's), then detach
-naglefix attach -m nodelay >"$SCRATCH/attach-root.out" 2>&1
+naglefix attach -m nodelay --host >"$SCRATCH/attach-root.out" 2>&1
 line=$("$PYTHON" "$TOP/tests/attach/split_client.py" 127.0.0.1 "${eport:-1}" 20 2>>"$SCRATCH/attach-root.out")
-naglefix detach >>"$SCRATCH/attach-root.out" 2>&1
+naglefix detach --host >>"$SCRATCH/attach-root.out" 2>&1
 after=$(bpftool cgroup show /sys/fs/cgroup | grep -c naglefix)
 ms=$(sed -n 's/^median_ms=\([0-9.]*\).* nodelay=1$/\1/p' <<<"$line")
 if below "$ms" 20 && [[ $after -eq 0 ]] && grep -q '(/: the whole host)' "$SCRATCH/attach-root.out"; then
@@ -251,7 +251,7 @@ fi
 # detach --all walks every cgroup (here, this machine's alone): the root
 # and two cgroups made for it, and nothing of naglefix's left anywhere
 mkdir -p /sys/fs/cgroup/nf-all-a /sys/fs/cgroup/nf-all-b
-{ naglefix attach -m nodelay && naglefix attach -m nodelay --cgroup nf-all-a &&
+{ naglefix attach -m nodelay --host && naglefix attach -m nodelay --cgroup nf-all-a &&
 	naglefix attach -m nodelay --cgroup /sys/fs/cgroup/nf-all-b; } >"$SCRATCH/attach-all.out" 2>&1
 before=$(bpftool cgroup tree /sys/fs/cgroup | grep -c 'sock_ops .*naglefix')
 naglefix attach --list >>"$SCRATCH/attach-all.out" 2>&1
