@@ -101,6 +101,12 @@ $(DEPS_STAMP):
 	@mkdir -p $(dir $@)
 	@touch $@
 
+# The command looks for the library beside itself, in ../lib/naglefix/ (make
+# install's place) and in ../lib/MULTIARCH/ (the Debian package's, where the
+# loader finds it by name): MULTIARCH is the compiler's triplet.
+MULTIARCH ?= $(shell $(CC) -print-multiarch 2>/dev/null)
+$(B)/obj/cli/util.o: XCPPFLAGS += $(if $(MULTIARCH),-DNF_MULTIARCH='"$(MULTIARCH)"')
+
 $(B)/obj/%.o: src/%.c $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(XCPPFLAGS) $(CPPFLAGS) $(CFLAGS) $(XCFLAGS) $(DEPFLAGS) -c -o $@ $<
@@ -110,7 +116,7 @@ $(B)/libnfcore.a: $(CORE_OBJS)
 
 $(B)/libnaglefix.so: $(LIB_OBJS) src/naglefix.map
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,--version-script=src/naglefix.map -Wl,-z,now \
-		-o $@ $(LIB_OBJS) $(LDLIBS)
+		-Wl,-soname,libnaglefix.so -o $@ $(LIB_OBJS) $(LDLIBS)
 
 $(B)/libnfwire.a: $(WIRE_OBJS)
 	@rm -f $@
@@ -318,10 +324,12 @@ test: all
 demo: all
 	tests/legacy/demo.sh
 
-# make install [PREFIX=/usr/local] [DESTDIR=]: the library where the command
-# looks for it (../lib/naglefix/ from bin/), man pages, and the example
+# make install [PREFIX=/usr/local] [DESTDIR=] [NFLIBDIR=]: the library where
+# the command looks for it (NFLIBDIR, by default ../lib/naglefix/ from bin/;
+# the Debian package's /usr/lib/MULTIARCH also), man pages, and the example
 # config, which never replaces an existing /etc/naglefix.conf.
-LIBDIR  = $(DESTDIR)$(PREFIX)/lib/naglefix
+NFLIBDIR ?= $(PREFIX)/lib/naglefix
+LIBDIR  = $(DESTDIR)$(NFLIBDIR)
 BINDIR  = $(DESTDIR)$(PREFIX)/bin
 MANDIR  = $(DESTDIR)$(PREFIX)/share/man
 ETCDIR  = $(DESTDIR)/etc
@@ -343,7 +351,36 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: install uninstall bench bench-real all test test-auto test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean
+# ---- the Debian package (conf/debian/; tests/deb) --------------------------
+# make deb [DEB_REVISION=1]: the tree copied to build/deb/naglefix-VERSION/,
+# conf/debian/ laid out as its debian/, a debian/changelog written from
+# include/nf_version.h (the one version: the package's is VERSION-REVISION),
+# dpkg-buildpackage; the package is build/deb/naglefix_VERSION-REVISION_ARCH.deb.
+NF_VERSION   := $(shell sed -n 's/^\#define NF_VERSION "\(.*\)"/\1/p' include/nf_version.h)
+DEB_REVISION ?= 1
+DEB_SRC      := $(B)/deb/naglefix-$(NF_VERSION)
+# the date of the tree's last commit (the same package from the same tree), or now
+DEB_DATE      = $(shell git log -1 --format=%aD 2>/dev/null || date -R)
+
+deb:
+	rm -rf $(B)/deb
+	mkdir -p $(DEB_SRC)
+	cp -a Makefile src include tests conf README.md LICENSE $(DEB_SRC)/
+	cp -a conf/debian $(DEB_SRC)/debian
+	printf '%s\n' 'naglefix ($(NF_VERSION)-$(DEB_REVISION)) unstable; urgency=medium' '' \
+		'  * Version $(NF_VERSION) (include/nf_version.h), built by make deb.' '' \
+		' -- $(shell sed -n 's/^Maintainer: //p' conf/debian/control)  $(DEB_DATE)' \
+		>$(DEB_SRC)/debian/changelog
+	# the copy's make takes nothing of this one's command line (B= would be
+	# its build directory, which its clean removes)
+	cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL dpkg-buildpackage -us -uc -b -jauto
+
+# The package built, linted by lintian, installed with dpkg -i on this
+# machine, upgraded and purged (tests/deb/run.sh; root; about a minute).
+test-deb:
+	tests/deb/run.sh
+
+.PHONY: deb test-deb install uninstall bench bench-real all test test-auto test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean
 
 # ---- sanitizers, leak check and fuzzing (tests/sanitize, tests/fuzz) -------
 # Each builds its own variants (build/asan, build/tsan, build/valgrind,

@@ -32,13 +32,16 @@
 # binary that turns TCP_NODELAY off itself after Dial); for
 # `make test-metrics` Prometheus (its server and promtool) and
 # node_exporter, without their recommends (the collectors' timers),
-# their services neither started nor enabled: the test runs its own.
+# their services neither started nor enabled: the test runs its own; for
+# `make deb` and `make test-deb` Debian's packaging tools (debhelper,
+# dpkg-dev's dpkg-buildpackage, fakeroot) and lintian, the package's judge.
 # Needs root (or sudo).
 set -eu
 pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
 	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux cpio systemd
 	libmemcached-tools memcached nginx curl postgresql git rsync openssh-server openssh-client
-	tcpdump tshark jq file python3-dpkt golang-github-google-gopacket-dev pcapfix mandoc groff-base man-db iproute2 passwd bpftool golang-go)
+	tcpdump tshark jq file python3-dpkt golang-github-google-gopacket-dev pcapfix mandoc groff-base man-db iproute2 passwd bpftool golang-go
+	debhelper dpkg-dev fakeroot lintian)
 bare=(qemu-system-x86 podman runc prometheus prometheus-node-exporter) # installed without recommends
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo

@@ -34,6 +34,7 @@ run_suite fix make -s test-fix
 run_suite attach make -s test-attach
 run_suite bounds make -s test-bounds
 run_suite install tests/install/run.sh
+run_suite deb make -s test-deb
 run_suite man make -s test-man
 run_suite readme make -s test-readme
 run_suite stress make -s test-stress

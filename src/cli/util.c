@@ -121,10 +121,20 @@ void nf_cli_json_str(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-/* The library next to this executable, or in ../lib/naglefix/. */
+/*
+ * The library next to this executable, or in ../lib/naglefix/ (make
+ * install's place), or in ../lib/NF_MULTIARCH/ (the Debian package's, in
+ * the loader's path: the Makefile defines NF_MULTIARCH as the compiler's
+ * triplet).
+ */
 static int find_library(char *out, size_t outlen)
 {
-	static const char *const rel[] = { "libnaglefix.so", "../lib/naglefix/libnaglefix.so" };
+	static const char *const rel[] = {
+		"libnaglefix.so", "../lib/naglefix/libnaglefix.so",
+#ifdef NF_MULTIARCH
+		"../lib/" NF_MULTIARCH "/libnaglefix.so",
+#endif
+	};
 	char exe[PATH_MAX], cand[PATH_MAX + 64];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	char *slash;
