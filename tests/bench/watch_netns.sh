@@ -20,16 +20,22 @@
 #              named (ip netns add), half not (unshare -n sleep): ms from
 #              the making to watch's capture there (a socket of its in the
 #              namespace's /proc/net/packet); median and worst
+#   wake       WAKES times, one of the N namespaces, idle since watch
+#              started, goes to full speed at once: memcached and
+#              memaslap (-T 2 -c 32) on its loopback for WAKE_S s; the
+#              packets the kernel dropped meanwhile (watch's drops, from
+#              the wire_stats line watch --json prints within a second of a drop:
+#              0 wanted) and the capture it has after (the first one is a
+#              queue, no ring; a ring once it turned busy)
 #   busy       memcached and memaslap (as watch.sh) in one of the N
 #              namespaces for SECS s, then across a veth between two of
 #              them (each segment seen by both captures), watch on the
 #              host side: watch's CPU against the load's, each time; the
-#              packets, drops (a namespace's first ring is 256 KiB: it
-#              grows once it turns over fast, so only a load's first
-#              milliseconds can overflow it) and second copies dropped;
-#              the rings' size after
-# Env: N (default 100), IDLE (10), PROCS (2000), REPS (10), SECS (10). Exit status 0
-# iff the N idle namespaces' resident memory is at most 128 MB.
+#              packets, drops and second copies dropped; the rings'
+#              size after
+# Env: N (default 100), IDLE (10), PROCS (2000), REPS (10), SECS (10),
+# WAKES (5), WAKE_S (2). Exit status 0 iff the N idle namespaces' resident
+# memory is at most 128 MB.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 nf=$top/build/naglefix
@@ -38,6 +44,8 @@ IDLE=${IDLE:-10}
 PROCS=${PROCS:-2000}
 REPS=${REPS:-10}
 SECS=${SECS:-10}
+WAKES=${WAKES:-5}
+WAKE_S=${WAKE_S:-2}
 if [[ $EUID -ne 0 ]]; then
 	echo "watch netns bench: SKIP: needs root (namespaces, CAP_NET_RAW, setns)"
 	exit 0
@@ -157,8 +165,9 @@ inside() {
 	# busy_run LABEL SERVER_NS CLIENT_NS ADDR: memcached in SERVER_NS on ADDR,
 	# memaslap from CLIENT_NS for SECS s, watch (wp) looking on; one line
 	busy_run() {
-		local mc sp c0 c1 hz st=0 mt cap drops dups
+		local mc sp c0 c1 hz st=0 mt cap drops dups d0
 		hz=$(getconf CLK_TCK)
+		d0=$(drops_now)
 		ip netns exec "$2" memcached -l "$4" -p 11311 -U 0 -u root -t 1 &
 		mc=$!
 		sleep 0.5
@@ -174,11 +183,53 @@ inside() {
 		mt=$(awk '{ print $14 + $15 }' "/proc/$mc/stat")
 		kill "$mc"
 		wait "$mc" 2>/dev/null
+		sleep 1.3 # watch says a drop within a second
 		awk -v label="$1" -v w="$(((c1 - c0) / 1000000))" -v l="$(((mt + st) * 1000 / hz))" \
-			-v tps="$(sed -n 's/.*TPS: \([0-9]*\).*/\1/p' "$tmp/slap.out")" -v secs="$SECS" 'BEGIN {
-			printf "%s: memaslap %d ops/s for %d s; watch %.2f s CPU, the load %.2f s (%.1f%%)\n",
-				label, tps, secs, w / 1000, l / 1000, (l > 0 ? 100 * w / l : 0) }'
+			-v tps="$(sed -n 's/.*TPS: \([0-9]*\).*/\1/p' "$tmp/slap.out")" -v secs="$SECS" -v d="$(($(drops_now) - d0))" 'BEGIN {
+			printf "%s: memaslap %d ops/s for %d s; watch %.2f s CPU, the load %.2f s (%.1f%%); %d packets dropped\n",
+				label, tps, secs, w / 1000, l / 1000, (l > 0 ? 100 * w / l : 0), d }'
 	}
+
+	# ring_kib NS: the KiB of each packet ring watch (wp) has mapped whose
+	# socket is bound in NS ("" for a queue: nothing mapped)
+	ring_kib() {
+		local range _ name ino kib=""
+		for ino in $(ip netns exec "$1" awk 'NR > 1 && $4 != "0000" { print $9 }' /proc/net/packet); do
+			while read -r range _ _ _ _ name; do
+				[[ $name == "socket:[$ino]" ]] && kib+="$(((16#${range#*-} - 16#${range%-*}) / 1024)) "
+			done <"/proc/$wp/maps"
+		done
+		echo "${kib% }"
+	}
+	# drops_now: the kernel's drops watch said so far (--json: a
+	# wire_stats line within a second of a drop)
+	drops_now() {
+		jq -r 'select(.event == "wire_stats") | .drops' "$tmp/watch.out" 2>/dev/null | tail -n 1 | grep . || echo 0
+	}
+
+	# wake: an idle namespace at full speed at once
+	if [[ -n $slap ]] && command -v memcached >/dev/null; then
+		local k wn mc d0 d1 before tps total=0
+		for ((k = 0; k < WAKES && k < N - 3; k++)); do
+			wn=b$((N - 1 - k))
+			before=$(ring_kib "$wn")
+			ip netns exec "$wn" memcached -l 127.0.0.1 -p 11311 -U 0 -u root -t 1 &
+			mc=$!
+			sleep 0.5
+			d0=$(drops_now)
+			ip netns exec "$wn" "$slap" -s 127.0.0.1:11311 -T 2 -c 32 -t "${WAKE_S}s" >"$tmp/wake.out" 2>&1
+			sleep 1.3 # watch says a drop within a second
+			d1=$(drops_now)
+			tps=$(sed -n 's/.*TPS: \([0-9]*\).*/\1/p' "$tmp/wake.out" | tail -n 1)
+			kill "$mc"
+			wait "$mc" 2>/dev/null
+			total=$((total + d1 - d0))
+			echo "wake $k: $wn idle, then memaslap ${tps:-?} ops/s for $WAKE_S s: $((d1 - d0)) packets dropped; capture ${before:-a queue} -> $(ring_kib "$wn") KiB"
+		done
+		echo "wake: $total packets dropped in $k namespaces going from idle to full speed (0 wanted)"
+	else
+		echo "wake: SKIP: memaslap/memcaslap or memcached missing"
+	fi
 
 	# busy
 	if [[ -n $slap ]] && command -v memcached >/dev/null; then
@@ -199,8 +250,8 @@ inside() {
 		wait "$wp"
 		read -r cap drops dups <<<"$(jq -r 'select(.event == "wire_stats") | "\(.captured) \(.drops) \(.duplicates)"' \
 			"$tmp/watch.out" | tail -n 1)"
-		echo "busy: $cap packets captured in all, $drops dropped (a namespace's first ring, 256 KiB, before it grows), $dups second copies dropped by the detector"
-		echo "busy: the rings after: ${kib%, } (256 KiB before)"
+		echo "busy: $cap packets captured in all, $drops dropped (the wakes' included), $dups second copies dropped by the detector"
+		echo "busy: the rings after: ${kib%, } (a queue before: no ring)"
 	else
 		kill -INT "$wp"
 		wait "$wp"
@@ -210,7 +261,7 @@ inside() {
 	rm -rf "$tmp"
 }
 export -f inside
-export nf N IDLE REPS SECS slap PROCS
+export nf N IDLE REPS SECS slap PROCS WAKES WAKE_S
 VERDICT=$(mktemp)
 export VERDICT
 trap 'rm -f "$VERDICT"' EXIT
