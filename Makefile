@@ -285,7 +285,7 @@ $(B)/tests/auto/%: tests/auto/%.c $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -o $@ $< -lpthread -lm
 
-test-auto: all $(B)/tests/auto/test_auto $(B)/tests/coalesce/test_integrity
+test-auto: all $(B)/tests/auto/test_auto $(B)/tests/auto/test_auto_sends $(B)/tests/coalesce/test_integrity
 	tests/auto/run.sh
 
 # The hooks' one list (src/core/nf_hook_list.h) against the version script,

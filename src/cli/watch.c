@@ -36,6 +36,7 @@
 #include "wire/nf_wire.h"
 
 #define TICK_MS 100 /* the loop wakes at least this often to expire connections */
+#define DROPS_MS 1000 /* the kernel's drops looked at (and said) this often */
 
 static volatile sig_atomic_t stop_signal;
 
@@ -319,7 +320,7 @@ static void catch_signals(void)
 /* When the loop's periodic work is due next (CLOCK_MONOTONIC ns). */
 struct clocks {
 	uint64_t deadline; /* -t's, 0 none */
-	uint64_t next_tick, next_scan, next_flush;
+	uint64_t next_tick, next_scan, next_flush, next_drops;
 };
 
 static uint8_t dir_of(uint8_t pkttype)
@@ -374,8 +375,9 @@ static void stats_json(FILE *to, const struct nf_watch *w, const struct nf_ring_
 		(unsigned long long)w->skipped);
 }
 
-/* Says at once (not only at the end) that the kernel dropped packets
- * since the last look: a line on standard output (JSON: the stats line). */
+/* Says within DROPS_MS (not only at the end) that the kernel dropped
+ * packets since the last look: a line on standard output (JSON: the stats
+ * line). */
 static void say_drops(struct nf_watch *w)
 {
 	struct nf_ring_stats rs;
@@ -419,8 +421,11 @@ static int on_clock(struct nf_watch *w, struct clocks *c)
 	}
 	if (mono >= c->next_flush) {
 		nf_watch_json_flush(w);
-		say_drops(w);
 		c->next_flush = mono + NF_WATCH_FLUSH_S * 1000000000ull;
+	}
+	if (mono >= c->next_drops) {
+		say_drops(w);
+		c->next_drops = mono + DROPS_MS * 1000000ull;
 	}
 	return 0;
 }
@@ -435,6 +440,7 @@ static int run(struct nf_watch *w)
 		.next_tick = now + TICK_MS * 1000000u,
 		.next_scan = now + NF_WATCH_SCAN_MS * 1000000u,
 		.next_flush = now + NF_WATCH_FLUSH_S * 1000000000ull,
+		.next_drops = now + DROPS_MS * 1000000ull,
 	};
 	struct nf_ring_frame f;
 	struct nf_watch_ns *ns;

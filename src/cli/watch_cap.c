@@ -1,24 +1,30 @@
 /*
- * watch_cap.c - a namespace's capture (watch_int.h): its ring made inside
- * it (setns there, the ring, setns back: a socket keeps the namespace it
+ * watch_cap.c - a namespace's capture (watch_int.h): made inside it
+ * (setns there, the socket, setns back: a socket keeps the namespace it
  * was made in) and read in the stream; replaced by a bigger one when it
  * turns over fast; closed with its counts kept.
  *
- * A namespace's ring starts at NS_RING_KIB, the least a ring is (64
- * blocks of a page: 3.2 s of a trickle, about 1,000 packets): the ring
- * is most of what a namespace costs, and most namespaces are idle. Its
- * blocks are handed over NS_RETIRE_MS after their first packet (the
- * host's 10 ms): the kernel's timer fires that often, idle or not (100
- * idle rings of 10 ms: 8,000 expiries a second; of 50 ms: 1,900). Every
- * tick (100 ms), and as soon as a ring turned half over (the stream says
- * so), a ring that turned over at a rate it would not last half a second
- * at, or dropped, gets one four times as big or more (to last a
- * second at that rate), up to the host's 16 MiB: the new ring is opened
- * first, the old one stopped (it receives nothing more), read out, and
- * closed at a later tick once it is read out. Both see the packets
- * between the new one's start and the old one's stop: their copies come
- * in a row in the stream and the detector drops the second. A ring never
- * shrinks.
+ * A namespace's first capture is a queue (nf_ring_open_queue): no ring,
+ * the packet socket's own receive queue of up to NS_QUEUE_KIB KiB of the
+ * kernel's buffers. A ring's pages are all allocated and mapped into
+ * watch when it is made, and most namespaces are idle: a queue costs
+ * watch no memory and the kernel no timer until packets come, and when
+ * a namespace goes from idle to full speed its first packets wait in the
+ * queue while watch reads them and makes a ring (a 256 KiB first ring
+ * lasted about a millisecond of a busy loopback, and lost 221 to 4,242
+ * packets of memaslap's first ones). A ring's blocks are handed over
+ * NS_RETIRE_MS after their first packet (the host's 10 ms): the kernel's
+ * timer fires that often, idle or not. Every tick (100 ms), and as soon
+ * as a capture turned half over (the stream says so; a queue "turns
+ * over" NF_RING_QUEUE_BLOCKS blocks of NF_RING_QUEUE_FRAMES frames, as a
+ * 256 KiB ring would at a high rate), a capture that turned over at a
+ * rate it would not last half a second at, or dropped, gets a ring four
+ * times as big or more (to last a second at that rate), up to the host's
+ * 16 MiB: the new ring is opened first, the old capture stopped (it
+ * receives nothing more), read out, and closed at a later tick once it
+ * is read out. Both see the packets between the new one's start and the
+ * old one's stop: their copies come in a row in the stream and the
+ * detector drops the second. A ring never shrinks.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,7 +33,9 @@
 
 #include "watch_int.h"
 
-#define NS_RING_KIB 256           /* a namespace's first ring */
+#define NS_RING_KIB 256           /* a queue counts as a ring of this size (its turnover) */
+#define NS_QUEUE_KIB (32u << 10)  /* a namespace's first capture: its socket queue, the
+				   * kernel's buffers of about 25,000 loopback packets */
 #define NS_RING_MAX_KIB (16u << 10) /* the host's, the most a namespace's grows to */
 #define OLD_MS 100                /* a ring replaced is closed this long after, read out */
 #define NS_RETIRE_MS 50           /* a namespace's blocks handed over (the host's: 10 ms) */
@@ -48,10 +56,11 @@ static void say_enter(struct nf_watch *w, const struct nf_watch_ns *ns, int rc)
 		rc == -EPERM ? " (setns needs CAP_SYS_ADMIN)" : "");
 }
 
-/* A capture of kib KiB (0: the ring's default) made inside ns, in the
- * stream, into *out. 0, or -errno: setns's (said once), else err says
- * why (-ENODEV: -i's interface is not there). */
-static int open_cap(struct nf_watch *w, struct nf_watch_ns *ns, unsigned kib,
+/* A capture made inside ns, in the stream, into *out: a ring of kib KiB
+ * (0: the ring's default), or with queue a queue (counted as a ring of
+ * kib). 0, or -errno: setns's (said once), else err says why (-ENODEV:
+ * -i's interface is not there). */
+static int open_cap(struct nf_watch *w, struct nf_watch_ns *ns, unsigned kib, int queue,
 		    struct nf_watch_cap **out, char err[NF_RING_ERR_MAX])
 {
 	struct nf_watch_cap *c;
@@ -62,7 +71,8 @@ static int open_cap(struct nf_watch *w, struct nf_watch_ns *ns, unsigned kib,
 		say_enter(w, ns, rc);
 		return rc;
 	}
-	r = nf_ring_open(w->ifname, kib, is_home(w, ns) ? 0 : NS_RETIRE_MS, err);
+	r = queue ? nf_ring_open_queue(w->ifname, NS_QUEUE_KIB, err)
+		  : nf_ring_open(w->ifname, kib, is_home(w, ns) ? 0 : NS_RETIRE_MS, err);
 	rc = r ? 0 : -errno;
 	nf_watch_leave(w, ns);
 	if (rc < 0)
@@ -89,7 +99,7 @@ static int open_cap(struct nf_watch *w, struct nf_watch_ns *ns, unsigned kib,
 int nf_watch_cap_open(struct nf_watch *w, struct nf_watch_ns *ns)
 {
 	char err[NF_RING_ERR_MAX] = "";
-	int rc = open_cap(w, ns, is_home(w, ns) ? 0 : NS_RING_KIB, &ns->cap, err);
+	int rc = open_cap(w, ns, is_home(w, ns) ? 0 : NS_RING_KIB, !is_home(w, ns), &ns->cap, err);
 
 	ns->retry = rc == -ENODEV;
 	if (rc == 0)
@@ -160,7 +170,7 @@ void nf_watch_cap_resize(struct nf_watch *w, struct nf_watch_ns *ns, uint64_t no
 	ns->resized_ms = now_ms;
 	if ((kib = wanted_kib(ns->cap, ms)) == ns->cap->kib)
 		return;
-	if (open_cap(w, ns, kib, &big, err) < 0)
+	if (open_cap(w, ns, kib, 0, &big, err) < 0)
 		return; /* it keeps the ring it has */
 	nf_watch_stream_hold_lo(ns);
 	nf_ring_stop(ns->cap->ring);

@@ -37,13 +37,14 @@ struct nf_watch_wire {
 	uint64_t netns_ino;
 };
 
-/* A capture: a namespace's ring, read in the stream (watch_stream.c). */
+/* A capture: a namespace's ring, or its first, a queue (no ring:
+ * nf_ring_open_queue), read in the stream (watch_stream.c). */
 struct nf_watch_cap {
 	struct nf_watch_ns *ns;
 	struct nf_ring *ring;
 	struct nf_ring_stats rs;      /* the ring's counts as last read */
 	uint64_t blocks;              /* the ring's blocks handed back, at the last scan */
-	unsigned kib;                 /* its size */
+	unsigned kib;                 /* its size (a queue's: the ring it turns over as) */
 	int grows;                    /* it may be replaced by a bigger one */
 	/* watch_stream.c's */
 	int ready;                    /* among the rings to read, */

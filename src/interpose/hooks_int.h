@@ -21,10 +21,25 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "actions/auto/nf_auto.h"
 #include "core/nf_libc.h" /* undoes musl's sendfile64 and freopen64 macros */
 #include "core/nf_real.h"
 
 #define NF_EXPORT __attribute__((visibility("default")))
+
+/*
+ * Every hook that sends on a descriptor returns through this: a send that
+ * reached the kernel (rc > 0) on an auto socket is noted for auto's check
+ * at the next read or wait (nf_auto.h). Returns rc. A send hook that
+ * forgets it leaves a split answer to Nagle (tests/inventory/auto_sends.tsv
+ * lists each send hook and tests/auto proves each one is noted).
+ */
+static inline ssize_t nf_hook_sent(int fd, ssize_t rc)
+{
+	if (atomic_load_explicit(&nf_auto_used, memory_order_relaxed))
+		nf_auto_after_send(fd, rc);
+	return rc;
+}
 
 /* The first instruction of a hook written in assembly (x86-64), where the
  * build asks for indirect-branch tracking. */

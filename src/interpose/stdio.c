@@ -8,7 +8,7 @@
  * what its socket holds and turns its rule to nodelay for good, and
  * descriptors 0-2 never get coalesce at all (src/actions/track.c).
  * dprintf, which writes through a FILE of its own, first pushes out what
- * its socket holds. fclose and freopen close the descriptor inside libc:
+ * its socket holds, and what it wrote is noted for auto after. fclose and freopen close the descriptor inside libc:
  * its state ends first, as close() ends it, so the number reused later
  * (by a file, say) carries nothing of the socket.
  *
@@ -110,7 +110,7 @@ int nf_vdprintf(int fd, const char *fmt, va_list ap)
 {
 	if (before_dprintf(fd) < 0)
 		return -1;
-	return nf_real.vdprintf(fd, fmt, ap);
+	return (int)nf_hook_sent(fd, nf_real.vdprintf(fd, fmt, ap));
 }
 
 /* The fortified call, with its flag (musl has none: the plain one). */
@@ -119,8 +119,8 @@ int nf_vdprintf_chk(int fd, int flag, const char *fmt, va_list ap)
 	if (before_dprintf(fd) < 0)
 		return -1;
 	if (nf_real.__vdprintf_chk)
-		return nf_real.__vdprintf_chk(fd, flag, fmt, ap);
-	return nf_real.vdprintf(fd, fmt, ap);
+		return (int)nf_hook_sent(fd, nf_real.__vdprintf_chk(fd, flag, fmt, ap));
+	return (int)nf_hook_sent(fd, nf_real.vdprintf(fd, fmt, ap));
 }
 
 NF_EXPORT FILE *fdopen(int fd, const char *mode)

@@ -15,7 +15,7 @@
  * unconnected. Nothing can be buffered yet on an unconnected socket.
  *
  * On an auto socket every send that reached the kernel is noted after it
- * returned (nf_auto_after_send), for the check at the next read or wait.
+ * returned (nf_hook_sent), for the check at the next read or wait.
  *
  * On an audited socket each send (but sendfile and splice, file copies)
  * is bracketed by nf_audit_send_begin/_end, with the return address
@@ -37,14 +37,6 @@
 #include "core/nf_real.h"
 #include "process/nf_init.h"
 
-/* A send not buffered returned rc: auto notes it (see nf_auto.h). */
-static ssize_t sent(int fd, ssize_t rc)
-{
-	if (atomic_load_explicit(&nf_auto_used, memory_order_relaxed))
-		nf_auto_after_send(fd, rc);
-	return rc;
-}
-
 static int bufferable(int flags)
 {
 	return (flags & ~NF_COALESCE_FLAGS) == 0;
@@ -60,7 +52,7 @@ ssize_t nf_write(int fd, const void *buf, size_t n)
 
 	if (c && (r = nf_coalesce_send_buf(c, fd, buf, n, 0)) != NF_CO_PASS)
 		return r;
-	return sent(fd, nf_real.write(fd, buf, n));
+	return nf_hook_sent(fd, nf_real.write(fd, buf, n));
 }
 
 ssize_t nf_writev(int fd, const struct iovec *iov, int iovcnt)
@@ -70,7 +62,7 @@ ssize_t nf_writev(int fd, const struct iovec *iov, int iovcnt)
 
 	if (c && (r = nf_coalesce_send(c, fd, iov, iovcnt, 0)) != NF_CO_PASS)
 		return r;
-	return sent(fd, nf_real.writev(fd, iov, iovcnt));
+	return nf_hook_sent(fd, nf_real.writev(fd, iov, iovcnt));
 }
 
 ssize_t nf_sendto(int fd, const void *buf, size_t n, int flags,
@@ -92,7 +84,7 @@ ssize_t nf_sendto(int fd, const void *buf, size_t n, int flags,
 			return rc;
 	} else if (c && nf_coalesce_before_send(c, fd, flags) < 0)
 		return -1;
-	return sent(fd, nf_real.sendto(fd, buf, n, flags, sa, salen));
+	return nf_hook_sent(fd, nf_real.sendto(fd, buf, n, flags, sa, salen));
 }
 
 /* The program's msghdr copied to copy, or NULL if the kernel could not
@@ -126,7 +118,7 @@ ssize_t nf_sendmsg(int fd, const struct msghdr *prog_msg, int flags)
 			return rc;
 	} else if (c && nf_coalesce_before_send(c, fd, flags) < 0)
 		return -1;
-	return sent(fd, nf_real.sendmsg(fd, prog_msg, flags));
+	return nf_hook_sent(fd, nf_real.sendmsg(fd, prog_msg, flags));
 }
 
 /*
@@ -151,7 +143,7 @@ int nf_sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 	c = nf_track_coalescing(fd);
 	if (c && nf_coalesce_before_send(c, fd, flags) < 0)
 		return -1;
-	return (int)sent(fd, nf_real.sendmmsg(fd, vec, vlen, (nf_mmsg_flags)flags));
+	return (int)nf_hook_sent(fd, nf_real.sendmmsg(fd, vec, vlen, (nf_mmsg_flags)flags));
 }
 
 #ifndef RWF_NOWAIT
@@ -171,7 +163,7 @@ ssize_t nf_sendfile(int out_fd, int in_fd, off_t *off, size_t n)
 {
 	if (push_before(out_fd, 0) < 0)
 		return -1;
-	return sent(out_fd, nf_real.sendfile(out_fd, in_fd, off, n));
+	return nf_hook_sent(out_fd, nf_real.sendfile(out_fd, in_fd, off, n));
 }
 
 /* What programs built with _FILE_OFFSET_BITS=64 call (nginx, CPython,
@@ -180,7 +172,7 @@ ssize_t nf_sendfile64(int out_fd, int in_fd, off64_t *off, size_t n)
 {
 	if (push_before(out_fd, 0) < 0)
 		return -1;
-	return nf_real.sendfile64(out_fd, in_fd, off, n);
+	return nf_hook_sent(out_fd, nf_real.sendfile64(out_fd, in_fd, off, n));
 }
 
 /* pwritev2 with offset -1 writes at the file position: on a socket, a
@@ -194,7 +186,7 @@ ssize_t nf_pwritev2(int fd, const struct iovec *iov, int iovcnt, off_t off, int 
 	}
 	if (off == -1 && push_before(fd, (flags & RWF_NOWAIT) ? MSG_DONTWAIT : 0) < 0)
 		return -1;
-	return nf_real.pwritev2(fd, iov, iovcnt, off, flags);
+	return nf_hook_sent(fd, nf_real.pwritev2(fd, iov, iovcnt, off, flags));
 }
 
 ssize_t nf_pwritev64v2(int fd, const struct iovec *iov, int iovcnt, off64_t off, int flags)
@@ -205,7 +197,7 @@ ssize_t nf_pwritev64v2(int fd, const struct iovec *iov, int iovcnt, off64_t off,
 	}
 	if (off == -1 && push_before(fd, (flags & RWF_NOWAIT) ? MSG_DONTWAIT : 0) < 0)
 		return -1;
-	return nf_real.pwritev64v2(fd, iov, iovcnt, off, flags);
+	return nf_hook_sent(fd, nf_real.pwritev64v2(fd, iov, iovcnt, off, flags));
 }
 
 ssize_t nf_splice(int in_fd, loff_t *in_off, int out_fd, loff_t *out_off, size_t n, unsigned flags)
@@ -215,7 +207,7 @@ ssize_t nf_splice(int in_fd, loff_t *in_off, int out_fd, loff_t *out_off, size_t
 	if (c && nf_coalesce_before_send(c, out_fd,
 					 (flags & SPLICE_F_NONBLOCK) ? MSG_DONTWAIT : 0) < 0)
 		return -1;
-	return sent(out_fd, nf_real.splice(in_fd, in_off, out_fd, out_off, n, flags));
+	return nf_hook_sent(out_fd, nf_real.splice(in_fd, in_off, out_fd, out_off, n, flags));
 }
 
 #define IOV_CHUNK 16

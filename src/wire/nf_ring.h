@@ -50,8 +50,27 @@ struct nf_ring;
 struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_kib, unsigned retire_ms,
 			     char err[NF_RING_ERR_MAX]);
 
+/*
+ * As nf_ring_open, but with no ring: the frames wait in the socket's own
+ * receive queue, up to queue_kib KiB of the kernel's packet buffers (a
+ * packet's whole buffer counts there, not only the headers kept), and
+ * are read with recvmmsg, a batch at a time, through the same calls. A
+ * ring's pages are all allocated, zeroed and mapped into this process
+ * when it is made, and its block timer fires idle or not; a queue costs
+ * neither until packets come, and a burst waits in it (while a ring is
+ * made: nf_ring_stop, then read it out). The size is set with
+ * SO_RCVBUFFORCE (CAP_NET_ADMIN), else SO_RCVBUF up to the host's
+ * net.core.rmem_max. nf_ring_blocks counts NF_RING_QUEUE_FRAMES frames a
+ * block of NF_RING_QUEUE_BLOCKS, as a 256 KiB ring of a fast rate would.
+ */
+#define NF_RING_QUEUE_FRAMES 16
+#define NF_RING_QUEUE_BLOCKS 64
+struct nf_ring *nf_ring_open_queue(const char *ifname, unsigned queue_kib,
+				   char err[NF_RING_ERR_MAX]);
+
 /* The next frame into *f if the kernel has handed one over: 1, else 0.
- * No system call, no wait (for a caller that polls several rings). */
+ * No system call (a queue: one recvmmsg a batch), no wait (for a caller
+ * that polls several rings). */
 int nf_ring_take(struct nf_ring *r, struct nf_ring_frame *f);
 
 /*
@@ -73,7 +92,7 @@ int nf_ring_fd(const struct nf_ring *r);
  * filter knows it (0: none): a frame of ifindex this is loopback's. */
 unsigned nf_ring_loopback(const struct nf_ring *r);
 
-/* The bytes of the ring mapped into this process. */
+/* The bytes of the ring mapped into this process (a queue: 0). */
 size_t nf_ring_bytes(const struct nf_ring *r);
 
 /* The blocks the reader has given back to the kernel since nf_ring_open,

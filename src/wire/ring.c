@@ -7,6 +7,11 @@
  * moment its status has TP_STATUS_USER until we give it back (status
  * TP_STATUS_KERNEL), which happens only when the caller asks for the
  * frame after its last one, so the frame handed out stays valid.
+ *
+ * A queue (nf_ring_open_queue) maps nothing: a batch of frames is read
+ * with one recvmmsg into the queue's own buffers, each frame's time and
+ * length from its control messages (SO_TIMESTAMPNS, PACKET_AUXDATA), and
+ * handed out one by one, each valid until the next call, as from a ring.
  */
 #include <errno.h>
 #include <arpa/inet.h>
@@ -22,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "nf_ring.h"
@@ -47,6 +53,19 @@
 #define MAX_KIB (1u << 20)
 #define FRAME_SIZE 2048          /* TPACKET_V3 ignores it but checks it divides the ring */
 #define RETIRE_MS 10             /* by default, a block not full is handed over after this */
+#define QBATCH 64                /* a queue's frames read with one recvmmsg */
+#define QCTL 128                 /* a frame's control messages: a timespec, the auxdata */
+
+/* A queue's batch: the frames of its last recvmmsg, next the one to hand out. */
+struct nf_ring_queue {
+	struct mmsghdr m[QBATCH];
+	struct iovec iov[QBATCH];
+	struct sockaddr_ll from[QBATCH];
+	uint8_t data[QBATCH][NF_RING_SNAP];
+	uint64_t ctl[QBATCH][QCTL / 8]; /* aligned for cmsghdr */
+	unsigned n, next;
+	uint64_t frames;                /* handed out since it opened */
+};
 
 struct nf_ring {
 	int fd;
@@ -62,6 +81,7 @@ struct nf_ring {
 	uint32_t left;                     /* its packets not yet handed out */
 	uint32_t next_off;                 /* the next one's offset in the block */
 	struct nf_ring_stats total;
+	struct nf_ring_queue *q;           /* a queue's batch; NULL: a ring */
 };
 
 /* The ifindex of the loopback interface (IFF_LOOPBACK), 0 if none. */
@@ -190,37 +210,105 @@ static void size_ring(struct nf_ring *r, unsigned kib)
 	r->nblocks = (unsigned)(bytes / r->block_size);
 }
 
+/* fail's, for a function that returns rc. */
+static int failed(struct nf_ring *r, int rc, char err[NF_RING_ERR_MAX], const char *what)
+{
+	fail(r, rc, err, what);
+	return rc;
+}
+
+/* A packet socket with its filter on ifname (NULL or "any": every
+ * interface), not yet bound, into r. 0, or -errno with err filled (and
+ * r closed). */
+static int open_socket(struct nf_ring *r, const char *ifname, unsigned *ifindex,
+		       char err[NF_RING_ERR_MAX])
+{
+	int rc;
+
+	r->fd = -1;
+	/* protocol 0: the socket receives nothing until bound */
+	r->fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (r->fd < 0)
+		return failed(r, -errno, err, "socket(AF_PACKET)");
+	*ifindex = 0;
+	if (ifname && strcmp(ifname, "any") != 0) {
+		*ifindex = if_nametoindex(ifname);
+		if (!*ifindex) {
+			snprintf(err, NF_RING_ERR_MAX, "no interface %.64s", ifname);
+			nf_ring_close(r);
+			return -ENODEV;
+		}
+	}
+	r->lo = loopback_ifindex(r->fd);
+	if ((rc = attach_filter(r->fd, r->lo)) < 0)
+		return failed(r, rc, err, "SO_ATTACH_FILTER");
+	return 0;
+}
+
 struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_kib, unsigned retire_ms,
 			     char err[NF_RING_ERR_MAX])
 {
 	struct nf_ring *r = calloc(1, sizeof(*r));
-	unsigned ifindex = 0;
+	unsigned ifindex;
 	int rc;
 
 	err[0] = '\0';
 	if (!r)
 		return fail(NULL, -ENOMEM, err, "ring");
-	r->fd = -1;
 	size_ring(r, ring_kib);
 	r->retire_ms = retire_ms ? retire_ms : RETIRE_MS;
-	/* protocol 0: the socket receives nothing until bound below */
-	r->fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (r->fd < 0)
-		return fail(r, -errno, err, "socket(AF_PACKET)");
-	if (ifname && strcmp(ifname, "any") != 0) {
-		ifindex = if_nametoindex(ifname);
-		if (!ifindex) {
-			snprintf(err, NF_RING_ERR_MAX, "no interface %.64s", ifname);
-			nf_ring_close(r);
-			errno = ENODEV;
-			return NULL;
-		}
+	if ((rc = open_socket(r, ifname, &ifindex, err)) < 0) {
+		errno = -rc;
+		return NULL;
 	}
-	r->lo = loopback_ifindex(r->fd);
-	if ((rc = attach_filter(r->fd, r->lo)) < 0)
-		return fail(r, rc, err, "SO_ATTACH_FILTER");
 	if ((rc = map_ring(r)) < 0)
 		return fail(r, rc, err, "PACKET_RX_RING");
+	if ((rc = bind_to(r->fd, ifindex)) < 0)
+		return fail(r, rc, err, "bind(AF_PACKET)");
+	return r;
+}
+
+static int set_int(int fd, int level, int name, int val)
+{
+	return setsockopt(fd, level, name, &val, sizeof(val)) ? -errno : 0;
+}
+
+/* A queue's receive buffer of kib KiB (the kernel doubles what it is
+ * given, for its own overhead: half is asked); the timestamp and the
+ * packet's length in each frame's control messages. */
+static int set_queue(int fd, unsigned kib)
+{
+	int half = (int)((kib > (1u << 20) ? 1u << 20 : kib) << 9);
+	int rc;
+
+	if (set_int(fd, SOL_SOCKET, SO_RCVBUFFORCE, half) < 0 &&
+	    (rc = set_int(fd, SOL_SOCKET, SO_RCVBUF, half)) < 0)
+		return rc;
+	if ((rc = set_int(fd, SOL_SOCKET, SO_TIMESTAMPNS, 1)) < 0)
+		return rc;
+	return set_int(fd, SOL_PACKET, PACKET_AUXDATA, 1);
+}
+
+struct nf_ring *nf_ring_open_queue(const char *ifname, unsigned queue_kib,
+				   char err[NF_RING_ERR_MAX])
+{
+	struct nf_ring *r = calloc(1, sizeof(*r));
+	unsigned ifindex;
+	int rc;
+
+	err[0] = '\0';
+	if (!r || !(r->q = calloc(1, sizeof(*r->q)))) {
+		free(r);
+		return fail(NULL, -ENOMEM, err, "queue");
+	}
+	r->block_size = MIN_BLOCK;
+	r->nblocks = NF_RING_QUEUE_BLOCKS;
+	if ((rc = open_socket(r, ifname, &ifindex, err)) < 0) {
+		errno = -rc;
+		return NULL;
+	}
+	if ((rc = set_queue(r->fd, queue_kib)) < 0)
+		return fail(r, rc, err, "packet socket options");
 	if ((rc = bind_to(r->fd, ifindex)) < 0)
 		return fail(r, rc, err, "bind(AF_PACKET)");
 	return r;
@@ -283,8 +371,72 @@ static int next_in_block(struct nf_ring *r, struct nf_ring_frame *f)
 	return 1;
 }
 
+/* A queue's next batch read (none waiting: 0). */
+static unsigned queue_fill(struct nf_ring *r)
+{
+	struct nf_ring_queue *q = r->q;
+	int n;
+
+	for (unsigned i = 0; i < QBATCH; i++) {
+		q->iov[i] = (struct iovec){ q->data[i], NF_RING_SNAP };
+		q->m[i].msg_hdr = (struct msghdr){
+			.msg_name = &q->from[i], .msg_namelen = sizeof(q->from[i]),
+			.msg_iov = &q->iov[i], .msg_iovlen = 1,
+			.msg_control = q->ctl[i], .msg_controllen = sizeof(q->ctl[i]),
+		};
+	}
+	n = recvmmsg(r->fd, q->m, QBATCH, MSG_DONTWAIT, NULL);
+	q->next = 0;
+	q->n = n > 0 ? (unsigned)n : 0;
+	return q->n;
+}
+
+/* Frame i of a queue's batch into *f: its time and length from its
+ * control messages (none: now, and the bytes read). */
+static void queue_frame(struct nf_ring_queue *q, unsigned i, struct nf_ring_frame *f)
+{
+	struct msghdr *h = &q->m[i].msg_hdr;
+	struct cmsghdr *cm;
+	struct timespec ts = { 0, 0 };
+
+	f->caplen = q->m[i].msg_len < NF_RING_SNAP ? q->m[i].msg_len : NF_RING_SNAP;
+	f->origlen = q->m[i].msg_len;
+	for (cm = CMSG_FIRSTHDR(h); cm; cm = CMSG_NXTHDR(h, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(ts)))
+			memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+		if (cm->cmsg_level == SOL_PACKET && cm->cmsg_type == PACKET_AUXDATA &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(struct tpacket_auxdata))) {
+			struct tpacket_auxdata aux;
+
+			memcpy(&aux, CMSG_DATA(cm), sizeof(aux));
+			f->origlen = aux.tp_len;
+		}
+	}
+	if (!ts.tv_sec)
+		clock_gettime(CLOCK_REALTIME, &ts);
+	f->ts_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	f->ethertype = ntohs(q->from[i].sll_protocol);
+	f->pkttype = q->from[i].sll_pkttype;
+	f->ifindex = q->from[i].sll_ifindex;
+	f->data = q->data[i];
+}
+
+static int queue_take(struct nf_ring *r, struct nf_ring_frame *f)
+{
+	struct nf_ring_queue *q = r->q;
+
+	if (q->next >= q->n && !queue_fill(r))
+		return 0;
+	queue_frame(q, q->next++, f);
+	q->frames++;
+	return 1;
+}
+
 int nf_ring_take(struct nf_ring *r, struct nf_ring_frame *f)
 {
+	if (r->q)
+		return queue_take(r, f);
 	for (;;) {
 		if (r->held && r->left && next_in_block(r, f))
 			return 1;
@@ -340,7 +492,7 @@ size_t nf_ring_bytes(const struct nf_ring *r)
 uint64_t nf_ring_blocks(const struct nf_ring *r, unsigned *nblocks)
 {
 	*nblocks = r->nblocks;
-	return r->handed;
+	return r->q ? r->q->frames / NF_RING_QUEUE_FRAMES : r->handed;
 }
 
 int nf_ring_stop(struct nf_ring *r)
@@ -361,5 +513,6 @@ void nf_ring_close(struct nf_ring *r)
 		munmap(r->map, r->map_len);
 	if (r->fd >= 0)
 		close(r->fd);
+	free(r->q);
 	free(r);
 }

@@ -5,8 +5,11 @@
 # fails under NAGLEFIX_MODE=pass (its rounds stall ~40 ms), except cork,
 # which checks that auto leaves a corked socket alone, and quiet-count,
 # run under strace: it counts the library's SIOCOUTQNSD. Then (with no
-# VARIANT named) tests/coalesce/test_integrity under auto: every byte, once,
-# in order.
+# VARIANT named) build/tests/auto/test_auto_sends once for each send hook of
+# tests/inventory/auto_sends.tsv (a split answer of two calls of it, the
+# timer a second away: fails under pass, and under auto if the hook does
+# not note its send), and tests/coalesce/test_integrity under auto: every
+# byte, once, in order.
 # `make test-auto` builds first. Usage: tests/auto/run.sh [VARIANT...]
 # Prints PASS/FAIL/SKIP lines and ends with "N passed, M failed".
 # MODE=pass runs the same under another action (to see the tests notice).
@@ -25,7 +28,7 @@ LIMIT=40
 
 scratch_dir autotest
 clean_env
-need_built "make test-auto" "$LIB" "$B/test_auto"
+need_built "make test-auto" "$LIB" "$B/test_auto" "$B/test_auto_sends"
 fresh_logs "$LOGS" log
 
 # quiet-count: 80 + 300 messages of one send each, the timer a second
@@ -64,6 +67,19 @@ for v in "${VARIANTS[@]}"; do
     judge "test_auto $v" $? "$start" "$log"
     grep -h "segments\|median\|epochs" "$log" | sed 's/^/    /'
 done
+
+# Every send hook noted: one split answer per row of auto_sends.tsv.
+if [[ $# -eq 0 ]]; then
+    for sym in $(grep -v '^#' "$TOP/tests/inventory/auto_sends.tsv" | grep -v '^symbol	' | cut -f1); do
+        selected "test_auto_sends $sym" || continue
+        log="$LOGS/test_auto_sends-$sym.log"
+        start=$EPOCHREALTIME
+        (cd "$TMP" && timeout -k 5 "$LIMIT" env LD_PRELOAD="$LIB" NAGLEFIX_CONF="$HERE/conf/flush-1s.conf" \
+            NAGLEFIX_MODE="${MODE:-auto}" "$B/test_auto_sends" "$sym") >"$log" 2>&1
+        judge "test_auto_sends $sym" $? "$start" "$log"
+        grep -h "median" "$log" | sed 's/^/    /'
+    done
+fi
 
 # Every byte, once, in order (tests/coalesce/test_integrity: seeded write
 # sizes, calls and threads, the peer hashes what it got), under auto.

@@ -12,7 +12,8 @@
 #              sent), made before it starts; the time it took to capture
 #              in all of them; per namespace: (RSS - alone's) / N, CPU / N;
 #              the machine's hrtimer softirqs a second, alone and with
-#              them (each idle ring's retire timer fires every 50 ms)
+#              them (an idle namespace's capture is a queue: no timer; a
+#              ring's retire timer fires every 50 ms)
 #   processes  watch's CPU with PROCS (2000) sleeping processes more: its
 #              walk of /proc every 250 ms (a process's namespace link read
 #              when it is new, and every 2 s)
@@ -20,16 +21,23 @@
 #              named (ip netns add), half not (unshare -n sleep): ms from
 #              the making to watch's capture there (a socket of its in the
 #              namespace's /proc/net/packet); median and worst
+#   wake       WAKES times, namespaces idle since watch started go to
+#              full speed at once, memcached and memaslap (-T 2 -c 32) for
+#              WAKE_S s: on one's loopback (even rounds), or across a veth
+#              made between two (odd rounds: both wake, each segment seen
+#              by both); the packets the kernel dropped meanwhile (watch's
+#              drops, from the wire_stats line watch --json prints within
+#              a second of a drop: 0 wanted) and the captures before and
+#              after (a namespace's first is a queue, no ring)
 #   busy       memcached and memaslap (as watch.sh) in one of the N
 #              namespaces for SECS s, then across a veth between two of
 #              them (each segment seen by both captures), watch on the
 #              host side: watch's CPU against the load's, each time; the
-#              packets, drops (a namespace's first ring is 256 KiB: it
-#              grows once it turns over fast, so only a load's first
-#              milliseconds can overflow it) and second copies dropped;
-#              the rings' size after
-# Env: N (default 100), IDLE (10), PROCS (2000), REPS (10), SECS (10). Exit status 0
-# iff the N idle namespaces' resident memory is at most 128 MB.
+#              packets, drops and second copies dropped; the rings'
+#              size after
+# Env: N (default 100), IDLE (10), PROCS (2000), REPS (10), SECS (10),
+# WAKES (6), WAKE_S (2). Exit status 0 iff the N idle namespaces' resident
+# memory is at most 128 MB.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 nf=$top/build/naglefix
@@ -38,6 +46,8 @@ IDLE=${IDLE:-10}
 PROCS=${PROCS:-2000}
 REPS=${REPS:-10}
 SECS=${SECS:-10}
+WAKES=${WAKES:-6}
+WAKE_S=${WAKE_S:-2}
 if [[ $EUID -ne 0 ]]; then
 	echo "watch netns bench: SKIP: needs root (namespaces, CAP_NET_RAW, setns)"
 	exit 0
@@ -109,7 +119,7 @@ inside() {
 		printf "%-10s %10.1f %10.1f %14.2f  %.1f kB resident, %.3f ms CPU per %d s\n", n " idle", r / 1024, f / 1024,
 			c / 1000, (r - r0) / n, (c - c0) / 1000 / n, s }'
 	echo "$N namespaces captured $opened_ms ms after watch started"
-	echo "kernel: $hrn hrtimer softirqs a second with them, $hr0 alone (the machine's; an idle ring's retire timer fires every 50 ms)"
+	echo "kernel: $hrn hrtimer softirqs a second with them, $hr0 alone (the machine's; an idle namespace's queue has no timer, a ring's fires every 50 ms)"
 	echo "rss_kb $rssn" >"$tmp/verdict"
 
 	# the walk of /proc with PROCS processes more (sleeping in this world)
@@ -157,8 +167,9 @@ inside() {
 	# busy_run LABEL SERVER_NS CLIENT_NS ADDR: memcached in SERVER_NS on ADDR,
 	# memaslap from CLIENT_NS for SECS s, watch (wp) looking on; one line
 	busy_run() {
-		local mc sp c0 c1 hz st=0 mt cap drops dups
+		local mc sp c0 c1 hz st=0 mt cap drops dups d0
 		hz=$(getconf CLK_TCK)
+		d0=$(drops_now)
 		ip netns exec "$2" memcached -l "$4" -p 11311 -U 0 -u root -t 1 &
 		mc=$!
 		sleep 0.5
@@ -174,11 +185,67 @@ inside() {
 		mt=$(awk '{ print $14 + $15 }' "/proc/$mc/stat")
 		kill "$mc"
 		wait "$mc" 2>/dev/null
+		sleep 1.3 # watch says a drop within a second
 		awk -v label="$1" -v w="$(((c1 - c0) / 1000000))" -v l="$(((mt + st) * 1000 / hz))" \
-			-v tps="$(sed -n 's/.*TPS: \([0-9]*\).*/\1/p' "$tmp/slap.out")" -v secs="$SECS" 'BEGIN {
-			printf "%s: memaslap %d ops/s for %d s; watch %.2f s CPU, the load %.2f s (%.1f%%)\n",
-				label, tps, secs, w / 1000, l / 1000, (l > 0 ? 100 * w / l : 0) }'
+			-v tps="$(sed -n 's/.*TPS: \([0-9]*\).*/\1/p' "$tmp/slap.out")" -v secs="$SECS" -v d="$(($(drops_now) - d0))" 'BEGIN {
+			printf "%s: memaslap %d ops/s for %d s; watch %.2f s CPU, the load %.2f s (%.1f%%); %d packets dropped\n",
+				label, tps, secs, w / 1000, l / 1000, (l > 0 ? 100 * w / l : 0), d }'
 	}
+
+	# ring_kib NS: the KiB of each packet ring watch (wp) has mapped whose
+	# socket is bound in NS ("" for a queue: nothing mapped)
+	ring_kib() {
+		local range _ name ino kib=""
+		for ino in $(ip netns exec "$1" awk 'NR > 1 && $4 != "0000" { print $9 }' /proc/net/packet); do
+			while read -r range _ _ _ _ name; do
+				[[ $name == "socket:[$ino]" ]] && kib+="$(((16#${range#*-} - 16#${range%-*}) / 1024)) "
+			done <"/proc/$wp/maps"
+		done
+		echo "${kib% }"
+	}
+	# drops_now: the kernel's drops watch said so far (--json: a
+	# wire_stats line within a second of a drop)
+	drops_now() {
+		jq -r 'select(.event == "wire_stats") | .drops' "$tmp/watch.out" 2>/dev/null | tail -n 1 | grep . || echo 0
+	}
+
+	# wake: idle namespaces at full speed at once
+	if [[ -n $slap ]] && command -v memcached >/dev/null; then
+		local k srv cli addr mc d0 d1 before tps total=0 next=$((N - 1))
+		for ((k = 0; k < WAKES && next >= 5; k++)); do
+			srv=b$next cli=b$next addr=127.0.0.1
+			if ((k % 2)); then
+				cli=b$((next - 1))
+				ip link add "wv$k" netns "$cli" type veth peer name "wp$k" netns "$srv" &&
+					ip -n "$cli" addr add 198.51.100.1/24 dev "wv$k" &&
+					ip -n "$srv" addr add 198.51.100.2/24 dev "wp$k" &&
+					ip -n "$cli" link set "wv$k" up && ip -n "$srv" link set "wp$k" up || return 1
+				addr=198.51.100.2
+				next=$((next - 1))
+			fi
+			next=$((next - 1))
+			# caps NS...: each one's capture ("queue": no ring mapped)
+			caps() { local n; for n in "$@"; do echo "$(ring_kib "$n" | grep . || echo queue)"; done | paste -sd' '; }
+			before=$(caps $(printf '%s\n' "$cli" "$srv" | sort -u))
+			ip netns exec "$srv" memcached -l "$addr" -p 11311 -U 0 -u root -t 1 &
+			mc=$!
+			sleep 0.5
+			d0=$(drops_now)
+			ip netns exec "$cli" "$slap" -s "$addr:11311" -T 2 -c 32 -t "${WAKE_S}s" >"$tmp/wake.out" 2>&1
+			sleep 1.3 # watch says a drop within a second
+			d1=$(drops_now)
+			tps=$(sed -n 's/.*TPS: \([0-9]*\).*/\1/p' "$tmp/wake.out" | tail -n 1)
+			kill "$mc"
+			wait "$mc" 2>/dev/null
+			total=$((total + d1 - d0))
+			printf 'wake %d: %s, memaslap %s ops/s for %s s: %d packets dropped; captures %s -> %s KiB\n' \
+				"$k" "$( ((k % 2)) && echo "$cli and $srv idle, a veth between" || echo "$srv idle, its loopback")" \
+				"${tps:-?}" "$WAKE_S" $((d1 - d0)) "$before" "$(caps $(printf '%s\n' "$cli" "$srv" | sort -u))"
+		done
+		echo "wake: $total packets dropped in $k wakes from idle to full speed (0 wanted)"
+	else
+		echo "wake: SKIP: memaslap/memcaslap or memcached missing"
+	fi
 
 	# busy
 	if [[ -n $slap ]] && command -v memcached >/dev/null; then
@@ -199,8 +266,8 @@ inside() {
 		wait "$wp"
 		read -r cap drops dups <<<"$(jq -r 'select(.event == "wire_stats") | "\(.captured) \(.drops) \(.duplicates)"' \
 			"$tmp/watch.out" | tail -n 1)"
-		echo "busy: $cap packets captured in all, $drops dropped (a namespace's first ring, 256 KiB, before it grows), $dups second copies dropped by the detector"
-		echo "busy: the rings after: ${kib%, } (256 KiB before)"
+		echo "busy: $cap packets captured in all, $drops dropped (the wakes' included), $dups second copies dropped by the detector"
+		echo "busy: the rings after: ${kib%, } (a queue before: no ring)"
 	else
 		kill -INT "$wp"
 		wait "$wp"
@@ -210,7 +277,7 @@ inside() {
 	rm -rf "$tmp"
 }
 export -f inside
-export nf N IDLE REPS SECS slap PROCS
+export nf N IDLE REPS SECS slap PROCS WAKES WAKE_S
 VERDICT=$(mktemp)
 export VERDICT
 trap 'rm -f "$VERDICT"' EXIT

@@ -46,7 +46,7 @@ static const char *const dt_beh_names[] = {
 /* Operation kinds. Send kinds first (dt_is_send relies on the order). */
 #define DT_KINDS(X) \
 	X(WRITE) X(WRITEV) X(SEND) X(SENDTO) X(SENDMSG) X(SENDMMSG) \
-	X(SENDFILE) X(SENDFILE64) X(SPLICE) X(STDIO) X(DPRINTF) X(SPAWN) \
+	X(SENDFILE) X(SENDFILE64) X(SPLICE) X(PWRITEV2) X(STDIO) X(DPRINTF) X(SPAWN) \
 	X(READ) X(PEEK) \
 	X(POLL) X(PPOLL) X(SELECT) X(PSELECT) X(EPOLL) \
 	X(NODELAY) X(CORK) X(SHUT) X(NONBLOCK) X(DUP) X(CLOSE) \

@@ -177,7 +177,8 @@ static void dt_generate(uint64_t seed, struct dt_list *l)
 			o->f = (dt_rand(&r, 2) ? F_DONTWAIT : 0) | (dt_rand(&r, 2) ? F_NOSIGNAL : 0) |
 			       (dt_rand(&r, 3) ? 0 : F_MORE);
 		if (p < 180) o->kind = K_WRITE;
-		else if (p < 260) { o->kind = K_WRITEV; o->b = dt_rand(&r, 12) ? 1 + dt_rand(&r, 8) : 0; }
+		else if (p < 250) { o->kind = K_WRITEV; o->b = dt_rand(&r, 12) ? 1 + dt_rand(&r, 8) : 0; }
+		else if (p < 260) { o->kind = K_PWRITEV2; o->b = 1 + dt_rand(&r, 8); } /* a's bit 0: pwritev64v2 */
 		else if (p < 330) o->kind = K_SEND;
 		else if (p < 370) o->kind = K_SENDTO;
 		else if (p < 420) { o->kind = K_SENDMSG; o->b = dt_rand(&r, 10) ? 1 + dt_rand(&r, 5) : 0; }

@@ -172,6 +172,19 @@ static long do_send(const struct dt_op *o, int fd, unsigned char *p, long *acc)
 		}
 		break;
 	}
+	case K_PWRITEV2: {
+		/* offset -1: the file position, on a socket a writev; F_DONTWAIT is
+		 * RWF_NOWAIT. a's bit 0 picks glibc's LFS name, pwritev64v2. */
+		struct iovec iov[16];
+		int cnt = o->b < 1 ? 1 : o->b > 16 ? 16 : o->b;
+		int rwf = o->f & F_DONTWAIT ? RWF_NOWAIT : 0;
+		split(iov, cnt, p, o->n, (uint64_t)o->a);
+		if (o->a & 1)
+			ret = pwritev64v2(fd, iov, cnt, -1, rwf);
+		else
+			ret = pwritev2(fd, iov, cnt, -1, rwf);
+		break;
+	}
 	case K_SENDMMSG: {
 		struct mmsghdr mm[4];
 		struct iovec iov[4];

@@ -26,6 +26,10 @@
 #              never fallback or nosocket; the unhooked ones are listed
 #   atfork     "atfork" rows need the library to register fork handlers
 #   destructor "destructor" rows need the library to have an ELF destructor
+#   auto       every "hook" row of kind write or send has a row in
+#              auto_sends.tsv (how auto notes its send), every row there is
+#              such a hook, and tests/auto/test_auto_sends.c has its case
+#              (tests/auto/run.sh runs one a row: a split answer under auto)
 #   plt        neither libc calls a table symbol (but "nosocket" ones)
 #              through its PLT: libc's internal paths never reach an
 #              interposed name, which is why a function is "hook" only under
@@ -250,6 +254,25 @@ if ((n > 0 && 16#${size:-0} < 16)); then
     echo "$n \"destructor\" rows, but the library's .fini_array holds no destructor of its own" >"$TMP/f.dtor"
 fi
 check destructor "$((n > 0 ? 1 : 0))" "$TMP/f.dtor"
+
+# ---- every send hook noted by auto ------------------------------------------
+
+AUTO_TABLE=$HERE/auto_sends.tsv
+AUTO_TEST=$TOP/tests/auto/test_auto_sends.c
+awk -F'\t' 'NF == 5 && $4 == "hook" && ($3 == "write" || $3 == "send") { print $1 }' "$TMP/rows" |
+    sort -u >"$TMP/send.hooks"
+grep -v '^#' "$AUTO_TABLE" | grep -v '^symbol	' | grep . |
+    awk -F'\t' 'NF != 3 || $2 !~ /^(after|queued)$/ { printf "bad line in auto_sends.tsv: \"%s\"\n", $0 > "/dev/stderr"; next } { print $1 }' \
+    2>"$TMP/f.auto" | sort >"$TMP/auto.rows"
+sed -n 's/^[[:space:]]*{ "\([A-Za-z0-9_]*\)", by_.*/\1/p' "$AUTO_TEST" | sort -u >"$TMP/auto.cases"
+uniq -d "$TMP/auto.rows" | sed 's/$/: more than one row in auto_sends.tsv/' >>"$TMP/f.auto"
+comm -23 "$TMP/send.hooks" "$TMP/auto.rows" |
+    sed 's/$/: a write or send hook with no row in auto_sends.tsv (does auto note its send?)/' >>"$TMP/f.auto"
+sort -u "$TMP/auto.rows" | comm -13 "$TMP/send.hooks" - |
+    sed 's/$/: a row in auto_sends.tsv, but no write or send "hook" row in entrypoints.tsv/' >>"$TMP/f.auto"
+sort -u "$TMP/auto.rows" | comm -23 - "$TMP/auto.cases" |
+    sed 's|$|: a row in auto_sends.tsv, but no case in tests/auto/test_auto_sends.c|' >>"$TMP/f.auto"
+check auto "$(sort -u "$TMP/send.hooks" "$TMP/auto.rows" | wc -l)" "$TMP/f.auto"
 
 # ---- libc's internal calls --------------------------------------------------
 

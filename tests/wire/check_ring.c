@@ -6,7 +6,9 @@
  * made to grow by a ring left unread); a reader away for 1.5 s at a low
  * rate losing nothing, and the smallest ring away for 0.3 s; a take that
  * does not wait; a ring stopped; the errors for an unknown interface
- * and a process without CAP_NET_RAW. Needs CAP_NET_RAW (root): without it
+ * and a process without CAP_NET_RAW; the same of a queue (no ring: the
+ * socket's own queue), which maps nothing, keeps a burst nobody reads
+ * up to its size and counts what it drops past it. Needs CAP_NET_RAW (root): without it
  * the program says SKIP.
  * The frames are parsed here by hand (not by nf_pkt_decode), so the ring
  * is tested on its own.
@@ -490,6 +492,104 @@ START_TEST(test_ring_no_cap_net_raw)
 }
 END_TEST
 
+/* ---- a queue: no ring mapped, the socket's own queue ---------------------------- */
+
+static struct nf_ring *open_queue(const char *ifname, unsigned kib)
+{
+	char err[NF_RING_ERR_MAX];
+	struct nf_ring *r = nf_ring_open_queue(ifname, kib, err);
+
+	ck_assert_msg(r != NULL, "nf_ring_open_queue(%s): %s", ifname ? ifname : "any", err);
+	return r;
+}
+
+/* A queue reads each segment once, cut to its headers, with its time,
+ * its length on the wire and its direction, as a ring does; it maps no
+ * byte into the process. */
+START_TEST(test_ring_queue_once_on_any)
+{
+	struct nf_ring *r = open_queue(NULL, 1024);
+
+	ck_assert_uint_eq(nf_ring_bytes(r), 0);
+	see_each_once(r, AF_INET);
+	nf_ring_close(r);
+}
+END_TEST
+
+START_TEST(test_ring_queue_once_on_lo)
+{
+	struct nf_ring *r = open_queue("lo", 1024);
+
+	see_each_once(r, AF_INET6);
+	nf_ring_close(r);
+}
+END_TEST
+
+/* What waits in a queue nobody reads is kept up to its size (a burst
+ * read later, whole), past it dropped and counted; the frames read turn
+ * its blocks over (NF_RING_QUEUE_FRAMES a block). */
+START_TEST(test_ring_queue_holds_then_counts_drops)
+{
+	struct nf_ring *big = open_queue("lo", 32u << 10), *small = open_queue("lo", 64);
+	struct nf_ring_stats st;
+	struct nf_ring_frame f;
+	int srv, c = pair(AF_INET, &srv), got = 0;
+	uint16_t cport = port_of(c);
+	unsigned nblocks;
+	struct seen s;
+
+	for (int i = 0; i < 5000; i++) {
+		ck_assert_int_eq(write(c, "0123456789", 10), 10);
+		read_n(srv, 10);
+	}
+	usleep(100000);
+	while (nf_ring_take(big, &f) == 1) {
+		parse(&f, &s);
+		got += s.sport == cport && s.payload == 10;
+	}
+	ck_assert_int_eq(got, 5000);
+	ck_assert_uint_ge(nf_ring_blocks(big, &nblocks), 5000 / NF_RING_QUEUE_FRAMES);
+	ck_assert_uint_eq(nblocks, NF_RING_QUEUE_BLOCKS);
+	ck_assert_int_eq(nf_ring_stats(big, &st), 0);
+	ck_assert_uint_eq(st.drops, 0);
+	ck_assert_int_eq(nf_ring_stats(small, &st), 0);
+	ck_assert_uint_gt(st.drops, 0);
+	ck_assert_uint_ge(st.packets, 10000);
+	close(c);
+	close(srv);
+	nf_ring_close(big);
+	nf_ring_close(small);
+}
+END_TEST
+
+/* A queue stopped keeps what it received and receives nothing more. */
+START_TEST(test_ring_queue_stop)
+{
+	struct nf_ring *r = open_queue("lo", 1024);
+	struct nf_ring_frame f;
+	struct seen s;
+	int srv, c = pair(AF_INET, &srv), before = 0, after = 0;
+	uint16_t cport = port_of(c);
+
+	ck_assert_int_eq(write(c, "before", 6), 6);
+	read_n(srv, 6);
+	ck_assert_int_eq(nf_ring_stop(r), 0);
+	ck_assert_int_eq(write(c, "after!!", 7), 7);
+	read_n(srv, 7);
+	usleep(50000);
+	while (nf_ring_next(r, 50, &f) == 1) {
+		parse(&f, &s);
+		before += s.sport == cport && s.payload == 6;
+		after += s.sport == cport && s.payload == 7;
+	}
+	ck_assert_int_eq(before, 1);
+	ck_assert_int_eq(after, 0);
+	close(c);
+	close(srv);
+	nf_ring_close(r);
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
 	Suite *s = suite_create("ring");
@@ -508,6 +608,10 @@ static Suite *ring_suite(void)
 	unit_add(tc, test_ring_timeout);
 	unit_add(tc, test_ring_unknown_interface);
 	unit_add(tc, test_ring_no_cap_net_raw);
+	unit_add(tc, test_ring_queue_once_on_any);
+	unit_add(tc, test_ring_queue_once_on_lo);
+	unit_add(tc, test_ring_queue_holds_then_counts_drops);
+	unit_add(tc, test_ring_queue_stop);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -53,10 +53,20 @@
 #   - at the end, LO deleted (ip netns del) and its processes gone: the
 #     veth end in the test's namespace is gone within 3 s (the namespace
 #     was freed: watch held nothing of it).
-# A busy namespace's ring grows: watch --netns LO2 while a client there
-# makes request-answer rounds as fast as it can for 1.5 s: LO2's ring,
-# 256 KiB before (in /proc/PID/maps), is one of 1 MiB or more after, and
-# the one it replaced is closed.
+# A busy namespace's capture grows: watch --netns LO2 while a client there
+# makes request-answer rounds as fast as it can for 1.5 s: LO2's first
+# capture, a queue (no ring in /proc/PID/maps), is a ring of 1 MiB or
+# more after, and the queue it replaced is closed.
+# A namespace waking loses no packet unsaid: NW (the test's, idle since
+# watch --json --netns NW --metrics-file started) gets WAKE_CONNS
+# connections sending WAKE_MSGS messages of 100 bytes each (TCP_NODELAY)
+# to a sink as fast as they can; the ground truth is NW's own count of
+# TCP segments sent (Tcp OutSegs of its /proc/net/snmp, each of them
+# one packet on its loopback): the segments watch read (less the second
+# copies) and the drops it said (its stats line and
+# naglefix_packets_dropped_total, which must agree) must add up to it
+# (WAKE_SLACK: OutSegs and the packets differ by a few either way with
+# no drop at all); the drops are printed (0 is what watch should do).
 # Then watch --fix --json --netns B --netns C (limited to the test's
 # namespaces: other tests' programs on this host are left alone) on a
 # 60-round split client in B against C: its socket set TCP_NODELAY at its
@@ -78,6 +88,10 @@ LO=nfl$$
 LO2=nfm$$
 NB=nfb$$
 NC=nfc$$
+NW=nfw$$
+WAKE_CONNS=4
+WAKE_MSGS=25000
+WAKE_SLACK=20
 VB=nfvb$$
 VC=nfvc$$
 VH=nfvh$$
@@ -105,7 +119,7 @@ on_exit() {
         kill -KILL "$p" 2>/dev/null
     done
     cleanup # common.sh's: the servers start_server started
-    for p in "$LO" "$LO2" "$NB" "$NC"; do ip netns del "$p" 2>/dev/null; done
+    for p in "$LO" "$LO2" "$NB" "$NC" "$NW"; do ip netns del "$p" 2>/dev/null; done
     ip link del "$VH" 2>/dev/null
     [[ -z ${CG:-} ]] || rmdir "$CG" "${CG%/*}" 2>/dev/null
 }
@@ -117,7 +131,7 @@ trap on_exit EXIT
 # ---- the namespaces ------------------------------------------------------------
 
 made=1
-for n in "$LO" "$LO2" "$NB" "$NC"; do
+for n in "$LO" "$LO2" "$NB" "$NC" "$NW"; do
     ip netns add "$n" && ip -n "$n" link set lo up || made=0
 done
 ip link add "$VB" netns "$NB" type veth peer name "$VC" netns "$NC" &&
@@ -507,14 +521,75 @@ print(n)' >"$W/grow.rounds" 2>&1
         sleep 0.3 # a tick closes the ring replaced
         after=$(ring_kib "${NFPID[grow]}" "$LO2" | tr '\n' ' ')
         watch_stop grow
-        if [[ $before == "256 " && $after =~ ^[0-9]+\ $ && ${after% } -ge 1024 ]]; then
-            pass "a busy namespace's ring grows: ${before% } -> ${after% } KiB ($(cat "$W/grow.rounds") rounds in 1.5 s)"
+        if [[ -z $before && $after =~ ^[0-9]+\ $ && ${after% } -ge 1024 ]]; then
+            pass "a busy namespace's ring grows: a queue -> ${after% } KiB ($(cat "$W/grow.rounds") rounds in 1.5 s)"
         else
             fail "a busy namespace's ring grows" "rings '$before' -> '$after' KiB" "$W/grow.rounds"
         fi
     else
         fail "a busy namespace's ring grows" "watch did not start" "$W/grow.err"
     fi
+fi
+
+# ---- a namespace waking loses no packet unsaid -----------------------------------
+
+# out_segs NS: NS's TCP segments sent so far (Tcp OutSegs).
+out_segs() {
+    ip netns exec "$1" awk '/^Tcp:/ && $2 ~ /^[0-9]/ { print $12 }' /proc/net/snmp
+}
+if selected "a namespace waking loses no packet unsaid"; then
+    ip netns exec "$NW" python3 -c '
+import socket, threading
+l = socket.socket()
+l.bind(("127.0.0.1", 7302))
+l.listen(64)
+print("ready", flush=True)
+def drain(c):
+    while c.recv(1 << 16):
+        pass
+while True:
+    c, _ = l.accept()
+    threading.Thread(target=drain, args=(c,), daemon=True).start()' >"$W/wake.sink" 2>&1 &
+    sink=$!
+    BG_PIDS+=("$sink")
+    for ((i = 0; i < 100; i++)); do grep -q ready "$W/wake.sink" && break; sleep 0.05; done
+    if watch_start wake "$NW" -- --json --netns "$NW" --metrics-file "$W/wake.prom"; then
+        o0=$(out_segs "$NW")
+        ip netns exec "$NW" python3 -c '
+import os, socket, sys
+kids = []
+for p in range(int(sys.argv[1])):
+    pid = os.fork()
+    if pid == 0:
+        s = socket.create_connection(("127.0.0.1", 7302))
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for i in range(int(sys.argv[2])):
+            s.sendall(b"x" * 100)
+        s.close()
+        os._exit(0)
+    kids.append(pid)
+for k in kids:
+    os.waitpid(k, 0)' "$WAKE_CONNS" "$WAKE_MSGS" >"$W/wake.blast" 2>&1
+        sleep 0.3 # the sink's last ACKs
+        o1=$(out_segs "$NW")
+        watch_stop wake
+        read -r segs dups drops <<<"$(jq -r 'select(.event == "wire_stats") | "\(.segments) \(.duplicates) \(.drops)"' \
+            "$W/wake.out" | tail -n 1)"
+        mdrops=$(awk '$1 == "naglefix_packets_dropped_total" { print $2 }' "$W/wake.prom" 2>/dev/null)
+        truth=$((o1 - o0))
+        seen=$((${segs:-0} - ${dups:-0}))
+        if [[ -n ${segs:-} && ${mdrops:-x} == "${drops:-y}" ]] && ((truth > 1000 && seen + drops >= truth - WAKE_SLACK)); then
+            pass "a namespace waking loses no packet unsaid: $truth segments sent, $seen read, $drops dropped and said"
+        else
+            fail "a namespace waking loses no packet unsaid" \
+                "$truth segments sent, ${segs:-?} read (${dups:-?} second copies), ${drops:-?} dropped said, ${mdrops:-?} in the metrics" \
+                "$W/wake.out"
+        fi
+    else
+        fail "a namespace waking loses no packet unsaid" "watch did not start" "$W/wake.err"
+    fi
+    kill "$sink" 2>/dev/null
+    wait "$sink" 2>/dev/null
 fi
 
 # ---- a namespace deleted is freed ----------------------------------------------
