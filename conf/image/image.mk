@@ -1,0 +1,35 @@
+# ---- the OCI image (make image; conf/image/Containerfile): FROM scratch,
+# its root laid out here: the command built again with -static into
+# $(B)/static (no loader, no libc wanted in the image), and the preload
+# library, both stripped. Built by podman (IMAGE_BUILDER=buildah works the
+# same), --pull=never: nothing a registry would have to give. The image is
+# named IMAGE (localhost/naglefix:<the version of include/nf_version.h>), the
+# name conf/kubernetes/daemonset.yaml runs (tests/image/manifests.py checks).
+
+NF_VERSION    := $(shell sed -n 's/^\#define NF_VERSION "\(.*\)"/\1/p' include/nf_version.h)
+IMAGE         ?= localhost/naglefix:$(NF_VERSION)
+IMAGE_BUILDER ?= podman
+IMAGE_ROOT    := $(B)/image/root
+
+$(B)/static/naglefix: FORCE_STATIC
+	$(MAKE) --no-print-directory B=$(B)/static LDFLAGS='$(LDFLAGS) -static' $@
+
+$(IMAGE_ROOT): $(B)/static/naglefix $(B)/libnaglefix.so conf/image/Containerfile
+	rm -rf $@
+	install -d $@/usr/bin $@/usr/lib/naglefix $@/etc $@/run $@/tmp
+	strip -o $@/usr/bin/naglefix $(B)/static/naglefix
+	strip --strip-unneeded -o $@/usr/lib/naglefix/libnaglefix.so $(B)/libnaglefix.so
+	chmod 0644 $@/usr/lib/naglefix/libnaglefix.so
+	chmod 1777 $@/tmp
+
+image: $(IMAGE_ROOT)
+	$(IMAGE_BUILDER) build --pull=never --layers=false --build-arg VERSION=$(NF_VERSION) -t $(IMAGE) \
+		-f conf/image/Containerfile $(B)/image
+	@echo "make image: $(IMAGE), $$($(IMAGE_BUILDER) image inspect -f '{{.Size}}' $(IMAGE)) bytes"
+
+# A test's own image (tests/image/run.sh, make test-image): the suite, the
+# static split client it runs in a cgroup, and curl's reading of metrics.
+test-image: all $(B)/tests/static_client
+	tests/image/run.sh
+
+.PHONY: image test-image FORCE_STATIC
