@@ -4,7 +4,7 @@ the DaemonSet's template for `podman kube play` (tests/image/run.sh).
 
 Usage:
   manifests.py check DIR IMAGE WATCH_CAPS ATTACH_CAPS
-      DIR's *.yaml read (python3-yaml): each object has apiVersion, kind,
+      DIR's *.yaml read, its folders' too (python3-yaml): each object has apiVersion, kind,
       metadata.name and metadata.namespace "naglefix" (but the
       Namespace); the DaemonSet runs IMAGE (make image's name) with
       hostNetwork and hostPID, `watch --metrics ADDR:PORT` whose PORT is
@@ -33,11 +33,11 @@ import yaml
 def load(directory):
     """Every object of DIR's *.yaml files, by kind (a list each)."""
     objs = {}
-    for path in sorted(glob.glob(os.path.join(directory, "*.yaml"))):
+    for path in sorted(glob.glob(os.path.join(directory, "**", "*.yaml"), recursive=True)):
         with open(path) as f:
             for doc in yaml.safe_load_all(f):
                 if doc:
-                    doc["_file"] = os.path.basename(path)
+                    doc["_file"] = os.path.relpath(path, directory)
                     objs.setdefault(doc.get("kind", "?"), []).append(doc)
     return objs
 

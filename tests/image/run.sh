@@ -333,11 +333,14 @@ if selected image-kube-play; then
     wait_for 20 curl -sf "http://127.0.0.1:$KPORT/metrics" -o "$W/pod-metrics.out"
     caps=$(podman inspect -f '{{join .EffectiveCaps ","}}' "$POD-watch" 2>/dev/null |
         tr ',' '\n' | sed 's/^CAP_//' | sort | paste -sd, -)
+    # what conf/kubernetes/attach/job.yaml says of kubectl exec: attach --list in it
+    timeout 30 podman exec "$POD-watch" /usr/bin/naglefix attach --list >"$W/pod-list.out" 2>&1
+    list_rc=$?
     if [[ $rc == 0 ]] && grep -q '^# TYPE naglefix_' "$W/pod-metrics.out" 2>/dev/null &&
-        [[ $caps == "$WATCH_CAPS" ]]; then
-        pass "image-kube-play: the DaemonSet's pod serves naglefix_ metrics at 127.0.0.1:$KPORT, capabilities $caps"
+        [[ $caps == "$WATCH_CAPS" && $list_rc == 0 ]] && grep -q "under /host/cgroup" "$W/pod-list.out"; then
+        pass "image-kube-play: the DaemonSet's pod serves naglefix_ metrics at 127.0.0.1:$KPORT, capabilities $caps, attach --list in it"
     else
-        fail image-kube-play "exit $rc; capabilities '$caps'; metrics: $(head -c 200 "$W/pod-metrics.out" 2>/dev/null)" "$W/play.out"
+        fail image-kube-play "exit $rc; capabilities '$caps'; attach --list exit $list_rc: $(head -n 1 "$W/pod-list.out"); metrics: $(head -c 200 "$W/pod-metrics.out" 2>/dev/null)" "$W/play.out"
     fi
     podman kube down "$W/pod.yaml" >/dev/null 2>&1 && played=0
 fi
@@ -366,8 +369,9 @@ broken cap 's/"SYS_PTRACE"\]/"SYS_PTRACE", "NET_ADMIN"]/'
 broken port 's/prometheus.io\/port: "9477"/prometheus.io\/port: "9478"/'
 broken image 's/image: localhost\/naglefix:.*/image: localhost\/naglefix:0/'
 if selected image-doc-run-line; then
-    if grep -qF -- "--cap-add $WATCH_CAPS" src/man/naglefix.1 &&
-        grep -qF -- "--cap-add $ATTACH_CAPS" src/man/naglefix.1; then
+    mandoc -T ascii src/man/naglefix.1 | col -b >"$W/naglefix.1.txt"
+    if grep -qF -- "--cap-drop ALL --cap-add $WATCH_CAPS" "$W/naglefix.1.txt" &&
+        grep -qF -- "--cap-drop ALL --cap-add $ATTACH_CAPS" "$W/naglefix.1.txt"; then
         pass "image-doc-run-line: naglefix(1) adds $WATCH_CAPS and $ATTACH_CAPS"
     else
         fail image-doc-run-line "naglefix(1) has no run line with --cap-add $WATCH_CAPS and --cap-add $ATTACH_CAPS"
