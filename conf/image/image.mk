@@ -14,15 +14,16 @@ IMAGE_ROOT    := $(B)/image/root
 $(B)/static/naglefix: FORCE_STATIC
 	$(MAKE) --no-print-directory B=$(B)/static LDFLAGS='$(LDFLAGS) -static' $@
 
-$(IMAGE_ROOT): $(B)/static/naglefix $(B)/libnaglefix.so conf/image/Containerfile
-	rm -rf $@
-	install -d $@/usr/bin $@/usr/lib/naglefix $@/etc $@/run $@/tmp
-	strip -o $@/usr/bin/naglefix $(B)/static/naglefix
-	strip --strip-unneeded -o $@/usr/lib/naglefix/libnaglefix.so $(B)/libnaglefix.so
-	chmod 0644 $@/usr/lib/naglefix/libnaglefix.so
-	chmod 1777 $@/tmp
-
-image: $(IMAGE_ROOT)
+# The root laid out afresh each time (two files stripped): nothing stale
+# in it, whatever changed.
+image: $(B)/static/naglefix $(B)/libnaglefix.so
+	rm -rf $(IMAGE_ROOT)
+	install -d $(IMAGE_ROOT)/usr/bin $(IMAGE_ROOT)/usr/lib/naglefix $(IMAGE_ROOT)/etc \
+		$(IMAGE_ROOT)/run $(IMAGE_ROOT)/tmp
+	strip -o $(IMAGE_ROOT)/usr/bin/naglefix $(B)/static/naglefix
+	strip --strip-unneeded -o $(IMAGE_ROOT)/usr/lib/naglefix/libnaglefix.so $(B)/libnaglefix.so
+	chmod 0644 $(IMAGE_ROOT)/usr/lib/naglefix/libnaglefix.so
+	chmod 1777 $(IMAGE_ROOT)/tmp
 	$(IMAGE_BUILDER) build --pull=never --layers=false --build-arg VERSION=$(NF_VERSION) -t $(IMAGE) \
 		-f conf/image/Containerfile $(B)/image
 	@echo "make image: $(IMAGE), $$($(IMAGE_BUILDER) image inspect -f '{{.Size}}' $(IMAGE)) bytes"
