@@ -452,6 +452,7 @@ test-vm: all $(B)/tests/vm/vminit $(B)/tests/vm/unit_probe $(B)/tests/stress/str
 
 include tests/inventory/inventory.mk
 include tests/external/external.mk
+include conf/image/image.mk
 
 # What each object and program includes, as the compiler found it (none
 # before the first build, when everything is built anyway).

@@ -34,15 +34,18 @@
 # node_exporter, without their recommends (the collectors' timers),
 # their services neither started nor enabled: the test runs its own; for
 # `make deb` and `make test-deb` Debian's packaging tools (debhelper,
-# dpkg-dev's dpkg-buildpackage, fakeroot) and lintian, the package's judge.
+# dpkg-dev's dpkg-buildpackage, fakeroot) and lintian, the package's judge; for
+# `make test-image` podman and runc above, catatonit (the pause image
+# `podman kube play` builds itself, nothing pulled) and python3-yaml (the
+# Kubernetes manifests read and a Pod written, tests/image/manifests.py).
 # Needs root (or sudo).
 set -eu
 pkgs=(build-essential pkg-config check strace procps default-jdk-headless python3 nodejs perl
 	valgrind clang libclang-rt-14-dev musl-tools libcap2-bin util-linux cpio systemd
 	libmemcached-tools memcached nginx curl postgresql git rsync openssh-server openssh-client
 	tcpdump tshark jq file python3-dpkt golang-github-google-gopacket-dev pcapfix mandoc groff-base man-db iproute2 passwd bpftool golang-go
-	debhelper dpkg-dev fakeroot lintian)
-bare=(qemu-system-x86 podman runc prometheus prometheus-node-exporter) # installed without recommends
+	debhelper dpkg-dev fakeroot lintian python3-yaml)
+bare=(qemu-system-x86 podman runc catatonit prometheus prometheus-node-exporter) # installed without recommends
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 missing=()

@@ -32,6 +32,7 @@ run_suite wire make -s test-wire
 run_suite metrics make -s test-metrics
 run_suite fix make -s test-fix
 run_suite attach make -s test-attach
+run_suite image make -s test-image
 run_suite bounds make -s test-bounds
 run_suite install tests/install/run.sh
 run_suite deb make -s test-deb
