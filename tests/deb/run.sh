@@ -55,7 +55,7 @@ W=$TMP
 ver=$(sed -n 's/^#define NF_VERSION "\(.*\)"/\1/p' "$top/include/nf_version.h")
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 lib=/usr/lib/$ma/libnaglefix.so
-installed=0
+tried=0 # set before the first dpkg -i: a naglefix package then is ours
 pids=()
 
 # dpkg_do ARGS...: dpkg, retried while another dpkg or apt (another test's
@@ -75,7 +75,8 @@ dpkg_do() {
 cleanup() {
 	local p
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	if [ "$installed" -eq 1 ]; then
+	if [ "$tried" -eq 1 ] &&
+		dpkg-query -W -f='${Status}' naglefix 2>/dev/null | grep -qv not-installed; then
 		dpkg_do --purge naglefix || echo "run.sh: dpkg --purge naglefix failed: $(cat "$W/dpkg.log")" >&2
 	fi
 	rm -rf "$TMP"
@@ -142,9 +143,9 @@ check "before install the loader finds no libnaglefix.so (${ms:-?} ms)" \
 	bash -c 'grep -q "cannot be preloaded" "$1" && ! ldconfig -p | grep -q libnaglefix' _ "$W/split.err"
 
 # ---- installed -----------------------------------------------------------
+tried=1
 dpkg_do -i "$deb1"
 rc=$?
-[ "$rc" -ne 0 ] || installed=1
 check "dpkg -i $(basename "$deb1")" test "$rc" -eq 0
 [ "$rc" -eq 0 ] || sed 's/^/    /' "$W/dpkg.log"
 [ "$rc" -eq 0 ] || { finish; exit; }
@@ -250,7 +251,6 @@ fi
 # ---- purged --------------------------------------------------------------
 dpkg_do --purge naglefix
 rc=$?
-[ "$rc" -ne 0 ] || installed=0
 check "dpkg --purge naglefix" test "$rc" -eq 0 -a -z "$(dpkg-query -W -f='${Status}' naglefix 2>/dev/null |
 	grep -v not-installed)"
 snapshot >"$W/after"
