@@ -147,6 +147,7 @@ static void set_one(struct run *x, const struct nf_route *r, struct nf_attach_ro
 static void handle(struct run *x, const struct nf_route *r)
 {
 	struct nf_attach_route_rec *e;
+	char why_not[160];
 
 	if (seen_before(x, r))
 		return;
@@ -154,10 +155,10 @@ static void handle(struct run *x, const struct nf_route *r)
 	if (e && nf_route_equal(&e->after, r)) {
 		x->kept++;
 		say(x, r, "quickack 1 already, set by naglefix attach", e->why);
-	} else if (!nf_route_writable(r)) {
+	} else if (nf_route_unwritable(r)) {
 		x->kept++;
-		say(x, r, "an IPv6 route of metric 0 (the kernel's own for an address), which rtnetlink "
-		    "cannot write again: left as it is", NULL);
+		snprintf(why_not, sizeof(why_not), "%s: left as it is", nf_route_unwritable(r));
+		say(x, r, why_not, NULL);
 	} else if (r->quickack > 0) {
 		x->kept++;
 		say(x, r, "quickack already on, not set by naglefix: left as it is", NULL);

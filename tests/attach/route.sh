@@ -29,6 +29,14 @@
 #                                 namespace's route to it gets quickack 1,
 #                                 said; the open connection under 1 ms;
 #                                 detach --netns puts the table back
+#   attach-route-kernel-state     what the kernel keeps of its own: an IPv4
+#                                 multipath route with a nexthop's link down
+#                                 set (its flags are the kernel's, not
+#                                 written back) and put back byte for byte
+#                                 after the link came up; an IPv6 route
+#                                 learned from a router advertisement, and
+#                                 one that expires: said and left, their
+#                                 expiry kept (a replace makes it permanent)
 #   attach-route-pid-own          --pid of a process in attach's own namespace:
 #                                 refused, nothing changed (run in a namespace
 #                                 made for it, so a failure changes only that)
@@ -259,6 +267,49 @@ ip -n "$RNS" route show table all >"$TMP/recv.attached"
 	fi
 	ip netns del "$RNS"
 	ip netns del "$HNS"
+fi
+
+if selected attach-route-kernel-state; then
+	KNS=naglefix-kstate.$$
+	# no DAD (va's addresses at once), no IPv6 on wa: the table then moves
+	# only with what the test does
+	ip netns add "$KNS" && ip -n "$KNS" link set lo up &&
+		nsenter --net="/run/netns/$KNS" sysctl -qw net.ipv6.conf.default.accept_dad=0 &&
+		ip -n "$KNS" link add va type veth peer name vb && ip -n "$KNS" link add wa type veth peer name wb &&
+		nsenter --net="/run/netns/$KNS" sysctl -qw net.ipv6.conf.wa.disable_ipv6=1 net.ipv6.conf.wb.disable_ipv6=1 &&
+		for d in va vb wa wb; do ip -n "$KNS" link set "$d" up; done &&
+		ip -n "$KNS" addr add 10.50.0.1/24 dev va && ip -n "$KNS" addr add 10.51.0.1/24 dev wa &&
+		ip -n "$KNS" route add 10.60.0.0/24 nexthop via 10.50.0.2 dev va nexthop via 10.51.0.2 dev wa &&
+		ip -n "$KNS" -6 route add 2001:db8:98::/64 via fe80::1 dev va proto ra expires 600 &&
+		ip -n "$KNS" -6 route add 2001:db8:97::/64 via fe80::1 dev va expires 600
+	sleep 0.5
+	ip -n "$KNS" route show table all | grep -v expires >"$TMP/kstate.before"
+	ip -n "$KNS" link set wb down # wa's carrier: its nexthop "linkdown"
+	sleep 0.2
+	printf 'connect 10.60.0.0/24 quickack
+connect [2001:db8:98::/64] quickack
+connect [2001:db8:97::/64] quickack
+' >"$TMP/qk.conf"
+	"$NF" attach -c "$TMP/qk.conf" --netns "$KNS" >"$TMP/kattach.out" 2>&1
+	rc=$?
+	ip -n "$KNS" route show table all >"$TMP/kstate.attached"
+	ip -n "$KNS" link set wb up
+	sleep 0.2
+	"$NF" detach --netns "$KNS" >"$TMP/kdetach.out" 2>&1
+	drc=$?
+	if [[ $rc -eq 0 && $drc -eq 0 ]] && grep -q "^10.60.0.0/24 .*quickack 1" "$TMP/kstate.attached" &&
+		grep -q "linkdown" "$TMP/kstate.attached" &&
+		grep -q "route '2001:db8:98::/64 via fe80::1 dev va table main metric 1024': learned from a router advertisement: .*left as it is" "$TMP/kattach.out" &&
+		grep -q "route '2001:db8:97::/64 via fe80::1 dev va table main metric 1024': an IPv6 route that expires: .*left as it is" "$TMP/kattach.out" &&
+		[[ $(grep -c "^2001:db8:9[78]::/64 via fe80::1 dev va .*expires" "$TMP/kstate.attached") -eq 2 ]] &&
+		grep -q "route '10.60.0.0/24 table main': put back as it was" "$TMP/kdetach.out" &&
+		ip -n "$KNS" route show table all | grep -v expires | cmp -s - "$TMP/kstate.before"; then
+		pass "attach-route-kernel-state: a multipath route with a link down set and put back byte for byte; a router's route and an expiring one said and left, their expiry kept"
+	else
+		{ cat "$TMP/kattach.out" "$TMP/kdetach.out" "$TMP/kstate.attached"; ip -n "$KNS" route show table all | diff "$TMP/kstate.before" -; } >"$TMP/kfail.out"
+		fail attach-route-kernel-state "attach $rc, detach $drc" "$TMP/kfail.out"
+	fi
+	ip netns del "$KNS"
 fi
 
 if selected attach-route-pid-own; then
