@@ -37,9 +37,9 @@ static const char usage_attach[] =
 	"naglefix's program there, and nothing else. Needs root (CAP_BPF and\n"
 	"CAP_NET_ADMIN) and Linux 6.0 or later.\n"
 	"CONF's quickack rules set the quickack metric (ip route ... quickack 1) on the\n"
-	"routes to their peers in a network namespace (--netns's, --pid's, else the\n"
-	"host's): every connection on those routes acknowledges at once, the open ones\n"
-	"too; naglefix detach puts the routes back.\n"
+	"routes to their peers in a network namespace (--netns's or --pid's; naming\n"
+	"none is a usage error): every connection on those routes acknowledges at\n"
+	"once, the open ones too; naglefix detach puts the routes back.\n"
 	"\n"
 	"  -c, --config CONF  the policy file (its nodelay rules; the other actions\n"
 	"                     need the library and are said, not applied)\n"
@@ -176,13 +176,15 @@ static int attach(const struct request *r)
 		rc = nf_cli_usage_error("attach", "%s has no nodelay or quickack rule and its default "
 					"is %s: nothing to attach (naglefix detach takes off what is there)",
 					p.source, nf_policy_action_name(p.pol.dflt.action));
+	else if (routes && (rc = nf_attach_route_target("attach", r->kind, r->netns, 0, &p)) != 0)
+		; /* no namespace named: nothing changed (--host, when there is one: its 0) */
 	else if (prog && r->netns && !r->targets)
 		fprintf(stderr, "naglefix attach: %s's nodelay rules need a cgroup (--cgroup, --unit, "
 			"--pid): not applied; --netns takes the quickack rules\n", p.source);
 	else if (prog)
 		rc = attach_program(r, &p);
 	if (rc == 0 && routes)
-		rc = nf_attach_route_cmd("attach", r->kind, r->arg, r->netns, &p, !prog);
+		rc = nf_attach_route_cmd("attach", r->kind, r->arg, r->netns, 0, &p, !prog);
 	nf_attach_policy_free(&p);
 	return rc;
 }

@@ -259,14 +259,25 @@ int nf_attach_route_restore(const char *cmd, const struct nf_attach_netns *ns);
 
 /*
  * The hooks of attach and detach. The namespace is --netns's, else
- * --pid's process's, else (no target) the host's; --cgroup and --unit
- * name none: attach says its quickack rules are not applied (status
- * NF_EXIT_USAGE when they are all it had: alone), detach does nothing.
+ * --pid's process's, else the host's when host is 1 (the command line
+ * said --host); with none of them (no target) attach refuses its
+ * quickack rules as a usage error, before anything is changed
+ * (nf_attach_route_target), and detach puts back no route. --cgroup and
+ * --unit name none: attach says its quickack rules are not applied
+ * (status NF_EXIT_USAGE when they are all it had: alone), detach does
+ * nothing.
  */
 int nf_attach_route_cmd(const char *cmd, enum nf_attach_kind kind, const char *arg,
-			const char *netns, const struct nf_attach_policy *p, int alone);
+			const char *netns, int host, const struct nf_attach_policy *p, int alone);
 int nf_attach_route_undo(const char *cmd, enum nf_attach_kind kind, const char *arg,
-			 const char *netns);
+			 const char *netns, int host);
+
+/* NF_EXIT_USAGE, said, when a command with p's quickack rules names no
+ * namespace (kind NF_ATTACH_ROOT, no --netns, no --host): the host's
+ * routes are every program's, changed only when asked; else 0. For
+ * attach to call before it changes anything. */
+int nf_attach_route_target(const char *cmd, enum nf_attach_kind kind, const char *netns, int host,
+			   const struct nf_attach_policy *p);
 
 /* detach --all: every namespace with a record, still there, put back. */
 int nf_attach_route_undo_all(void);

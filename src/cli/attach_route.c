@@ -386,10 +386,20 @@ int nf_attach_route_restore(const char *cmd, const struct nf_attach_netns *ns)
 }
 
 /* Whether a command's target names a namespace: --netns, --pid, or the
- * host (no cgroup named); --cgroup and --unit name none. */
-static int names_netns(enum nf_attach_kind kind, const char *netns)
+ * host (--host said); --cgroup and --unit name none. */
+static int names_netns(enum nf_attach_kind kind, const char *netns, int host)
 {
-	return netns || kind == NF_ATTACH_PID || kind == NF_ATTACH_ROOT;
+	return netns || kind == NF_ATTACH_PID || (kind == NF_ATTACH_ROOT && host);
+}
+
+int nf_attach_route_target(const char *cmd, enum nf_attach_kind kind, const char *netns, int host,
+			   const struct nf_attach_policy *p)
+{
+	if (kind != NF_ATTACH_ROOT || netns || host)
+		return 0;
+	return nf_cli_usage_error(cmd, "%s's quickack rules change a network namespace's routes and "
+				  "none is named: --netns NAME|PATH or --pid PID (a container's), or "
+				  "--host for the host's own, every program's", p->source);
 }
 
 /* --pid of a process in this command's own namespace would be the
@@ -406,18 +416,20 @@ static int host_by_pid(const char *cmd, const char *pid, const struct nf_attach_
 	if (!same)
 		return 0;
 	fprintf(stderr, "naglefix %s: pid %s is in the host's network namespace: its quickack rules "
-		"would change the host's routes, every program's; not applied (naglefix %s with no "
-		"target does that, if it is meant)\n", cmd, pid, cmd);
+		"would change the host's routes, every program's; not applied (--host does that, if "
+		"it is meant)\n", cmd, pid);
 	return NF_ATTACH_EXIT_TARGET;
 }
 
 int nf_attach_route_cmd(const char *cmd, enum nf_attach_kind kind, const char *arg,
-			const char *netns, const struct nf_attach_policy *p, int alone)
+			const char *netns, int host, const struct nf_attach_policy *p, int alone)
 {
 	struct nf_attach_netns ns;
-	int rc;
+	int rc = nf_attach_route_target(cmd, kind, netns, host, p);
 
-	if (!names_netns(kind, netns)) {
+	if (rc != 0)
+		return rc;
+	if (!names_netns(kind, netns, host)) {
 		fprintf(stderr, "naglefix %s: %s's quickack rules change a network namespace's routes, "
 			"and a cgroup names none: not applied (add --netns NAME|PATH, or name a process "
 			"with --pid)\n", cmd, p->source);
@@ -433,13 +445,13 @@ int nf_attach_route_cmd(const char *cmd, enum nf_attach_kind kind, const char *a
 }
 
 int nf_attach_route_undo(const char *cmd, enum nf_attach_kind kind, const char *arg,
-			 const char *netns)
+			 const char *netns, int host)
 {
 	struct nf_attach_netns ns;
 	struct nf_attach_route_record rec;
 	int rc;
 
-	if (!names_netns(kind, netns))
+	if (!names_netns(kind, netns, host))
 		return 0;
 	rc = nf_attach_netns_open(cmd, netns, kind == NF_ATTACH_PID ? arg : NULL, &ns);
 	if (rc != 0)

@@ -5,7 +5,7 @@
  * no longer get TCP_NODELAY from it; those it set keep it.
  *
  * The routes attach set quickack on in the namespace named (--netns,
- * --pid's, the host's) are put back as they were (attach_route.c).
+ * --pid's) are put back as they were (attach_route.c).
  *
  *   naglefix detach [--cgroup PATH | --unit NAME | --pid PID | --all] [--netns NAME|PATH]
  */
@@ -27,7 +27,7 @@ static const char usage_detach[] =
 	"option, or the cgroup named, or every cgroup (--all). Nothing else is\n"
 	"touched. New connections no longer get TCP_NODELAY from it; those it set\n"
 	"keep it. The routes attach set quickack on in the network namespace named\n"
-	"(--netns; --pid's; the host's with no option; every one with --all) are put\n"
+	"(--netns; --pid's; every one with --all) are put\n"
 	"back as they were; one changed or removed since is said and left.\n"
 	"--netns alone: the routes only.\n"
 	"\n"
@@ -143,5 +143,5 @@ int nf_cli_detach(int argc, char **argv)
 	if (rc == 0 && !(netns && n == 0))
 		rc = detach_one(&t, 0, NULL);
 	nf_attach_target_close(&t);
-	return rc ? rc : nf_attach_route_undo("detach", kind, arg, netns);
+	return rc ? rc : nf_attach_route_undo("detach", kind, arg, netns, 0);
 }

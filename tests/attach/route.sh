@@ -37,6 +37,10 @@
 #                                 learned from a router advertisement, and
 #                                 one that expires: said and left, their
 #                                 expiry kept (a replace makes it permanent)
+#   attach-route-no-target        -m quickack with no target: a usage error
+#                                 (125), no route changed: the host's routes
+#                                 only when asked (run in a namespace made
+#                                 for it, so a failure changes only that)
 #   attach-route-pid-own          --pid of a process in attach's own namespace:
 #                                 refused, nothing changed (run in a namespace
 #                                 made for it, so a failure changes only that)
@@ -310,6 +314,17 @@ connect [2001:db8:97::/64] quickack
 		fail attach-route-kernel-state "attach $rc, detach $drc" "$TMP/kfail.out"
 	fi
 	ip netns del "$KNS"
+fi
+
+if selected attach-route-no-target; then
+	unshare -n sh -c 'ip link set lo up; ip route show table all >"$2/none.before"
+		"$1" attach -m quickack 2>"$2/none.err"; echo $? >"$2/none.rc"
+		ip route show table all | cmp -s - "$2/none.before"; echo $? >"$2/none.same"' none "$NF" "$TMP" 8>&-
+	if [[ $(cat "$TMP/none.same") == 0 ]]; then
+		one_line attach-route-no-target "$(cat "$TMP/none.rc")" 125 "$TMP/none.err" "none is named: --netns NAME|PATH or --pid PID"
+	else
+		fail attach-route-no-target "its namespace's routes changed" "$TMP/none.err"
+	fi
 fi
 
 if selected attach-route-pid-own; then
