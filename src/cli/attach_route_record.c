@@ -6,8 +6,9 @@
  * inode), its first line "netns INO PATH NAME", then a line a route,
  * "route BEFORE AFTER WHY": the route as it was and as attach left it
  * (each its RTM_NEWROUTE message in hex, src/route), and the rule that
- * asked for it. Written whole to a new file and renamed over the old, so
- * a reader never sees half of one; made and rewritten under a lock.
+ * asked for it. Written whole to a new file (0600, made with O_EXCL,
+ * never through a link) and renamed over the old, so a reader never sees
+ * half of one; made and rewritten under a lock.
  */
 #include "attach_int.h"
 
@@ -132,6 +133,30 @@ static int write_lines(FILE *f, const struct nf_attach_route_record *rec)
 	return rc;
 }
 
+/* A new file at path, the caller's alone (0600): what was there (a
+ * file left by a crash, or a symbolic link) taken away first, not
+ * written through; NULL with errno on a failure. */
+static FILE *create_new(const char *path)
+{
+	int fd;
+	FILE *f;
+
+	if (unlink(path) < 0 && errno != ENOENT)
+		return NULL;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+
+		close(fd);
+		unlink(path);
+		errno = e;
+	}
+	return f;
+}
+
 int nf_attach_route_record_write(const struct nf_attach_route_record *rec)
 {
 	char path[4096], tmp[4100];
@@ -142,7 +167,7 @@ int nf_attach_route_record_write(const struct nf_attach_route_record *rec)
 	if (rec->n == 0)
 		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
 	record_path(rec->ino, ".new", tmp, sizeof(tmp));
-	f = fopen(tmp, "we");
+	f = create_new(tmp);
 	if (!f)
 		return -errno;
 	rc = write_lines(f, rec);

@@ -37,6 +37,11 @@
 #                                 learned from a router advertisement, and
 #                                 one that expires: said and left, their
 #                                 expiry kept (a replace makes it permanent)
+#   attach-route-record-safe      the record: a symbolic link planted where
+#                                 its new file is made is not written
+#                                 through; the record is 0600; two attaches
+#                                 at once on one namespace both recorded,
+#                                 detach puts back every route of both
 #   attach-route-no-target        -m quickack with no target: a usage error
 #                                 (125), no route changed: the host's routes
 #                                 only when asked (run in a namespace made
@@ -314,6 +319,36 @@ connect [2001:db8:97::/64] quickack
 		fail attach-route-kernel-state "attach $rc, detach $drc" "$TMP/kfail.out"
 	fi
 	ip netns del "$KNS"
+fi
+
+if selected attach-route-record-safe; then
+	SNS=naglefix-rec.$$
+	ip netns add "$SNS" && ip -n "$SNS" link set lo up && ip -n "$SNS" addr add 10.79.0.1/24 dev lo
+	ip -n "$SNS" route show table all >"$TMP/rec.before"
+	ino=$(stat -L -c %i "/run/netns/$SNS")
+	mkdir -p "$NAGLEFIX_STATE_DIR" && echo theirs >"$TMP/victim" && ln -sf "$TMP/victim" "$NAGLEFIX_STATE_DIR/route-$ino.new"
+	printf 'connect 127.0.0.1 quickack\n' >"$TMP/qr1.conf"
+	printf 'connect 10.79.0.0/24 quickack\n' >"$TMP/qr2.conf"
+	"$NF" attach -c "$TMP/qr1.conf" --netns "$SNS" >"$TMP/rec1.out" 2>&1 &
+	a1=$!
+	"$NF" attach -c "$TMP/qr2.conf" --netns "$SNS" >"$TMP/rec2.out" 2>&1
+	rc2=$?
+	wait "$a1"
+	rc1=$?
+	set=$(ip -n "$SNS" route show table all | grep -c 'quickack 1')
+	recorded=$(grep -c '^route ' "$NAGLEFIX_STATE_DIR/route-$ino")
+	mode=$(stat -c '%a %F' "$NAGLEFIX_STATE_DIR/route-$ino")
+	"$NF" detach --netns "$SNS" >"$TMP/rec3.out" 2>&1
+	drc=$?
+	if [[ $rc1 -eq 0 && $rc2 -eq 0 && $drc -eq 0 && $(cat "$TMP/victim") == theirs && $mode == "600 regular file" ]] &&
+		[[ ! -e $NAGLEFIX_STATE_DIR/route-$ino.new && $set -ge 3 && $recorded -eq $set ]] &&
+		ip -n "$SNS" route show table all | cmp -s - "$TMP/rec.before"; then
+		pass "attach-route-record-safe: the planted link not followed; record $mode; two attaches at once: $recorded routes recorded, all put back"
+	else
+		cat "$TMP/rec1.out" "$TMP/rec2.out" "$TMP/rec3.out" >"$TMP/recfail.out"
+		fail attach-route-record-safe "attach $rc1 $rc2, detach $drc; victim '$(cat "$TMP/victim")'; record '$mode'; $set set, $recorded recorded" "$TMP/recfail.out"
+	fi
+	ip netns del "$SNS"
 fi
 
 if selected attach-route-no-target; then

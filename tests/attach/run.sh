@@ -92,6 +92,7 @@ teardown() {
 	ip netns del "naglefix-recv.$$" 2>/dev/null
 	ip netns del "naglefix-hold.$$" 2>/dev/null
 	ip netns del "naglefix-kstate.$$" 2>/dev/null
+	ip netns del "naglefix-rec.$$" 2>/dev/null
 	mountpoint -q "$BPFFS" && umount "$BPFFS"
 	rm -rf "$TMP"
 }
