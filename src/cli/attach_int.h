@@ -200,6 +200,10 @@ void nf_attach_netns_close(struct nf_attach_netns *ns);
  * (*ioc, -1 if none), the thread back in its own namespace after. */
 int nf_attach_netns_sockets(const struct nf_attach_netns *ns, int *nl, int *ioc);
 
+/* The cookie of the namespace socket fd was made in (SO_NETNS_COOKIE,
+ * Linux 5.14: never reused, where an nsfs inode is), or 0. */
+uint64_t nf_attach_netns_cookie(int fd);
+
 /* The name of r's device, asked on ioc (a socket of the route's
  * namespace), or NULL; valid until the next call. */
 const char *nf_attach_netns_ifname(int ioc, const struct nf_route *r);
@@ -215,6 +219,7 @@ struct nf_attach_route_rec {
 /* The record of one namespace. */
 struct nf_attach_route_record {
 	uint64_t ino;
+	uint64_t cookie; /* the namespace's SO_NETNS_COOKIE, never reused; 0 unknown */
 	char path[NF_CGROUP_PATH_MAX];
 	char name[NF_CGROUP_NAME_MAX];
 	struct nf_attach_route_rec *v; /* malloc'd */

@@ -217,6 +217,7 @@ static void routes_of(struct run *x, const struct nf_endpoint *ep)
 static int begin(struct run *x)
 {
 	int lock = nf_attach_route_lock(), rc;
+	uint64_t cookie;
 
 	x->nl = x->ioc = -1;
 	if (lock < 0)
@@ -228,6 +229,17 @@ static int begin(struct run *x)
 		close(lock);
 		return rc;
 	}
+	cookie = nf_attach_netns_cookie(x->nl);
+	if (x->rec.n && x->rec.cookie && cookie && x->rec.cookie != cookie) {
+		if (!x->quiet)
+			printf("naglefix %s: network namespace %s: the record of its inode %llu is of a "
+			       "namespace gone since (%s, whose inode this one reuses): its %zu route%s "
+			       "dropped, none of this one's touched\n", x->cmd, x->ns->name,
+			       (unsigned long long)x->ns->ino, x->rec.name, x->rec.n,
+			       x->rec.n == 1 ? "" : "s");
+		x->rec.n = 0;
+	}
+	x->rec.cookie = cookie;
 	snprintf(x->rec.path, sizeof(x->rec.path), "%s", x->ns->path);
 	snprintf(x->rec.name, sizeof(x->rec.name), "%s", x->ns->name);
 	return lock;

@@ -3,7 +3,9 @@
  * quickack metric (attach_int.h), so that detach puts back exactly those
  * and --list shows them: one file a network namespace, DIR/route-INO
  * (DIR: fix_dir.c's, /run/naglefix for root; INO the namespace's nsfs
- * inode), its first line "netns INO PATH NAME", then a line a route,
+ * inode), its first line "netns INO PATH NAME", its second "cookie C"
+ * (the namespace's SO_NETNS_COOKIE: an inode is reused once its
+ * namespace is gone, a cookie never), then a line a route,
  * "route BEFORE AFTER WHY": the route as it was and as attach left it
  * (each its RTM_NEWROUTE message in hex, src/route), and the rule that
  * asked for it. Written whole to a new file (0600, made with O_EXCL,
@@ -75,7 +77,14 @@ static int read_routes(FILE *f, struct nf_attach_route_record *rec)
 	int rc = line ? 0 : -ENOMEM;
 
 	while (rc == 0 && fgets(line, (int)cap, f)) {
-		struct nf_attach_route_rec *v = realloc(rec->v, (rec->n + 1) * sizeof(*v));
+		struct nf_attach_route_rec *v;
+		unsigned long long c;
+
+		if (sscanf(line, "cookie %llu", &c) == 1) {
+			rec->cookie = c;
+			continue;
+		}
+		v = realloc(rec->v, (rec->n + 1) * sizeof(*v));
 
 		if (!v) {
 			rc = -ENOMEM;
@@ -120,7 +129,8 @@ static int write_lines(FILE *f, const struct nf_attach_route_record *rec)
 	int rc = a && b ? 0 : -ENOMEM;
 
 	if (rc == 0)
-		fprintf(f, "netns %" PRIu64 " %s %s\n", rec->ino, rec->path, rec->name);
+		fprintf(f, "netns %" PRIu64 " %s %s\ncookie %" PRIu64 "\n", rec->ino, rec->path,
+			rec->name, rec->cookie);
 	for (size_t i = 0; rc == 0 && i < rec->n; i++) {
 		if (nf_route_to_hex(&rec->v[i].before, b, HEX_MAX) < 0 ||
 		    nf_route_to_hex(&rec->v[i].after, a, HEX_MAX) < 0)

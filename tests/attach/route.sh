@@ -42,6 +42,12 @@
 #                                 through; the record is 0600; two attaches
 #                                 at once on one namespace both recorded,
 #                                 detach puts back every route of both
+#   attach-route-inode-reused     a record left by a namespace gone, at the
+#                                 inode a new one reuses (the record moved
+#                                 there, as the kernel would reuse it):
+#                                 detach says it and drops it, and leaves
+#                                 the new namespace's route, quickack 1 set
+#                                 by someone else, as it is
 #   attach-route-no-target        -m quickack with no target: a usage error
 #                                 (125), no route changed: the host's routes
 #                                 only when asked (run in a namespace made
@@ -349,6 +355,32 @@ if selected attach-route-record-safe; then
 		fail attach-route-record-safe "attach $rc1 $rc2, detach $drc; victim '$(cat "$TMP/victim")'; record '$mode'; $set set, $recorded recorded" "$TMP/recfail.out"
 	fi
 	ip netns del "$SNS"
+fi
+
+if selected attach-route-inode-reused; then
+	ANS=naglefix-gone.$$ BNS=naglefix-new.$$
+	ip netns add "$ANS" && ip -n "$ANS" link set lo up && ip netns add "$BNS" && ip -n "$BNS" link set lo up
+	ia=$(stat -L -c %i "/run/netns/$ANS") ib=$(stat -L -c %i "/run/netns/$BNS")
+	printf 'connect 127.0.0.1 quickack\n' >"$TMP/qg.conf"
+	"$NF" attach -c "$TMP/qg.conf" --netns "$ANS" >"$TMP/gone1.out" 2>&1
+	rc=$?
+	ip netns del "$ANS" # gone, its record left behind
+	mv "$NAGLEFIX_STATE_DIR/route-$ia" "$NAGLEFIX_STATE_DIR/route-$ib"
+	# someone else's quickack 1 on the new namespace's route: the same route A's record names
+	ip -n "$BNS" route change local 127.0.0.1 dev lo table local proto kernel scope host src 127.0.0.1 quickack 1
+	theirs=$(ip -n "$BNS" route show table all)
+	"$NF" detach --netns "$BNS" >"$TMP/gone2.out" 2>&1
+	drc=$?
+	if [[ $rc -eq 0 && $drc -eq 0 && $theirs == *"quickack 1"* && $(ip -n "$BNS" route show table all) == "$theirs" ]] &&
+		grep -q "the record of its inode $ib is of a namespace gone since ($ANS, .*dropped, none of this one's touched" "$TMP/gone2.out" &&
+		[[ ! -e $NAGLEFIX_STATE_DIR/route-$ib ]]; then
+		pass "attach-route-inode-reused: $(cut -c1-140 "$TMP/gone2.out")"
+	else
+		{ cat "$TMP/gone1.out" "$TMP/gone2.out"; ip -n "$BNS" route show table all; } >"$TMP/gonefail.out"
+		fail attach-route-inode-reused "attach $rc, detach $drc" "$TMP/gonefail.out"
+	fi
+	ip netns del "$BNS"
+	rm -f "$NAGLEFIX_STATE_DIR/route-$ib"
 fi
 
 if selected attach-route-no-target; then
