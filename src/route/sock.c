@@ -83,11 +83,14 @@ int nf_route_talk(int fd, const void *req, size_t len,
 	else if (sendto(fd, req, len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
 		rc = -errno;
 	while (rc == 0) {
-		ssize_t n = recv(fd, buf, RECV_MAX, 0);
+		ssize_t n = recv(fd, buf, RECV_MAX, MSG_TRUNC); /* n: the datagram's whole length */
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		rc = n < 0 ? -errno : one_datagram(buf, (size_t)n, seq, fn, arg, &stop, r);
+		if (n > RECV_MAX)
+			rc = -EMSGSIZE; /* cut: its routes not all read */
+		else
+			rc = n < 0 ? -errno : one_datagram(buf, (size_t)n, seq, fn, arg, &stop, r);
 	}
 	free(buf);
 	free(r);
