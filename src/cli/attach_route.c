@@ -162,6 +162,10 @@ static void handle(struct run *x, const struct nf_route *r)
 	} else if (r->quickack > 0) {
 		x->kept++;
 		say(x, r, "quickack already on, not set by naglefix: left as it is", NULL);
+	} else if (nf_route_first(x->nl, r) == 0) {
+		x->kept++;
+		say(x, r, "one of several routes of one entry (ip route append), not the first, which a "
+		    "replace would write instead: left as it is", NULL);
 	} else {
 		set_one(x, r, e);
 	}

@@ -184,6 +184,8 @@ static int take_attr(struct nf_route *r, unsigned type, const struct cur *v, int
 		r->priority = u32_of(v);
 	if (type == RTA_DST)
 		memcpy(r->dst, v->p, v->n < 16 ? v->n : 16);
+	if (type == RTA_SRC)
+		memcpy(r->src, v->p, v->n < 16 ? v->n : 16);
 	if (type == RTA_METRICS) {
 		if (v->n > sizeof(r->metrics))
 			return -E2BIG;
@@ -310,7 +312,8 @@ int nf_route_same(const struct nf_route *a, const struct nf_route *b)
 {
 	return a->rtm.rtm_family == b->rtm.rtm_family && a->table == b->table &&
 	       a->rtm.rtm_dst_len == b->rtm.rtm_dst_len && a->rtm.rtm_tos == b->rtm.rtm_tos &&
-	       a->priority == b->priority && memcmp(a->dst, b->dst, sizeof(a->dst)) == 0;
+	       a->priority == b->priority && memcmp(a->dst, b->dst, sizeof(a->dst)) == 0 &&
+	       a->rtm.rtm_src_len == b->rtm.rtm_src_len && memcmp(a->src, b->src, sizeof(a->src)) == 0;
 }
 
 int nf_route_equal(const struct nf_route *a, const struct nf_route *b)

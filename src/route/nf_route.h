@@ -33,6 +33,7 @@ struct nf_route {
 	uint32_t table;      /* RTA_TABLE, else rtm_table */
 	uint32_t priority;   /* RTA_PRIORITY, else 0 */
 	uint8_t dst[16];     /* RTA_DST, zeros for a default route */
+	uint8_t src[16];     /* RTA_SRC (IPv6's source-specific routes), zeros none */
 	int quickack;        /* RTAX_QUICKACK's value, -1 when the route has none */
 	uint32_t expires;    /* RTA_CACHEINFO's rta_expires (clock ticks left), 0 none */
 	size_t attrs_len;    /* the attributes a replace carries, as received */
@@ -87,7 +88,7 @@ int nf_route_msg_replace(void *buf, size_t len, const struct nf_route *r, int qu
 const char *nf_route_unwritable(const struct nf_route *r);
 
 /* 1 if a and b are the same entry of a table (family, table, dst/len,
- * tos, priority): the one a replace of either writes. */
+ * src/len, tos, priority): the one a replace of either writes. */
 int nf_route_same(const struct nf_route *a, const struct nf_route *b);
 
 /* 1 if a and b say the same: same entry, type, scope, protocol,
@@ -141,6 +142,14 @@ int nf_route_each(int fd, int family, int (*fn)(const struct nf_route *r, void *
 /* The route that is the same entry as key now (nf_route_same) into *r:
  * 0, or -ENOENT when the tables have no such entry. */
 int nf_route_find(int fd, const struct nf_route *key, struct nf_route *r);
+
+/*
+ * 1 if r is the first route of its table entry (nf_route_same) in a
+ * dump, the one an NLM_F_REPLACE writes; 0 if another is (`ip route
+ * append` makes several: a replace naming r would write over that one);
+ * -ENOENT if it is gone.
+ */
+int nf_route_first(int fd, const struct nf_route *r);
 
 /* Writes r again with RTAX_QUICKACK set to value (-1: r as it is, its
  * metrics as they are): NLM_F_REPLACE, never a new entry (-ENOENT if it

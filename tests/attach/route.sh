@@ -37,6 +37,11 @@
 #                                 learned from a router advertisement, and
 #                                 one that expires: said and left, their
 #                                 expiry kept (a replace makes it permanent)
+#   attach-route-appended-left    two routes of one entry (ip route append),
+#                                 the lookup's answer the second (the first's
+#                                 link down, ignored): said and left, the
+#                                 table unchanged (a replace would have
+#                                 written it over the first)
 #   attach-route-record-safe      the record: a symbolic link planted where
 #                                 its new file is made is not written
 #                                 through; the record is 0600; two attaches
@@ -325,6 +330,29 @@ connect [2001:db8:97::/64] quickack
 		fail attach-route-kernel-state "attach $rc, detach $drc" "$TMP/kfail.out"
 	fi
 	ip netns del "$KNS"
+fi
+
+if selected attach-route-appended-left; then
+	DNS=naglefix-dup.$$
+	ip netns add "$DNS" && ip -n "$DNS" link set lo up &&
+		ip -n "$DNS" link add va type veth peer name vb && ip -n "$DNS" link add wa type veth peer name wb &&
+		for d in va vb wa; do ip -n "$DNS" link set "$d" up; done && # wb down: wa "linkdown"
+		nsenter --net="/run/netns/$DNS" sysctl -qw net.ipv4.conf.all.ignore_routes_with_linkdown=1 &&
+		ip -n "$DNS" addr add 10.50.0.1/24 dev va && ip -n "$DNS" addr add 10.51.0.1/24 dev wa &&
+		ip -n "$DNS" route add 10.62.0.0/24 via 10.51.0.2 dev wa && ip -n "$DNS" route append 10.62.0.0/24 via 10.50.0.2 dev va
+	ip -n "$DNS" route show table all >"$TMP/dup.before"
+	printf 'connect 10.62.0.5 quickack\n' >"$TMP/qd.conf"
+	"$NF" attach -c "$TMP/qd.conf" --netns "$DNS" >"$TMP/dup.out" 2>&1
+	rc=$?
+	if [[ $rc -eq 0 ]] && ip -n "$DNS" route show table all | cmp -s - "$TMP/dup.before" &&
+		grep -q "route '10.62.0.0/24 via 10.50.0.2 dev va table main': one of several routes of one entry (ip route append), not the first" "$TMP/dup.out"; then
+		pass "attach-route-appended-left: the second of two appended routes said and left, the table unchanged"
+	else
+		{ cat "$TMP/dup.out"; ip -n "$DNS" route show table all | diff "$TMP/dup.before" -; } >"$TMP/dupfail.out"
+		fail attach-route-appended-left "attach $rc" "$TMP/dupfail.out"
+	fi
+	"$NF" detach --netns "$DNS" >/dev/null 2>&1
+	ip netns del "$DNS"
 fi
 
 if selected attach-route-record-safe; then

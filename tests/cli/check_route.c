@@ -321,6 +321,27 @@ START_TEST(test_route_ipv6_unwritable_said)
 }
 END_TEST
 
+START_TEST(test_route_same_entry_needs_same_source)
+{
+	struct msg m;
+	struct nf_route a, b;
+	uint8_t d[16] = { 0x20, 0x01, 0x0d, 0xb8 }, s1[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1 },
+		s2[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 2 };
+
+	for (int i = 0; i < 2; i++) {
+		head(&m, AF_INET6, 64, RTN_UNICAST);
+		m.b[NLMSG_HDRLEN + offsetof(struct rtmsg, rtm_src_len)] = 48;
+		put(&m, RTA_DST, d, 16);
+		put(&m, RTA_SRC, i ? s2 : s1, 16);
+		put_u32(&m, RTA_PRIORITY, 1024);
+		seal(&m);
+		ck_assert_int_eq(nf_route_parse(m.b, m.n, i ? &b : &a), 0);
+	}
+	ck_assert(!nf_route_same(&a, &b)); /* source-specific: two entries */
+	ck_assert(nf_route_same(&a, &a));
+}
+END_TEST
+
 START_TEST(test_route_parse_refuses_bad_lengths)
 {
 	struct msg m;
@@ -426,6 +447,7 @@ static Suite *route_suite(void)
 	unit_add(tc, test_route_nexthop_id_alone);
 	unit_add(tc, test_route_multipath_flags_the_kernels_left_out);
 	unit_add(tc, test_route_ipv6_unwritable_said);
+	unit_add(tc, test_route_same_entry_needs_same_source);
 	unit_add(tc, test_route_parse_refuses_bad_lengths);
 	unit_add(tc, test_route_bad_metrics_refused);
 	unit_add(tc, test_route_get_asks_the_entry);
