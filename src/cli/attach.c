@@ -176,7 +176,8 @@ static int attach(const struct request *r)
 		rc = nf_cli_usage_error("attach", "%s has no nodelay or quickack rule and its default "
 					"is %s: nothing to attach (naglefix detach takes off what is there)",
 					p.source, nf_policy_action_name(p.pol.dflt.action));
-	else if (routes && (rc = nf_attach_route_target("attach", r->kind, r->netns, 0, &p)) != 0)
+	else if (routes &&
+		 (rc = nf_attach_route_target("attach", r->kind, r->arg, r->netns, 0, &p)) != 0)
 		; /* no namespace named: nothing changed (--host, when there is one: its 0) */
 	else if (prog && r->netns && !r->targets)
 		fprintf(stderr, "naglefix attach: %s's nodelay rules need a cgroup (--cgroup, --unit, "

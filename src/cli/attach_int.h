@@ -277,12 +277,15 @@ int nf_attach_route_cmd(const char *cmd, enum nf_attach_kind kind, const char *a
 int nf_attach_route_undo(const char *cmd, enum nf_attach_kind kind, const char *arg,
 			 const char *netns, int host);
 
-/* NF_EXIT_USAGE, said, when a command with p's quickack rules names no
- * namespace (kind NF_ATTACH_ROOT, no --netns, no --host): the host's
- * routes are every program's, changed only when asked; else 0. For
- * attach to call before it changes anything. */
-int nf_attach_route_target(const char *cmd, enum nf_attach_kind kind, const char *netns, int host,
-			   const struct nf_attach_policy *p);
+/* Whether p's quickack rules may go where the command line says, for
+ * attach to ask before it changes anything: NF_EXIT_USAGE, said, when no
+ * namespace is named (kind NF_ATTACH_ROOT, no --netns, no --host);
+ * NF_ATTACH_EXIT_TARGET, said, when --pid's process (arg) is in this
+ * command's own namespace (the host's routes, every program's, changed
+ * only when asked by --host); its status if that namespace cannot be
+ * opened; else 0. */
+int nf_attach_route_target(const char *cmd, enum nf_attach_kind kind, const char *arg,
+			   const char *netns, int host, const struct nf_attach_policy *p);
 
 /* detach --all: every namespace with a record, still there, put back. */
 int nf_attach_route_undo_all(void);

@@ -408,16 +408,6 @@ static int names_netns(enum nf_attach_kind kind, const char *netns, int host)
 	return netns || kind == NF_ATTACH_PID || (kind == NF_ATTACH_ROOT && host);
 }
 
-int nf_attach_route_target(const char *cmd, enum nf_attach_kind kind, const char *netns, int host,
-			   const struct nf_attach_policy *p)
-{
-	if (kind != NF_ATTACH_ROOT || netns || host)
-		return 0;
-	return nf_cli_usage_error(cmd, "%s's quickack rules change a network namespace's routes and "
-				  "none is named: --netns NAME|PATH or --pid PID (a container's), or "
-				  "--host for the host's own, every program's", p->source);
-}
-
 /* --pid of a process in this command's own namespace would be the
  * host's routes: not what --pid means (a container, a pod). */
 static int host_by_pid(const char *cmd, const char *pid, const struct nf_attach_netns *ns)
@@ -437,11 +427,31 @@ static int host_by_pid(const char *cmd, const char *pid, const struct nf_attach_
 	return NF_ATTACH_EXIT_TARGET;
 }
 
+int nf_attach_route_target(const char *cmd, enum nf_attach_kind kind, const char *arg,
+			   const char *netns, int host, const struct nf_attach_policy *p)
+{
+	struct nf_attach_netns ns;
+	int rc;
+
+	if (kind == NF_ATTACH_ROOT && !netns && !host)
+		return nf_cli_usage_error(cmd, "%s's quickack rules change a network namespace's routes "
+					  "and none is named: --netns NAME|PATH or --pid PID (a "
+					  "container's), or --host for the host's own, every program's",
+					  p->source);
+	if (kind != NF_ATTACH_PID || netns)
+		return 0;
+	rc = nf_attach_netns_open(cmd, NULL, arg, &ns);
+	if (rc == 0)
+		rc = host_by_pid(cmd, arg, &ns);
+	nf_attach_netns_close(&ns);
+	return rc;
+}
+
 int nf_attach_route_cmd(const char *cmd, enum nf_attach_kind kind, const char *arg,
 			const char *netns, int host, const struct nf_attach_policy *p, int alone)
 {
 	struct nf_attach_netns ns;
-	int rc = nf_attach_route_target(cmd, kind, netns, host, p);
+	int rc = nf_attach_route_target(cmd, kind, arg, netns, host, p);
 
 	if (rc != 0)
 		return rc;
@@ -452,8 +462,6 @@ int nf_attach_route_cmd(const char *cmd, enum nf_attach_kind kind, const char *a
 		return alone ? NF_EXIT_USAGE : 0;
 	}
 	rc = nf_attach_netns_open(cmd, netns, kind == NF_ATTACH_PID ? arg : NULL, &ns);
-	if (rc == 0 && kind == NF_ATTACH_PID && !netns)
-		rc = host_by_pid(cmd, arg, &ns);
 	if (rc == 0)
 		rc = nf_attach_route_apply(cmd, &ns, p);
 	nf_attach_netns_close(&ns);

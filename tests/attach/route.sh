@@ -58,8 +58,10 @@
 #                                 only when asked (run in a namespace made
 #                                 for it, so a failure changes only that)
 #   attach-route-pid-own          --pid of a process in attach's own namespace:
-#                                 refused, nothing changed (run in a namespace
-#                                 made for it, so a failure changes only that)
+#                                 refused, nothing changed, its cgroup's
+#                                 program neither (a policy of nodelay and
+#                                 quickack rules; run in a namespace made for
+#                                 it, so a failure changes only that)
 
 QNS=naglefix-route.$$
 export NAGLEFIX_STATE_DIR=$TMP/state # the records of this suite's own
@@ -423,13 +425,21 @@ if selected attach-route-no-target; then
 fi
 
 if selected attach-route-pid-own; then
+	# a policy of both: the refusal comes before the cgroup program too
+	OWNCG=$CG/own.$$
+	mkdir -p "$OWNCG"
+	printf 'connect 10.0.0.0/8 nodelay\nconnect 127.0.0.1 quickack\n' >"$TMP/both.conf"
 	unshare -n sh -c 'ip link set lo up; ip route show table all >"$2/own.before"; sleep 30 & p=$!
-		"$1" attach -m quickack --pid $p 2>"$2/own.err"; echo $? >"$2/own.rc"; kill $p
-		ip route show table all | cmp -s - "$2/own.before"; echo $? >"$2/own.same"' own "$NF" "$TMP" 8>&-
-	if [[ $(cat "$TMP/own.same") == 0 ]]; then
+		echo $p >"$3/cgroup.procs"
+		"$1" attach -c "$2/both.conf" --pid $p 2>"$2/own.err"; echo $? >"$2/own.rc"; kill $p
+		ip route show table all | cmp -s - "$2/own.before"; echo $? >"$2/own.same"' own "$NF" "$TMP" "$OWNCG" 8>&-
+	prog=$(ours "$OWNCG")
+	if [[ $(cat "$TMP/own.same") == 0 && -z $prog ]]; then
 		one_line attach-route-pid-own "$(cat "$TMP/own.rc")" 4 "$TMP/own.err" "is in the host's network namespace"
 	else
-		fail attach-route-pid-own "its namespace's routes changed" "$TMP/own.err"
+		fail attach-route-pid-own "its namespace's routes changed, or the cgroup program attached (${prog:-none})" "$TMP/own.err"
 	fi
+	[[ -n $prog ]] && "$NF" detach --cgroup "$OWNCG" >/dev/null 2>&1
+	rmdir "$OWNCG" 2>/dev/null
 fi
 unset NAGLEFIX_STATE_DIR
