@@ -194,6 +194,12 @@ static int collect(const struct nf_route *r, void *arg)
 	return 0;
 }
 
+/* Why a route was not read, in words. */
+static const char *unread_why(int rc)
+{
+	return rc == -E2BIG ? "a route with more attributes than naglefix keeps of one" : strerror(-rc);
+}
+
 /* The routes of endpoint ep (family 0, prefix 0: every route). */
 static void routes_of(struct run *x, const struct nf_endpoint *ep)
 {
@@ -201,15 +207,23 @@ static void routes_of(struct run *x, const struct nf_endpoint *ep)
 	struct nf_route r;
 	int rc = 0;
 
-	if (ep->family && (rc = nf_route_lookup(x->nl, ep->family, ep->addr, &r)) == 0)
+	if (ep->family && (rc = nf_route_lookup(x->nl, ep->family, ep->addr, &r)) == 0) {
 		handle(x, &r);
-	else if (ep->family && !x->quiet)
-		printf("naglefix %s: network namespace %s: no route to the address of %s: %s\n",
-		       x->cmd, x->ns->name, x->why, strerror(-rc));
+	} else if (ep->family && (rc == -ENOENT || rc == -ENETUNREACH || rc == -EHOSTUNREACH)) {
+		if (!x->quiet)
+			printf("naglefix %s: network namespace %s: no route to the address of %s: %s\n",
+			       x->cmd, x->ns->name, x->why, strerror(-rc));
+	} else if (ep->family) {
+		if (!x->quiet)
+			fprintf(stderr, "naglefix %s: network namespace %s: the route to the address of "
+				"%s not read: %s; left as it is\n", x->cmd, x->ns->name, x->why,
+				unread_why(rc));
+		x->errors++;
+	}
 	rc = nf_route_each(x->nl, ep->family, collect, &in);
 	if (rc < 0 && !x->quiet)
-		fprintf(stderr, "naglefix %s: network namespace %s: reading its routes: %s\n", x->cmd,
-			x->ns->name, strerror(-rc));
+		fprintf(stderr, "naglefix %s: network namespace %s: reading its routes: %s; those read "
+			"handled, the others left as they are\n", x->cmd, x->ns->name, unread_why(rc));
 	x->errors += rc < 0;
 	for (size_t i = 0; i < in.n; i++)
 		handle(x, &in.v[i]);

@@ -124,7 +124,10 @@ int nf_route_open(void);
  * Sends req (len bytes) on fd and reads the answer: each RTM_NEWROUTE to
  * fn(route, arg) (stops at fn's first non-zero return, after the dump is
  * read out), until the NLMSG_DONE of a dump or the ack of a request.
- * Returns fn's last non-zero return, 0, or the kernel's error.
+ * Returns fn's last non-zero return, 0, the kernel's error, or, when a
+ * route of the answer could not be read (nf_route_parse: -E2BIG, past
+ * the attributes kept; -EBADMSG) and fn did not stop, that error: the
+ * others were handed to fn.
  */
 int nf_route_talk(int fd, const void *req, size_t len,
 		  int (*fn)(const struct nf_route *r, void *arg), void *arg);

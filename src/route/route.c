@@ -63,8 +63,8 @@ int nf_route_lookup(int fd, int family, const uint8_t *addr, struct nf_route *r)
 		return rc < 0 ? rc : -ENOENT;
 	n = nf_route_msg_dump(req, sizeof(req), family, seq_next());
 	rc = n < 0 ? n : nf_route_talk(fd, req, (size_t)n, entry_of, &e);
-	if (rc < 0)
-		return rc;
+	if (rc < 0 && rc != -E2BIG && rc != -EBADMSG)
+		return rc; /* another route of the dump unread: the entry itself reads, as looked did */
 	if (!e.found)
 		*r = looked; /* no entry of the dump is it: its own answer, as it said */
 	return 0;
@@ -155,9 +155,9 @@ int nf_route_first(int fd, const struct nf_route *r)
 	int n = nf_route_msg_dump(req, sizeof(req), r->rtm.rtm_family, seq_next());
 
 	n = n < 0 ? n : nf_route_talk(fd, req, (size_t)n, first_same, &f);
-	if (n < 0)
-		return n;
-	return f.found == 0 ? -ENOENT : f.found > 0;
+	if (f.found) /* the first of the entry was read: another route unread changes nothing */
+		return f.found > 0;
+	return n < 0 ? n : -ENOENT;
 }
 
 int nf_route_set_quickack(int fd, const struct nf_route *r, int value)

@@ -42,6 +42,9 @@
 #                                 link down, ignored): said and left, the
 #                                 table unchanged (a replace would have
 #                                 written it over the first)
+#   attach-route-too-big-said     a route bigger than naglefix keeps (49
+#                                 nexthops): said on stderr, status 1, the
+#                                 table unchanged (it read as no route at all)
 #   attach-route-record-safe      the record: a symbolic link planted where
 #                                 its new file is made is not written
 #                                 through; the record is 0600; two attaches
@@ -355,6 +358,28 @@ if selected attach-route-appended-left; then
 	fi
 	"$NF" detach --netns "$DNS" >/dev/null 2>&1
 	ip netns del "$DNS"
+fi
+
+if selected attach-route-too-big-said; then
+	BIG=naglefix-big.$$
+	nh=()
+	for i in $(seq 2 50); do nh+=(nexthop via "10.50.0.$i" dev va); done
+	ip netns add "$BIG" && ip -n "$BIG" link set lo up && ip -n "$BIG" link add va type veth peer name vb &&
+		ip -n "$BIG" link set va up && ip -n "$BIG" link set vb up && ip -n "$BIG" addr add 10.50.0.1/16 dev va &&
+		ip -n "$BIG" route add 10.70.0.0/24 "${nh[@]}"
+	ip -n "$BIG" route show table all >"$TMP/big.before"
+	printf 'connect 10.70.0.5 quickack\n' >"$TMP/qbig.conf"
+	"$NF" attach -c "$TMP/qbig.conf" --netns "$BIG" >"$TMP/big.out" 2>"$TMP/big.err"
+	rc=$?
+	if [[ $rc -eq 1 ]] && ip -n "$BIG" route show table all | cmp -s - "$TMP/big.before" &&
+		grep -q "the route to the address of $TMP/qbig.conf:1 not read: a route with more attributes than naglefix keeps of one; left as it is" "$TMP/big.err"; then
+		pass "attach-route-too-big-said: status 1, $(head -1 "$TMP/big.err" | cut -c1-120)"
+	else
+		cat "$TMP/big.out" "$TMP/big.err" >"$TMP/bigfail.out"
+		fail attach-route-too-big-said "attach $rc" "$TMP/bigfail.out"
+	fi
+	"$NF" detach --netns "$BIG" >/dev/null 2>&1
+	ip netns del "$BIG"
 fi
 
 if selected attach-route-record-safe; then
