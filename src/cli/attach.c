@@ -192,6 +192,7 @@ static int attach(const struct request *r)
 {
 	struct nf_attach_policy p;
 	int rc = nf_attach_policy_load("attach", r->conf, r->mode, &p), prog, routes;
+	int host = r->targets && r->kind == NF_ATTACH_ROOT; /* --host said */
 
 	if (rc != 0)
 		return rc;
@@ -205,13 +206,16 @@ static int attach(const struct request *r)
 		rc = nf_cli_usage_error("attach", "%s has no quickack rule, and its nodelay rules need a "
 					"cgroup (--cgroup, --unit, --pid, --host): --netns alone takes "
 					"quickack rules", p.source);
+	else if (routes &&
+		 (rc = nf_attach_route_target("attach", r->kind, r->arg, r->netns, host, &p)) != 0)
+		; /* no namespace named, or --pid the host's: nothing changed */
 	else if (prog && r->netns && !r->targets)
 		fprintf(stderr, "naglefix attach: %s's nodelay rules need a cgroup (--cgroup, --unit, "
 			"--pid, --host): not applied; --netns takes the quickack rules\n", p.source);
 	else if (prog)
 		rc = attach_program(r, &p);
 	if (rc == 0 && routes)
-		rc = nf_attach_route_cmd("attach", r->kind, r->arg, r->netns, &p, !prog);
+		rc = nf_attach_route_cmd("attach", r->kind, r->arg, r->netns, host, &p, !prog);
 	nf_attach_policy_free(&p);
 	return rc;
 }

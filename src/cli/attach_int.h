@@ -227,6 +227,10 @@ void nf_attach_netns_close(struct nf_attach_netns *ns);
  * (*ioc, -1 if none), the thread back in its own namespace after. */
 int nf_attach_netns_sockets(const struct nf_attach_netns *ns, int *nl, int *ioc);
 
+/* The cookie of the namespace socket fd was made in (SO_NETNS_COOKIE,
+ * Linux 5.14: never reused, where an nsfs inode is), or 0. */
+uint64_t nf_attach_netns_cookie(int fd);
+
 /* The name of r's device, asked on ioc (a socket of the route's
  * namespace), or NULL; valid until the next call. */
 const char *nf_attach_netns_ifname(int ioc, const struct nf_route *r);
@@ -242,6 +246,7 @@ struct nf_attach_route_rec {
 /* The record of one namespace. */
 struct nf_attach_route_record {
 	uint64_t ino;
+	uint64_t cookie; /* the namespace's SO_NETNS_COOKIE, never reused; 0 unknown */
 	char path[NF_CGROUP_PATH_MAX];
 	char name[NF_CGROUP_NAME_MAX];
 	struct nf_attach_route_rec *v; /* malloc'd */
@@ -291,9 +296,19 @@ int nf_attach_route_restore(const char *cmd, const struct nf_attach_netns *ns);
  * NF_EXIT_USAGE when they are all it had: alone), detach does nothing.
  */
 int nf_attach_route_cmd(const char *cmd, enum nf_attach_kind kind, const char *arg,
-			const char *netns, const struct nf_attach_policy *p, int alone);
+			const char *netns, int host, const struct nf_attach_policy *p, int alone);
 int nf_attach_route_undo(const char *cmd, enum nf_attach_kind kind, const char *arg,
-			 const char *netns);
+			 const char *netns, int host);
+
+/* Whether p's quickack rules may go where the command line says, for
+ * attach to ask before it changes anything: NF_EXIT_USAGE, said, when no
+ * namespace is named (kind NF_ATTACH_ROOT, no --netns, no --host);
+ * NF_ATTACH_EXIT_TARGET, said, when --pid's process (arg) is in this
+ * command's own namespace (the host's routes, every program's, changed
+ * only when asked by --host); its status if that namespace cannot be
+ * opened; else 0. */
+int nf_attach_route_target(const char *cmd, enum nf_attach_kind kind, const char *arg,
+			   const char *netns, int host, const struct nf_attach_policy *p);
 
 /* detach --all: every namespace with a record, still there, put back. */
 int nf_attach_route_undo_all(void);

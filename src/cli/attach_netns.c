@@ -143,6 +143,16 @@ int nf_attach_netns_sockets(const struct nf_attach_netns *ns, int *nl, int *ioc)
 	return rc;
 }
 
+uint64_t nf_attach_netns_cookie(int fd)
+{
+	uint64_t c = 0;
+	socklen_t len = sizeof(c);
+
+	if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &c, &len) < 0 || len != sizeof(c))
+		return 0;
+	return c;
+}
+
 const char *nf_attach_netns_ifname(int ioc, const struct nf_route *r)
 {
 	static struct ifreq ifr;

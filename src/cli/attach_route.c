@@ -147,6 +147,7 @@ static void set_one(struct run *x, const struct nf_route *r, struct nf_attach_ro
 static void handle(struct run *x, const struct nf_route *r)
 {
 	struct nf_attach_route_rec *e;
+	char why_not[160];
 
 	if (seen_before(x, r))
 		return;
@@ -154,13 +155,17 @@ static void handle(struct run *x, const struct nf_route *r)
 	if (e && nf_route_equal(&e->after, r)) {
 		x->kept++;
 		say(x, r, "quickack 1 already, set by naglefix attach", e->why);
-	} else if (!nf_route_writable(r)) {
+	} else if (nf_route_unwritable(r)) {
 		x->kept++;
-		say(x, r, "an IPv6 route of metric 0 (the kernel's own for an address), which rtnetlink "
-		    "cannot write again: left as it is", NULL);
+		snprintf(why_not, sizeof(why_not), "%s: left as it is", nf_route_unwritable(r));
+		say(x, r, why_not, NULL);
 	} else if (r->quickack > 0) {
 		x->kept++;
 		say(x, r, "quickack already on, not set by naglefix: left as it is", NULL);
+	} else if (nf_route_first(x->nl, r) == 0) {
+		x->kept++;
+		say(x, r, "one of several routes of one entry (ip route append), not the first, which a "
+		    "replace would write instead: left as it is", NULL);
 	} else {
 		set_one(x, r, e);
 	}
@@ -189,6 +194,12 @@ static int collect(const struct nf_route *r, void *arg)
 	return 0;
 }
 
+/* Why a route was not read, in words. */
+static const char *unread_why(int rc)
+{
+	return rc == -E2BIG ? "a route with more attributes than naglefix keeps of one" : strerror(-rc);
+}
+
 /* The routes of endpoint ep (family 0, prefix 0: every route). */
 static void routes_of(struct run *x, const struct nf_endpoint *ep)
 {
@@ -196,15 +207,23 @@ static void routes_of(struct run *x, const struct nf_endpoint *ep)
 	struct nf_route r;
 	int rc = 0;
 
-	if (ep->family && (rc = nf_route_lookup(x->nl, ep->family, ep->addr, &r)) == 0)
+	if (ep->family && (rc = nf_route_lookup(x->nl, ep->family, ep->addr, &r)) == 0) {
 		handle(x, &r);
-	else if (ep->family && !x->quiet)
-		printf("naglefix %s: network namespace %s: no route to the address of %s: %s\n",
-		       x->cmd, x->ns->name, x->why, strerror(-rc));
+	} else if (ep->family && (rc == -ENOENT || rc == -ENETUNREACH || rc == -EHOSTUNREACH)) {
+		if (!x->quiet)
+			printf("naglefix %s: network namespace %s: no route to the address of %s: %s\n",
+			       x->cmd, x->ns->name, x->why, strerror(-rc));
+	} else if (ep->family) {
+		if (!x->quiet)
+			fprintf(stderr, "naglefix %s: network namespace %s: the route to the address of "
+				"%s not read: %s; left as it is\n", x->cmd, x->ns->name, x->why,
+				unread_why(rc));
+		x->errors++;
+	}
 	rc = nf_route_each(x->nl, ep->family, collect, &in);
 	if (rc < 0 && !x->quiet)
-		fprintf(stderr, "naglefix %s: network namespace %s: reading its routes: %s\n", x->cmd,
-			x->ns->name, strerror(-rc));
+		fprintf(stderr, "naglefix %s: network namespace %s: reading its routes: %s; those read "
+			"handled, the others left as they are\n", x->cmd, x->ns->name, unread_why(rc));
 	x->errors += rc < 0;
 	for (size_t i = 0; i < in.n; i++)
 		handle(x, &in.v[i]);
@@ -216,6 +235,7 @@ static void routes_of(struct run *x, const struct nf_endpoint *ep)
 static int begin(struct run *x)
 {
 	int lock = nf_attach_route_lock(), rc;
+	uint64_t cookie;
 
 	x->nl = x->ioc = -1;
 	if (lock < 0)
@@ -227,6 +247,17 @@ static int begin(struct run *x)
 		close(lock);
 		return rc;
 	}
+	cookie = nf_attach_netns_cookie(x->nl);
+	if (x->rec.n && x->rec.cookie && cookie && x->rec.cookie != cookie) {
+		if (!x->quiet)
+			printf("naglefix %s: network namespace %s: the record of its inode %llu is of a "
+			       "namespace gone since (%s, whose inode this one reuses): its %zu route%s "
+			       "dropped, none of this one's touched\n", x->cmd, x->ns->name,
+			       (unsigned long long)x->ns->ino, x->rec.name, x->rec.n,
+			       x->rec.n == 1 ? "" : "s");
+		x->rec.n = 0;
+	}
+	x->rec.cookie = cookie;
 	snprintf(x->rec.path, sizeof(x->rec.path), "%s", x->ns->path);
 	snprintf(x->rec.name, sizeof(x->rec.name), "%s", x->ns->name);
 	return lock;
@@ -385,10 +416,10 @@ int nf_attach_route_restore(const char *cmd, const struct nf_attach_netns *ns)
 }
 
 /* Whether a command's target names a namespace: --netns, --pid, or the
- * host (--host: the root cgroup); --cgroup and --unit name none. */
-static int names_netns(enum nf_attach_kind kind, const char *netns)
+ * host (--host said); --cgroup and --unit name none. */
+static int names_netns(enum nf_attach_kind kind, const char *netns, int host)
 {
-	return netns || kind == NF_ATTACH_PID || kind == NF_ATTACH_ROOT;
+	return netns || kind == NF_ATTACH_PID || (kind == NF_ATTACH_ROOT && host);
 }
 
 /* --pid of a process in this command's own namespace would be the
@@ -410,21 +441,41 @@ static int host_by_pid(const char *cmd, const char *pid, const struct nf_attach_
 	return NF_ATTACH_EXIT_TARGET;
 }
 
-int nf_attach_route_cmd(const char *cmd, enum nf_attach_kind kind, const char *arg,
-			const char *netns, const struct nf_attach_policy *p, int alone)
+int nf_attach_route_target(const char *cmd, enum nf_attach_kind kind, const char *arg,
+			   const char *netns, int host, const struct nf_attach_policy *p)
 {
 	struct nf_attach_netns ns;
 	int rc;
 
-	if (!names_netns(kind, netns)) {
+	if (kind == NF_ATTACH_ROOT && !netns && !host)
+		return nf_cli_usage_error(cmd, "%s's quickack rules change a network namespace's routes "
+					  "and none is named: --netns NAME|PATH or --pid PID (a "
+					  "container's), or --host for the host's own, every program's",
+					  p->source);
+	if (kind != NF_ATTACH_PID || netns)
+		return 0;
+	rc = nf_attach_netns_open(cmd, NULL, arg, &ns);
+	if (rc == 0)
+		rc = host_by_pid(cmd, arg, &ns);
+	nf_attach_netns_close(&ns);
+	return rc;
+}
+
+int nf_attach_route_cmd(const char *cmd, enum nf_attach_kind kind, const char *arg,
+			const char *netns, int host, const struct nf_attach_policy *p, int alone)
+{
+	struct nf_attach_netns ns;
+	int rc = nf_attach_route_target(cmd, kind, arg, netns, host, p);
+
+	if (rc != 0)
+		return rc;
+	if (!names_netns(kind, netns, host)) {
 		fprintf(stderr, "naglefix %s: %s's quickack rules change a network namespace's routes, "
 			"and a cgroup names none: not applied (add --netns NAME|PATH, or name a process "
 			"with --pid)\n", cmd, p->source);
 		return alone ? NF_EXIT_USAGE : 0;
 	}
 	rc = nf_attach_netns_open(cmd, netns, kind == NF_ATTACH_PID ? arg : NULL, &ns);
-	if (rc == 0 && kind == NF_ATTACH_PID && !netns)
-		rc = host_by_pid(cmd, arg, &ns);
 	if (rc == 0)
 		rc = nf_attach_route_apply(cmd, &ns, p);
 	nf_attach_netns_close(&ns);
@@ -432,13 +483,13 @@ int nf_attach_route_cmd(const char *cmd, enum nf_attach_kind kind, const char *a
 }
 
 int nf_attach_route_undo(const char *cmd, enum nf_attach_kind kind, const char *arg,
-			 const char *netns)
+			 const char *netns, int host)
 {
 	struct nf_attach_netns ns;
 	struct nf_attach_route_record rec;
 	int rc;
 
-	if (!names_netns(kind, netns))
+	if (!names_netns(kind, netns, host))
 		return 0;
 	rc = nf_attach_netns_open(cmd, netns, kind == NF_ATTACH_PID ? arg : NULL, &ns);
 	if (rc != 0)

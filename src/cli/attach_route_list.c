@@ -44,6 +44,11 @@ static int socket_of(const struct nf_attach_route_record *rec, int *ioc)
 	if (ns.ino == rec->ino)
 		nf_attach_netns_sockets(&ns, &nl, ioc);
 	nf_attach_netns_close(&ns);
+	if (nl >= 0 && rec->cookie && nf_attach_netns_cookie(nl) != rec->cookie) {
+		close(nl); /* another namespace, its inode reused: not the one recorded */
+		close(*ioc);
+		nl = *ioc = -1;
+	}
 	return nl;
 }
 

@@ -3,11 +3,14 @@
  * quickack metric (attach_int.h), so that detach puts back exactly those
  * and --list shows them: one file a network namespace, DIR/route-INO
  * (DIR: fix_dir.c's, /run/naglefix for root; INO the namespace's nsfs
- * inode), its first line "netns INO PATH NAME", then a line a route,
+ * inode), its first line "netns INO PATH NAME", its second "cookie C"
+ * (the namespace's SO_NETNS_COOKIE: an inode is reused once its
+ * namespace is gone, a cookie never), then a line a route,
  * "route BEFORE AFTER WHY": the route as it was and as attach left it
  * (each its RTM_NEWROUTE message in hex, src/route), and the rule that
- * asked for it. Written whole to a new file and renamed over the old, so
- * a reader never sees half of one; made and rewritten under a lock.
+ * asked for it. Written whole to a new file (0600, made with O_EXCL,
+ * never through a link) and renamed over the old, so a reader never sees
+ * half of one; made and rewritten under a lock.
  */
 #include "attach_int.h"
 
@@ -74,7 +77,14 @@ static int read_routes(FILE *f, struct nf_attach_route_record *rec)
 	int rc = line ? 0 : -ENOMEM;
 
 	while (rc == 0 && fgets(line, (int)cap, f)) {
-		struct nf_attach_route_rec *v = realloc(rec->v, (rec->n + 1) * sizeof(*v));
+		struct nf_attach_route_rec *v;
+		unsigned long long c;
+
+		if (sscanf(line, "cookie %llu", &c) == 1) {
+			rec->cookie = c;
+			continue;
+		}
+		v = realloc(rec->v, (rec->n + 1) * sizeof(*v));
 
 		if (!v) {
 			rc = -ENOMEM;
@@ -119,7 +129,8 @@ static int write_lines(FILE *f, const struct nf_attach_route_record *rec)
 	int rc = a && b ? 0 : -ENOMEM;
 
 	if (rc == 0)
-		fprintf(f, "netns %" PRIu64 " %s %s\n", rec->ino, rec->path, rec->name);
+		fprintf(f, "netns %" PRIu64 " %s %s\ncookie %" PRIu64 "\n", rec->ino, rec->path,
+			rec->name, rec->cookie);
 	for (size_t i = 0; rc == 0 && i < rec->n; i++) {
 		if (nf_route_to_hex(&rec->v[i].before, b, HEX_MAX) < 0 ||
 		    nf_route_to_hex(&rec->v[i].after, a, HEX_MAX) < 0)
@@ -132,6 +143,30 @@ static int write_lines(FILE *f, const struct nf_attach_route_record *rec)
 	return rc;
 }
 
+/* A new file at path, the caller's alone (0600): what was there (a
+ * file left by a crash, or a symbolic link) taken away first, not
+ * written through; NULL with errno on a failure. */
+static FILE *create_new(const char *path)
+{
+	int fd;
+	FILE *f;
+
+	if (unlink(path) < 0 && errno != ENOENT)
+		return NULL;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+
+		close(fd);
+		unlink(path);
+		errno = e;
+	}
+	return f;
+}
+
 int nf_attach_route_record_write(const struct nf_attach_route_record *rec)
 {
 	char path[4096], tmp[4100];
@@ -142,7 +177,7 @@ int nf_attach_route_record_write(const struct nf_attach_route_record *rec)
 	if (rec->n == 0)
 		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
 	record_path(rec->ino, ".new", tmp, sizeof(tmp));
-	f = fopen(tmp, "we");
+	f = create_new(tmp);
 	if (!f)
 		return -errno;
 	rc = write_lines(f, rec);

@@ -155,5 +155,5 @@ int nf_cli_detach(int argc, char **argv)
 	if (rc == 0 && !(netns && n == 0))
 		rc = detach_one(&t, 0, NULL);
 	nf_attach_target_close(&t);
-	return rc ? rc : nf_attach_route_undo("detach", kind, arg, netns);
+	return rc ? rc : nf_attach_route_undo("detach", kind, arg, netns, n > 0 && kind == NF_ATTACH_ROOT);
 }

@@ -148,15 +148,44 @@ static int quickack_in(struct cur m)
 	return rc < 0 ? -2 : q;
 }
 
+/*
+ * RTA_MULTIPATH's payload v with each rtnexthop's flags cut to what a
+ * request may say (RTNH_F_ONLINK), into out (v->n bytes): the kernel
+ * refuses RTNH_F_DEAD and RTNH_F_LINKDOWN in a request (EINVAL), and
+ * they are its account of the links, not the route's. -EBADMSG on a
+ * length that does not fit.
+ */
+static int multipath_writable(const struct cur *v, uint8_t *out)
+{
+	size_t o = 0;
+
+	memcpy(out, v->p, v->n);
+	while (v->n - o >= sizeof(struct rtnexthop)) {
+		struct rtnexthop nh;
+
+		memcpy(&nh, out + o, sizeof(nh));
+		if (nh.rtnh_len < sizeof(nh) || nh.rtnh_len > v->n - o)
+			return -EBADMSG;
+		nh.rtnh_flags &= RTNH_F_ONLINK;
+		memcpy(out + o, &nh, sizeof(nh));
+		o += (size_t)RTNH_ALIGN(nh.rtnh_len) < v->n - o ? (size_t)RTNH_ALIGN(nh.rtnh_len) : v->n - o;
+	}
+	return o == v->n ? 0 : -EBADMSG;
+}
+
 /* One attribute of a route's message read into r. */
 static int take_attr(struct nf_route *r, unsigned type, const struct cur *v, int has_nh)
 {
+	uint8_t mp[NF_ROUTE_ATTRS_MAX];
+
 	if (type == RTA_TABLE && v->n >= 4)
 		r->table = u32_of(v);
 	if (type == RTA_PRIORITY && v->n >= 4)
 		r->priority = u32_of(v);
 	if (type == RTA_DST)
 		memcpy(r->dst, v->p, v->n < 16 ? v->n : 16);
+	if (type == RTA_SRC)
+		memcpy(r->src, v->p, v->n < 16 ? v->n : 16);
 	if (type == RTA_METRICS) {
 		if (v->n > sizeof(r->metrics))
 			return -E2BIG;
@@ -164,8 +193,21 @@ static int take_attr(struct nf_route *r, unsigned type, const struct cur *v, int
 		r->metrics_len = v->n;
 		return (r->quickack = quickack_in(*v)) == -2 ? -EBADMSG : 0;
 	}
+	if (type == RTA_CACHEINFO && v->n >= sizeof(struct rta_cacheinfo)) {
+		struct rta_cacheinfo ci;
+
+		memcpy(&ci, v->p, sizeof(ci));
+		r->expires = ci.rta_expires;
+	}
 	if (!carried(type) || (has_nh && nexthop_said(type)))
 		return 0;
+	if (type == RTA_MULTIPATH) {
+		if (v->n > sizeof(mp))
+			return -E2BIG;
+		if (multipath_writable(v, mp) < 0)
+			return -EBADMSG;
+		return put_attr(r->attrs, sizeof(r->attrs), &r->attrs_len, type, mp, v->n) < 0 ? -E2BIG : 0;
+	}
 	if (put_attr(r->attrs, sizeof(r->attrs), &r->attrs_len, type, v->p, v->n) < 0)
 		return -E2BIG;
 	return 0;
@@ -251,16 +293,27 @@ int nf_route_msg_replace(void *buf, size_t len, const struct nf_route *r, int qu
 	return seal(buf, o);
 }
 
-int nf_route_writable(const struct nf_route *r)
+const char *nf_route_unwritable(const struct nf_route *r)
 {
-	return r->rtm.rtm_family != AF_INET6 || r->priority != 0;
+	if (r->rtm.rtm_family != AF_INET6)
+		return NULL;
+	if (r->priority == 0)
+		return "an IPv6 route of metric 0 (the kernel's own for an address), which rtnetlink "
+		       "cannot write again";
+	if (r->rtm.rtm_protocol == RTPROT_RA)
+		return "learned from a router advertisement: written again it would be no longer the "
+		       "kernel's to renew or remove";
+	if (r->expires)
+		return "an IPv6 route that expires: written again it would not";
+	return NULL;
 }
 
 int nf_route_same(const struct nf_route *a, const struct nf_route *b)
 {
 	return a->rtm.rtm_family == b->rtm.rtm_family && a->table == b->table &&
 	       a->rtm.rtm_dst_len == b->rtm.rtm_dst_len && a->rtm.rtm_tos == b->rtm.rtm_tos &&
-	       a->priority == b->priority && memcmp(a->dst, b->dst, sizeof(a->dst)) == 0;
+	       a->priority == b->priority && memcmp(a->dst, b->dst, sizeof(a->dst)) == 0 &&
+	       a->rtm.rtm_src_len == b->rtm.rtm_src_len && memcmp(a->src, b->src, sizeof(a->src)) == 0;
 }
 
 int nf_route_equal(const struct nf_route *a, const struct nf_route *b)

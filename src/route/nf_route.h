@@ -33,7 +33,9 @@ struct nf_route {
 	uint32_t table;      /* RTA_TABLE, else rtm_table */
 	uint32_t priority;   /* RTA_PRIORITY, else 0 */
 	uint8_t dst[16];     /* RTA_DST, zeros for a default route */
+	uint8_t src[16];     /* RTA_SRC (IPv6's source-specific routes), zeros none */
 	int quickack;        /* RTAX_QUICKACK's value, -1 when the route has none */
+	uint32_t expires;    /* RTA_CACHEINFO's rta_expires (clock ticks left), 0 none */
 	size_t attrs_len;    /* the attributes a replace carries, as received */
 	uint8_t attrs[NF_ROUTE_ATTRS_MAX];
 	size_t metrics_len;  /* RTA_METRICS' payload, as received; 0: no RTA_METRICS */
@@ -57,7 +59,9 @@ int nf_route_msg_dump(void *buf, size_t len, int family, uint32_t seq);
  * Reads the RTM_NEWROUTE message msg (len bytes, its nlmsghdr first) into
  * *r: every length checked against what is left; the attributes a
  * replace may carry kept (RTA_CACHEINFO and what only a lookup says left
- * out; a route through a nexthop object keeps its RTA_NH_ID alone).
+ * out, but its expiry read; a route through a nexthop object keeps its
+ * RTA_NH_ID alone; RTA_MULTIPATH's nexthops keep of their flags
+ * RTNH_F_ONLINK alone, the others being the kernel's state of the links).
  * -EBADMSG on a malformed message, -E2BIG if it does not fit, -ENOMSG if
  * it is not an RTM_NEWROUTE.
  */
@@ -72,13 +76,19 @@ int nf_route_parse(const void *msg, size_t len, struct nf_route *r);
 int nf_route_msg_replace(void *buf, size_t len, const struct nf_route *r, int quickack,
 			 uint32_t seq);
 
-/* 1 if r can be written again through rtnetlink: not an IPv6 route of
- * metric 0 (the kernel's own for an address), which a message cannot
- * name (IPv6 reads metric 0 as 1024). */
-int nf_route_writable(const struct nf_route *r);
+/*
+ * NULL if r can be written again through rtnetlink as it is, else why
+ * not, in words: an IPv6 route of metric 0 (the kernel's own for an
+ * address), which a message cannot name (IPv6 reads metric 0 as 1024);
+ * an IPv6 route learned from a router advertisement (proto ra), whose
+ * RTF_ADDRCONF no message can say, so the kernel would no longer find it
+ * to renew or remove it; an IPv6 route that expires (RTA_CACHEINFO's
+ * rta_expires), which a replace would make permanent.
+ */
+const char *nf_route_unwritable(const struct nf_route *r);
 
 /* 1 if a and b are the same entry of a table (family, table, dst/len,
- * tos, priority): the one a replace of either writes. */
+ * src/len, tos, priority): the one a replace of either writes. */
 int nf_route_same(const struct nf_route *a, const struct nf_route *b);
 
 /* 1 if a and b say the same: same entry, type, scope, protocol,
@@ -114,7 +124,10 @@ int nf_route_open(void);
  * Sends req (len bytes) on fd and reads the answer: each RTM_NEWROUTE to
  * fn(route, arg) (stops at fn's first non-zero return, after the dump is
  * read out), until the NLMSG_DONE of a dump or the ack of a request.
- * Returns fn's last non-zero return, 0, or the kernel's error.
+ * Returns fn's last non-zero return, 0, the kernel's error, or, when a
+ * route of the answer could not be read (nf_route_parse: -E2BIG, past
+ * the attributes kept; -EBADMSG) and fn did not stop, that error: the
+ * others were handed to fn.
  */
 int nf_route_talk(int fd, const void *req, size_t len,
 		  int (*fn)(const struct nf_route *r, void *arg), void *arg);
@@ -132,6 +145,14 @@ int nf_route_each(int fd, int family, int (*fn)(const struct nf_route *r, void *
 /* The route that is the same entry as key now (nf_route_same) into *r:
  * 0, or -ENOENT when the tables have no such entry. */
 int nf_route_find(int fd, const struct nf_route *key, struct nf_route *r);
+
+/*
+ * 1 if r is the first route of its table entry (nf_route_same) in a
+ * dump, the one an NLM_F_REPLACE writes; 0 if another is (`ip route
+ * append` makes several: a replace naming r would write over that one);
+ * -ENOENT if it is gone.
+ */
+int nf_route_first(int fd, const struct nf_route *r);
 
 /* Writes r again with RTAX_QUICKACK set to value (-1: r as it is, its
  * metrics as they are): NLM_F_REPLACE, never a new entry (-ENOENT if it

@@ -39,7 +39,8 @@ static int entry_of(const struct nf_route *r, void *arg)
 	if (r->rtm.rtm_family != l->rtm.rtm_family || r->rtm.rtm_dst_len != l->rtm.rtm_dst_len ||
 	    r->rtm.rtm_tos != l->rtm.rtm_tos || r->priority != l->priority ||
 	    r->rtm.rtm_type != l->rtm.rtm_type || nf_route_oif(r) != nf_route_oif(l) ||
-	    memcmp(r->dst, l->dst, sizeof(r->dst)) != 0 || (r->rtm.rtm_flags & RTM_F_CLONED))
+	    memcmp(r->dst, l->dst, sizeof(r->dst)) != 0 || r->rtm.rtm_src_len != l->rtm.rtm_src_len ||
+	    memcmp(r->src, l->src, sizeof(r->src)) != 0 || (r->rtm.rtm_flags & RTM_F_CLONED))
 		return 0;
 	if (e->found < 1 + (r->table == l->table)) {
 		memcpy(e->out, r, sizeof(*r));
@@ -62,8 +63,8 @@ int nf_route_lookup(int fd, int family, const uint8_t *addr, struct nf_route *r)
 		return rc < 0 ? rc : -ENOENT;
 	n = nf_route_msg_dump(req, sizeof(req), family, seq_next());
 	rc = n < 0 ? n : nf_route_talk(fd, req, (size_t)n, entry_of, &e);
-	if (rc < 0)
-		return rc;
+	if (rc < 0 && rc != -E2BIG && rc != -EBADMSG)
+		return rc; /* another route of the dump unread: the entry itself reads, as looked did */
 	if (!e.found)
 		*r = looked; /* no entry of the dump is it: its own answer, as it said */
 	return 0;
@@ -129,6 +130,34 @@ int nf_route_find(int fd, const struct nf_route *key, struct nf_route *r)
 		return n;
 	rc = nf_route_talk(fd, req, (size_t)n, same_entry, &f);
 	return rc == 1 ? 0 : rc < 0 ? rc : -ENOENT;
+}
+
+/* Whether r is the first route of its entry (nf_route_same) a dump gives. */
+struct first_of {
+	const struct nf_route *r;
+	int found; /* 1: r first; -1: another first */
+};
+
+static int first_same(const struct nf_route *r, void *arg)
+{
+	struct first_of *f = arg;
+
+	if (f->found || !nf_route_same(r, f->r))
+		return 0;
+	f->found = nf_route_equal(r, f->r) ? 1 : -1;
+	return 0; /* the dump read out */
+}
+
+int nf_route_first(int fd, const struct nf_route *r)
+{
+	struct first_of f = { r, 0 };
+	uint8_t req[64];
+	int n = nf_route_msg_dump(req, sizeof(req), r->rtm.rtm_family, seq_next());
+
+	n = n < 0 ? n : nf_route_talk(fd, req, (size_t)n, first_same, &f);
+	if (f.found) /* the first of the entry was read: another route unread changes nothing */
+		return f.found > 0;
+	return n < 0 ? n : -ENOENT;
 }
 
 int nf_route_set_quickack(int fd, const struct nf_route *r, int value)

@@ -37,7 +37,7 @@ int nf_route_open(void)
  * kernel's error. */
 static int one_datagram(const uint8_t *buf, size_t n, uint32_t seq,
 			int (*fn)(const struct nf_route *, void *), void *arg, int *stop,
-			struct nf_route *r)
+			int *unread, struct nf_route *r)
 {
 	while (n >= NLMSG_HDRLEN) {
 		struct nlmsghdr h;
@@ -55,10 +55,16 @@ static int one_datagram(const uint8_t *buf, size_t n, uint32_t seq,
 				return -EBADMSG;
 			memcpy(&e, buf + NLMSG_HDRLEN, sizeof(e));
 			return e.error ? e.error : 1;
-		} else if (h.nlmsg_type == RTM_NEWROUTE && !*stop && nf_route_parse(buf, h.nlmsg_len, r) == 0) {
-			*stop = fn ? fn(r, arg) : 0;
-			if (*stop && !(h.nlmsg_flags & NLM_F_MULTI))
-				return 1;
+		} else if (h.nlmsg_type == RTM_NEWROUTE && !*stop) {
+			int p = nf_route_parse(buf, h.nlmsg_len, r);
+
+			if (p == 0) {
+				*stop = fn ? fn(r, arg) : 0;
+				if (*stop && !(h.nlmsg_flags & NLM_F_MULTI))
+					return 1;
+			} else if (!*unread) {
+				*unread = p; /* said once the answer is read out */
+			}
 		}
 		if (!(h.nlmsg_flags & NLM_F_MULTI) && h.nlmsg_type == RTM_NEWROUTE && h.nlmsg_seq == seq)
 			return 1;
@@ -75,7 +81,7 @@ int nf_route_talk(int fd, const void *req, size_t len,
 	uint8_t *buf = malloc(RECV_MAX);
 	struct nf_route *r = malloc(sizeof(*r));
 	uint32_t seq;
-	int rc = 0, stop = 0;
+	int rc = 0, stop = 0, unread = 0;
 
 	memcpy(&seq, (const uint8_t *)req + offsetof(struct nlmsghdr, nlmsg_seq), sizeof(seq));
 	if (!buf || !r)
@@ -83,13 +89,18 @@ int nf_route_talk(int fd, const void *req, size_t len,
 	else if (sendto(fd, req, len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
 		rc = -errno;
 	while (rc == 0) {
-		ssize_t n = recv(fd, buf, RECV_MAX, 0);
+		ssize_t n = recv(fd, buf, RECV_MAX, MSG_TRUNC); /* n: the datagram's whole length */
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		rc = n < 0 ? -errno : one_datagram(buf, (size_t)n, seq, fn, arg, &stop, r);
+		if (n > RECV_MAX)
+			rc = -EMSGSIZE; /* cut: its routes not all read */
+		else
+			rc = n < 0 ? -errno : one_datagram(buf, (size_t)n, seq, fn, arg, &stop, &unread, r);
 	}
 	free(buf);
 	free(r);
-	return rc < 0 ? rc : stop;
+	if (rc < 0)
+		return rc;
+	return stop ? stop : unread; /* a route not read (too big, malformed): not silently none */
 }

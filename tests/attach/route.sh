@@ -29,9 +29,42 @@
 #                                 namespace's route to it gets quickack 1,
 #                                 said; the open connection under 1 ms;
 #                                 detach --netns puts the table back
+#   attach-route-kernel-state     what the kernel keeps of its own: an IPv4
+#                                 multipath route with a nexthop's link down
+#                                 set (its flags are the kernel's, not
+#                                 written back) and put back byte for byte
+#                                 after the link came up; an IPv6 route
+#                                 learned from a router advertisement, and
+#                                 one that expires: said and left, their
+#                                 expiry kept (a replace makes it permanent)
+#   attach-route-appended-left    two routes of one entry (ip route append),
+#                                 the lookup's answer the second (the first's
+#                                 link down, ignored): said and left, the
+#                                 table unchanged (a replace would have
+#                                 written it over the first)
+#   attach-route-too-big-said     a route bigger than naglefix keeps (49
+#                                 nexthops): said on stderr, status 1, the
+#                                 table unchanged (it read as no route at all)
+#   attach-route-record-safe      the record: a symbolic link planted where
+#                                 its new file is made is not written
+#                                 through; the record is 0600; two attaches
+#                                 at once on one namespace both recorded,
+#                                 detach puts back every route of both
+#   attach-route-inode-reused     a record left by a namespace gone, at the
+#                                 inode a new one reuses (the record moved
+#                                 there, as the kernel would reuse it):
+#                                 detach says it and drops it, and leaves
+#                                 the new namespace's route, quickack 1 set
+#                                 by someone else, as it is
+#   attach-route-no-target        -m quickack with no target: a usage error
+#                                 (125), no route changed: the host's routes
+#                                 only when asked (run in a namespace made
+#                                 for it, so a failure changes only that)
 #   attach-route-pid-own          --pid of a process in attach's own namespace:
-#                                 refused, nothing changed (run in a namespace
-#                                 made for it, so a failure changes only that)
+#                                 refused, nothing changed, its cgroup's
+#                                 program neither (a policy of nodelay and
+#                                 quickack rules; run in a namespace made for
+#                                 it, so a failure changes only that)
 
 QNS=naglefix-route.$$
 export NAGLEFIX_STATE_DIR=$TMP/state # the records of this suite's own
@@ -261,14 +294,177 @@ ip -n "$RNS" route show table all >"$TMP/recv.attached"
 	ip netns del "$HNS"
 fi
 
+if selected attach-route-kernel-state; then
+	KNS=naglefix-kstate.$$
+	# no DAD (va's addresses at once), no IPv6 on wa: the table then moves
+	# only with what the test does
+	ip netns add "$KNS" && ip -n "$KNS" link set lo up &&
+		nsenter --net="/run/netns/$KNS" sysctl -qw net.ipv6.conf.default.accept_dad=0 &&
+		ip -n "$KNS" link add va type veth peer name vb && ip -n "$KNS" link add wa type veth peer name wb &&
+		nsenter --net="/run/netns/$KNS" sysctl -qw net.ipv6.conf.wa.disable_ipv6=1 net.ipv6.conf.wb.disable_ipv6=1 &&
+		for d in va vb wa wb; do ip -n "$KNS" link set "$d" up; done &&
+		ip -n "$KNS" addr add 10.50.0.1/24 dev va && ip -n "$KNS" addr add 10.51.0.1/24 dev wa &&
+		ip -n "$KNS" route add 10.60.0.0/24 nexthop via 10.50.0.2 dev va nexthop via 10.51.0.2 dev wa &&
+		ip -n "$KNS" -6 route add 2001:db8:98::/64 via fe80::1 dev va proto ra expires 600 &&
+		ip -n "$KNS" -6 route add 2001:db8:97::/64 via fe80::1 dev va expires 600
+	sleep 0.5
+	ip -n "$KNS" route show table all | grep -v expires >"$TMP/kstate.before"
+	ip -n "$KNS" link set wb down # wa's carrier: its nexthop "linkdown"
+	sleep 0.2
+	printf 'connect 10.60.0.0/24 quickack
+connect [2001:db8:98::/64] quickack
+connect [2001:db8:97::/64] quickack
+' >"$TMP/qk.conf"
+	"$NF" attach -c "$TMP/qk.conf" --netns "$KNS" >"$TMP/kattach.out" 2>&1
+	rc=$?
+	ip -n "$KNS" route show table all >"$TMP/kstate.attached"
+	ip -n "$KNS" link set wb up
+	sleep 0.2
+	"$NF" detach --netns "$KNS" >"$TMP/kdetach.out" 2>&1
+	drc=$?
+	if [[ $rc -eq 0 && $drc -eq 0 ]] && grep -q "^10.60.0.0/24 .*quickack 1" "$TMP/kstate.attached" &&
+		grep -q "linkdown" "$TMP/kstate.attached" &&
+		grep -q "route '2001:db8:98::/64 via fe80::1 dev va table main metric 1024': learned from a router advertisement: .*left as it is" "$TMP/kattach.out" &&
+		grep -q "route '2001:db8:97::/64 via fe80::1 dev va table main metric 1024': an IPv6 route that expires: .*left as it is" "$TMP/kattach.out" &&
+		[[ $(grep -c "^2001:db8:9[78]::/64 via fe80::1 dev va .*expires" "$TMP/kstate.attached") -eq 2 ]] &&
+		grep -q "route '10.60.0.0/24 table main': put back as it was" "$TMP/kdetach.out" &&
+		ip -n "$KNS" route show table all | grep -v expires | cmp -s - "$TMP/kstate.before"; then
+		pass "attach-route-kernel-state: a multipath route with a link down set and put back byte for byte; a router's route and an expiring one said and left, their expiry kept"
+	else
+		{ cat "$TMP/kattach.out" "$TMP/kdetach.out" "$TMP/kstate.attached"; ip -n "$KNS" route show table all | diff "$TMP/kstate.before" -; } >"$TMP/kfail.out"
+		fail attach-route-kernel-state "attach $rc, detach $drc" "$TMP/kfail.out"
+	fi
+	ip netns del "$KNS"
+fi
+
+if selected attach-route-appended-left; then
+	DNS=naglefix-dup.$$
+	ip netns add "$DNS" && ip -n "$DNS" link set lo up &&
+		ip -n "$DNS" link add va type veth peer name vb && ip -n "$DNS" link add wa type veth peer name wb &&
+		for d in va vb wa; do ip -n "$DNS" link set "$d" up; done && # wb down: wa "linkdown"
+		nsenter --net="/run/netns/$DNS" sysctl -qw net.ipv4.conf.all.ignore_routes_with_linkdown=1 &&
+		ip -n "$DNS" addr add 10.50.0.1/24 dev va && ip -n "$DNS" addr add 10.51.0.1/24 dev wa &&
+		ip -n "$DNS" route add 10.62.0.0/24 via 10.51.0.2 dev wa && ip -n "$DNS" route append 10.62.0.0/24 via 10.50.0.2 dev va
+	ip -n "$DNS" route show table all >"$TMP/dup.before"
+	printf 'connect 10.62.0.5 quickack\n' >"$TMP/qd.conf"
+	"$NF" attach -c "$TMP/qd.conf" --netns "$DNS" >"$TMP/dup.out" 2>&1
+	rc=$?
+	if [[ $rc -eq 0 ]] && ip -n "$DNS" route show table all | cmp -s - "$TMP/dup.before" &&
+		grep -q "route '10.62.0.0/24 via 10.50.0.2 dev va table main': one of several routes of one entry (ip route append), not the first" "$TMP/dup.out"; then
+		pass "attach-route-appended-left: the second of two appended routes said and left, the table unchanged"
+	else
+		{ cat "$TMP/dup.out"; ip -n "$DNS" route show table all | diff "$TMP/dup.before" -; } >"$TMP/dupfail.out"
+		fail attach-route-appended-left "attach $rc" "$TMP/dupfail.out"
+	fi
+	"$NF" detach --netns "$DNS" >/dev/null 2>&1
+	ip netns del "$DNS"
+fi
+
+if selected attach-route-too-big-said; then
+	BIG=naglefix-big.$$
+	nh=()
+	for i in $(seq 2 50); do nh+=(nexthop via "10.50.0.$i" dev va); done
+	ip netns add "$BIG" && ip -n "$BIG" link set lo up && ip -n "$BIG" link add va type veth peer name vb &&
+		ip -n "$BIG" link set va up && ip -n "$BIG" link set vb up && ip -n "$BIG" addr add 10.50.0.1/16 dev va &&
+		ip -n "$BIG" route add 10.70.0.0/24 "${nh[@]}"
+	ip -n "$BIG" route show table all >"$TMP/big.before"
+	printf 'connect 10.70.0.5 quickack\n' >"$TMP/qbig.conf"
+	"$NF" attach -c "$TMP/qbig.conf" --netns "$BIG" >"$TMP/big.out" 2>"$TMP/big.err"
+	rc=$?
+	if [[ $rc -eq 1 ]] && ip -n "$BIG" route show table all | cmp -s - "$TMP/big.before" &&
+		grep -q "the route to the address of $TMP/qbig.conf:1 not read: a route with more attributes than naglefix keeps of one; left as it is" "$TMP/big.err"; then
+		pass "attach-route-too-big-said: status 1, $(head -1 "$TMP/big.err" | cut -c1-120)"
+	else
+		cat "$TMP/big.out" "$TMP/big.err" >"$TMP/bigfail.out"
+		fail attach-route-too-big-said "attach $rc" "$TMP/bigfail.out"
+	fi
+	"$NF" detach --netns "$BIG" >/dev/null 2>&1
+	ip netns del "$BIG"
+fi
+
+if selected attach-route-record-safe; then
+	SNS=naglefix-rec.$$
+	ip netns add "$SNS" && ip -n "$SNS" link set lo up && ip -n "$SNS" addr add 10.79.0.1/24 dev lo
+	ip -n "$SNS" route show table all >"$TMP/rec.before"
+	ino=$(stat -L -c %i "/run/netns/$SNS")
+	mkdir -p "$NAGLEFIX_STATE_DIR" && echo theirs >"$TMP/victim" && ln -sf "$TMP/victim" "$NAGLEFIX_STATE_DIR/route-$ino.new"
+	printf 'connect 127.0.0.1 quickack\n' >"$TMP/qr1.conf"
+	printf 'connect 10.79.0.0/24 quickack\n' >"$TMP/qr2.conf"
+	"$NF" attach -c "$TMP/qr1.conf" --netns "$SNS" >"$TMP/rec1.out" 2>&1 &
+	a1=$!
+	"$NF" attach -c "$TMP/qr2.conf" --netns "$SNS" >"$TMP/rec2.out" 2>&1
+	rc2=$?
+	wait "$a1"
+	rc1=$?
+	set=$(ip -n "$SNS" route show table all | grep -c 'quickack 1')
+	recorded=$(grep -c '^route ' "$NAGLEFIX_STATE_DIR/route-$ino")
+	mode=$(stat -c '%a %F' "$NAGLEFIX_STATE_DIR/route-$ino")
+	"$NF" detach --netns "$SNS" >"$TMP/rec3.out" 2>&1
+	drc=$?
+	if [[ $rc1 -eq 0 && $rc2 -eq 0 && $drc -eq 0 && $(cat "$TMP/victim") == theirs && $mode == "600 regular file" ]] &&
+		[[ ! -e $NAGLEFIX_STATE_DIR/route-$ino.new && $set -ge 3 && $recorded -eq $set ]] &&
+		ip -n "$SNS" route show table all | cmp -s - "$TMP/rec.before"; then
+		pass "attach-route-record-safe: the planted link not followed; record $mode; two attaches at once: $recorded routes recorded, all put back"
+	else
+		cat "$TMP/rec1.out" "$TMP/rec2.out" "$TMP/rec3.out" >"$TMP/recfail.out"
+		fail attach-route-record-safe "attach $rc1 $rc2, detach $drc; victim '$(cat "$TMP/victim")'; record '$mode'; $set set, $recorded recorded" "$TMP/recfail.out"
+	fi
+	ip netns del "$SNS"
+fi
+
+if selected attach-route-inode-reused; then
+	ANS=naglefix-gone.$$ BNS=naglefix-new.$$
+	ip netns add "$ANS" && ip -n "$ANS" link set lo up && ip netns add "$BNS" && ip -n "$BNS" link set lo up
+	ia=$(stat -L -c %i "/run/netns/$ANS") ib=$(stat -L -c %i "/run/netns/$BNS")
+	printf 'connect 127.0.0.1 quickack\n' >"$TMP/qg.conf"
+	"$NF" attach -c "$TMP/qg.conf" --netns "$ANS" >"$TMP/gone1.out" 2>&1
+	rc=$?
+	ip netns del "$ANS" # gone, its record left behind
+	mv "$NAGLEFIX_STATE_DIR/route-$ia" "$NAGLEFIX_STATE_DIR/route-$ib"
+	# someone else's quickack 1 on the new namespace's route: the same route A's record names
+	ip -n "$BNS" route change local 127.0.0.1 dev lo table local proto kernel scope host src 127.0.0.1 quickack 1
+	theirs=$(ip -n "$BNS" route show table all)
+	"$NF" detach --netns "$BNS" >"$TMP/gone2.out" 2>&1
+	drc=$?
+	if [[ $rc -eq 0 && $drc -eq 0 && $theirs == *"quickack 1"* && $(ip -n "$BNS" route show table all) == "$theirs" ]] &&
+		grep -q "the record of its inode $ib is of a namespace gone since ($ANS, .*dropped, none of this one's touched" "$TMP/gone2.out" &&
+		[[ ! -e $NAGLEFIX_STATE_DIR/route-$ib ]]; then
+		pass "attach-route-inode-reused: $(cut -c1-140 "$TMP/gone2.out")"
+	else
+		{ cat "$TMP/gone1.out" "$TMP/gone2.out"; ip -n "$BNS" route show table all; } >"$TMP/gonefail.out"
+		fail attach-route-inode-reused "attach $rc, detach $drc" "$TMP/gonefail.out"
+	fi
+	ip netns del "$BNS"
+	rm -f "$NAGLEFIX_STATE_DIR/route-$ib"
+fi
+
+if selected attach-route-no-target; then
+	unshare -n sh -c 'ip link set lo up; ip route show table all >"$2/none.before"
+		"$1" attach -m quickack 2>"$2/none.err"; echo $? >"$2/none.rc"
+		ip route show table all | cmp -s - "$2/none.before"; echo $? >"$2/none.same"' none "$NF" "$TMP" 8>&-
+	if [[ $(cat "$TMP/none.same") == 0 ]]; then
+		one_line attach-route-no-target "$(cat "$TMP/none.rc")" 125 "$TMP/none.err" "none is named: --netns NAME|PATH or --pid PID"
+	else
+		fail attach-route-no-target "its namespace's routes changed" "$TMP/none.err"
+	fi
+fi
+
 if selected attach-route-pid-own; then
+	# a policy of both: the refusal comes before the cgroup program too
+	OWNCG=$CG/own.$$
+	mkdir -p "$OWNCG"
+	printf 'connect 10.0.0.0/8 nodelay\nconnect 127.0.0.1 quickack\n' >"$TMP/both.conf"
 	unshare -n sh -c 'ip link set lo up; ip route show table all >"$2/own.before"; sleep 30 & p=$!
-		"$1" attach -m quickack --pid $p 2>"$2/own.err"; echo $? >"$2/own.rc"; kill $p
-		ip route show table all | cmp -s - "$2/own.before"; echo $? >"$2/own.same"' own "$NF" "$TMP" 8>&-
-	if [[ $(cat "$TMP/own.same") == 0 ]]; then
+		echo $p >"$3/cgroup.procs"
+		"$1" attach -c "$2/both.conf" --pid $p 2>"$2/own.err"; echo $? >"$2/own.rc"; kill $p
+		ip route show table all | cmp -s - "$2/own.before"; echo $? >"$2/own.same"' own "$NF" "$TMP" "$OWNCG" 8>&-
+	prog=$(ours "$OWNCG")
+	if [[ $(cat "$TMP/own.same") == 0 && -z $prog ]]; then
 		one_line attach-route-pid-own "$(cat "$TMP/own.rc")" 4 "$TMP/own.err" "is in the host's network namespace"
 	else
-		fail attach-route-pid-own "its namespace's routes changed" "$TMP/own.err"
+		fail attach-route-pid-own "its namespace's routes changed, or the cgroup program attached (${prog:-none})" "$TMP/own.err"
 	fi
+	[[ -n $prog ]] && "$NF" detach --cgroup "$OWNCG" >/dev/null 2>&1
+	rmdir "$OWNCG" 2>/dev/null
 fi
 unset NAGLEFIX_STATE_DIR

@@ -119,6 +119,12 @@ teardown() {
 	ip netns del "naglefix-route.$$" 2>/dev/null
 	ip netns del "naglefix-recv.$$" 2>/dev/null
 	ip netns del "naglefix-hold.$$" 2>/dev/null
+	ip netns del "naglefix-kstate.$$" 2>/dev/null
+	ip netns del "naglefix-rec.$$" 2>/dev/null
+	ip netns del "naglefix-dup.$$" 2>/dev/null
+	ip netns del "naglefix-big.$$" 2>/dev/null
+	ip netns del "naglefix-gone.$$" 2>/dev/null
+	ip netns del "naglefix-new.$$" 2>/dev/null
 	mountpoint -q "$BPFFS" && umount "$BPFFS"
 	rm -rf "$TMP"
 }

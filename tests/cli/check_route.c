@@ -9,6 +9,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "route/nf_route.h"
@@ -240,6 +241,107 @@ START_TEST(test_route_nexthop_id_alone)
 }
 END_TEST
 
+/* A two-nexthop route as a dump says it, the second's link down (its
+ * flags the kernel's: RTNH_F_DEAD | RTNH_F_LINKDOWN), the first onlink;
+ * the second rtnexthop's length is len2. */
+static void multipath_route(struct msg *m, unsigned short len2)
+{
+	uint8_t a[4] = { 10, 60, 0, 0 }, mp[64] = { 0 };
+	struct rtnexthop nh1 = { .rtnh_len = sizeof(nh1), .rtnh_flags = RTNH_F_ONLINK, .rtnh_ifindex = 2 };
+	struct rtnexthop nh2 = { .rtnh_len = len2, .rtnh_flags = RTNH_F_DEAD | RTNH_F_LINKDOWN,
+				 .rtnh_ifindex = 3 };
+
+	memcpy(mp, &nh1, sizeof(nh1));
+	memcpy(mp + sizeof(nh1), &nh2, sizeof(nh2));
+	head(m, AF_INET, 24, RTN_UNICAST);
+	put(m, RTA_DST, a, 4);
+	put(m, RTA_MULTIPATH, mp, 2 * sizeof(nh1));
+	seal(m);
+}
+
+START_TEST(test_route_multipath_flags_the_kernels_left_out)
+{
+	struct msg m;
+	struct nf_route r;
+	struct rtattr a;
+	struct rtnexthop nh;
+	size_t mp = RTA_SPACE(4), at = mp + RTA_LENGTH(0); /* after RTA_DST */
+
+	multipath_route(&m, sizeof(struct rtnexthop));
+	ck_assert_int_eq(nf_route_parse(m.b, m.n, &r), 0);
+	memcpy(&a, r.attrs + mp, sizeof(a));
+	ck_assert_uint_eq(a.rta_type, RTA_MULTIPATH);
+	ck_assert_uint_eq(a.rta_len, RTA_LENGTH(2 * sizeof(nh)));
+	memcpy(&nh, r.attrs + at, sizeof(nh));
+	ck_assert_uint_eq(nh.rtnh_flags, RTNH_F_ONLINK); /* what a request may say, kept */
+	ck_assert_int_eq(nh.rtnh_ifindex, 2);
+	memcpy(&nh, r.attrs + at + sizeof(nh), sizeof(nh));
+	ck_assert_uint_eq(nh.rtnh_flags, 0); /* the kernel refuses DEAD and LINKDOWN in a request */
+	ck_assert_int_eq(nh.rtnh_ifindex, 3);
+	multipath_route(&m, sizeof(struct rtnexthop) + 4); /* past RTA_MULTIPATH's end */
+	ck_assert_int_eq(nf_route_parse(m.b, m.n, &r), -EBADMSG);
+	multipath_route(&m, 4); /* shorter than its own header */
+	ck_assert_int_eq(nf_route_parse(m.b, m.n, &r), -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_route_ipv6_unwritable_said)
+{
+	struct msg m;
+	struct nf_route r;
+	uint8_t a[16] = { 0x20, 0x01, 0x0d, 0xb8 };
+	struct rta_cacheinfo ci = { .rta_expires = 60000 };
+
+	head(&m, AF_INET6, 64, RTN_UNICAST);
+	put(&m, RTA_DST, a, 16);
+	put_u32(&m, RTA_PRIORITY, 1024);
+	seal(&m);
+	ck_assert_int_eq(nf_route_parse(m.b, m.n, &r), 0);
+	ck_assert_ptr_null(nf_route_unwritable(&r));
+	put(&m, RTA_CACHEINFO, &ci, sizeof(ci));
+	seal(&m);
+	ck_assert_int_eq(nf_route_parse(m.b, m.n, &r), 0);
+	ck_assert_uint_eq(r.expires, 60000);
+	ck_assert_ptr_nonnull(strstr(nf_route_unwritable(&r), "expires"));
+	head(&m, AF_INET6, 64, RTN_UNICAST);
+	put(&m, RTA_DST, a, 16);
+	put_u32(&m, RTA_PRIORITY, 1024);
+	seal(&m);
+	m.b[NLMSG_HDRLEN + offsetof(struct rtmsg, rtm_protocol)] = RTPROT_RA;
+	ck_assert_int_eq(nf_route_parse(m.b, m.n, &r), 0);
+	ck_assert_ptr_nonnull(strstr(nf_route_unwritable(&r), "router advertisement"));
+	head(&m, AF_INET6, 128, RTN_LOCAL); /* metric 0: the address's own */
+	put(&m, RTA_DST, a, 16);
+	seal(&m);
+	ck_assert_int_eq(nf_route_parse(m.b, m.n, &r), 0);
+	ck_assert_ptr_nonnull(strstr(nf_route_unwritable(&r), "metric 0"));
+	local_route(&m, -1); /* IPv4: any */
+	ck_assert_int_eq(nf_route_parse(m.b, m.n, &r), 0);
+	ck_assert_ptr_null(nf_route_unwritable(&r));
+}
+END_TEST
+
+START_TEST(test_route_same_entry_needs_same_source)
+{
+	struct msg m;
+	struct nf_route a, b;
+	uint8_t d[16] = { 0x20, 0x01, 0x0d, 0xb8 }, s1[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1 },
+		s2[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 2 };
+
+	for (int i = 0; i < 2; i++) {
+		head(&m, AF_INET6, 64, RTN_UNICAST);
+		m.b[NLMSG_HDRLEN + offsetof(struct rtmsg, rtm_src_len)] = 48;
+		put(&m, RTA_DST, d, 16);
+		put(&m, RTA_SRC, i ? s2 : s1, 16);
+		put_u32(&m, RTA_PRIORITY, 1024);
+		seal(&m);
+		ck_assert_int_eq(nf_route_parse(m.b, m.n, i ? &b : &a), 0);
+	}
+	ck_assert(!nf_route_same(&a, &b)); /* source-specific: two entries */
+	ck_assert(nf_route_same(&a, &a));
+}
+END_TEST
+
 START_TEST(test_route_parse_refuses_bad_lengths)
 {
 	struct msg m;
@@ -343,6 +445,9 @@ static Suite *route_suite(void)
 	unit_add(tc, test_route_restore_is_the_route_as_read);
 	unit_add(tc, test_route_restore_without_metrics_has_none);
 	unit_add(tc, test_route_nexthop_id_alone);
+	unit_add(tc, test_route_multipath_flags_the_kernels_left_out);
+	unit_add(tc, test_route_ipv6_unwritable_said);
+	unit_add(tc, test_route_same_entry_needs_same_source);
 	unit_add(tc, test_route_parse_refuses_bad_lengths);
 	unit_add(tc, test_route_bad_metrics_refused);
 	unit_add(tc, test_route_get_asks_the_entry);
