@@ -41,7 +41,8 @@ struct nf_watch_capwork {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct job *todo, **todo_end; /* in the order asked */
+	struct job *todo, **todo_end; /* the opens, in the order asked */
+	struct job *closes;           /* the closes: done when no open waits */
 	struct job *done;             /* the opens done, not yet taken */
 	int stop;
 	const char *ifname;
@@ -75,13 +76,19 @@ static struct job *next_job(struct nf_watch_capwork *cw)
 	struct job *j;
 
 	for (;;) {
-		while (!cw->todo && !cw->stop)
+		while (!cw->todo && !cw->closes && !cw->stop)
 			pthread_cond_wait(&cw->cond, &cw->lock);
-		if (cw->stop || !(j = cw->todo))
+		if (cw->stop)
 			return NULL;
+		if (!cw->todo) { /* a new namespace's capture first: a close can wait */
+			j = cw->closes;
+			cw->closes = j->next;
+			return j;
+		}
+		j = cw->todo;
 		if (!(cw->todo = j->next))
 			cw->todo_end = &cw->todo;
-		if (j->nsfd < 0 || j->owner)
+		if (j->owner)
 			return j;
 		job_free(j);
 	}
@@ -149,9 +156,14 @@ static int put(struct nf_watch *w, struct job *j)
 		return -1;
 	}
 	pthread_mutex_lock(&cw->lock);
-	j->next = NULL;
-	*cw->todo_end = j;
-	cw->todo_end = &j->next;
+	if (j->nsfd < 0) {
+		j->next = cw->closes;
+		cw->closes = j;
+	} else {
+		j->next = NULL;
+		*cw->todo_end = j;
+		cw->todo_end = &j->next;
+	}
 	pthread_cond_signal(&cw->cond);
 	pthread_mutex_unlock(&cw->lock);
 	return 0;
@@ -254,8 +266,12 @@ void nf_watch_capwork_stop(struct nf_watch *w)
 	pthread_cond_signal(&cw->cond);
 	pthread_mutex_unlock(&cw->lock);
 	pthread_join(cw->thread, NULL);
-	while ((j = cw->todo) != NULL) { /* the closes left done here; the opens dropped */
+	while ((j = cw->todo) != NULL) { /* the opens dropped */
 		cw->todo = j->next;
+		job_free(j);
+	}
+	while ((j = cw->closes) != NULL) { /* the closes left done here */
+		cw->closes = j->next;
 		job_free(j);
 	}
 	while ((j = cw->done) != NULL) {
