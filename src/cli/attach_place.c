@@ -264,7 +264,10 @@ int nf_attach_remove(const char *cmd, const struct nf_attach_target *t, size_t *
 	size_t one;
 
 	*n = 0;
-	for (int k = 0; k < 2 && rc == 0; k++) {
+	/* setsockopt's first: a failure between the two leaves sock_ops
+	 * alone (what a kernel without the hook has), never a setsockopt
+	 * program that keeps forcing 1 after the user asked for a detach */
+	for (int k = NF_BPF_SETSOCKOPT; k >= NF_BPF_SOCK_OPS && rc == 0; k--) {
 		rc = nf_bpf_cgroup_query(t->fd, (enum nf_bpf_kind)k, now, NULL);
 		if (rc == -EINVAL && k == NF_BPF_SETSOCKOPT)
 			rc = 0; /* no such hook (before 5.3): nothing of naglefix's there */
