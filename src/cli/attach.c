@@ -3,9 +3,11 @@
  * for a cgroup (a --cgroup, a systemd --unit, a --pid's container or pod,
  * or the whole --host, only when so named), applied to each TCP
  * connection of it as it is established, and held against the program's
- * own setsockopt(TCP_NODELAY, 0) after, from any program, across its
- * restarts, at no cost on any call but that one; --now fixes the
- * connections already open too (as naglefix fix).
+ * own setsockopt(TCP_NODELAY, 0) after (a 64-bit program's: the kernel
+ * runs no setsockopt program for a 32-bit one's calls), across its
+ * restarts; every setsockopt of the cgroup pays the kernel's copy of its
+ * value for the program; --now fixes the connections already open too
+ * (as naglefix fix).
  *
  * Its quickack rules go on the routes of a network namespace
  * (attach_route.c): --netns's, --pid's, or the host's (--host).
