@@ -443,7 +443,7 @@ if selected attach-route-no-target; then
 		"$1" attach -m quickack 2>"$2/none.err"; echo $? >"$2/none.rc"
 		ip route show table all | cmp -s - "$2/none.before"; echo $? >"$2/none.same"' none "$NF" "$TMP" 8>&-
 	if [[ $(cat "$TMP/none.same") == 0 ]]; then
-		one_line attach-route-no-target "$(cat "$TMP/none.rc")" 125 "$TMP/none.err" "none is named: --netns NAME|PATH or --pid PID"
+		one_line attach-route-no-target "$(cat "$TMP/none.rc")" 125 "$TMP/none.err" "or --netns NAME|PATH for quickack rules alone"
 	else
 		fail attach-route-no-target "its namespace's routes changed" "$TMP/none.err"
 	fi
