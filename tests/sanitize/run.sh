@@ -388,7 +388,7 @@ inject() {
 make_canary_copy() {
     rm -rf "$C" && mkdir -p "$C/tests" &&
         cp -r Makefile include src "$C/" && cp -r tests/common tests/unit tests/integration tests/coalesce "$C/tests/" &&
-        for mk in tests/*/*.mk; do mkdir -p "$C/${mk%/*}" && cp "$mk" "$C/$mk" || return 1; done &&
+        for mk in tests/*/*.mk conf/*/*.mk; do mkdir -p "$C/${mk%/*}" && cp "$mk" "$C/$mk" || return 1; done &&
         inject src/common/policy.c nf_policy_match NF_CANARY_ASAN \
             '{ char *volatile nf_canary = malloc(8); nf_canary[8] = 1; free(nf_canary); }' &&
         inject src/common/policy.c nf_policy_match NF_CANARY_UBSAN \
