@@ -25,6 +25,10 @@
 #include "cli_int.h"
 #include "route/nf_route.h"
 
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71 /* Linux 5.14's asm-generic/socket.h; musl's headers lack it */
+#endif
+
 /* The path of --netns ARG: a name under /run/netns, or a path. */
 static void netns_path(const char *arg, char *buf, size_t len)
 {
