@@ -84,6 +84,11 @@ int nf_attach_target_is_root(const struct nf_attach_target *t);
 
 /* --- attach_policy.c --- */
 
+/* Where rule r (or the default, r NULL) of p is, for messages, into buf:
+ * "FILE:LINE" or "FILE: default" (FILE cut at 200 bytes). buf. */
+const char *nf_attach_policy_where(const struct nf_attach_policy *p, const struct nf_rule *r,
+				   char *buf, size_t len);
+
 /* The policy of -c CONF, -m nodelay, or neither (the library's file, else
  * nodelay for every connection) into *p. NF_EXIT_USAGE on an error. */
 int nf_attach_policy_load(const char *cmd, const char *conf, const char *mode,

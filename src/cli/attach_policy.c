@@ -76,14 +76,13 @@ int nf_attach_policy_load(const char *cmd, const char *conf, const char *mode,
 		       : 0;
 }
 
-/* Where rule r (or the default, r NULL) is: "FILE:LINE", "FILE: default". */
-static const char *where(const struct nf_attach_policy *p, const struct nf_rule *r, char *buf,
-			 size_t len)
+const char *nf_attach_policy_where(const struct nf_attach_policy *p, const struct nf_rule *r,
+				   char *buf, size_t len)
 {
 	if (r)
-		snprintf(buf, len, "%s:%d", p->source, r->line);
+		snprintf(buf, len, "%.200s:%d", p->source, r->line);
 	else
-		snprintf(buf, len, "%s: default", p->source);
+		snprintf(buf, len, "%.200s: default", p->source);
 	return buf;
 }
 
@@ -96,7 +95,7 @@ static void say_one(const char *cmd, const struct nf_attach_policy *p, const str
 	fprintf(stderr,
 		"naglefix %s: %s: %s needs the library, which the kernel's program cannot apply: its "
 		"connections are left as they are (the library applies it: naglefix -c %s -- COMMAND)\n",
-		cmd, where(p, r, w, sizeof(w)), nf_policy_action_name(a), p->source);
+		cmd, nf_attach_policy_where(p, r, w, sizeof(w)), nf_policy_action_name(a), p->source);
 }
 
 void nf_attach_policy_say_left(const char *cmd, const struct nf_attach_policy *p)

@@ -286,17 +286,6 @@ static int status_of(int rc)
 	return rc == -EPERM || rc == -EACCES ? NF_ATTACH_EXIT_PERM : NF_ATTACH_EXIT_KERNEL;
 }
 
-/* The rule's words for messages: "FILE:LINE", "FILE: default". */
-static const char *rule_where(const struct nf_attach_policy *p, const struct nf_rule *r, char *buf,
-			      size_t len)
-{
-	if (r)
-		snprintf(buf, len, "%.200s:%d", p->source, r->line);
-	else
-		snprintf(buf, len, "%.200s: default", p->source);
-	return buf;
-}
-
 /* The accept rules that say quickack: refused, each said. */
 static size_t refuse_accept(const char *cmd, const struct nf_attach_policy *p)
 {
@@ -311,7 +300,7 @@ static size_t refuse_accept(const char *cmd, const struct nf_attach_policy *p)
 		fprintf(stderr, "naglefix %s: %s: an accept rule names the program's own end, not the "
 			"peer, and a route is chosen by the peer: not applied (write the peers as "
 			"'connect PREFIX quickack', or 'connect * quickack' for every route)\n",
-			cmd, rule_where(p, r, w, sizeof(w)));
+			cmd, nf_attach_policy_where(p, r, w, sizeof(w)));
 		n++;
 	}
 	return n;
@@ -335,11 +324,11 @@ int nf_attach_route_apply(const char *cmd, const struct nf_attach_netns *ns,
 
 		if (r->opts.action != NF_ACT_QUICKACK || r->side != NF_SIDE_CONNECT)
 			continue;
-		x.why = rule_where(p, r, w, sizeof(w));
+		x.why = nf_attach_policy_where(p, r, w, sizeof(w));
 		routes_of(&x, &r->ep);
 	}
 	if (p->pol.dflt.action == NF_ACT_QUICKACK) {
-		x.why = rule_where(p, NULL, w, sizeof(w));
+		x.why = nf_attach_policy_where(p, NULL, w, sizeof(w));
 		routes_of(&x, &every);
 	}
 	printf("naglefix %s: network namespace %s: quickack 1 set on %zu route%s, %zu left as they were; "
