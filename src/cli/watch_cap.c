@@ -12,7 +12,11 @@
  * a namespace goes from idle to full speed its first packets wait in the
  * queue while watch reads them and makes a ring (a 256 KiB first ring
  * lasted about a millisecond of a busy loopback, and lost 221 to 4,242
- * packets of memaslap's first ones). A ring's blocks are handed over
+ * packets of memaslap's first ones). A queue is replaced by a ring at its
+ * first packets, however few: a queue's frame bears the time its packet
+ * was sent, a ring's the time the stack took it, and where the stack
+ * lags (an emulated machine: 3 of 12 stalls missed on a queue) only the
+ * latter ties a segment to the ACK that released it. A ring's blocks are handed over
  * NS_RETIRE_MS after their first packet (the host's 10 ms): the kernel's
  * timer fires that often, idle or not. Every tick (100 ms), and as soon
  * as a capture turned half over (the stream says so; a queue "turns
@@ -130,23 +134,26 @@ void nf_watch_cap_close(struct nf_watch *w, struct nf_watch_ns *ns)
 	ns->cap = ns->old = NULL;
 }
 
-/* The size c's ring should have (KiB): four times as big, or more, for
- * it to last a second at the rate it turned over since the last look (ms
- * ago), if it would not last half a second at that rate (a trickle, a
- * block each NS_RETIRE_MS, never drives it: 64 blocks last 3.2 s) or it
- * dropped; else its own. */
+/* The size of the ring to replace c by (KiB), 0 none: four times as big,
+ * or more, for it to last a second at the rate it turned over since the
+ * last look (ms ago), if it would not last half a second at that rate (a
+ * trickle, a block each NS_RETIRE_MS, never drives it: 64 blocks last
+ * 3.2 s) or it dropped; a queue that received anything, a ring of its
+ * kib at least. */
 static unsigned wanted_kib(struct nf_watch_cap *c, uint64_t ms)
 {
 	unsigned nblocks, kib = c->kib;
 	uint64_t blocks = nf_ring_blocks(c->ring, &nblocks), used = blocks - c->blocks;
 	uint64_t drops = c->rs.drops, per_s;
+	int queue = !nf_ring_bytes(c->ring);
 
 	c->blocks = blocks;
-	if (!used || !ms)
-		return kib;
+	if (!used || (!ms && !queue))
+		return 0;
+	ms = ms ? ms : 1;
 	if (used * 500 <= (uint64_t)nblocks * ms &&
 	    !(nf_ring_stats(c->ring, &c->rs) == 0 && c->rs.drops > drops))
-		return kib;
+		return queue ? kib : 0;
 	per_s = used * 1000 / ms * (kib / nblocks ? kib / nblocks : 1); /* KiB a second */
 	do
 		kib *= 4;
@@ -168,7 +175,7 @@ void nf_watch_cap_resize(struct nf_watch *w, struct nf_watch_ns *ns, uint64_t no
 	if (!ns->cap || ns->old || is_home(w, ns) || ns->cap->kib >= NS_RING_MAX_KIB)
 		return;
 	ns->resized_ms = now_ms;
-	if ((kib = wanted_kib(ns->cap, ms)) == ns->cap->kib)
+	if (!(kib = wanted_kib(ns->cap, ms)))
 		return;
 	if (open_cap(w, ns, kib, 0, &big, err) < 0)
 		return; /* it keeps the ring it has */

@@ -287,14 +287,18 @@ static int wait_rings(struct nf_watch *w, int ms)
 }
 
 /* c's turn ends: if it turned half its ring over since its rate was last
- * looked at, watch's loop looks now (nf_watch_netns_tick), not at the
- * next tick: a namespace's first ring lasts 10 ms of a busy loopback. */
+ * looked at, or it is a queue that was read (a ring replaces it at its
+ * first packets: watch_cap.c), watch's loop looks now
+ * (nf_watch_netns_tick), not at the next tick: a namespace's first ring
+ * lasts 10 ms of a busy loopback. */
 static void end_turn(struct nf_watch *w, struct nf_watch_cap *c)
 {
 	unsigned nblocks;
+	uint64_t used;
 
 	w->reading = NULL;
-	if (c->grows && (nf_ring_blocks(c->ring, &nblocks) - c->blocks) * 2 >= nblocks)
+	used = nf_ring_blocks(c->ring, &nblocks) - c->blocks;
+	if (c->grows && used && (used * 2 >= nblocks || !nf_ring_bytes(c->ring)))
 		w->resize_due = 1;
 }
 

@@ -61,7 +61,13 @@ struct nf_ring *nf_ring_open(const char *ifname, unsigned ring_kib, unsigned ret
  * made: nf_ring_stop, then read it out). The size is set with
  * SO_RCVBUFFORCE (CAP_NET_ADMIN), else SO_RCVBUF up to the host's
  * net.core.rmem_max. nf_ring_blocks counts NF_RING_QUEUE_FRAMES frames a
- * block of NF_RING_QUEUE_BLOCKS, as a 256 KiB ring of a fast rate would.
+ * block of NF_RING_QUEUE_BLOCKS, as a 256 KiB ring of a fast rate would
+ * (a block begun counts: one frame read is one block).
+ * A queue's frame carries the time its packet was queued for the stack
+ * (on loopback, when it was sent), a ring's the time the stack took it:
+ * on a host whose packet processing lags (a busy or emulated one), a
+ * queue's gap between an ACK and the segment it released grows by that
+ * lag, where a ring's does not.
  */
 #define NF_RING_QUEUE_FRAMES 16
 #define NF_RING_QUEUE_BLOCKS 64

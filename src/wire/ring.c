@@ -492,7 +492,7 @@ size_t nf_ring_bytes(const struct nf_ring *r)
 uint64_t nf_ring_blocks(const struct nf_ring *r, unsigned *nblocks)
 {
 	*nblocks = r->nblocks;
-	return r->q ? r->q->frames / NF_RING_QUEUE_FRAMES : r->handed;
+	return r->q ? (r->q->frames + NF_RING_QUEUE_FRAMES - 1) / NF_RING_QUEUE_FRAMES : r->handed;
 }
 
 int nf_ring_stop(struct nf_ring *r)
