@@ -136,11 +136,12 @@ results() {
 # snaplen-sized, 256 KiB on `any`, whose default 2 MiB then dropped 1-10
 # of a client's 62 packets here); dumpcap has no immediate mode: cap_stop
 # waits for its ring's timeout. Status 1 if it never listens.
-CAP_FILE="" CAP_TOOL=""
+CAP_FILE="" CAP_TOOL="" CAP_PORTS=""
 cap_start() {
     local name=$1 tool=$2 filter=$3 i
     shift 3
     CAP_FILE=$W/$name.pcap CAP_TOOL=$tool
+    CAP_PORTS=$(grep -Eo 'port [0-9]+' <<<"$filter" | cut -d' ' -f2 | tr '\n' ' ')
     : >"$CAP_FILE.log"
     case $tool in
         tcpdump) timeout -s INT -k 5 "$CAP_LIMIT" tcpdump --immediate-mode -U -B 8192 -n "$@" \
@@ -218,12 +219,31 @@ cap_drain() {
     done
 }
 
+# cap_closed: waits (up to 10 s) until no connection on the capture's
+# ports is open or closing (only listeners and TIME-WAIT left): a client
+# may exit before its server's FIN is sent (sshd's session process ends
+# after ssh does), and a connection is whole only with both FINs.
+cap_closed() {
+    local i p open
+    for ((i = 0; i < 200; i++)); do
+        open=0
+        for p in $CAP_PORTS; do
+            ss -Htan "( sport = :$p or dport = :$p )" |
+                awk '$1 != "LISTEN" && $1 != "TIME-WAIT" { f = 1 } END { exit !f }' && open=1
+        done
+        ((open)) || return 0
+        sleep 0.05
+    done
+}
+
 # cap_stop [quiet]: SIGINT (through timeout, which passes it on) once the
-# capture has written what it was given (cap_drain), then waits for the
-# capture to flush and exit; checks it exited 0 and dropped nothing.
+# capture's connections are closed (cap_closed) and it has written what
+# it was given (cap_drain), then waits for the capture to flush and exit;
+# checks it exited 0 and dropped nothing.
 cap_stop() {
     local rc name=${CAP_FILE##*/}
     [[ -n $CAP_PID ]] || return 1
+    [[ ${1:-} == quiet ]] || cap_closed
     cap_drain "$CAP_FILE.log"
     kill -INT "$CAP_PID" 2>/dev/null
     wait "$CAP_PID"
@@ -338,7 +358,8 @@ check_perl_pipe() {
         sleep 0.05
     done
     ms=$(run_client none perl "$LEGACY_DIR/legacy_client.pl" "$H" "$jport" "$ROUNDS" split)
-    CAP_PID=$(cat "$W/$name.pid") CAP_TOOL=tcpdump CAP_FILE=$W/$name.pcap
+    CAP_PID=$(cat "$W/$name.pid") CAP_TOOL=tcpdump CAP_FILE=$W/$name.pcap CAP_PORTS=$jport
+    cap_closed
     cap_drain "$W/$name.pcap.log"
     CAP_PID=""
     kill -INT "$(cat "$W/$name.pid")" 2>/dev/null
