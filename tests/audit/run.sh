@@ -7,6 +7,10 @@
 # checks whose name it matches (tests/lib.sh); the audited programs run
 # anyway. No check of a log passes on an empty one (check_log.py).
 set -u
+# The echo server serves the whole suite, which on a loaded machine lasts
+# longer than common.sh's default 120 s; it is stopped at the end
+# (common.sh's cleanup).
+SERVER_LIFETIME=${SERVER_LIFETIME:-400}
 # shellcheck source-path=SCRIPTDIR source=../legacy/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../legacy/common.sh"
 
