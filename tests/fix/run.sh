@@ -37,7 +37,7 @@ rm -f "$W"/*.out "$W"/*.fix "$W"/*.err
 need_built make "$NAGLEFIX"
 
 STALL_MIN_MS=30 # a median of rounds behind Nagle + delayed ACK (~44 ms here)
-FAST_MAX_MS=5   # a median (and p99) of rounds that do not stall (~0.1 ms)
+FAST_MAX_MS=5   # a median of rounds that do not stall (~0.1 ms)
 HELD_MIN_MS=40  # no single round held by Nagle takes less: the delayed-ACK
                 # timer's minimum (TCP_DELACK_MIN); a shorter slow round is
                 # the machine (a JIT, a collector, another worker), not a stall
@@ -150,8 +150,8 @@ check_fixed() {
         fail "$name: stalls before the fix" "median $before ms, expected >= $STALL_MIN_MS"
     elif ((an < 100)); then
         fail "$name: rounds after the fix" "only $an"
-    elif ! lt "$amed" "$FAST_MAX_MS" || ! lt "$ap99" "$FAST_MAX_MS" || ! lt "$amax" "$HELD_MIN_MS"; then
-        fail "$name: rounds after the fix < $FAST_MAX_MS ms, none stalled" \
+    elif ! lt "$amed" "$FAST_MAX_MS" || ! lt "$amax" "$HELD_MIN_MS"; then
+        fail "$name: rounds after the fix < $FAST_MAX_MS ms (median), none stalled" \
             "before: median $before ms; after: median $amed, p99 $ap99, max $amax ms over $an rounds"
     else
         pass "$name: $before ms a round before; after 'fix PID' $an rounds, median $amed, p99 $ap99, max $amax ms (none stalled), every echo intact"
