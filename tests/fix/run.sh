@@ -961,7 +961,7 @@ check_netns() {
     fi
     start_client netns unshare -n bash -c '
         ip link set lo up || exit 1
-        sleep 90 | python3 "$1" 127.0.0.1 90 >"$2" &
+        sleep 90 2>/dev/null | python3 "$1" 127.0.0.1 90 >"$2" &
         for i in $(seq 100); do read -r _ port <"$2"; [ -n "$port" ] && break; sleep 0.1; done
         exec python3 "$3" 127.0.0.1 "$port" "$4"' - "$HERE/echo_server.py" "$W/netns-srv.out" \
         "$HERE/fix_client.py" "$ROUNDS" || { fail "$name: started" "" "$W/netns.err"; return; }

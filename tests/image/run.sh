@@ -125,7 +125,7 @@ in_cg() {
 # (in NETNS), its port in PORT.
 server() {
     local name=$1 prog=$2 i
-    sleep 300 | ${3:+ip netns exec "$3"} python3 "$TOP/tests/$prog" "$([[ $prog == *echo* ]] && echo 127.0.0.1 || echo 0)" 300 \
+    sleep 300 2>/dev/null | ${3:+ip netns exec "$3"} python3 "$TOP/tests/$prog" "$([[ $prog == *echo* ]] && echo 127.0.0.1 || echo 0)" 300 \
         >"$W/$name.port" 2>&1 &
     PIDS+=($!)
     for ((i = 0; i < 100; i++)); do

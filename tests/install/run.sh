@@ -42,7 +42,7 @@ host_wide() {
 	echo "$dest/usr/lib/naglefix/libnaglefix.so" >"$etc/ld.so.preload"
 	echo "default nodelay" >"$etc/naglefix.conf"
 	# the server lives while its stdin (a sleep) does, and prints its port
-	{ sleep 60 | timeout 70 python3 "$top/tests/legacy/legacy_server.py" 0 60 >"$scratch/server.out" 2>&1 & }
+	{ sleep 60 2>/dev/null | timeout 70 python3 "$top/tests/legacy/legacy_server.py" 0 60 >"$scratch/server.out" 2>&1 & }
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		port=$(sed -n 's/^PORT //p' "$scratch/server.out")
 		[ -n "$port" ] && break

@@ -48,7 +48,7 @@ for l in sys.stdin:
 # default libpcap's ring hands packets over a block at a time, a block
 # when it fills or its timer fires, and a tcpdump stopped before either
 # had written none of them (2 runs in 10 here: "capture: 24 bytes").
-sleep 60 | timeout 60 python3 "$TOP/tests/legacy/legacy_server.py" 0 60 >"$TMP/srv.out" 2>&1 &
+sleep 60 2>/dev/null | timeout 60 python3 "$TOP/tests/legacy/legacy_server.py" 0 60 >"$TMP/srv.out" 2>&1 &
 srv=$!
 for _ in $(seq 50); do grep -q '^PORT' "$TMP/srv.out" && break; sleep 0.1; done
 PORT=$(awk '/^PORT/ { print $2 }' "$TMP/srv.out")

@@ -522,7 +522,7 @@ usage_check "an unwritable log" 1 "/nonexistent/dir/x.log" -l /nonexistent/dir/x
 # the detector's, in each packet, had none to run on).
 waves() { # run inside the namespace: NAGLEFIX HERE W
     ip link set lo up || exit 1
-    sleep 60 | python3 "$2/../legacy/legacy_server.py" 0 60 >"$3/waves-server.out" 2>&1 & # its stdin open
+    sleep 60 2>/dev/null | python3 "$2/../legacy/legacy_server.py" 0 60 >"$3/waves-server.out" 2>&1 & # its stdin open
     local srv=$! port="" i
     for ((i = 0; i < 50; i++)); do
         sleep 0.1

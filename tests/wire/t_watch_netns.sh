@@ -251,7 +251,7 @@ late() { # inside it: HERE LEGACY_DIR W ROUNDS
     ip link set lo up || exit 1
     echo "$(readlink /proc/self/ns/net)" >"$3/late.ns"
     while [[ ! -e $3/late.go ]]; do sleep 0.02; done
-    sleep 30 | python3 "$2/legacy_server.py" 7302 30 >"$3/late-server.out" 2>&1 &
+    sleep 30 2>/dev/null | python3 "$2/legacy_server.py" 7302 30 >"$3/late-server.out" 2>&1 &
     local srv=$! i
     for ((i = 0; i < 50; i++)); do grep -qs PORT "$3/late-server.out" && break; sleep 0.1; done
     python3 "$2/legacy_client.py" 127.0.0.1 7302 "$4" split >"$3/late-client.out" 2>&1 &
