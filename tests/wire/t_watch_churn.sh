@@ -12,9 +12,10 @@
 # namespace, and while it runs a Java LegacyClient making 13 split
 # rounds (12 stalls of 44 ms) against an EchoServer on this host's
 # loopback. Checked in each run: the row of the client's stalls names the
-# client (its pid, its command). Before watch took the grace periods off
-# its loop, 2 runs of 5 left it unnamed: the stall was judged after the
-# client had ended.
+# client (its pid, its command). With the grace periods in watch's loop,
+# a pass over the namespaces took up to 545 ms here and stalls were
+# judged up to 420 ms late; a stall judged after its client ended has no
+# process left to name (the issue saw 2 runs of 5 unnamed).
 # Every namespace the test made is removed at its end, on failure too.
 # Env: RUNS, CHURN, T. Output in build/wire-watch-churn/.
 # Ends with "N passed, M failed".
