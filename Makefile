@@ -266,6 +266,7 @@ bench: all $(B)/tests/bench $(B)/tests/devnull $(B)/tests/wire/model $(B)/tests/
 	tests/bench/watch.sh
 	tests/bench/watch_netns.sh
 	tests/bench/scan.sh
+	tests/bench/scan_busy.sh
 	tests/bench/attach.sh
 	tests/bench/quickack_route.sh
 

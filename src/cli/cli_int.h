@@ -162,9 +162,10 @@ int nf_report_print(char *const paths[], int n, int json, FILE *out);
 
 /* --- scan and watch (scan.c, watch.c), their output (wire_out.c) --- */
 
-/* Reads the capture c to its end on a second thread (scan_feed.c),
- * decoding each frame; the segments go to w, in order, on the calling
- * thread; frames that are not segments are counted in skipped[kind]
+/* Reads the capture c to its end, decoding each frame, and feeds the
+ * segments to w in order, on the calling thread and a second one (either
+ * does either half, scan_feed.c; w is fed by one at a time); frames
+ * that are not segments are counted in skipped[kind]
  * (enum nf_pkt_skip). Returns nf_cap_next's last: 0 (the end) or -1
  * (nf_cap_error says why; what came before it was fed). */
 int nf_cli_scan_feed(struct nf_cap *c, struct nf_wire *w, unsigned long long *skipped);

@@ -85,11 +85,16 @@ static void found(struct nf_watch *w, struct nf_holder *h, const struct nf_stall
 	const struct nf_watch_ns *where;
 	struct nf_owner o;
 
-	if (nf_watch_owner(w, &look, &h->self, &h->peer, &o, &where) == 0) {
+	int rc = nf_watch_owner(w, &look, &h->self, &h->peer, &o, &where);
+
+	if (rc == 0) {
 		h->pid = o.pid;
 		snprintf(h->cmd, sizeof(h->cmd), "%s", o.cmd);
 		nf_cgroup_name_of(o.pid, h->cgroup, sizeof(h->cgroup));
 	}
+	/* here, but let go: closed, or held by no process; on a namespace's
+	 * loopback both ends are in it, so not found there is gone too */
+	h->gone = rc == -ENOTCONN || rc == -ESRCH || (rc == -ENOENT && ww->ns);
 	name_netns(h, ww, where);
 	nf_watch_metrics_named(w, h);
 	if (!w->json)
@@ -120,6 +125,7 @@ static void on_conn(void *arg, struct nf_holder *h, const struct nf_stall *s,
 	c.self = *self;
 	c.peer = *peer;
 	c.pid = 0;
+	c.gone = 0;
 	c.cmd[0] = '\0';
 	c.netns[0] = '\0';
 	c.netns_ino = 0;
@@ -522,13 +528,18 @@ static int open_all(struct nf_watch *w)
 		fputs("naglefix watch: out of memory\n", stderr);
 		return 1;
 	}
-	return nf_watch_netns_open(w) || nf_watch_metrics_open(w);
+	if (nf_watch_netns_open(w) || nf_watch_metrics_open(w))
+		return 1;
+	if (w->all_ns || w->nspecs) /* namespaces may come and go: their rings off the loop */
+		nf_watch_capwork_start(w); /* else (it failed) the loop opens them itself */
+	return 0;
 }
 
 static void close_all(struct nf_watch *w)
 {
 	nf_watch_metrics_close(w);
 	nf_watch_json_free(w);
+	nf_watch_capwork_stop(w);
 	nf_watch_netns_close_all(w);
 	nf_watch_stream_close(w);
 	nf_watch_wires_free(w);

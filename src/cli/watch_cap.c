@@ -60,6 +60,33 @@ static void say_enter(struct nf_watch *w, const struct nf_watch_ns *ns, int rc)
 		rc == -EPERM ? " (setns needs CAP_SYS_ADMIN)" : "");
 }
 
+/* Capture *out of ns made of ring r (kib KiB), in the stream. 0, or
+ * -errno with err saying why (r closed). */
+static int adopt(struct nf_watch *w, struct nf_watch_ns *ns, struct nf_ring *r, unsigned kib,
+		 struct nf_watch_cap **out, char err[NF_RING_ERR_MAX])
+{
+	struct nf_watch_cap *c;
+	int rc;
+
+	if (!(c = calloc(1, sizeof(*c)))) {
+		nf_watch_capwork_close(w, r);
+		snprintf(err, NF_RING_ERR_MAX, "out of memory");
+		return -ENOMEM;
+	}
+	c->ns = ns;
+	c->ring = r;
+	c->kib = kib;
+	c->grows = !is_home(w, ns) && kib < NS_RING_MAX_KIB;
+	if ((rc = nf_watch_stream_add(w, c)) < 0) {
+		snprintf(err, NF_RING_ERR_MAX, "epoll: %s", strerror(-rc));
+		nf_watch_capwork_close(w, r);
+		free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
 /* A capture made inside ns, in the stream, into *out: a ring of kib KiB
  * (0: the ring's default), or with queue a queue (counted as a ring of
  * kib). 0, or -errno: setns's (said once), else err says why (-ENODEV:
@@ -67,7 +94,6 @@ static void say_enter(struct nf_watch *w, const struct nf_watch_ns *ns, int rc)
 static int open_cap(struct nf_watch *w, struct nf_watch_ns *ns, unsigned kib, int queue,
 		    struct nf_watch_cap **out, char err[NF_RING_ERR_MAX])
 {
-	struct nf_watch_cap *c;
 	struct nf_ring *r;
 	int rc = nf_watch_enter(w, ns);
 
@@ -81,30 +107,12 @@ static int open_cap(struct nf_watch *w, struct nf_watch_ns *ns, unsigned kib, in
 	nf_watch_leave(w, ns);
 	if (rc < 0)
 		return rc;
-	if (!(c = calloc(1, sizeof(*c)))) {
-		nf_ring_close(r);
-		snprintf(err, NF_RING_ERR_MAX, "out of memory");
-		return -ENOMEM;
-	}
-	c->ns = ns;
-	c->ring = r;
-	c->kib = kib;
-	c->grows = !is_home(w, ns) && kib < NS_RING_MAX_KIB;
-	if ((rc = nf_watch_stream_add(w, c)) < 0) {
-		snprintf(err, NF_RING_ERR_MAX, "epoll: %s", strerror(-rc));
-		nf_ring_close(r);
-		free(c);
-		return rc;
-	}
-	*out = c;
-	return 0;
+	return adopt(w, ns, r, kib, out, err);
 }
 
-int nf_watch_cap_open(struct nf_watch *w, struct nf_watch_ns *ns)
+/* After ns's first capture was made (or failed: rc). rc. */
+static int opened(struct nf_watch *w, struct nf_watch_ns *ns, int rc, const char *err)
 {
-	char err[NF_RING_ERR_MAX] = "";
-	int rc = open_cap(w, ns, is_home(w, ns) ? 0 : NS_RING_KIB, !is_home(w, ns), &ns->cap, err);
-
 	ns->retry = rc == -ENODEV;
 	if (rc == 0)
 		ns->lo = nf_ring_loopback(ns->cap->ring);
@@ -114,6 +122,39 @@ int nf_watch_cap_open(struct nf_watch *w, struct nf_watch_ns *ns)
 	return rc;
 }
 
+int nf_watch_cap_open(struct nf_watch *w, struct nf_watch_ns *ns)
+{
+	char err[NF_RING_ERR_MAX] = "";
+
+	if (ns->opening)
+		return 0;
+	if (!is_home(w, ns) &&
+	    nf_watch_capwork_open(w, ns, ns->fd, NS_RING_KIB, NS_RETIRE_MS, NS_QUEUE_KIB) == 0) {
+		ns->opening = 1; /* its grace period waited in the thread, not here */
+		return 0;
+	}
+	return opened(w, ns, open_cap(w, ns, is_home(w, ns) ? 0 : NS_RING_KIB, !is_home(w, ns),
+					&ns->cap, err), err);
+}
+
+void nf_watch_cap_collect(struct nf_watch *w)
+{
+	char err[NF_RING_ERR_MAX];
+	const void *owner;
+	struct nf_ring *r;
+	unsigned kib;
+	int rc;
+
+	while ((rc = nf_watch_capwork_done(w, &owner, &r, &kib, err)) != 0) {
+		struct nf_watch_ns *ns = (struct nf_watch_ns *)owner;
+
+		ns->opening = 0;
+		if (rc > 0)
+			rc = adopt(w, ns, r, kib, &ns->cap, err);
+		opened(w, ns, rc, err);
+	}
+}
+
 /* Off the stream and closed, its counts kept. */
 static void close_cap(struct nf_watch *w, struct nf_watch_cap *c)
 {
@@ -121,12 +162,15 @@ static void close_cap(struct nf_watch *w, struct nf_watch_cap *c)
 	nf_ring_stats(c->ring, &c->rs);
 	w->gone_rs.packets += c->rs.packets;
 	w->gone_rs.drops += c->rs.drops;
-	nf_ring_close(c->ring);
+	nf_watch_capwork_close(w, c->ring); /* a grace period or two: not in the loop */
 	free(c);
 }
 
 void nf_watch_cap_close(struct nf_watch *w, struct nf_watch_ns *ns)
 {
+	if (ns->opening)
+		nf_watch_capwork_cancel(w, ns);
+	ns->opening = 0;
 	if (ns->cap)
 		close_cap(w, ns->cap);
 	if (ns->old)

@@ -3,7 +3,8 @@
  * command, its loop), watch_netns.c (the network namespaces watched),
  * watch_setns.c (entering one), watch_cap.c (a namespace's capture),
  * watch_stream.c (the captures read as one stream), watch_wires.c (the
- * detectors), watch_owner.c (a connection's process, in its namespace),
+ * detectors), watch_capwork.c (rings opened and closed off the loop),
+ * watch_owner.c (a connection's process, in its namespace),
  * watch_fix.c (--fix), watch_json.c (the JSON lines), watch_metrics.c
  * (--metrics, --metrics-file) and watch_series.c (a stall's series).
  */
@@ -21,6 +22,7 @@
 struct nf_watch_sent;
 struct nf_watch_metrics;
 struct nf_watch_held;
+struct nf_watch_capwork;
 
 #define NF_WATCH_FLUSH_S 60 /* the JSON lines of rows that stalled again, this often */
 #define NF_WATCH_NS_NAME NF_HOLDER_NETNS_MAX
@@ -66,6 +68,7 @@ struct nf_watch_ns {
 	struct nf_watch_wire *lo_wire; /* its loopback's detector, made at its first segment */
 	unsigned seen;                /* the scan that last found it */
 	int retry;                    /* no capture for want of -i's interface: tried at each scan */
+	int opening;                  /* its capture asked of watch_capwork.c, not come yet */
 	uint64_t lo_held_until;       /* its loopback's frames held till then (CLOCK_REALTIME
 				       * ns): it was given a new ring (watch_stream.c) */
 	uint64_t resized_ms;          /* its ring's rate last looked at (watch_cap.c) */
@@ -104,6 +107,7 @@ struct nf_watch {
 	size_t nprocs, capprocs, nwalk, capwalk;
 	unsigned walks;
 	struct nf_ring_stats gone_rs; /* the captures closed, their counts */
+	struct nf_watch_capwork *capwork; /* watch_capwork.c's thread; NULL: the loop does it */
 	/* the stream (watch_stream.c) */
 	int epfd;
 	unsigned nrings;              /* captures open */
@@ -158,7 +162,8 @@ void nf_watch_netns_scan(struct nf_watch *w);
 /* Closes every namespace. */
 void nf_watch_netns_close_all(struct nf_watch *w);
 
-/* Every tick: each namespace's capture resized if it must be
+/* Every tick: the captures watch_capwork.c opened since taken in
+ * (nf_watch_cap_collect), each namespace's resized if it must be
  * (nf_watch_cap_resize). */
 void nf_watch_netns_tick(struct nf_watch *w, uint64_t now_ms);
 
@@ -200,8 +205,14 @@ void nf_watch_leave(struct nf_watch *w, const struct nf_watch_ns *ns);
 /* ns->cap: a ring made inside ns (the host's of the default size, another
  * of 256 KiB), in the stream; ns->lo its loopback. 0, or -errno, said on
  * stderr but -ENODEV (-i's interface is not there: ns->retry set) in a
- * namespace not the host's, and setns's, said once for all. */
+ * namespace not the host's, and setns's, said once for all. Once
+ * watch_capwork.c's thread runs, a namespace not the host's has its ring
+ * asked of it instead (ns->opening; 0): nf_watch_cap_collect brings it. */
 int nf_watch_cap_open(struct nf_watch *w, struct nf_watch_ns *ns);
+
+/* The rings watch_capwork.c opened since: each namespace's capture, in
+ * the stream (or, if it failed, said as nf_watch_cap_open says it). */
+void nf_watch_cap_collect(struct nf_watch *w);
 
 /* Closes ns's capture(s), their counts kept in w->gone_rs. */
 void nf_watch_cap_close(struct nf_watch *w, struct nf_watch_ns *ns);
@@ -214,6 +225,36 @@ void nf_watch_cap_resize(struct nf_watch *w, struct nf_watch_ns *ns, uint64_t no
 
 /* Adds the kernel's counts of ns's capture(s) to *s. */
 void nf_watch_cap_stats(struct nf_watch_ns *ns, struct nf_ring_stats *s);
+
+/* --- watch_capwork.c: rings opened and closed off the loop --- */
+
+/* Starts the thread (it blocks every signal). 0, or -errno: then the
+ * loop opens and closes the rings itself, as before it starts. */
+int nf_watch_capwork_start(struct nf_watch *w);
+
+/* Asks for a ring of kib KiB (retire_ms: nf_ring_open's), or with
+ * queue_kib a queue of that many KiB (nf_ring_open_queue) counted as a
+ * ring of kib, made inside the network namespace of nsfd (duplicated:
+ * the caller keeps its own), for owner. 0, or -errno (no thread, no
+ * memory): the caller makes it. */
+int nf_watch_capwork_open(struct nf_watch *w, const void *owner, int nsfd, unsigned kib,
+			  unsigned retire_ms, unsigned queue_kib);
+
+/* owner wants none of what it asked: a ring opened for it is closed. */
+void nf_watch_capwork_cancel(struct nf_watch *w, const void *owner);
+
+/* An open done: 1 with its *owner, *ring (the caller's now) and *kib; a
+ * negative errno if it failed (*owner, *kib, err saying why); 0 when
+ * none is done. Never waits. */
+int nf_watch_capwork_done(struct nf_watch *w, const void **owner, struct nf_ring **ring,
+			  unsigned *kib, char err[NF_RING_ERR_MAX]);
+
+/* Closes r (unmapped, its socket closed) in the thread, or here if there
+ * is none. r NULL: nothing. */
+void nf_watch_capwork_close(struct nf_watch *w, struct nf_ring *r);
+
+/* Stops the thread (the job in hand finished), closes what it held. */
+void nf_watch_capwork_stop(struct nf_watch *w);
 
 /* --- watch_stream.c: the captures read as one stream --- */
 
@@ -286,7 +327,9 @@ void nf_watch_wires_free(struct nf_watch *w);
  * local and remote end remote, into *o (as nf_owner_find), its socket
  * asked for of the kernel inside the namespaces look says (a sock_diag
  * socket made there); *where (may be NULL) the namespace it was found in.
- * 0, or -errno (-ENOENT: none here). */
+ * 0, or -errno: -ENOENT none here; -ENOTCONN here but closed, no file
+ * (TIME-WAIT: its process let it go); -ESRCH a socket no process holds
+ * (or none watch may read). */
 int nf_watch_owner(struct nf_watch *w, const struct nf_watch_look *look, const struct nf_end *local,
 		   const struct nf_end *remote, struct nf_owner *o, const struct nf_watch_ns **where);
 

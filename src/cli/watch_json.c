@@ -78,6 +78,8 @@ static void conn_line(FILE *out, const struct nf_holder *h)
 		for (const char *c = h->cmd; *c; c++)
 			fputs(nf_json_char((unsigned char)*c, esc), out);
 		fputc('"', out);
+	} else if (h->gone) {
+		fputs(",\"process\":\"gone\"", out);
 	}
 	nf_cli_wire_json_netns(out, h);
 	if (h->cgroup[0]) {

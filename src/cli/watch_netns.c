@@ -380,6 +380,7 @@ static void recapture(struct nf_watch *w)
 
 void nf_watch_netns_tick(struct nf_watch *w, uint64_t now_ms)
 {
+	nf_watch_cap_collect(w);
 	for (size_t i = 1; i < w->nns; i++)
 		nf_watch_cap_resize(w, w->ns[i], now_ms);
 }

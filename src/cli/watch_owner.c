@@ -33,20 +33,28 @@ static int inode_in(struct nf_watch *w, const struct nf_watch_ns *ns, const stru
 }
 
 /* The namespace whose kernel knows l <-> r, as look says: its first,
- * then (unless only) the others. NULL if none. */
+ * then (unless only) the others. NULL if none; *closed then says whether
+ * one had it closed, with no file (nf_owner_inode's -ENOTCONN). */
 static const struct nf_watch_ns *find_socket(struct nf_watch *w, const struct nf_watch_look *look,
 					     const struct nf_owner_end *l,
-					     const struct nf_owner_end *r, uint64_t *ino, uid_t *uid)
+					     const struct nf_owner_end *r, uint64_t *ino, uid_t *uid,
+					     int *closed)
 {
 	const struct nf_watch_ns *first = look && look->ns ? look->ns : w->ns[0];
+	int rc = inode_in(w, first, l, r, ino, uid);
 
-	if (inode_in(w, first, l, r, ino, uid) == 0)
+	*closed = rc == -ENOTCONN;
+	if (rc == 0)
 		return first;
 	if (look && look->only)
 		return NULL;
-	for (size_t i = 0; i < w->nns; i++)
-		if (w->ns[i] != first && inode_in(w, w->ns[i], l, r, ino, uid) == 0)
+	for (size_t i = 0; i < w->nns; i++) {
+		if (w->ns[i] == first)
+			continue;
+		if ((rc = inode_in(w, w->ns[i], l, r, ino, uid)) == 0)
 			return w->ns[i];
+		*closed |= rc == -ENOTCONN;
+	}
 	return NULL;
 }
 
@@ -57,6 +65,7 @@ int nf_watch_owner(struct nf_watch *w, const struct nf_watch_look *look, const s
 	const struct nf_watch_ns *ns;
 	uint64_t ino = 0;
 	uid_t uid = 0;
+	int closed;
 
 	end_of(local, &l);
 	end_of(remote, &r);
@@ -64,10 +73,11 @@ int nf_watch_owner(struct nf_watch *w, const struct nf_watch_look *look, const s
 	o->fd = -1;
 	if (where)
 		*where = NULL;
-	if (!(ns = find_socket(w, look, &l, &r, &ino, &uid)))
-		return -ENOENT;
+	if (!(ns = find_socket(w, look, &l, &r, &ino, &uid, &closed)))
+		return closed ? -ENOTCONN : -ENOENT;
 	if (where)
 		*where = ns;
 	o->uid = uid;
-	return nf_owner_pid(ino, o);
+	closed = nf_owner_pid(ino, o);
+	return closed == -ENOENT ? -ESRCH : closed;
 }

@@ -181,6 +181,8 @@ static void process_columns(FILE *out, const struct nf_holder *h, int wc, int pi
 		fprintf(out, "  %-*s", pid ? wc : 0, h->cgroup[0] ? h->cgroup : "-");
 	if (h->pid)
 		fprintf(out, "  %ld %s", h->pid, h->cmd);
+	else if (h->gone)
+		fputs("  (gone)", out);
 }
 
 void nf_cli_wire_table(FILE *out, struct nf_holder *const *h, size_t n,
@@ -200,7 +202,7 @@ void nf_cli_wire_table(FILE *out, struct nf_holder *const *h, size_t n,
 		for (size_t i = 0; i < n; i++) {
 			int l = (int)strlen(nf_cli_wire_fix(h[i], fix, sizeof(fix)));
 
-			pid |= h[i]->pid != 0;
+			pid |= h[i]->pid != 0 || h[i]->gone;
 			wf = l > wf ? l : wf;
 		}
 		if (!pid && !wc)
@@ -268,6 +270,8 @@ void nf_cli_wire_json(FILE *out, const struct nf_holder *h, const char *source)
 	if (h->pid) {
 		fprintf(out, ",\"pid\":%ld,\"prog\":", h->pid);
 		nf_cli_json_str(out, h->cmd);
+	} else if (h->gone) {
+		fputs(",\"process\":\"gone\"", out);
 	}
 	nf_cli_wire_json_netns(out, h);
 	if (h->cgroup[0]) {
@@ -301,6 +305,8 @@ void nf_cli_wire_first(FILE *out, const struct nf_holder *h, const struct nf_sta
 		fprintf(out, "  netns %s", h->netns);
 	if (h->pid)
 		fprintf(out, "  pid %ld %s", h->pid, h->cmd);
+	else if (h->gone)
+		fputs("  process gone (its connection closed before the stall was judged)", out);
 	if (h->cgroup[0])
 		fprintf(out, "  cgroup %s", h->cgroup);
 	fprintf(out, "  fix: %s\n", nf_cli_wire_fix(h, fix, sizeof(fix)));

@@ -38,8 +38,10 @@ struct nf_owner {
  * The inode of this host's TCP socket whose local end is local and remote
  * end remote, into *ino (sock_diag's exact lookup; an IPv6 socket with
  * IPv4-mapped addresses is found by its IPv4 ends). Returns 0, -ENOENT if
- * there is none (the end is on another host, the connection is closed or
- * in TIME-WAIT), or another -errno (no netlink, a malformed answer).
+ * there is none (the end is on another host, or long closed), -ENOTCONN
+ * if the kernel has it but no file any more (TIME-WAIT, closed by its
+ * process, a request socket: its holder is gone), or another -errno (no
+ * netlink, a malformed answer).
  * Never waits more than a second.
  */
 int nf_owner_inode(const struct nf_owner_end *local, const struct nf_owner_end *remote,

@@ -66,6 +66,8 @@ struct nf_holder {
 	struct nf_end self, peer;
 	uint8_t side;            /* enum nf_wire_side */
 	uint8_t side_how;        /* enum nf_wire_side_how */
+	uint8_t gone;            /* filled by watch: the holder was a process of this host,
+				  * gone before the stall was judged (pid 0) */
 	uint32_t conns;          /* connections of this row that held */
 	uint64_t stalls;
 	uint64_t first_ns, last_ns; /* the first and the last stall's start */

@@ -87,8 +87,8 @@ static int diag_one(const struct nlmsghdr *h, uint32_t seq, uint64_t *ino, uid_t
 		return -EBADMSG;
 	const struct inet_diag_msg *m = NLMSG_DATA(h);
 
-	if (m->idiag_inode == 0) /* TIME-WAIT, or a request socket: no file */
-		return -ENOENT;
+	if (m->idiag_inode == 0) /* TIME-WAIT, closed, or a request socket: no file */
+		return -ENOTCONN;
 	*ino = m->idiag_inode;
 	*uid = m->idiag_uid;
 	return 1;
