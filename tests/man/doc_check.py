@@ -4,7 +4,7 @@
   doc_check.py tree README SRC   README's source tree (the indented block
         under its "## The source tree") against the directory SRC: every
         file of SRC has its line, every line names what exists, and every
-        folder of SRC but man/ has a README.md. A line is a name (a file,
+        folder of SRC has a README.md. A line is a name (a file,
         a folder ending in "/", or a glob such as "*.h": a rule for the
         folder's files it matches, if any), then its description; its
         indentation, two spaces a level, says which folder it is in.
@@ -119,7 +119,7 @@ def check_tree(readme, src):
     ok &= say(not dangling, 'src-tree names only what exists',
               '%d lines' % len(paths) if not dangling else 'no such file: ' + ' '.join(dangling[:8]))
     folders = sorted({os.path.dirname(f) for f in files if '/' in f})
-    bare = [d for d in folders if d.split('/')[0] != 'man' and not os.path.isfile(os.path.join(src, d, 'README.md'))]
+    bare = [d for d in folders if not os.path.isfile(os.path.join(src, d, 'README.md'))]
     ok &= say(not bare, 'src folders have a README.md',
               '%d folders' % len(folders) if not bare else 'no README.md in ' + ' '.join(root + '/' + d for d in bare))
     return ok
