@@ -4,7 +4,7 @@
   doc_check.py tree README SRC   README's source tree (the indented block
         under its "## The source tree") against the directory SRC: every
         file of SRC has its line, every line names what exists, and every
-        folder of SRC but man/ has a README.md. A line is a name (a file,
+        folder of SRC has a README.md. A line is a name (a file,
         a folder ending in "/", or a glob such as "*.h": a rule for the
         folder's files it matches, if any), then its description; its
         indentation, two spaces a level, says which folder it is in.
@@ -13,6 +13,15 @@
         under TOP, as a file, a folder or a glob's match; a man page is read
         as mandoc renders it. Words with a placeholder (NAME, <module>) are
         not paths.
+  doc_check.py maps TOP DOC...   what each README (a map of the tree) names
+        in backquotes exists: a path (a word with a "/" or a file's
+        extension) as a file, a folder or a glob's match, looked for from
+        TOP, from DOC's folder and from each folder between (a bare name:
+        anywhere in the tree), and a make target (`make NAME...` in
+        backquotes, `make NAME` in a code block, a `test-NAME` anywhere)
+        as a target of TOP's Makefile or what it includes. Not looked
+        for: placeholders (NAME, <module>), what the build makes (build/,
+        lib*.a, lib*.so), absolute paths.
   doc_check.py dates PAGE   a man page's text holds no date (YYYY-MM-DD)
         but its title line's: a reference is not a diary.
   doc_check.py arrows README LAYERS   README's table of arrows (the
@@ -119,7 +128,7 @@ def check_tree(readme, src):
     ok &= say(not dangling, 'src-tree names only what exists',
               '%d lines' % len(paths) if not dangling else 'no such file: ' + ' '.join(dangling[:8]))
     folders = sorted({os.path.dirname(f) for f in files if '/' in f})
-    bare = [d for d in folders if d.split('/')[0] != 'man' and not os.path.isfile(os.path.join(src, d, 'README.md'))]
+    bare = [d for d in folders if not os.path.isfile(os.path.join(src, d, 'README.md'))]
     ok &= say(not bare, 'src folders have a README.md',
               '%d folders' % len(folders) if not bare else 'no README.md in ' + ' '.join(root + '/' + d for d in bare))
     return ok
@@ -227,12 +236,128 @@ def check_arrows(readme, script):
     return say(not extra and not lack, 'arrows %s' % name, detail)
 
 
+TICKS = re.compile(r'`([^`\n]+)`')
+WORD = re.compile(r'^[A-Za-z0-9_.*][A-Za-z0-9_.*+/-]*$')
+EXT = re.compile(r'\.[A-Za-z][A-Za-z0-9]*$')
+MAKE = re.compile(r'(?<![\w-])make\s+((?:[-\w=./]+\s*)+)')
+TEST_TARGET = re.compile(r'(?<![\w/.-])(test-[a-z0-9-]+)(?![\w/.-])')
+
+
+def make_targets(top):
+    """The targets TOP's Makefile (and what it includes) defines."""
+    out = subprocess.run(['make', '-pRrq', '-C', top], capture_output=True)
+    names = set()
+    for line in out.stdout.decode('utf-8', errors='replace').splitlines():
+        m = re.match(r'^([A-Za-z0-9_.][^:#=\t$]*):(?!=)', line)
+        if m:
+            names.update(m.group(1).split())
+    return names
+
+
+def tree_names(top):
+    """Every file and folder name of the tree (git's, else the disk's)."""
+    names = set()
+    for d, dirs, files in os.walk(top):
+        dirs[:] = [x for x in dirs if x not in ('.git', 'build')]
+        names.update(dirs)
+        names.update(files)
+    return names
+
+
+def map_path_ok(top, doc, word, names):
+    word = word.rstrip('/')
+    if '/' not in word:
+        if '*' in word:
+            return any(fnmatch.fnmatch(n, word) for n in names)
+        return word in names
+    bases = [top]
+    d = os.path.dirname(os.path.abspath(doc))
+    while d.startswith(os.path.abspath(top)) and d not in bases:
+        bases.append(d)
+        d = os.path.dirname(d)
+    if word.endswith('.h'):
+        bases.append('/usr/include')
+    for b in bases:
+        full = os.path.join(b, word)
+        if glob.glob(full) if '*' in full else os.path.exists(full):
+            return True
+    return False
+
+
+def map_words(text):
+    """The path-like words and the make targets of a README's text."""
+    paths, targets = [], []
+    code, fenced = [], False
+    for line in text.splitlines():
+        if line.startswith('```'):
+            fenced = not fenced
+        elif fenced or line.startswith('    '):
+            code.append(line)
+    for span in TICKS.findall(text) + code:
+        for m in MAKE.finditer(span):
+            for w in m.group(1).split():
+                if w.startswith('-') or '=' in w:
+                    continue
+                if not re.match(r'^[a-z][a-z0-9-]*$', w):
+                    break
+                targets.append(w)
+                if span in code:
+                    break  # a code block's prose: its first target only
+        if span in code:
+            continue
+        for w in span.split():
+            w = w.strip('(),;:')
+            if (not WORD.match(w) or w.startswith(('.', '_', '/')) and '/' not in w[1:]
+                    or w.startswith('/') or not ('/' in w or EXT.search(w))):
+                continue
+            paths.append(w)
+    targets += TEST_TARGET.findall(text)
+    return paths, targets
+
+
+def built(word):
+    base = os.path.basename(word.rstrip('/'))
+    return word.startswith('build/') or re.match(r'^lib\w+\.(a|so)$', base)
+
+
+def check_maps(top, docs):
+    ok, targets, names = True, make_targets(top), tree_names(top)
+    if not targets:
+        return say(False, 'maps', 'no target read from %s/Makefile' % top)
+    for doc in docs:
+        rel = os.path.relpath(doc, top)
+        if not os.path.isfile(doc):
+            ok &= say(False, 'maps %s' % rel, 'no such document')
+            continue
+        paths, tgts = map_words(open(doc, encoding='utf-8').read())
+        bad_p, seen_p, bad_t, seen_t = [], set(), [], set()
+        for w in paths:
+            if w in seen_p or built(w) or is_placeholder(w, ' ') or '<' in w:
+                continue
+            seen_p.add(w)
+            if not map_path_ok(top, doc, w, names):
+                bad_p.append(w)
+        for t in tgts:
+            if t in seen_t or PLACEHOLDER.match(t.split('-')[-1]):
+                continue
+            seen_t.add(t)
+            if t not in targets:
+                bad_t.append(t)
+        ok &= say(not bad_p, 'maps %s: paths' % rel, '%d paths named, each there' % len(seen_p)
+                  if not bad_p else '%d named but not in the tree: %s' % (len(bad_p), ' '.join(bad_p[:8])))
+        ok &= say(not bad_t, 'maps %s: targets' % rel, '%d make targets named, each in the Makefile' % len(seen_t)
+                  if not bad_t else '%d named but not targets of the Makefile: %s' % (len(bad_t), ' '.join(bad_t[:8])))
+    return ok
+
+
 def main():
     a = sys.argv[1:]
     if len(a) == 3 and a[0] == 'tree':
         ok = check_tree(a[1], a[2])
     elif len(a) >= 3 and a[0] == 'paths':
         ok = check_paths(a[1], a[2:])
+    elif len(a) >= 3 and a[0] == 'maps':
+        ok = check_maps(a[1], a[2:])
     elif len(a) == 2 and a[0] == 'dates':
         ok = check_dates(a[1])
     elif len(a) == 3 and a[0] == 'arrows':

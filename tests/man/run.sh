@@ -12,11 +12,14 @@
 # and every path of the tree (src/..., tests/..., conf/..., include/...)
 # named by a page, README.md, src/README.md, tests/README.md,
 # tests/bench/README.md or a folder's README.md (src/*/, include/)
-# exists. A file added, moved or renamed without its documents fails here.
+# exists; every path (from the top, or from the README's folder up) and
+# every make target a README names in backquotes is there (doc_check.py
+# maps: README.md, src/, tests/, include/, conf/'s READMEs).
+# A file added, moved or renamed without its documents fails here.
 # Also proves each of those checks can fail: on a copy of src/ with a file
 # added and one removed, on the map with an arrow gone and one too many,
-# on a document naming a path that is not there,
-# on a page with a date.
+# on a document naming a path that is not there, on a README naming a
+# path and a target that are not, on a page with a date.
 # Ends with "N passed, M failed"; T=pattern selects checks (tests/lib.sh).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -113,6 +116,13 @@ while IFS= read -r f; do docs+=("$f"); done < <(
 	{ find "$top/src" -mindepth 2 -name README.md; find "$top/include" -name README.md; } | sort)
 doc_check paths "$top" "${docs[@]}"
 
+# The maps: what each README names in backquotes (a path, a make target)
+# is in the tree and in the Makefile.
+maps=("$top/README.md" "$top/src/README.md" "$top/tests/README.md" "$top/include/README.md")
+while IFS= read -r f; do maps+=("$f"); done < <(
+	{ find "$top/src" "$top/tests" -mindepth 2 -name README.md; find "$top/conf" -maxdepth 1 -name 'README*'; } | sort)
+doc_check maps "$top" "${maps[@]}"
+
 # The controls: each check above fails where it should.
 # A copy of src/ with a file no line names, and without a file a line
 # names: both found, by name.
@@ -156,6 +166,22 @@ if selected "paths catches a path that is not there"; then
 		pass "paths catches a path that is not there"
 	else
 		fail "paths catches a path that is not there" "status $rc" "$tmp/ctl"
+	fi
+fi
+
+# A README naming a path and a target that are not there, beside ones
+# that are: both found, by name, and only they.
+if selected "maps catches a path and a target that are not there"; then
+	mkdir -p "$tmp/map/src/part"
+	# shellcheck disable=SC2016 # backquotes as markdown writes them
+	printf 'See `tests/man/run.sh`, `run.sh`, `part/nosuch.c` and `tests/nosuch/`.\nRun `make test-man`, then `make test-nosuch`; `test-layers`.\n' >"$tmp/map/src/part/README.md"
+	python3 "$here/doc_check.py" maps "$top" "$tmp/map/src/part/README.md" >"$tmp/ctl" 2>&1
+	rc=$?
+	if [ "$rc" -eq 1 ] && grep -q $'paths\t2 named but not in the tree: part/nosuch.c tests/nosuch/$' "$tmp/ctl" &&
+		grep -q $'targets\t1 named but not targets of the Makefile: test-nosuch$' "$tmp/ctl"; then
+		pass "maps catches a path and a target that are not there"
+	else
+		fail "maps catches a path and a target that are not there" "status $rc" "$tmp/ctl"
 	fi
 fi
 
