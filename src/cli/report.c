@@ -21,6 +21,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -751,29 +752,32 @@ int nf_report_print(char *const paths[], int n, int json, FILE *out)
 	return bad ? -1 : (int)gs.n;
 }
 
-/* Sorts argv into LOG names and --json (options anywhere, until "--").
- * Returns how many logs, or -1 for an unknown option (said on stderr),
- * -2 for --help. */
-static int report_args(int argc, char **argv, char **logs, int *json)
-{
-	char q[NF_CLI_QUOTE_MAX];
-	int n = 0, opts = 1;
+/* report's options: the long ones; getopt_long's short ones are ":h". */
+static const struct option report_longopts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
 
-	for (int i = 1; i < argc; i++) {
-		if (opts && strcmp(argv[i], "--") == 0)
-			opts = 0;
-		else if (opts && strcmp(argv[i], "--json") == 0)
-			*json = 1;
-		else if (opts && (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0))
-			return -2;
-		else if (opts && argv[i][0] == '-' && argv[i][1]) {
-			nf_cli_usage_error("report", "unknown option '%s'", nf_cli_quote(argv[i], q));
+/* Options anywhere until "--" (getopt_long permutes the LOGs to
+ * argv[optind..]): sets *json. Returns how many logs, -1 for a usage
+ * error (said on stderr), -2 for --help. */
+static int report_args(int argc, char **argv, int *json)
+{
+	int opt;
+
+	optind = 0; /* 0, not 1: getopt_long starts afresh, permuting */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", report_longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j': *json = 1; break;
+		case 'h': return -2;
+		default:
+			nf_cli_bad_option("report", opt, argc, argv, report_longopts);
 			return -1;
-		} else {
-			logs[n++] = argv[i];
 		}
 	}
-	return n;
+	return argc - optind;
 }
 
 int nf_cli_report(int argc, char **argv)
@@ -790,12 +794,8 @@ int nf_cli_report(int argc, char **argv)
 		"  -h, --help  this text\n"
 		"Exit status: 0; 1 a LOG that could not be read whole or holds no audit\n"
 		"line; 125 a usage error.\n";
-	char **logs = calloc((size_t)argc, sizeof(*logs));
-	int json = 0, n, rc;
+	int json = 0, n = report_args(argc, argv, &json), rc;
 
-	if (!logs)
-		return NF_EXIT_USAGE;
-	n = report_args(argc, argv, logs, &json);
 	if (n == -2) {
 		fputs(usage, stdout);
 		rc = 0;
@@ -804,8 +804,7 @@ int nf_cli_report(int argc, char **argv)
 	} else if (n == 0) {
 		rc = nf_cli_usage_error("report", "no LOG given");
 	} else {
-		rc = nf_report_print(logs, n, json, stdout) < 0 ? 1 : 0;
+		rc = nf_report_print(argv + optind, n, json, stdout) < 0 ? 1 : 0;
 	}
-	free(logs);
 	return rc;
 }
