@@ -27,7 +27,7 @@
 
 #include "cli_int.h"
 
-static const char audit_usage[] =
+const char nf_cli_usage_audit[] =
 	"usage: naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]\n"
 	"Runs COMMAND with every TCP socket audited (nothing changed), then prints\n"
 	"on stderr its split-write stalls per peer, with the config line that\n"
@@ -205,7 +205,7 @@ int nf_cli_audit(int argc, char **argv)
 	struct nf_cli_unseen *unseen;
 
 	if (cmd == 0) {
-		fputs(audit_usage, stdout);
+		fputs(nf_cli_usage_audit, stdout);
 		return 0;
 	}
 	if (cmd < 0)

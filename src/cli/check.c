@@ -14,7 +14,7 @@
 #include "nf_config.h"
 #include "nf_policy.h"
 
-static const char check_usage[] =
+const char nf_cli_usage_check[] =
 	"usage: naglefix check [FILE]\n"
 	"Validates the policy file FILE as the library reads it (default: what the\n"
 	"library would read: $NAGLEFIX_CONF, else " NF_CONF_DEFAULT_PATH " if it\n"
@@ -114,7 +114,7 @@ int nf_cli_check(int argc, char **argv)
 
 	if (arg < 0) {
 		if (arg == -1)
-			fputs(check_usage, stdout);
+			fputs(nf_cli_usage_check, stdout);
 		return arg == -1 ? 0 : NF_EXIT_USAGE;
 	}
 	path = arg ? argv[arg] : nf_config_path(env_conf);

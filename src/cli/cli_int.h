@@ -12,6 +12,22 @@
 
 #define NF_EXIT_USAGE 125
 
+/*
+ * Each command's usage: the text naglefix CMD --help prints, kept in
+ * CMD's own file, the one copy. It starts with its synopsis: a line
+ * "usage: naglefix CMD ...", then the lines indented as one (7 spaces or
+ * more), which naglefix --help lists; tests/cli/usage_man.py checks the
+ * options each names against naglefix(1).
+ */
+extern const char nf_cli_usage_check[];  /* check.c */
+extern const char nf_cli_usage_audit[];  /* audit.c */
+extern const char nf_cli_usage_report[]; /* report.c */
+extern const char nf_cli_usage_fix[];    /* fix.c */
+extern const char nf_cli_usage_scan[];   /* scan.c */
+extern const char nf_cli_usage_watch[];  /* watch.c */
+extern const char nf_cli_usage_attach[]; /* attach.c */
+extern const char nf_cli_usage_detach[]; /* detach.c */
+
 /* Room for a command-line word as nf_cli_quote writes it. */
 #define NF_CLI_QUOTE_MAX 256
 

@@ -562,10 +562,11 @@ static int run_fix(struct fixer *f, int n, char **pids)
 
 /* --- options -------------------------------------------------------------------- */
 
-static const char usage_fix[] =
-	"usage: naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] TARGET...\n"
+const char nf_cli_usage_fix[] =
+	"usage: naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow [-i MS]] [--json]\n"
+	"                    TARGET...\n"
 	"       naglefix fix --undo [--dry-run] [--json] TARGET...\n"
-	"TARGET: a PID, --cgroup PATH or --unit NAME (each repeatable)\n"
+	"       TARGET: a PID, --cgroup PATH or --unit NAME (each repeatable)\n"
 	"\n"
 	"Applies CONF's rules (default: $NAGLEFIX_CONF, else " NF_CONF_DEFAULT_PATH ";\n"
 	"no file: nodelay) or nodelay for every socket to the TCP sockets of\n"
@@ -715,7 +716,7 @@ int nf_cli_fix(int argc, char **argv)
 				return usage_err("--interval takes milliseconds, 1 to 60000:", optarg);
 			break;
 		case 'G': case 'U': g[ng++] = (struct nf_fix_group){ optarg, opt == 'U' }; break;
-		case 'h': fputs(usage_fix, stdout); return 0;
+		case 'h': fputs(nf_cli_usage_fix, stdout); return 0;
 		default: return nf_cli_bad_option("fix", opt, argc, argv, fix_longopts);
 		}
 	}

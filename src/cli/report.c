@@ -457,6 +457,19 @@ int nf_report_print(char *const paths[], int n, int json, FILE *out)
 	return bad ? -1 : (int)gs.n;
 }
 
+const char nf_cli_usage_report[] =
+	"usage: naglefix report [--json] LOG...\n"
+	"Reads audit logs (naglefix audit -l, NAGLEFIX_LOG of -m audit) and the\n"
+	"--json lines of scan and watch, and prints per peer the findings, the\n"
+	"most frequent write pattern, the median and total stall, the config line\n"
+	"that fixes it and the code that wrote. A LOG is a file, a FIFO or - (standard\n"
+	"input); lines over 64 KiB are skipped and counted, and what is kept of the\n"
+	"lines takes at most 64 MiB.\n"
+	"  --json      a JSON array instead of the table\n"
+	"  -h, --help  this text\n"
+	"Exit status: 0; 1 a LOG that could not be read whole or holds no audit\n"
+	"line; 125 a usage error.\n";
+
 /* report's options: the long ones; getopt_long's short ones are ":h". */
 static const struct option report_longopts[] = {
 	{ "json", no_argument, NULL, 'j' },
@@ -487,22 +500,10 @@ static int report_args(int argc, char **argv, int *json)
 
 int nf_cli_report(int argc, char **argv)
 {
-	static const char usage[] =
-		"usage: naglefix report [--json] LOG...\n"
-		"Reads audit logs (naglefix audit -l, NAGLEFIX_LOG of -m audit) and the\n"
-		"--json lines of scan and watch, and prints per peer the findings, the\n"
-		"most frequent write pattern, the median and total stall, the config line\n"
-		"that fixes it and the code that wrote. A LOG is a file, a FIFO or - (standard\n"
-		"input); lines over 64 KiB are skipped and counted, and what is kept of the\n"
-		"lines takes at most 64 MiB.\n"
-		"  --json      a JSON array instead of the table\n"
-		"  -h, --help  this text\n"
-		"Exit status: 0; 1 a LOG that could not be read whole or holds no audit\n"
-		"line; 125 a usage error.\n";
 	int json = 0, n = report_args(argc, argv, &json), rc;
 
 	if (n == -2) {
-		fputs(usage, stdout);
+		fputs(nf_cli_usage_report, stdout);
 		rc = 0;
 	} else if (n < 0) {
 		rc = NF_EXIT_USAGE;

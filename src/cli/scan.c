@@ -21,7 +21,7 @@
 #include "wire/nf_pkt.h"
 #include "wire/nf_wire.h"
 
-static const char usage_text[] =
+const char nf_cli_usage_scan[] =
 	"usage: naglefix scan [--json] CAPTURE...\n"
 	"Reads packet captures (pcap or pcapng, as tcpdump -w and dumpcap write them;\n"
 	"- for standard input) and lists every connection end whose Nagle held a\n"
@@ -146,7 +146,7 @@ int nf_cli_scan(int argc, char **argv)
 	struct nf_wire *w;
 
 	if (rc == 1)
-		fputs(usage_text, stdout);
+		fputs(nf_cli_usage_scan, stdout);
 	if (rc != 0)
 		return rc == 1 ? 0 : rc;
 	if (!(w = nf_wire_new(NULL))) {
