@@ -120,7 +120,7 @@ int nf_cli_check(int argc, char **argv)
 	path = arg ? argv[arg] : nf_config_path(env_conf);
 	nerr = path ? nf_config_check_file(path, &p, say, NULL) : 0;
 	if (nerr < 0)
-		fputs("naglefix: check: out of memory\n", stderr);
+		nf_cli_warnx(1, "out of memory");
 	nerr = nerr < 0 ? 1 : nerr;
 	nerr += check_mode(mode, &a);
 	dflt = default_of(mode, a, p.dflt.action, buf, sizeof(buf));

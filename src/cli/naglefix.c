@@ -143,8 +143,7 @@ static int check_policy(const char *cmd)
 	struct nf_policy p;
 
 	if (nf_config_load(&p, env("NAGLEFIX_CONF"), env("NAGLEFIX_MODE"), 0, err, sizeof(err)) < 0) {
-		fprintf(stderr, "naglefix: %s; %s not started\n", err, nf_cli_quote(cmd, q));
-		return -1;
+		return nf_cli_warnx(-1, "%s; %s not started", err, nf_cli_quote(cmd, q));
 	}
 	nf_policy_free(&p);
 	return 0;
@@ -158,8 +157,7 @@ static int run(char **argv)
 	/* an exec the library cannot follow is said too (unless audit asked first) */
 	setenv("NAGLEFIX_REACH", "log", 0);
 	execvp(argv[0], argv);
-	fprintf(stderr, "naglefix: %s: %s\n", argv[0], strerror(errno));
-	return errno == ENOENT ? 127 : 126;
+	return nf_cli_warnx(errno == ENOENT ? 127 : 126, "%s: %s", argv[0], strerror(errno));
 }
 
 static const struct option longopts[] = {
@@ -171,28 +169,27 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* The subcommands: the first word names one, which gets the rest. */
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{ "check", nf_cli_check }, { "audit", nf_cli_audit },   { "report", nf_cli_report },
+	{ "fix", nf_cli_fix },     { "scan", nf_cli_scan },     { "watch", nf_cli_watch },
+	{ "attach", nf_cli_attach }, { "detach", nf_cli_detach },
+};
+
 int main(int argc, char **argv)
 {
 	char q[NF_CLI_QUOTE_MAX];
 	enum nf_action a;
 	int opt;
 
-	if (argc > 1 && strcmp(argv[1], "check") == 0)
-		return nf_cli_check(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "audit") == 0)
-		return nf_cli_audit(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "report") == 0)
-		return nf_cli_report(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "fix") == 0)
-		return nf_cli_fix(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "scan") == 0)
-		return nf_cli_scan(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "watch") == 0)
-		return nf_cli_watch(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "attach") == 0)
-		return nf_cli_attach(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "detach") == 0)
-		return nf_cli_detach(argc - 1, argv + 1);
+	for (size_t i = 0; argc > 1 && i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			nf_cli_set_cmd(commands[i].name);
+			return commands[i].run(argc - 1, argv + 1);
+		}
 	opterr = 0; /* getopt would print the word raw: bad_option quotes it */
 	while ((opt = getopt_long(argc, argv, "+:c:m:l:hV", longopts, NULL)) != -1) {
 		switch (opt) {

@@ -47,13 +47,12 @@ static int scan_fd(struct nf_wire *w, int fd, const char *name, struct skipped *
 	int rc;
 
 	if (!c) {
-		fprintf(stderr, "naglefix scan: %s\n", err);
-		return -1;
+		return nf_cli_warnx(-1, "%s", err);
 	}
 	sk->read = 1;
 	rc = nf_cli_scan_feed(c, w, sk->n);
 	if (rc < 0)
-		fprintf(stderr, "naglefix scan: %s\n", nf_cap_error(c));
+		nf_cli_warnx(-1, "%s", nf_cap_error(c));
 	nf_cap_close(c);
 	return rc < 0 ? -1 : 0;
 }
@@ -69,9 +68,9 @@ static int scan_path(struct nf_wire *w, const char *path, struct skipped *sk)
 		return scan_fd(w, STDIN_FILENO, "-", sk);
 	nf_cli_quote(path, q);
 	if ((fd = nf_cli_open_input(path, &why)) < 0) {
-		fprintf(stderr, "naglefix scan: %s: %s%s\n", q, why,
-			fd == -2 ? ", not a capture (a file, a FIFO, or - for standard input)" : "");
-		return -1;
+		return nf_cli_warnx(-1, "%s: %s%s", q, why,
+				    fd == -2 ? ", not a capture (a file, a FIFO, or - for standard input)"
+					     : "");
 	}
 	rc = scan_fd(w, fd, q, sk);
 	close(fd);
@@ -150,8 +149,7 @@ int nf_cli_scan(int argc, char **argv)
 	if (rc != 0)
 		return rc == 1 ? 0 : rc;
 	if (!(w = nf_wire_new(NULL))) {
-		fputs("naglefix scan: out of memory\n", stderr);
-		return 1;
+		return nf_cli_warnx(1, "out of memory");
 	}
 	for (int i = optind; i < argc; i++)
 		if (scan_path(w, argv[i], &sk) < 0)
