@@ -9,14 +9,15 @@ under OPTIONS up to the next command's: every option set in bold there),
 both ways: an option --help names that the page does not is a FAIL, and
 so is the reverse. -h/--help is left out: every command takes it. And
 the options --help names must be those the command reads: its getopt
-table in src/cli (the struct option array and getopt_long's short
-letters of CMD.c, naglefix.c for the run mode), both ways.
+table in src/cli (the struct option arrays and getopt_long's short
+letters of CMD.c and CMD_*.c, naglefix.c for the run mode), both ways.
 
 Here, in tests/cli (make test-cli, which builds the command first), not in
 tests/man: it runs the command, and test-man checks the documents without
 building anything. Prints one PASS or FAIL line a command, then "N passed,
 M failed" (tests/lib.sh's tally); exit status 1 if one failed.
 """
+import glob
 import re
 import subprocess
 import sys
@@ -50,8 +51,11 @@ def help_options(text, cmd):
 
 def table_options(src, cmd):
     """The options of cmd's getopt_long call and its struct option array."""
-    with open(f"{src}/{cmd or 'naglefix'}.c", encoding="utf-8") as f:
-        code = f.read()
+    name = cmd or "naglefix"
+    code = ""
+    for path in sorted(glob.glob(f"{src}/{name}.c") + glob.glob(f"{src}/{name}_*.c")):
+        with open(path, encoding="utf-8") as f:
+            code += f.read()
     found = set()
     for table in re.findall(r"struct option [a-z_]*\[\] = \{(.*?)\n\s*\};", code, re.S):
         found |= {"--" + n for n in re.findall(r'\{ "([a-z][a-z0-9-]*)",', table)}
