@@ -29,7 +29,7 @@
 #include "fix_int.h"
 #include "nf_config.h"
 
-static const char usage_attach[] =
+const char nf_cli_usage_attach[] =
 	"usage: naglefix attach [-c CONF | -m MODE] (--cgroup PATH | --unit NAME |\n"
 	"                       --pid PID | --host) [--now]\n"
 	"       naglefix attach [-c CONF | -m MODE] (--cgroup PATH | --unit NAME)\n"
@@ -249,7 +249,7 @@ int nf_cli_attach(int argc, char **argv)
 		case OPT_NOW: r.now = 1; break;
 		case OPT_LIST: r.list = 1; break;
 		case OPT_NETNS: r.netns = optarg; break;
-		case 'h': fputs(usage_attach, stdout); return 0;
+		case 'h': fputs(nf_cli_usage_attach, stdout); return 0;
 		default: return nf_cli_bad_option("attach", opt, argc, argv, attach_longopts);
 		}
 	}

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -26,7 +27,7 @@
 
 #include "cli_int.h"
 
-static const char audit_usage[] =
+const char nf_cli_usage_audit[] =
 	"usage: naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]\n"
 	"Runs COMMAND with every TCP socket audited (nothing changed), then prints\n"
 	"on stderr its split-write stalls per peer, with the config line that\n"
@@ -159,35 +160,41 @@ static int log_arg_ok(const char *arg)
 	       strcmp(arg, "syslog") != 0;
 }
 
-/* Options up to COMMAND: sets *log, *json; returns COMMAND's index, 0 for
- * --help, or -1 after saying what is wrong. */
+/* audit's options: the long ones; getopt_long's short ones are "+:l:h". */
+static const struct option audit_longopts[] = {
+	{ "log", required_argument, NULL, 'l' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Options up to COMMAND (the first word that is not one: "+", no
+ * permuting, for COMMAND's own options are its): sets *log, *json;
+ * returns COMMAND's index, 0 for --help, or -1 after saying what is
+ * wrong. */
 static int parse_args(int argc, char **argv, const char **log, int *json)
 {
-	char q[NF_CLI_QUOTE_MAX];
-	int i = 1;
+	int opt;
 
-	for (; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++) {
-		int log_opt = strcmp(argv[i], "-l") == 0 || strcmp(argv[i], "--log") == 0;
-
-		if (strcmp(argv[i], "--json") == 0)
-			*json = 1;
-		else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-			return 0;
-		else if (log_opt && i + 1 < argc)
-			*log = argv[++i];
-		else if (strncmp(argv[i], "--log=", 6) == 0)
-			*log = argv[i] + 6;
-		else
-			return usage_error(log_opt ? "option '%s' needs a LOG" : "unknown option '%s'",
-					   nf_cli_quote(argv[i], q));
+	optind = 0; /* 0, not 1: getopt_long starts afresh */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+:l:h", audit_longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'l': *log = optarg; break;
+		case 'j': *json = 1; break;
+		case 'h': return 0;
+		case ':': return usage_error("option '-l' needs a LOG");
+		default:
+			nf_cli_bad_option("audit", opt, argc, argv, audit_longopts);
+			return -1;
+		}
 	}
-	i += i < argc && strcmp(argv[i], "--") == 0;
-	if (i == argc)
+	if (optind == argc)
 		return usage_error("no COMMAND");
 	if (*log && !log_arg_ok(*log))
 		return usage_error("LOG is one file that all processes append to "
 				   "(not empty, no %%p, stderr or syslog)");
-	return i;
+	return optind;
 }
 
 int nf_cli_audit(int argc, char **argv)
@@ -198,7 +205,7 @@ int nf_cli_audit(int argc, char **argv)
 	struct nf_cli_unseen *unseen;
 
 	if (cmd == 0) {
-		fputs(audit_usage, stdout);
+		fputs(nf_cli_usage_audit, stdout);
 		return 0;
 	}
 	if (cmd < 0)

@@ -5,6 +5,7 @@
  * say it ("FILE:LINE: reason"; the first is the library's own message),
  * not only the first.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 #include "nf_config.h"
 #include "nf_policy.h"
 
-static const char check_usage[] =
+const char nf_cli_usage_check[] =
 	"usage: naglefix check [FILE]\n"
 	"Validates the policy file FILE as the library reads it (default: what the\n"
 	"library would read: $NAGLEFIX_CONF, else " NF_CONF_DEFAULT_PATH " if it\n"
@@ -74,23 +75,32 @@ static int check_mode(const char *mode, enum nf_action *a)
 	return 1;
 }
 
-/* Options: the FILE's index (0: none), or -1 for --help, -2 after a
- * usage error said. */
+/* check's options: the long ones; getopt_long's short ones are ":h". */
+static const struct option check_longopts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Options anywhere until "--" (getopt_long permutes FILE to
+ * argv[optind]): the FILE's index (0: none), or -1 for --help, -2 after
+ * a usage error said. */
 static int check_args(int argc, char **argv)
 {
-	char q[NF_CLI_QUOTE_MAX];
+	int opt;
 
-	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
-		return -1;
-	if (argc > 1 && argv[1][0] == '-' && argv[1][1]) {
-		nf_cli_usage_error("check", "unknown option '%s'", nf_cli_quote(argv[1], q));
+	optind = 0; /* 0, not 1: getopt_long starts afresh, permuting */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", check_longopts, NULL)) != -1) {
+		if (opt == 'h')
+			return -1;
+		nf_cli_bad_option("check", opt, argc, argv, check_longopts);
 		return -2;
 	}
-	if (argc > 2) {
+	if (argc - optind > 1) {
 		nf_cli_usage_error("check", "one FILE at most");
 		return -2;
 	}
-	return argc > 1;
+	return optind < argc ? optind : 0;
 }
 
 int nf_cli_check(int argc, char **argv)
@@ -104,13 +114,13 @@ int nf_cli_check(int argc, char **argv)
 
 	if (arg < 0) {
 		if (arg == -1)
-			fputs(check_usage, stdout);
+			fputs(nf_cli_usage_check, stdout);
 		return arg == -1 ? 0 : NF_EXIT_USAGE;
 	}
 	path = arg ? argv[arg] : nf_config_path(env_conf);
 	nerr = path ? nf_config_check_file(path, &p, say, NULL) : 0;
 	if (nerr < 0)
-		fputs("naglefix: check: out of memory\n", stderr);
+		nf_cli_warnx(1, "out of memory");
 	nerr = nerr < 0 ? 1 : nerr;
 	nerr += check_mode(mode, &a);
 	dflt = default_of(mode, a, p.dflt.action, buf, sizeof(buf));

@@ -12,6 +12,22 @@
 
 #define NF_EXIT_USAGE 125
 
+/*
+ * Each command's usage: the text naglefix CMD --help prints, kept in
+ * CMD's own file, the one copy. It starts with its synopsis: a line
+ * "usage: naglefix CMD ...", then the lines indented as one (7 spaces or
+ * more), which naglefix --help lists; tests/cli/usage_man.py checks the
+ * options each names against naglefix(1).
+ */
+extern const char nf_cli_usage_check[];  /* check.c */
+extern const char nf_cli_usage_audit[];  /* audit.c */
+extern const char nf_cli_usage_report[]; /* report.c */
+extern const char nf_cli_usage_fix[];    /* fix.c */
+extern const char nf_cli_usage_scan[];   /* scan.c */
+extern const char nf_cli_usage_watch[];  /* watch.c */
+extern const char nf_cli_usage_attach[]; /* attach.c */
+extern const char nf_cli_usage_detach[]; /* detach.c */
+
 /* Room for a command-line word as nf_cli_quote writes it. */
 #define NF_CLI_QUOTE_MAX 256
 
@@ -20,7 +36,22 @@
 const char *nf_cli_quote(const char *arg, char buf[NF_CLI_QUOTE_MAX]);
 
 /*
- * A usage error of naglefix (cmd NULL) or of naglefix CMD: one line on
+ * The command's messages, in util-linux's err(3)/warnx(3) shape: one line
+ * on stderr, "naglefix CMD: " (CMD the subcommand running, which main
+ * sets with nf_cli_set_cmd before it dispatches; "naglefix: " for the run
+ * mode), then the message from fmt, then a newline; errno is kept.
+ * nf_cli_warnx returns status, for a caller that has something to undo
+ * first; nf_cli_errx flushes stdout (what was printed stays before the
+ * message) and exits with status.
+ */
+void nf_cli_set_cmd(const char *cmd);
+int nf_cli_warnx(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void nf_cli_errx(int status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+/*
+ * The usage form of nf_cli_warnx: a usage error of naglefix (cmd NULL) or
+ * of naglefix CMD: one line on
  * stderr, "naglefix[ CMD]: WHAT; try 'naglefix[ CMD] --help'", WHAT from
  * fmt (the caller quotes the words of the command line with
  * nf_cli_quote). Returns NF_EXIT_USAGE.

@@ -22,7 +22,7 @@
 
 #include "cli_int.h"
 
-static const char usage_detach[] =
+const char nf_cli_usage_detach[] =
 	"usage: naglefix detach (--cgroup PATH | --unit NAME | --pid PID | --host | --all)\n"
 	"       naglefix detach [--cgroup PATH | --unit NAME] --netns NAME|PATH\n"
 	"\n"
@@ -131,7 +131,7 @@ int nf_cli_detach(int argc, char **argv)
 		case OPT_HOST: kind = NF_ATTACH_ROOT; arg = NULL; n++; break;
 		case OPT_ALL: all = 1; n++; break;
 		case OPT_NETNS: netns = optarg; break;
-		case 'h': fputs(usage_detach, stdout); return 0;
+		case 'h': fputs(nf_cli_usage_detach, stdout); return 0;
 		default: return nf_cli_bad_option("detach", opt, argc, argv, detach_longopts);
 		}
 	}

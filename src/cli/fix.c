@@ -1,7 +1,8 @@
 /*
  * fix.c - naglefix fix: the config's rule applied to the TCP sockets of
  * running processes from outside, by duplicate (see fix_int.h), once or
- * (--follow) until they end; its options (--undo: fix_undo.c).
+ * (--follow) until they end (--undo: fix_undo.c; the command line's
+ * usage, options table and checks: fix_args.c).
  *
  *   naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...
  *   naglefix fix --undo [--dry-run] [--json] PID...
@@ -562,59 +563,6 @@ static int run_fix(struct fixer *f, int n, char **pids)
 
 /* --- options -------------------------------------------------------------------- */
 
-static const char usage_fix[] =
-	"usage: naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] TARGET...\n"
-	"       naglefix fix --undo [--dry-run] [--json] TARGET...\n"
-	"TARGET: a PID, --cgroup PATH or --unit NAME (each repeatable)\n"
-	"\n"
-	"Applies CONF's rules (default: $NAGLEFIX_CONF, else " NF_CONF_DEFAULT_PATH ";\n"
-	"no file: nodelay) or nodelay for every socket to the TCP sockets of\n"
-	"running processes, from outside (pidfd_getfd: root, or ptrace rights over\n"
-	"them). nodelay rules are applied, to listeners too (the connections they\n"
-	"accept later get it); coalesce, auto, quickack and audit need the\n"
-	"library and are left.\n"
-	"\n"
-	"  -c, --config CONF  the policy file\n"
-	"  -m, --mode nodelay nodelay for every socket\n"
-	"  -n, --dry-run      say what would be done, change nothing\n"
-	"  -f, --follow       rescan until the processes end or SIGINT/SIGTERM\n"
-	"  -i, --interval MS  --follow's rescan period (default 100)\n"
-	"      --json         one JSON line a socket\n"
-	"  -u, --undo         turn off again what fix turned on (and only that)\n"
-	"      --cgroup PATH  every process of cgroup PATH and below it, when fix starts\n"
-	"                     (a cgroup2 path, absolute or relative to its mount)\n"
-	"      --unit NAME    every process of the running systemd unit NAME (.service\n"
-	"                     if NAME has no suffix), when fix starts\n"
-	"\n"
-	"Exit status: 0 done; 1 a socket not handled; 2 no permission; 3 no\n"
-	"pidfd_getfd; 4 a process ended or its PID was reused; 5 naglefix's own\n"
-	"descriptor limit; 6 a process held no TCP socket (nothing to fix);\n"
-	"125 a usage error.\n";
-
-static const struct option fix_longopts[] = {
-	{ "config", required_argument, NULL, 'c' },
-	{ "mode", required_argument, NULL, 'm' },
-	{ "dry-run", no_argument, NULL, 'n' },
-	{ "follow", no_argument, NULL, 'f' },
-	{ "json", no_argument, NULL, 'j' },
-	{ "undo", no_argument, NULL, 'u' },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "cgroup", required_argument, NULL, 'G' },
-	{ "unit", required_argument, NULL, 'U' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-/* A usage error: msg, then word quoted if there is one. NF_EXIT_USAGE. */
-static int usage_err(const char *msg, const char *word)
-{
-	char q[NF_CLI_QUOTE_MAX];
-
-	if (word)
-		return nf_cli_usage_error("fix", "%s '%s'", msg, nf_cli_quote(word, q));
-	return nf_cli_usage_error("fix", "%s", msg);
-}
-
 /*
  * No -c, no -m, no file (NAGLEFIX_CONF unset or "none", no default file):
  * nodelay for every socket, the one action fix applies; said once.
@@ -638,10 +586,10 @@ static int load_policy(struct fixer *f, const char *conf, const char *mode)
 	char err[512];
 
 	if (conf && mode)
-		return usage_err("-c and -m exclude each other", NULL);
+		return nf_fix_usage_err("-c and -m exclude each other", NULL);
 	if (mode) {
 		if (strcmp(mode, "nodelay") != 0)
-			return usage_err("fix applies nodelay only (the other actions need the library): "
+			return nf_fix_usage_err("fix applies nodelay only (the other actions need the library): "
 					 "unknown or library-only mode", mode);
 		nf_policy_parse(&f->pol, "default nodelay\n", "-m", err, sizeof(err));
 		return 0;
@@ -657,20 +605,6 @@ static int load_policy(struct fixer *f, const char *conf, const char *mode)
 		return NF_EXIT_USAGE;
 	}
 	f->conf = conf;
-	return 0;
-}
-
-static int check_pids(int n, char **pids, int ngroups)
-{
-	if (n == 0 && ngroups == 0)
-		return usage_err("no PID, --cgroup or --unit given", NULL);
-	for (int i = 0; i < n; i++) {
-		char *end;
-		long v = strtol(pids[i], &end, 10);
-
-		if (*end || end == pids[i] || v <= 0 || v > 0x3fffffff)
-			return usage_err("not a PID:", pids[i]);
-	}
 	return 0;
 }
 
@@ -701,7 +635,7 @@ int nf_cli_fix(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+:c:m:nfuhi:", fix_longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:c:m:nfuhi:", nf_fix_longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c': conf = optarg; break;
 		case 'm': mode = optarg; break;
@@ -712,17 +646,17 @@ int nf_cli_fix(int argc, char **argv)
 		case 'i':
 			f.run.interval_ms = (int)strtol(optarg, &end, 10);
 			if (*end || end == optarg || f.run.interval_ms < 1 || f.run.interval_ms > FOLLOW_INTERVAL_MAX)
-				return usage_err("--interval takes milliseconds, 1 to 60000:", optarg);
+				return nf_fix_usage_err("--interval takes milliseconds, 1 to 60000:", optarg);
 			break;
 		case 'G': case 'U': g[ng++] = (struct nf_fix_group){ optarg, opt == 'U' }; break;
-		case 'h': fputs(usage_fix, stdout); return 0;
-		default: return nf_cli_bad_option("fix", opt, argc, argv, fix_longopts);
+		case 'h': fputs(nf_cli_usage_fix, stdout); return 0;
+		default: return nf_cli_bad_option("fix", opt, argc, argv, nf_fix_longopts);
 		}
 	}
-	if ((rc = check_pids(argc - optind, argv + optind, ng)) != 0)
+	if ((rc = nf_fix_check_pids(argc - optind, argv + optind, ng)) != 0)
 		return rc;
 	if (undo && (conf || mode || f.run.follow))
-		return usage_err("--undo takes no -c, -m or --follow", NULL);
+		return nf_fix_usage_err("--undo takes no -c, -m or --follow", NULL);
 	if (!undo && (rc = load_policy(&f, conf, mode)) != 0)
 		return rc;
 	rc = targets(&f, argc - optind, argv + optind, g, ng, &v);

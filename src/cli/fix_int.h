@@ -13,14 +13,17 @@
  *   fix_api.c     nf_fix_inode and nf_fix_listener, for watch --fix
  *   fix_undo.c    --undo: the record read, each socket turned off again
  *   fix_cgroup.c  --cgroup and --unit: the processes of a cgroup as PIDs
+ *   fix_args.c    the command line: usage text, options table, checks
  *   fix.c         the command
  *
  * Every function returns 0 or a negative errno unless it says otherwise;
- * none exits or prints, except fix.c's and fix_out.c's.
+ * none exits or prints, except fix.c's, fix_out.c's and fix_args.c's
+ * (usage errors).
  */
 #ifndef NF_FIX_INT_H
 #define NF_FIX_INT_H
 
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -367,5 +370,18 @@ void nf_fix_pidv_free(struct nf_fix_pidv *v);
  * PID... and naglefix fix --undo [--dry-run] [--json] PID...: argv[0] is
  * "fix". Returns an NF_FIX_EXIT_* status, 0, or NF_EXIT_USAGE. */
 int nf_cli_fix(int argc, char **argv);
+
+/* --- fix_args.c: the command line --- */
+
+/* fix's long options, for getopt_long (its short ones "+:c:m:nfuhi:"). */
+extern const struct option nf_fix_longopts[];
+
+/* A usage error of fix: msg, then word quoted if there is one. Returns
+ * NF_EXIT_USAGE. */
+int nf_fix_usage_err(const char *msg, const char *word);
+
+/* The n PIDs given (and ngroups --cgroup and --unit): 0, or NF_EXIT_USAGE
+ * after saying that there is none, or which is not a PID. */
+int nf_fix_check_pids(int n, char **pids, int ngroups);
 
 #endif

@@ -1,14 +1,21 @@
 /*
- * naglefix - run a command with libnaglefix.so preloaded, or check a
- * config file.
+ * naglefix - the command: one run mode and eight subcommands, each in its
+ * own file(s), which main dispatches to by the first word.
  *
- *   naglefix [-c FILE] [-m ACTION] [-l LOG] [--] COMMAND [ARG...]
- *   naglefix check [FILE]                                    (check.c)
- *   naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]   (audit.c)
- *   naglefix report [--json] LOG...                          (report.c)
+ *   naglefix [-c FILE] [-m ACTION] [-l LOG] [--] COMMAND [ARG...]  (here)
+ *   naglefix check [FILE]                        validate a config (check.c)
+ *   naglefix audit ... COMMAND [ARG...]          COMMAND's stalls (audit.c)
+ *   naglefix report ... LOG...                   the table from logs (report*.c)
+ *   naglefix fix ... TARGET...                   TCP_NODELAY from outside (fix*.c)
+ *   naglefix scan ... CAPTURE...                 the stalls of captures (scan*.c)
+ *   naglefix watch ...                           the stalls of the live host (watch*.c)
+ *   naglefix attach ...                          rules in the kernel for a cgroup (attach*.c)
+ *   naglefix detach ...                          them taken off again (detach.c)
  *
- * Exit status: COMMAND's own; 125 for naglefix's own errors, 126 if
- * COMMAND cannot be run, 127 if it is not found (as env(1) does).
+ * Each one's options are in its usage text (nf_cli_usage_CMD, cli_int.h);
+ * naglefix --help lists their synopses. Exit status of the run mode:
+ * COMMAND's own; 125 for naglefix's own errors, 126 if COMMAND cannot be
+ * run, 127 if it is not found (as env(1) does).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,16 +35,9 @@
 #define EXIT_USAGE NF_EXIT_USAGE
 
 static const char usage_text[] =
-	"usage: naglefix [-c FILE] [-m ACTION] [-l LOG] [--] COMMAND [ARG...]\n"
-	"       naglefix check [FILE]\n"
-	"       naglefix audit [-l LOG] [--json] [--] COMMAND [ARG...]\n"
-	"       naglefix report [--json] LOG...\n"
-	"       naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...\n"
-	"       naglefix scan [--json] CAPTURE...\n"
-	"       naglefix watch [-i IFACE] [-t SECONDS] [--json] [-l LOG] [--fix [--attach]]\n"
-	"       naglefix attach [-c CONF | -m nodelay] [--cgroup PATH | --unit NAME | --pid PID] [--now]\n"
-	"       naglefix attach --list\n"
-	"       naglefix detach [--cgroup PATH | --unit NAME | --pid PID | --all]\n"
+	"usage: naglefix [-c FILE] [-m ACTION] [-l LOG] [--] COMMAND [ARG...]\n";
+
+static const char run_text[] =
 	"\n"
 	"Runs COMMAND with libnaglefix.so preloaded, which removes the ~40 ms\n"
 	"stall of small split writes (Nagle's algorithm meeting delayed ACK).\n"
@@ -50,35 +50,35 @@ static const char usage_text[] =
 	"  -h, --help         this text\n"
 	"  -V, --version      the version\n"
 	"\n"
-	"check [FILE]         validate FILE (default: $NAGLEFIX_CONF, else\n"
-	"                     " NF_CONF_DEFAULT_PATH ", if it exists) and\n"
-	"                     $NAGLEFIX_MODE; every error said, then exit 1\n"
-	"audit COMMAND        run COMMAND with every socket audited (nothing\n"
-	"                     changed), then print its split-write stalls per\n"
-	"                     peer, with the config line that fixes each, on\n"
-	"                     stderr (--json: a JSON array on stdout); -l LOG\n"
-	"                     keeps the JSON lines in LOG\n"
-	"report LOG...        the same table from saved audit logs (and from\n"
-	"                     scan's and watch's --json lines)\n"
-	"fix PID...           TCP_NODELAY (the config's nodelay rules, or -m nodelay)\n"
-	"                     on the TCP sockets of running processes, from\n"
-	"                     outside; --undo turns it off again (fix -h)\n"
-	"scan CAPTURE...      the stalls of packet captures (pcap, pcapng; - for\n"
-	"                     standard input): every end that held, with its fix\n"
-	"watch                the same on the live host (every interface, or -i),\n"
-	"                     each holder with its pid and command, until -t\n"
-	"                     SECONDS or SIGINT/SIGTERM; needs CAP_NET_RAW; --fix\n"
-	"                     sets TCP_NODELAY on each holder's socket here\n"
-	"attach               the config's nodelay rules in the kernel for a cgroup\n"
-	"                     (the host, --cgroup, --unit, --pid): every new TCP\n"
-	"                     connection of it, any program, for as long as the\n"
-	"                     cgroup lives; --list shows where (attach -h)\n"
-	"detach               takes naglefix's program off again (detach -h)\n";
+	"naglefix CMD --help: what CMD does, its options and exit status;\n"
+	"naglefix(1): all of it.\n";
 
-/* --help: the whole text on stdout, status 0. */
+/* The subcommands' usage texts, in the order of naglefix(1). */
+static const char *const command_usage[] = {
+	nf_cli_usage_check, nf_cli_usage_audit, nf_cli_usage_report, nf_cli_usage_fix,
+	nf_cli_usage_scan,  nf_cli_usage_watch, nf_cli_usage_attach, nf_cli_usage_detach,
+};
+
+/* The synopsis of a usage text (cli_int.h): its first line with "usage: "
+ * as indent, then the lines after it indented as one. */
+static void put_synopsis(const char *text)
+{
+	const char *nl = strchr(text, '\n');
+
+	printf("       %.*s\n", (int)(nl - text - 7), text + 7);
+	for (text = nl + 1; strncmp(text, "       ", 7) == 0 && (nl = strchr(text, '\n'));
+	     text = nl + 1)
+		printf("%.*s\n", (int)(nl - text), text);
+}
+
+/* --help: the run mode's usage, every subcommand's synopsis, the run
+ * mode's options, on stdout; status 0. */
 static int help(void)
 {
 	fputs(usage_text, stdout);
+	for (size_t i = 0; i < sizeof(command_usage) / sizeof(command_usage[0]); i++)
+		put_synopsis(command_usage[i]);
+	fputs(run_text, stdout);
 	return 0;
 }
 
@@ -143,8 +143,7 @@ static int check_policy(const char *cmd)
 	struct nf_policy p;
 
 	if (nf_config_load(&p, env("NAGLEFIX_CONF"), env("NAGLEFIX_MODE"), 0, err, sizeof(err)) < 0) {
-		fprintf(stderr, "naglefix: %s; %s not started\n", err, nf_cli_quote(cmd, q));
-		return -1;
+		return nf_cli_warnx(-1, "%s; %s not started", err, nf_cli_quote(cmd, q));
 	}
 	nf_policy_free(&p);
 	return 0;
@@ -158,8 +157,7 @@ static int run(char **argv)
 	/* an exec the library cannot follow is said too (unless audit asked first) */
 	setenv("NAGLEFIX_REACH", "log", 0);
 	execvp(argv[0], argv);
-	fprintf(stderr, "naglefix: %s: %s\n", argv[0], strerror(errno));
-	return errno == ENOENT ? 127 : 126;
+	return nf_cli_warnx(errno == ENOENT ? 127 : 126, "%s: %s", argv[0], strerror(errno));
 }
 
 static const struct option longopts[] = {
@@ -171,28 +169,27 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* The subcommands: the first word names one, which gets the rest. */
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{ "check", nf_cli_check }, { "audit", nf_cli_audit },   { "report", nf_cli_report },
+	{ "fix", nf_cli_fix },     { "scan", nf_cli_scan },     { "watch", nf_cli_watch },
+	{ "attach", nf_cli_attach }, { "detach", nf_cli_detach },
+};
+
 int main(int argc, char **argv)
 {
 	char q[NF_CLI_QUOTE_MAX];
 	enum nf_action a;
 	int opt;
 
-	if (argc > 1 && strcmp(argv[1], "check") == 0)
-		return nf_cli_check(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "audit") == 0)
-		return nf_cli_audit(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "report") == 0)
-		return nf_cli_report(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "fix") == 0)
-		return nf_cli_fix(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "scan") == 0)
-		return nf_cli_scan(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "watch") == 0)
-		return nf_cli_watch(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "attach") == 0)
-		return nf_cli_attach(argc - 1, argv + 1);
-	if (argc > 1 && strcmp(argv[1], "detach") == 0)
-		return nf_cli_detach(argc - 1, argv + 1);
+	for (size_t i = 0; argc > 1 && i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			nf_cli_set_cmd(commands[i].name);
+			return commands[i].run(argc - 1, argv + 1);
+		}
 	opterr = 0; /* getopt would print the word raw: bad_option quotes it */
 	while ((opt = getopt_long(argc, argv, "+:c:m:l:hV", longopts, NULL)) != -1) {
 		switch (opt) {

@@ -18,53 +18,20 @@
  * values for the medians: report_stalls.c) takes at most NF_REPORT_MEM_MAX
  * bytes. Past it, a finding of a new group is not counted, a new text not
  * tallied, a new stall value not in the median: each said once.
+ *
+ * Here: the command, the logs read and their lines grouped; the values
+ * of a line are read by report_field.c, the groups printed by
+ * report_table.c (report_int.h).
  */
-#include <ctype.h>
 #include <errno.h>
-#include <math.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_int.h"
 #include "nf_fnv.h"
-
-#define FIELD_LEN 512
-#define NTOP 8 /* distinct patterns or callers counted per group */
-
-struct tally {
-	char *text[NTOP]; /* malloc'ed */
-	unsigned long count[NTOP];
-	int n;
-};
-
-struct group {
-	int recv;   /* recv_split findings: the peer's writes, our delayed ACK */
-	int accept;
-	char *addr; /* malloc'ed */
-	unsigned long findings, prevented;
-	unsigned long bulk; /* findings of a bulk writer (see is_bulk) */
-	double total;
-	unsigned long nstalls; /* stalls measured */
-	double median;         /* of those kept (nf_report_stalls_medians) */
-	struct tally writes, callers;
-	char *cgroup;  /* the holder's cgroup where a line names it (watch's): the first */
-	int cgroups;   /* 1: that one, 2: other lines named another */
-};
-
-/* The groups, and an open-addressing index over them by (side, addr):
- * slot holds a group's position + 1, 0 when empty; nslots a power of two
- * at least twice n. */
-struct groups {
-	struct group *g;
-	size_t n, cap;
-	size_t *slot, nslots;
-	struct nf_report_stalls *stalls;
-	size_t left;            /* of NF_REPORT_MEM_MAX: what may still be kept */
-	unsigned long unrowed;  /* findings of a new group past the memory kept */
-	unsigned long unkept;   /* stalls measured but not kept for the median */
-};
+#include "report_int.h"
 
 /* The bytes a copy of text takes, malloc's header counted. */
 static size_t text_cost(const char *text)
@@ -84,87 +51,9 @@ static char *keep_text(size_t *left, const char *text)
 	return copy;
 }
 
-/* --- the field extractor --- */
-
-/* Where the value of "key" starts in line, or NULL. */
-static const char *field(const char *line, const char *key)
-{
-	char pat[64];
-	const char *p;
-
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	p = strstr(line, pat);
-	return p ? p + strlen(pat) : NULL;
-}
-
-/* A character fit for a terminal: printable ASCII, else '?' (a log may be
- * hostile: no escape sequence or newline reaches the table). */
-static char printable(unsigned c)
-{
-	return c >= 0x20 && c < 0x7f ? (char)c : '?';
-}
-
-/* Four hex digits at p, or -1. */
-static long hex4(const char *p)
-{
-	for (int i = 0; i < 4; i++)
-		if (!isxdigit((unsigned char)p[i]))
-			return -1;
-	return strtol((char[]){ p[0], p[1], p[2], p[3], 0 }, NULL, 16);
-}
-
-/* The string value of key, unescaped, with anything unprintable as '?'. */
-static int field_str(const char *line, const char *key, char *out, size_t outlen)
-{
-	const char *p = field(line, key);
-	size_t o = 0;
-
-	if (!p || *p != '"')
-		return -1;
-	for (p++; *p && *p != '"' && o + 1 < outlen; p++) {
-		long u = p[0] == '\\' && p[1] == 'u' ? hex4(p + 2) : -1;
-
-		if (u >= 0) {
-			out[o++] = printable((unsigned)u);
-			p += 5;
-			continue;
-		}
-		if (*p == '\\' && p[1])
-			p++;
-		out[o++] = printable((unsigned char)*p);
-	}
-	out[o] = '\0';
-	return 0;
-}
-
-/* A number value; -1 if missing or null. */
-static int field_num(const char *line, const char *key, double *out)
-{
-	const char *p = field(line, key);
-	char *end;
-
-	if (!p || strncmp(p, "null", 4) == 0)
-		return -1;
-	*out = strtod(p, &end);
-	return end == p || !isfinite(*out) || *out < 0 ? -1 : 0;
-}
-
-/* An array value as its text, "[6,7]". */
-static int field_raw_array(const char *line, const char *key, char *out, size_t outlen)
-{
-	const char *p = field(line, key), *e;
-
-	if (!p || *p != '[' || !(e = strchr(p, ']')) || (size_t)(e - p + 2) > outlen ||
-	    strspn(p + 1, "0123456789,") != (size_t)(e - p - 1))
-		return -1; /* only what the library writes: sizes and commas */
-	memcpy(out, p, (size_t)(e - p + 1));
-	out[e - p + 1] = '\0';
-	return 0;
-}
-
 /* --- grouping --- */
 
-/* Counts text in t; a text beyond the NTOP first distinct ones, or past
+/* Counts text in t; a text beyond the NF_REPORT_NTOP first distinct ones, or past
  * the memory kept (*left), is not kept. */
 static void tally_add(struct tally *t, size_t *left, const char *text, unsigned long count)
 {
@@ -173,19 +62,9 @@ static void tally_add(struct tally *t, size_t *left, const char *text, unsigned 
 			t->count[i] += count;
 			return;
 		}
-	if (t->n == NTOP || !(t->text[t->n] = keep_text(left, text)))
+	if (t->n == NF_REPORT_NTOP || !(t->text[t->n] = keep_text(left, text)))
 		return;
 	t->count[t->n++] = count;
-}
-
-static const char *tally_top(const struct tally *t)
-{
-	int best = 0;
-
-	for (int i = 1; i < t->n; i++)
-		if (t->count[i] > t->count[best])
-			best = i;
-	return t->n ? t->text[best] : "?";
 }
 
 static void tally_free(struct tally *t)
@@ -310,7 +189,7 @@ static int is_bulk(const char *line, const char *writes)
 	const char *p = writes;
 	char *end;
 
-	if (field_num(line, "more_writes", &more) == 0 && more > 0)
+	if (nf_report_field_num(line, "more_writes", &more) == 0 && more > 0)
 		return 1;
 	while (*p) {
 		double v = strtod(p, &end);
@@ -340,7 +219,7 @@ static int line_kind(const char *line, const char *event)
 		return 1;
 	if (strcmp(event, "repeat") != 0)
 		return -1;
-	if (field_str(line, "of", of, sizeof(of)) < 0)
+	if (nf_report_field_str(line, "of", of, sizeof(of)) < 0)
 		return 0;
 	return strcmp(of, "recv_split") == 0 ? 1 : strcmp(of, "split_write") == 0 ? 0 : -1;
 }
@@ -362,13 +241,13 @@ static const char *counts_in(const char *event)
  * knew it, else where the finding came from. 0, or -1 for another line. */
 static int wire_caller(const char *line, const char *event, char *out, size_t outlen)
 {
-	char prog[FIELD_LEN / 2], src[16];
+	char prog[NF_REPORT_FIELD_LEN / 2], src[16];
 
 	if (strcmp(event, "wire_stall") != 0)
 		return -1;
-	if (field_str(line, "source", src, sizeof(src)) < 0)
+	if (nf_report_field_str(line, "source", src, sizeof(src)) < 0)
 		snprintf(src, sizeof(src), "wire");
-	if (field_str(line, "prog", prog, sizeof(prog)) == 0)
+	if (nf_report_field_str(line, "prog", prog, sizeof(prog)) == 0)
 		snprintf(out, outlen, "%s (%s)", prog, src);
 	else
 		snprintf(out, outlen, "(packets: %s)", src);
@@ -387,53 +266,46 @@ static void add_cgroup(struct groups *gs, struct group *g, const char *name)
 		g->cgroups = 2;
 }
 
-/* g's cgroup as the table shows it ("-": none named; "NAME,...": others
- * too), in buf. */
-static const char *cgroup_text(const struct group *g, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s%s", g->cgroup ? g->cgroup : "-", g->cgroups > 1 ? ",..." : "");
-	return buf;
-}
-
 /* One "split_write", "recv_split", "repeat" or "wire_stall" line into its
  * group. */
 static void add_line(struct groups *gs, const char *line)
 {
-	char event[32], side[16], addr[FIELD_LEN], writes[FIELD_LEN], caller[FIELD_LEN];
+	char event[32], side[16], addr[NF_REPORT_FIELD_LEN], writes[NF_REPORT_FIELD_LEN];
+	char caller[NF_REPORT_FIELD_LEN];
 	double count = 1, ms;
 	struct group *g;
 	int accept, recv;
 
-	if (field_str(line, "event", event, sizeof(event)) < 0 ||
+	if (nf_report_field_str(line, "event", event, sizeof(event)) < 0 ||
 	    (recv = line_kind(line, event)) < 0 ||
-	    field_str(line, "side", side, sizeof(side)) < 0)
+	    nf_report_field_str(line, "side", side, sizeof(side)) < 0)
 		return;
 	accept = strcmp(side, "accept") == 0;
-	if (field_str(line, accept ? "local" : "peer", addr, sizeof(addr)) < 0)
+	if (nf_report_field_str(line, accept ? "local" : "peer", addr, sizeof(addr)) < 0)
 		return;
 	if (!counted_once(event) &&
-	    (field_num(line, counts_in(event), &count) < 0 || count < 1 || count > REPEAT_MAX))
+	    (nf_report_field_num(line, counts_in(event), &count) < 0 || count < 1 || count > REPEAT_MAX))
 		return;
 	if (!(g = group_of(gs, recv, accept, addr))) {
 		gs->unrowed += (unsigned long)count;
 		return;
 	}
 	g->findings += (unsigned long)count;
-	if (field_num(line, counted_once(event) ? "stall_ms" : "total_stall_ms", &ms) < 0) {
+	if (nf_report_field_num(line, counted_once(event) ? "stall_ms" : "total_stall_ms", &ms) < 0) {
 		g->prevented += (unsigned long)count;
 	} else {
 		g->total += ms;
 		add_stalls(gs, g, ms / count, (unsigned long)count);
 	}
-	if (field_raw_array(line, recv ? "pieces" : "writes", writes, sizeof(writes)) == 0) {
+	if (nf_report_field_raw_array(line, recv ? "pieces" : "writes", writes, sizeof(writes)) == 0) {
 		tally_add(&g->writes, &gs->left, writes, (unsigned long)count);
 		if (!recv && is_bulk(line, writes))
 			g->bulk += (unsigned long)count;
 	}
-	if (field_str(line, "caller", caller, sizeof(caller)) == 0 ||
+	if (nf_report_field_str(line, "caller", caller, sizeof(caller)) == 0 ||
 	    wire_caller(line, event, caller, sizeof(caller)) == 0)
 		tally_add(&g->callers, &gs->left, caller, (unsigned long)count);
-	if (field_str(line, "cgroup", caller, sizeof(caller)) == 0)
+	if (nf_report_field_str(line, "cgroup", caller, sizeof(caller)) == 0)
 		add_cgroup(gs, g, caller);
 }
 
@@ -546,172 +418,6 @@ static int read_log(struct groups *gs, const char *path)
 	return rc;
 }
 
-/* --- printing --- */
-
-/* Each group's median, from the stalls kept (before the groups are
- * sorted: the table knows them by their place). */
-static void set_medians(struct groups *gs)
-{
-	double *m = calloc(gs->n ? gs->n : 1, sizeof(*m));
-
-	if (!m)
-		return;
-	nf_report_stalls_medians(gs->stalls, m, gs->n);
-	for (size_t i = 0; i < gs->n; i++)
-		gs->g[i].median = m[i];
-	free(m);
-}
-
-static int cmp_total(const void *a, const void *b)
-{
-	const struct group *x = a, *y = b;
-
-	if (x->total != y->total)
-		return x->total < y->total ? 1 : -1;
-	return x->findings < y->findings ? 1 : x->findings > y->findings ? -1 : 0;
-}
-
-/*
- * The config line that fixes g, or "(fixed by its rule)" when every
- * finding was already prevented. A recv_split group's writer is the peer,
- * which a rule here cannot change: quickack on this side makes our ACK
- * come at once, and the peer's Nagle lets its next piece go.
- */
-static void fix_line(const struct group *g, char *out, size_t outlen)
-{
-	if (g->prevented == g->findings)
-		snprintf(out, outlen, "(fixed by its rule)");
-	else if (g->recv)
-		snprintf(out, outlen, "%s %s quickack", g->accept ? "accept" : "connect", g->addr);
-	else if (g->bulk * 2 > g->findings) /* mostly bulk writes: keep the batching */
-		snprintf(out, outlen, "%s %s auto", g->accept ? "accept" : "connect", g->addr);
-	else if (g->accept)
-		snprintf(out, outlen, "accept %s nodelay", g->addr);
-	else
-		snprintf(out, outlen, "connect %s coalesce", g->addr);
-}
-
-static void print_json(struct groups *gs, FILE *out)
-{
-	char fix[FIELD_LEN + 32];
-
-	fputs("[", out);
-	for (size_t i = 0; i < gs->n; i++) {
-		struct group *g = &gs->g[i];
-
-		fix_line(g, fix, sizeof(fix));
-		fprintf(out, "%s\n{\"finding\":\"%s\",\"side\":\"%s\",\"peer\":", i ? "," : "",
-			g->recv ? "recv_split" : "split_write", g->accept ? "accept" : "connect");
-		nf_cli_json_str(out, g->addr);
-		fprintf(out, ",\"findings\":%lu,\"prevented\":%lu,\"%s\":%s,", g->findings,
-			g->prevented, g->recv ? "pieces" : "writes",
-			g->writes.n ? tally_top(&g->writes) : "null");
-		if (g->nstalls)
-			fprintf(out, "\"median_stall_ms\":%.3f,\"total_stall_ms\":%.3f,",
-				g->median, g->total);
-		else
-			fputs("\"median_stall_ms\":null,\"total_stall_ms\":null,", out);
-		if (g->cgroup) {
-			fputs("\"cgroup\":", out);
-			nf_cli_json_str(out, g->cgroup);
-			fputc(',', out);
-		}
-		fputs("\"caller\":", out);
-		nf_cli_json_str(out, tally_top(&g->callers));
-		fputs(",\"fix\":", out);
-		nf_cli_json_str(out, fix);
-		fputs("}", out);
-	}
-	fputs("\n]\n", out);
-}
-
-/* "43.687", or "-" when no stall was measured (all prevented). */
-static const char *ms_text(const struct group *g, double ms, char *buf, size_t len)
-{
-	if (g->nstalls == 0)
-		return "-";
-	snprintf(buf, len, "%.3f", ms);
-	return buf;
-}
-
-/* The widths of a row's padded columns: PEER, WRITES, FIX and CGROUP (0:
- * no group names one, no column). */
-struct widths {
-	int peer, writes, fix, cgroup;
-};
-
-static void print_row(const struct group *g, double med, const struct widths *w, FILE *out)
-{
-	char fix[FIELD_LEN + 32], m[32], t[32], c[FIELD_LEN];
-
-	fix_line(g, fix, sizeof(fix));
-	fprintf(out, "%-*s  %-7s  %8lu  %-*s  %10s  %11s  %-*s  ", w->peer, g->addr,
-		g->accept ? "accept" : "connect", g->findings, w->writes, tally_top(&g->writes),
-		ms_text(g, med, m, sizeof(m)), ms_text(g, g->total, t, sizeof(t)), w->fix, fix);
-	if (w->cgroup)
-		fprintf(out, "%-*s  ", w->cgroup, cgroup_text(g, c, sizeof(c)));
-	fprintf(out, "%s\n", tally_top(&g->callers));
-}
-
-/* w's widths: the widest of gs's groups' (each at least its heading's). */
-static void widths_of(struct groups *gs, struct widths *w)
-{
-	char fix[FIELD_LEN + 32], c[FIELD_LEN];
-
-	*w = (struct widths){ 4, 6, 3, 0 };
-	for (size_t i = 0; i < gs->n; i++) {
-		const struct group *g = &gs->g[i];
-		int a = (int)strlen(g->addr), wr = (int)strlen(tally_top(&g->writes));
-		int wc = g->cgroup ? (int)strlen(cgroup_text(g, c, sizeof(c))) : 0;
-
-		fix_line(g, fix, sizeof(fix));
-		w->peer = a > w->peer ? a : w->peer;
-		w->writes = wr > w->writes ? wr : w->writes;
-		w->fix = (int)strlen(fix) > w->fix ? (int)strlen(fix) : w->fix;
-		w->cgroup = wc > w->cgroup ? wc : w->cgroup;
-	}
-	if (w->cgroup && w->cgroup < 6)
-		w->cgroup = 6;
-}
-
-static void print_table(struct groups *gs, FILE *out)
-{
-	struct widths w;
-	int recv = 0;
-
-	widths_of(gs, &w);
-	for (size_t i = 0; i < gs->n; i++)
-		recv |= gs->g[i].recv;
-	fprintf(out, "%-*s  %-7s  %8s  %-*s  %10s  %11s  %-*s  ", w.peer, "PEER", "SIDE",
-		"FINDINGS", w.writes, "WRITES", "MEDIAN_MS", "TOTAL_MS", w.fix, "FIX");
-	if (w.cgroup)
-		fprintf(out, "%-*s  ", w.cgroup, "CGROUP");
-	fputs("CALLER\n", out);
-	for (size_t i = 0; i < gs->n; i++)
-		print_row(&gs->g[i], gs->g[i].median, &w, out);
-	fputs("PEER: the remote end of connected sockets, the local end of accepted ones"
-	      " (what a rule matches).\n", out);
-	if (w.cgroup)
-		fputs("CGROUP: the holder's service or container, where watch named it.\n", out);
-	if (recv)
-		fputs("quickack: the peer wrote in pieces (WRITES: as read here) and its Nagle held"
-		      " the next one until our delayed ACK,\n"
-		      "  while this program waited: fix the peer if it can be changed, else"
-		      " quickack here.\n", out);
-}
-
-static void print_groups(struct groups *gs, int json, FILE *out)
-{
-	set_medians(gs);
-	qsort(gs->g, gs->n, sizeof(*gs->g), cmp_total); /* the index is stale from here */
-	if (json)
-		print_json(gs, out);
-	else if (gs->n == 0)
-		fputs("naglefix: no split-write stall found\n", out);
-	else
-		print_table(gs, out);
-}
-
 /* What the bounds left out, each said once; -1 if a finding was not
  * counted (its group beyond the rows'), else 0. */
 static int say_bounds(const struct groups *gs)
@@ -744,68 +450,67 @@ int nf_report_print(char *const paths[], int n, int json, FILE *out)
 		some += rc >= 0;
 	}
 	if (some || n == 0) /* with no log read, "no stall found" would be a second, false message */
-		print_groups(&gs, json, out);
+		nf_report_groups_print(&gs, json, out);
 	fflush(out); /* the table before what the bounds left out, with 2>&1 */
 	bad += say_bounds(&gs) < 0;
 	groups_free(&gs);
 	return bad ? -1 : (int)gs.n;
 }
 
-/* Sorts argv into LOG names and --json (options anywhere, until "--").
- * Returns how many logs, or -1 for an unknown option (said on stderr),
- * -2 for --help. */
-static int report_args(int argc, char **argv, char **logs, int *json)
-{
-	char q[NF_CLI_QUOTE_MAX];
-	int n = 0, opts = 1;
+const char nf_cli_usage_report[] =
+	"usage: naglefix report [--json] LOG...\n"
+	"Reads audit logs (naglefix audit -l, NAGLEFIX_LOG of -m audit) and the\n"
+	"--json lines of scan and watch, and prints per peer the findings, the\n"
+	"most frequent write pattern, the median and total stall, the config line\n"
+	"that fixes it and the code that wrote. A LOG is a file, a FIFO or - (standard\n"
+	"input); lines over 64 KiB are skipped and counted, and what is kept of the\n"
+	"lines takes at most 64 MiB.\n"
+	"  --json      a JSON array instead of the table\n"
+	"  -h, --help  this text\n"
+	"Exit status: 0; 1 a LOG that could not be read whole or holds no audit\n"
+	"line; 125 a usage error.\n";
 
-	for (int i = 1; i < argc; i++) {
-		if (opts && strcmp(argv[i], "--") == 0)
-			opts = 0;
-		else if (opts && strcmp(argv[i], "--json") == 0)
-			*json = 1;
-		else if (opts && (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0))
-			return -2;
-		else if (opts && argv[i][0] == '-' && argv[i][1]) {
-			nf_cli_usage_error("report", "unknown option '%s'", nf_cli_quote(argv[i], q));
+/* report's options: the long ones; getopt_long's short ones are ":h". */
+static const struct option report_longopts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Options anywhere until "--" (getopt_long permutes the LOGs to
+ * argv[optind..]): sets *json. Returns how many logs, -1 for a usage
+ * error (said on stderr), -2 for --help. */
+static int report_args(int argc, char **argv, int *json)
+{
+	int opt;
+
+	optind = 0; /* 0, not 1: getopt_long starts afresh, permuting */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", report_longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j': *json = 1; break;
+		case 'h': return -2;
+		default:
+			nf_cli_bad_option("report", opt, argc, argv, report_longopts);
 			return -1;
-		} else {
-			logs[n++] = argv[i];
 		}
 	}
-	return n;
+	return argc - optind;
 }
 
 int nf_cli_report(int argc, char **argv)
 {
-	static const char usage[] =
-		"usage: naglefix report [--json] LOG...\n"
-		"Reads audit logs (naglefix audit -l, NAGLEFIX_LOG of -m audit) and the\n"
-		"--json lines of scan and watch, and prints per peer the findings, the\n"
-		"most frequent write pattern, the median and total stall, the config line\n"
-		"that fixes it and the code that wrote. A LOG is a file, a FIFO or - (standard\n"
-		"input); lines over 64 KiB are skipped and counted, and what is kept of the\n"
-		"lines takes at most 64 MiB.\n"
-		"  --json      a JSON array instead of the table\n"
-		"  -h, --help  this text\n"
-		"Exit status: 0; 1 a LOG that could not be read whole or holds no audit\n"
-		"line; 125 a usage error.\n";
-	char **logs = calloc((size_t)argc, sizeof(*logs));
-	int json = 0, n, rc;
+	int json = 0, n = report_args(argc, argv, &json), rc;
 
-	if (!logs)
-		return NF_EXIT_USAGE;
-	n = report_args(argc, argv, logs, &json);
 	if (n == -2) {
-		fputs(usage, stdout);
+		fputs(nf_cli_usage_report, stdout);
 		rc = 0;
 	} else if (n < 0) {
 		rc = NF_EXIT_USAGE;
 	} else if (n == 0) {
 		rc = nf_cli_usage_error("report", "no LOG given");
 	} else {
-		rc = nf_report_print(logs, n, json, stdout) < 0 ? 1 : 0;
+		rc = nf_report_print(argv + optind, n, json, stdout) < 0 ? 1 : 0;
 	}
-	free(logs);
 	return rc;
 }

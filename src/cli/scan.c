@@ -11,6 +11,7 @@
  * capture could be read there is no table and no verdict: only the errors.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,7 +21,7 @@
 #include "wire/nf_pkt.h"
 #include "wire/nf_wire.h"
 
-static const char usage_text[] =
+const char nf_cli_usage_scan[] =
 	"usage: naglefix scan [--json] CAPTURE...\n"
 	"Reads packet captures (pcap or pcapng, as tcpdump -w and dumpcap write them;\n"
 	"- for standard input) and lists every connection end whose Nagle held a\n"
@@ -46,13 +47,12 @@ static int scan_fd(struct nf_wire *w, int fd, const char *name, struct skipped *
 	int rc;
 
 	if (!c) {
-		fprintf(stderr, "naglefix scan: %s\n", err);
-		return -1;
+		return nf_cli_warnx(-1, "%s", err);
 	}
 	sk->read = 1;
 	rc = nf_cli_scan_feed(c, w, sk->n);
 	if (rc < 0)
-		fprintf(stderr, "naglefix scan: %s\n", nf_cap_error(c));
+		nf_cli_warnx(-1, "%s", nf_cap_error(c));
 	nf_cap_close(c);
 	return rc < 0 ? -1 : 0;
 }
@@ -68,9 +68,9 @@ static int scan_path(struct nf_wire *w, const char *path, struct skipped *sk)
 		return scan_fd(w, STDIN_FILENO, "-", sk);
 	nf_cli_quote(path, q);
 	if ((fd = nf_cli_open_input(path, &why)) < 0) {
-		fprintf(stderr, "naglefix scan: %s: %s%s\n", q, why,
-			fd == -2 ? ", not a capture (a file, a FIFO, or - for standard input)" : "");
-		return -1;
+		return nf_cli_warnx(-1, "%s: %s%s", q, why,
+				    fd == -2 ? ", not a capture (a file, a FIFO, or - for standard input)"
+					     : "");
 	}
 	rc = scan_fd(w, fd, q, sk);
 	close(fd);
@@ -110,42 +110,50 @@ static void print_rows(struct nf_wire *w, int json)
 	nf_cli_wire_stats(stderr, "scan", &st);
 }
 
+/* scan's options: the long ones; getopt_long's short ones are ":h". */
+static const struct option scan_longopts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Options anywhere until "--" (getopt_long permutes the CAPTUREs to
+ * argv[optind..]): sets *json; 0, 1 for --help, or NF_EXIT_USAGE after
+ * saying what is wrong. */
+static int scan_args(int argc, char **argv, int *json)
+{
+	int opt;
+
+	optind = 0; /* 0, not 1: getopt_long starts afresh, permuting */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", scan_longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j': *json = 1; break;
+		case 'h': return 1;
+		default: return nf_cli_bad_option("scan", opt, argc, argv, scan_longopts);
+		}
+	}
+	if (optind == argc)
+		return nf_cli_usage_error("scan", "no CAPTURE given (- reads standard input)");
+	return 0;
+}
+
 int nf_cli_scan(int argc, char **argv)
 {
 	struct skipped sk = { { 0 }, 0 };
-	int json = 0, rc = 0, opts = 1, ncap = 0;
-	char q[NF_CLI_QUOTE_MAX];
+	int json = 0, rc = scan_args(argc, argv, &json);
 	struct nf_wire *w;
 
-	for (int i = 1; i < argc; i++) {
-		if (opts && strcmp(argv[i], "--") == 0) {
-			opts = 0;
-		} else if (opts && strcmp(argv[i], "--json") == 0) {
-			json = 1;
-		} else if (opts && (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)) {
-			fputs(usage_text, stdout);
-			return 0;
-		} else if (opts && argv[i][0] == '-' && argv[i][1]) {
-			return nf_cli_usage_error("scan", "unknown option '%s'", nf_cli_quote(argv[i], q));
-		} else {
-			ncap++;
-		}
-	}
-	if (ncap == 0)
-		return nf_cli_usage_error("scan", "no CAPTURE given (- reads standard input)");
+	if (rc == 1)
+		fputs(nf_cli_usage_scan, stdout);
+	if (rc != 0)
+		return rc == 1 ? 0 : rc;
 	if (!(w = nf_wire_new(NULL))) {
-		fputs("naglefix scan: out of memory\n", stderr);
-		return 1;
+		return nf_cli_warnx(1, "out of memory");
 	}
-	opts = 1;
-	for (int i = 1; i < argc; i++) {
-		if (opts && argv[i][0] == '-' && argv[i][1]) {
-			opts = strcmp(argv[i], "--") != 0;
-			continue;
-		}
+	for (int i = optind; i < argc; i++)
 		if (scan_path(w, argv[i], &sk) < 0)
 			rc = 1;
-	}
 	if (sk.read) /* no capture read: the errors alone, no verdict on nothing */
 		print_rows(w, json);
 	print_skipped(&sk);

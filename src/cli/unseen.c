@@ -83,9 +83,9 @@ struct nf_cli_unseen *nf_cli_unseen_open(const char *cmd)
 	r->cmd = cmd;
 	r->why = check_cmd(cmd, r->file, r->who);
 	if (r->why != NF_EXE_OK)
-		fprintf(stderr, "naglefix audit: the library cannot enter %s (%s): none of its"
-			" sockets will be seen\n", nf_cli_quote(r->file, q),
-			why_words(r->file, r->who, r->why, words, sizeof(words)));
+		nf_cli_warnx(0, "the library cannot enter %s (%s): none of its sockets will be seen",
+			     nf_cli_quote(r->file, q),
+			     why_words(r->file, r->who, r->why, words, sizeof(words)));
 	snprintf(r->path, sizeof(r->path), "%s/naglefix-reach.XXXXXX", dir && *dir ? dir : "/tmp");
 	fd = mkstemp(r->path);
 	if (fd < 0) { /* then the table as before: no telling what was not seen */
@@ -158,12 +158,13 @@ static void say_lost(const struct nf_cli_unseen *r)
 	for (int i = 0; i < r->nlost && i < LOST_MAX; i++) {
 		if (r->lost[i].pid > 0) /* COMMAND's own has none here: it is COMMAND */
 			snprintf(pid, sizeof(pid), "pid %ld ran ", r->lost[i].pid);
-		fprintf(stderr, "naglefix audit: not seen: %s%s, which the library cannot enter (%s)\n",
-			r->lost[i].pid > 0 ? pid : "", nf_cli_quote(r->lost[i].path, q),
-			why_words(r->lost[i].path, r->lost[i].who, r->lost[i].why, words, sizeof(words)));
+		nf_cli_warnx(0, "not seen: %s%s, which the library cannot enter (%s)",
+			     r->lost[i].pid > 0 ? pid : "", nf_cli_quote(r->lost[i].path, q),
+			     why_words(r->lost[i].path, r->lost[i].who, r->lost[i].why, words,
+				       sizeof(words)));
 	}
 	if (r->nlost > LOST_MAX)
-		fprintf(stderr, "naglefix audit: not seen: %d programs more\n", r->nlost - LOST_MAX);
+		nf_cli_warnx(0, "not seen: %d programs more", r->nlost - LOST_MAX);
 }
 
 int nf_cli_unseen_seen(struct nf_cli_unseen *r)
@@ -184,15 +185,15 @@ static void say_nothing(const struct nf_cli_unseen *r, int table)
 	const char *head = table ? "" : "no verdict: ";
 
 	if (!r->entered)
-		fprintf(stderr, "naglefix audit: %snothing was seen, the library entered no process of"
-			" %s (%s); %s\n", head, nf_cli_quote(r->cmd, q),
-			r->why != NF_EXE_OK ? why_words(r->file, r->who, r->why, words, sizeof(words))
-					    : "its loader preloaded nothing",
-			instead);
+		nf_cli_warnx(0, "%snothing was seen, the library entered no process of %s (%s); %s",
+			     head, nf_cli_quote(r->cmd, q),
+			     r->why != NF_EXE_OK ? why_words(r->file, r->who, r->why, words, sizeof(words))
+						 : "its loader preloaded nothing",
+			     instead);
 	else if (!r->tcp)
-		fprintf(stderr, "naglefix audit: %sno TCP socket of %s went through the library, so"
-			" nothing was seen (it made none, or makes its own system calls, as Go"
-			" programs do)\n", head, nf_cli_quote(r->cmd, q));
+		nf_cli_warnx(0, "%sno TCP socket of %s went through the library, so nothing was seen"
+			     " (it made none, or makes its own system calls, as Go programs do)", head,
+			     nf_cli_quote(r->cmd, q));
 }
 
 void nf_cli_unseen_close(struct nf_cli_unseen *r, int table)
@@ -203,7 +204,7 @@ void nf_cli_unseen_close(struct nf_cli_unseen *r, int table)
 		say_nothing(r, table);
 		say_lost(r);
 		if (r->entered && (r->nlost || !r->tcp))
-			fprintf(stderr, "naglefix audit: %s\n", instead);
+			nf_cli_warnx(0, "%s", instead);
 	}
 	unlink(r->path);
 	free(r);

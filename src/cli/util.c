@@ -1,7 +1,8 @@
 /*
  * util.c - what several of the command's files share (cli_int.h): a word
- * quoted for a message, a usage error said in one line, a string written
- * as JSON, and the library put first in LD_PRELOAD. Here, in one place
+ * quoted for a message, an error or a usage error said in one line (the
+ * err(3) shape), a string written as JSON, and the library put first in
+ * LD_PRELOAD. Here, in one place
  * below the subcommands, so that no circle runs between the
  * command's files (naglefix.c calls audit.c, which would call back).
  */
@@ -27,15 +28,55 @@ const char *nf_cli_quote(const char *arg, char buf[NF_CLI_QUOTE_MAX])
 	return buf;
 }
 
-int nf_cli_usage_error(const char *cmd, const char *fmt, ...)
+/* The subcommand running (nf_cli_set_cmd); NULL: the run mode. */
+static const char *cli_cmd;
+
+void nf_cli_set_cmd(const char *cmd)
+{
+	cli_cmd = cmd;
+}
+
+/* "naglefix[ CMD]: " fmt's message, then tail, on stderr; errno kept. */
+static void say(const char *cmd, const char *tail, const char *fmt, va_list ap)
+{
+	int saved = errno;
+
+	fprintf(stderr, "naglefix%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	vfprintf(stderr, fmt, ap);
+	fputs(tail, stderr);
+	errno = saved;
+}
+
+int nf_cli_warnx(int status, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "naglefix%s%s: ", cmd ? " " : "", cmd ? cmd : "");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(cli_cmd, "\n", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "; try 'naglefix%s%s --help'\n", cmd ? " " : "", cmd ? cmd : "");
+	return status;
+}
+
+void nf_cli_errx(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	va_start(ap, fmt);
+	say(cli_cmd, "\n", fmt, ap);
+	va_end(ap);
+	exit(status);
+}
+
+int nf_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	char tail[64];
+	va_list ap;
+
+	snprintf(tail, sizeof(tail), "; try 'naglefix%s%s --help'\n", cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	say(cmd, tail, fmt, ap);
+	va_end(ap);
 	return NF_EXIT_USAGE;
 }
 

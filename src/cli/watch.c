@@ -133,39 +133,36 @@ static void on_conn(void *arg, struct nf_holder *h, const struct nf_stall *s,
 	found(arg, &c, s, 0);
 }
 
-/* --help: the whole text on stdout. */
-static void help(void)
-{
-	fputs("usage: naglefix watch [-i IFACE] [--netns NAME|PATH|PID]... [-t SECONDS] [--json]\n"
-	      "                      [-l LOG] [--fix [--attach]] [--metrics [ADDR:]PORT]\n"
-	      "                      [--metrics-file PATH] [--metrics-max-series N]\n"
-	      "                      [--metrics-expire SECONDS]\n"
-	      "  -i IFACE     capture on IFACE only, in each namespace that has one\n"
-	      "               (default: every interface, lo too)\n"
-	      "  --netns NAME|PATH|PID  this network namespace only (repeatable): a name\n"
-	      "               under /run/netns, a namespace file, a process's, or 'host';\n"
-	      "               default: every namespace of the host (run in the host's), its\n"
-	      "               own only elsewhere\n"
-	      "  -t SECONDS   stop after SECONDS (default: at SIGINT or SIGTERM)\n"
-	      "  --json       JSON lines on standard output, not text\n"
-	      "  -l LOG       also append the JSON lines to LOG\n"
-	      "  --fix        at a stall, set TCP_NODELAY on the holder's socket (and the\n"
-	      "               listener it came from) if it is a process of this host;\n"
-	      "               else print the receiving end's fix; nothing else is touched\n"
-	      "  --attach     with --fix, also add the holder's rule (connect PEER nodelay,\n"
-	      "               accept LOCAL nodelay) to naglefix's program on its cgroup\n"
-	      "               (naglefix attach): its service's next connections and next\n"
-	      "               starts; never the root cgroup\n"
-	      "  --metrics [ADDR:]PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
-	      "               (ADDR: 127.0.0.1 if not given; IPv6 in brackets)\n"
-	      "  --metrics-file PATH  write them to PATH every 5 s (node_exporter's textfile\n"
-	      "               collector: PATH ending in .prom in its directory)\n"
-	      "  --metrics-max-series N  holder series kept at most (default 500; the\n"
-	      "               rest counted in one series labelled overflow=\"true\")\n"
-	      "  --metrics-expire SECONDS  a holder's series goes after SECONDS without a\n"
-	      "               stall (default 900)\n",
-	      stdout);
-}
+const char nf_cli_usage_watch[] =
+	"usage: naglefix watch [-i IFACE] [--netns NAME|PATH|PID]... [-t SECONDS] [--json]\n"
+	"                      [-l LOG] [--fix [--attach]] [--metrics [ADDR:]PORT]\n"
+	"                      [--metrics-file PATH] [--metrics-max-series N]\n"
+	"                      [--metrics-expire SECONDS]\n"
+	"  -i, --interface IFACE  capture on IFACE only, in each namespace that has one\n"
+	"               (default: every interface, lo too)\n"
+	"  --netns NAME|PATH|PID  this network namespace only (repeatable): a name\n"
+	"               under /run/netns, a namespace file, a process's, or 'host';\n"
+	"               default: every namespace of the host (run in the host's), its\n"
+	"               own only elsewhere\n"
+	"  -t, --time SECONDS  stop after SECONDS (default: at SIGINT or SIGTERM)\n"
+	"  --json       JSON lines on standard output, not text\n"
+	"  -l, --log LOG  also append the JSON lines to LOG\n"
+	"  --fix        at a stall, set TCP_NODELAY on the holder's socket (and the\n"
+	"               listener it came from) if it is a process of this host;\n"
+	"               else print the receiving end's fix; nothing else is touched\n"
+	"  --attach     with --fix, also add the holder's rule (connect PEER nodelay,\n"
+	"               accept LOCAL nodelay) to naglefix's program on its cgroup\n"
+	"               (naglefix attach): its service's next connections and next\n"
+	"               starts; never the root cgroup\n"
+	"  --metrics [ADDR:]PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
+	"               (ADDR: 127.0.0.1 if not given; IPv6 in brackets)\n"
+	"  --metrics-file PATH  write them to PATH every 5 s (node_exporter's textfile\n"
+	"               collector: PATH ending in .prom in its directory)\n"
+	"  --metrics-max-series N  holder series kept at most (default 500; the\n"
+	"               rest counted in one series labelled overflow=\"true\")\n"
+	"  --metrics-expire SECONDS  a holder's series goes after SECONDS without a\n"
+	"               stall (default 900)\n"
+	"  -h, --help   this text\n";
 
 /* -t's argument: seconds > 0; -1 if it is not one. */
 static double parse_seconds(const char *arg)
@@ -296,7 +293,7 @@ static int parse_args(struct nf_watch *w, int argc, char **argv)
 				return NF_EXIT_USAGE;
 			break;
 		case 'h':
-			help();
+			fputs(nf_cli_usage_watch, stdout);
 			return -1;
 		default: /* '?' an unknown option, ':' one without its argument */
 			return nf_cli_bad_option("watch", c, argc, argv, longopts);

@@ -2,7 +2,8 @@
 # run.sh - the command's own functions (`make test-cli`): every Check
 # program build/tests/cli/check_* (src/cli's functions linked without the
 # command's main), each ending with Check's line, and a SKIP line for a
-# test this machine cannot run. Ends with "N passed, M failed" over them
+# test this machine cannot run; then usage_man.py: each command's --help
+# against naglefix(1) and against its getopt table. Ends with "N passed, M failed" over them
 # all; exit status 0 iff nothing failed and every program ran.
 # T=pattern picks tests by name (tests/unit/unit.c's filter); SUITE= and
 # CASE= pick a Check suite or case.
@@ -20,4 +21,9 @@ for t in build/tests/cli/check_*; do
 	ran=$((ran + 1))
 done
 ((ran > 0)) || fail "test-cli" "no program in build/tests/cli (make test-cli builds them)"
+if [ -x build/naglefix ]; then
+	part usage_man.py python3 tests/cli/usage_man.py build/naglefix src/man/naglefix.1 src/cli
+else
+	fail "usage_man.py" "no build/naglefix (make test-cli builds it)"
+fi
 finish
