@@ -56,7 +56,8 @@
 #                              CK_RUN_CASE (T reaches it by itself:
 #                              tests/unit/unit.c)
 #   elapsed START              seconds since START (an $EPOCHREALTIME), as
-#                              "%.2f"; needs LC_ALL=C (a dot in the clock)
+#                              "%.2f", in any locale (a comma in the clock
+#                              is read as a dot)
 #   scratch_dir PREFIX         makes the directory $TMP, removed on exit (INT
 #                              and TERM exit 130), or exits 1
 #   clean_env [VAR...]         unsets LD_PRELOAD, NAGLEFIX_MODE, NAGLEFIX_CONF,
@@ -181,7 +182,8 @@ check_part() {
 }
 
 elapsed() {
-    awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'
+    local now=$EPOCHREALTIME
+    LC_ALL=C awk -v a="${1/,/.}" -v b="${now/,/.}" 'BEGIN { printf "%.2f", b - a }'
 }
 
 scratch_dir() {

@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # Runs every test suite of naglefix (what `make test` calls) and ends with
 # one line "N passed, M failed" summing them all. Exits non-zero on any
-# failure, or if a suite could not run at all.
+# failure, or if a suite could not run at all. Each suite's closing line
+# "== NAME: N passed, M failed in S s" and the line "== all: S s" before
+# the last say where the run's time went.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
 unset T SUITE CASE # a filter is for one suite (tests/README.md): here every test runs
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$top/tests/lib.sh"
+start_all=$EPOCHREALTIME
 
 # run_suite NAME CMD...: runs a suite as a part (lib.sh: its output, its
-# counts added to the totals) and says its counts.
+# counts added to the totals) and says its counts and its seconds.
 run_suite() {
-	local name=$1
+	local name=$1 start=$EPOCHREALTIME
 	shift
 	part "$name" "$@"
-	echo "== $name: $TALLY_PASSED passed, $TALLY_FAILED failed"
+	echo "== $name: $TALLY_PASSED passed, $TALLY_FAILED failed in $(elapsed "$start") s"
 }
 
 run_suite exports make -s test-exports
@@ -47,4 +50,5 @@ run_suite difftest make -s difftest
 run_suite external make -s test-external
 run_suite vm make -s test-vm
 
+echo "== all: $(elapsed "$start_all") s"
 finish
