@@ -271,7 +271,7 @@ if selected attach-route-watch-fix; then
 	nsenter --net="/run/netns/$HNS" "$STATIC" 10.88.0.1 "$PORT_recv" 1000000 each >"$TMP/hrounds.out" 2>&1 8>&- &
 	hclient=$!
 	PIDS+=("$hclient")
-	for _ in $(seq 200); do grep -q "attach: route" "$TMP/rwatch.out" && break; sleep 0.05; done
+	wait_until 10 grep -q "attach: route" "$TMP/rwatch.out"
 	n1=$(rounds_done "$TMP/hrounds.out")
 	wait_rounds "$TMP/hrounds.out" $((n1 + 200)) # 8 s at 40 ms, were it not fixed
 	kill "$hclient" "$rwatch" 2>/dev/null

@@ -256,7 +256,7 @@ print("PORT 0", flush=True)
 sys.stdin.read()' "$PORT_echo" >"$TMP/held.out" 2>&1 <"$TMP/hold" 8>&- &
 PIDS+=($!)
 HELD=$!
-for _ in $(seq 100); do grep -q '^PORT' "$TMP/held.out" && break; sleep 0.05; done
+wait_until 5 grep -q '^PORT' "$TMP/held.out"
 # sockets_of: "PID FD INODE NODELAY" of every TCP socket of this suite's
 # processes outside the cgroup (tests/fix/nodelay_of.c reads them by
 # pidfd_getfd), sorted.
@@ -435,7 +435,7 @@ print("connected", s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY), flush=T
 open(sys.argv[2]).read()
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 0)
 print("after", s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY), flush=True)' "$PORT_echo" "$TMP/go" >"$TMP/marks.out" 2>&1
-	for _ in $(seq 100); do grep -q '^connected' "$TMP/marks.out" && break; sleep 0.05; done
+	wait_until 5 grep -q '^connected' "$TMP/marks.out"
 	"$NF" attach -m nodelay --cgroup "$CG" >"$TMP/marks.attach" 2>&1
 	new=$(ours_any "$CG" | tr '\n' ' ')
 	echo go >"$TMP/go"

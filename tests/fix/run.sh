@@ -1093,7 +1093,7 @@ check_cost() {
     local name="--follow on 1,000 connections" fpid ticks first hz=$(getconf CLK_TCK) calls
     selected "$name" || return 0
     start_client many python3 "$HERE/many_conns.py" "$H" "$PPORT" 1000 60 || return
-    for ((i = 0; i < 100; i++)); do grep -q '^ready' "$W/many.out" && break; sleep 0.1; done
+    wait_until 10 grep -q '^ready' "$W/many.out"
     "${FIX[@]}" -m nodelay --follow "$PID" >"$W/many.fix" 2>&1 &
     fpid=$!
     sleep 1 # the first scan: 1,000 set, recorded

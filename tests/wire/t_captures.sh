@@ -571,7 +571,7 @@ pg_stop() {
     [[ -n $PG_PIDFILE && -s $PG_PIDFILE ]] || return 0
     pid=$(head -n 1 "$PG_PIDFILE")
     kill -INT "$pid" 2>/dev/null # fast shutdown
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    wait_until 10 gone "$pid"
     PG_PIDFILE=""
 }
 check_pgbench() {

@@ -321,7 +321,7 @@ print("moved", flush=True)
 time.sleep(5)' >"$W/mover.out" 2>&1 &
 MOVER=$!
 BG_PIDS+=("$MOVER")
-for ((i = 0; i < 60; i++)); do grep -qs moved "$W/mover.out" && break; sleep 0.05; done
+wait_until 3 grep -qs moved "$W/mover.out"
 t0=$EPOCHREALTIME
 mover_ms=""
 for ((i = 0; i < 400; i++)); do
@@ -552,7 +552,7 @@ while True:
     threading.Thread(target=drain, args=(c,), daemon=True).start()' >"$W/wake.sink" 2>&1 &
     sink=$!
     BG_PIDS+=("$sink")
-    for ((i = 0; i < 100; i++)); do grep -q ready "$W/wake.sink" && break; sleep 0.05; done
+    wait_until 5 grep -q ready "$W/wake.sink"
     if watch_start wake "$NW" -- --json --netns "$NW" --metrics-file "$W/wake.prom"; then
         o0=$(out_segs "$NW")
         ip netns exec "$NW" python3 -c '
@@ -597,7 +597,7 @@ fi
 if selected "a deleted namespace is freed (watch holds nothing of it)"; then
     watch_start end "$LO" -- --json
     kill "$LO_SERVER" # (its stdin's other writers: every job started after it)
-    for ((i = 0; i < 100; i++)); do kill -0 "$LO_SERVER" 2>/dev/null || break; sleep 0.05; done
+    wait_until 5 gone "$LO_SERVER"
     ip netns del "$LO"
     gone=""
     for ((i = 0; i < 300; i++)); do
