@@ -267,7 +267,7 @@ if selected attach-route-watch-fix; then
 	start recv nsenter --net="/run/netns/$RNS" python3 "$TOP/tests/fix/echo_server.py" 10.88.0.1 600
 	timeout 60 "$NF" watch --netns "$RNS" --fix --attach -t 30 >"$TMP/rwatch.out" 2>&1 &
 	rwatch=$!
-	sleep 2.5 # watch's capture open
+	wait_until 10 capturing "$RNS" # watch's capture open
 	nsenter --net="/run/netns/$HNS" "$STATIC" 10.88.0.1 "$PORT_recv" 1000000 each >"$TMP/hrounds.out" 2>&1 8>&- &
 	hclient=$!
 	PIDS+=("$hclient")
