@@ -209,15 +209,10 @@ watch_stop() {
 
 # tcpdump_in NS FILE IFACE FILTER: a capture of the ground truth inside NS.
 tcpdump_in() {
-    local i
     ip netns exec "$1" timeout -k 5 300 tcpdump --immediate-mode -B 4096 -i "$3" -U -s 128 \
         -w "$W/$2.pcap" "$4" 2>"$W/$2.tcpdump.err" &
     TCPDUMP_PIDS+=($!)
-    for ((i = 0; i < 100; i++)); do
-        grep -qs "listening on" "$W/$2.tcpdump.err" && return 0
-        sleep 0.05
-    done
-    return 1
+    wait_until 5 grep -qs "listening on" "$W/$2.tcpdump.err"
 }
 
 # ---- servers, truth, watches ---------------------------------------------------
