@@ -105,11 +105,7 @@ wait_rounds() {
 
 # wait_done NAME: until NAME has printed "done" or a BAD line (at most 30 s).
 wait_done() {
-    local i
-    for ((i = 0; i < 300; i++)); do
-        grep -q '^done\|^BAD' "$W/$1.out" && break
-        sleep 0.1
-    done
+    wait_until 30 grep -q '^done\|^BAD' "$W/$1.out"
     grep -q '^done' "$W/$1.out"
 }
 
@@ -370,10 +366,10 @@ check_follow() {
         { fail "$name: started"; return; }
     timeout 60 "${FIX[@]}" -m nodelay --follow "$PID" >"$W/follow.fix" 2>&1 &
     fpid=$!
-    sleep 0.3
+    wait_until 3 grep -q "holds no TCP socket yet: waiting for one" "$W/follow.fix" # following
     touch "$go"
     wait_done follow
-    for ((n = 0; n < 30; n++)); do kill -0 "$fpid" 2>/dev/null || break; sleep 0.1; done
+    wait_until 3 gone "$fpid"
     kill -0 "$fpid" 2>/dev/null && { kill -INT "$fpid"; rc=999; }
     wait "$fpid"
     rc=${rc:-$?}
@@ -471,7 +467,7 @@ check_program_wins() {
     wait_rounds off "$PRE"
     timeout 60 "${FIX[@]}" -m nodelay --follow --json "$PID" >"$W/off.fix" 2>&1 &
     fpid=$!
-    sleep 0.5
+    wait_until 5 grep -q '"side":"connect".*"result":"set"' "$W/off.fix"
     ino=$(sed -n 's/.*"inode":\([0-9]*\),.*"side":"connect".*"result":"set".*/\1/p' "$W/off.fix")
     touch "$off"
     sleep 0.8
