@@ -352,11 +352,8 @@ check_perl_pipe() {
         wait
     } | tee "$W/$name.pcap" | timeout -k 5 $((CAP_LIMIT + 30)) "$NAGLEFIX" scan --json - \
         >"$W/$name.json" 2>"$W/$name.scan.err" &
-    local scan_pid=$! i
-    for ((i = 0; i < 200; i++)); do
-        grep -q 'listening on' "$W/$name.pcap.log" && break
-        sleep 0.05
-    done
+    local scan_pid=$!
+    wait_until 10 grep -q 'listening on' "$W/$name.pcap.log"
     ms=$(run_client none perl "$LEGACY_DIR/legacy_client.pl" "$H" "$jport" "$ROUNDS" split)
     CAP_PID=$(cat "$W/$name.pid") CAP_TOOL=tcpdump CAP_FILE=$W/$name.pcap CAP_PORTS=$jport
     cap_closed
