@@ -640,7 +640,7 @@ if selected attach-now; then
 	# fix_client.py prints each round; connected now, before any attach
 	in_cg_bg "$CG/now" python3 "$TOP/tests/fix/fix_client.py" 127.0.0.1 "$PORT_echo" 100000 >"$TMP/now.out" 2>&1
 	nowpid=$BG
-	sleep 1
+	wait_until 10 grep -q '^round' "$TMP/now.out" # connected, its rounds going
 	"$NF" attach -m nodelay --cgroup "$CG/now" >"$TMP/now1.out" 2>&1
 	sleep 0.5
 	r1=$(grep -c '^round' "$TMP/now.out")
