@@ -292,7 +292,7 @@ ENDED_ROUNDS=20
 # client's stalls in $WORK/ended-NAME.client.
 ended() {
     local name=$1 end=$2 after=$3 sig=${4:-} out="$WORK/ended-$1.out" conns=1 port="" pid=""
-    local srv i
+    local srv
     [[ $end == fork ]] && conns=2
     rm -f "$WORK/ended-$name.log"
     : >"$out" # no port of an earlier run
