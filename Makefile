@@ -385,7 +385,8 @@ test-deb:
 
 # ---- sanitizers, leak check and fuzzing (tests/sanitize, tests/fuzz) -------
 # Each builds its own variants (build/asan, build/tsan, build/valgrind,
-# build/fuzz) and ends with "N passed, M failed". FUZZ_TIME=seconds a target.
+# build/fuzz) and ends with "N passed, M failed". FUZZ_TIME=seconds a target:
+# 60 in `make fuzz`, 15 in `make test` (tests/run-all.sh).
 
 test-sanitize:
 	tests/sanitize/run.sh

@@ -56,7 +56,18 @@
 #                              CK_RUN_CASE (T reaches it by itself:
 #                              tests/unit/unit.c)
 #   elapsed START              seconds since START (an $EPOCHREALTIME), as
-#                              "%.2f"; needs LC_ALL=C (a dot in the clock)
+#                              "%.2f", in any locale (a comma in the clock
+#                              is read as a dot)
+#   wait_until SECONDS CMD...  runs CMD (a command, a function) every 0.05 s
+#                              until it succeeds: status 0 then, at once;
+#                              status 1 if SECONDS (a whole or decimal
+#                              number: 5, 0.5) pass first. CMD runs at
+#                              least once; its output is the caller's. For
+#                              an event (a line in a log: `wait_until 5 grep
+#                              -qs '^PORT' FILE`, a socket, a file), never
+#                              for a time that is itself measured
+#   gone PID                   true if no process PID is left (for
+#                              `wait_until 10 gone PID`)
 #   scratch_dir PREFIX         makes the directory $TMP, removed on exit (INT
 #                              and TERM exit 130), or exits 1
 #   clean_env [VAR...]         unsets LD_PRELOAD, NAGLEFIX_MODE, NAGLEFIX_CONF,
@@ -181,7 +192,32 @@ check_part() {
 }
 
 elapsed() {
-    awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'
+    local now=$EPOCHREALTIME
+    LC_ALL=C awk -v a="${1/,/.}" -v b="${now/,/.}" 'BEGIN { printf "%.2f", b - a }'
+}
+
+# _usec DECIMAL: the number of seconds DECIMAL (5, 0.25, 1.5) in microseconds.
+_usec() {
+    local whole=${1%%.*} frac=
+    [[ $1 == *.* ]] && frac=${1#*.}
+    frac=${frac}000000
+    echo $((10#${whole:-0} * 1000000 + 10#${frac:0:6}))
+}
+
+wait_until() {
+    local end now
+    now=${EPOCHREALTIME//[.,]/}
+    end=$((now + $(_usec "$1")))
+    shift
+    until "$@"; do
+        now=${EPOCHREALTIME//[.,]/}
+        ((now < end)) || return 1
+        sleep 0.05
+    done
+}
+
+gone() {
+    ! kill -0 "$1" 2>/dev/null
 }
 
 scratch_dir() {

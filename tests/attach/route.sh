@@ -77,17 +77,14 @@ rounds_from() {
 	awk -v a="$2" -v b="${3:-999999999}" '$1 == "round" && $2 >= a && $2 <= b { print $3 }' "$1" | sort -n |
 		awk '{ v[n++] = $1; s += $1 >= 30 } END { if (n) printf "median=%.3f stalls=%d n=%d\n", v[int((n - 1) / 2)], s, n }'
 }
+# has_route6 PREFIX: true if QNS has a route to the IPv6 PREFIX.
+has_route6() { [[ -n $(ip -n "$QNS" -6 route show "$1") ]]; }
 # rounds_done FILE: how many rounds the client has finished.
 rounds_done() { grep -c '^round' "$1"; }
 # wait_rounds FILE N: until the client has finished N rounds (20 s at most).
-wait_rounds() {
-	local i
-	for i in $(seq 400); do
-		(($(rounds_done "$1") >= $2)) && return 0
-		sleep 0.05
-	done
-	return 1
-}
+wait_rounds() { wait_until 20 rounds_reached "$1" "$2"; }
+# rounds_reached FILE N: true if the client has finished N rounds.
+rounds_reached() { (($(rounds_done "$1") >= $2)); }
 
 if any_selected attach-route-open-connection attach-route-list attach-route-detach \
 	attach-route-changed-left attach-route-removed-said attach-route-ipv6 attach-route-accept-refused \
@@ -198,7 +195,7 @@ fi
 
 if selected attach-route-ipv6; then
 	ip -n "$QNS" addr add 2001:db8:77::1/64 dev lo nodad
-	for _ in $(seq 100); do [[ -n $(ip -n "$QNS" -6 route show 2001:db8:77::/64) ]] && break; sleep 0.05; done
+	wait_until 5 has_route6 2001:db8:77::/64
 	table_all >"$TMP/route.before6"
 	printf 'connect [2001:db8::/32] quickack\n' >"$TMP/qa6.conf"
 	"$NF" attach -c "$TMP/qa6.conf" --netns "$QNS" >"$TMP/qattach6.out" 2>&1
@@ -267,11 +264,11 @@ if selected attach-route-watch-fix; then
 	start recv nsenter --net="/run/netns/$RNS" python3 "$TOP/tests/fix/echo_server.py" 10.88.0.1 600
 	timeout 60 "$NF" watch --netns "$RNS" --fix --attach -t 30 >"$TMP/rwatch.out" 2>&1 &
 	rwatch=$!
-	sleep 2.5 # watch's capture open
+	wait_until 10 capturing "$RNS" # watch's capture open
 	nsenter --net="/run/netns/$HNS" "$STATIC" 10.88.0.1 "$PORT_recv" 1000000 each >"$TMP/hrounds.out" 2>&1 8>&- &
 	hclient=$!
 	PIDS+=("$hclient")
-	for _ in $(seq 200); do grep -q "attach: route" "$TMP/rwatch.out" && break; sleep 0.05; done
+	wait_until 10 grep -q "attach: route" "$TMP/rwatch.out"
 	n1=$(rounds_done "$TMP/hrounds.out")
 	wait_rounds "$TMP/hrounds.out" $((n1 + 200)) # 8 s at 40 ms, were it not fixed
 	kill "$hclient" "$rwatch" 2>/dev/null

@@ -142,6 +142,13 @@ in_cg() {
 	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' in_cg "$dir" "$@" 8>&-
 }
 
+# capturing NETNS: true if a packet socket in the named network namespace
+# is bound to a protocol: watch's capture there is open (nothing else of
+# the suite captures).
+capturing() {
+	nsenter --net="/run/netns/$1" awk 'NR > 1 && $4 != "0000" { f = 1 } END { exit !f }' /proc/net/packet
+}
+
 # in_cg_bg DIR CMD...: the same in the background, its pid in BG (and PIDS).
 in_cg_bg() {
 	local dir=$1
@@ -256,7 +263,7 @@ print("PORT 0", flush=True)
 sys.stdin.read()' "$PORT_echo" >"$TMP/held.out" 2>&1 <"$TMP/hold" 8>&- &
 PIDS+=($!)
 HELD=$!
-for _ in $(seq 100); do grep -q '^PORT' "$TMP/held.out" && break; sleep 0.05; done
+wait_until 5 grep -q '^PORT' "$TMP/held.out"
 # sockets_of: "PID FD INODE NODELAY" of every TCP socket of this suite's
 # processes outside the cgroup (tests/fix/nodelay_of.c reads them by
 # pidfd_getfd), sorted.
@@ -435,7 +442,7 @@ print("connected", s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY), flush=T
 open(sys.argv[2]).read()
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 0)
 print("after", s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY), flush=True)' "$PORT_echo" "$TMP/go" >"$TMP/marks.out" 2>&1
-	for _ in $(seq 100); do grep -q '^connected' "$TMP/marks.out" && break; sleep 0.05; done
+	wait_until 5 grep -q '^connected' "$TMP/marks.out"
 	"$NF" attach -m nodelay --cgroup "$CG" >"$TMP/marks.attach" 2>&1
 	new=$(ours_any "$CG" | tr '\n' ' ')
 	echo go >"$TMP/go"
@@ -598,16 +605,18 @@ if selected attach-watch-fix; then
 	# a pass rule has nothing to attach: its program goes with a nodelay rule for another port
 	printf 'connect 127.0.0.1:%s pass\nconnect 127.0.0.1:1 nodelay\n' "$PORT_wecho" >"$TMP/pass.conf"
 	"$NF" attach -c "$TMP/pass.conf" --cgroup "$CG/passed" >/dev/null 2>&1
-	timeout 30 "$NF" watch --netns "$WNS" --fix --attach -t 9 >"$TMP/watch.out" 2>&1 &
+	timeout 30 "$NF" watch --netns "$WNS" --fix --attach -t 25 >"$TMP/watch.out" 2>&1 &
 	wpid=$!
-	sleep 2.5
+	wait_until 10 capturing "$WNS"
 	run_ns() { nsenter --net="/run/netns/$WNS" "$@"; }
 	in_cg "$CG/watched" nsenter --net="/run/netns/$WNS" python3 "$TOP/tests/fix/fix_client.py" 127.0.0.1 "$PORT_wecho" 20 >"$TMP/w1.out" 2>&1
 	run_ns python3 "$TOP/tests/fix/fix_client.py" 127.0.0.1 "$PORT_wecho" 20 >"$TMP/w2.out" 2>&1
 	in_cg "$CG/passed" nsenter --net="/run/netns/$WNS" python3 "$TOP/tests/fix/fix_client.py" 127.0.0.1 "$PORT_wecho" 20 >"$TMP/w3.out" 2>&1
 	new=$(in_cg "$CG/watched" nsenter --net="/run/netns/$WNS" python3 "$PY" 127.0.0.1 "$PORT_wecho" $ROUNDS)
-	wait "$wpid"
 	w1=$(sed -n 's/^pid //p' "$TMP/w1.out") w2=$(sed -n 's/^pid //p' "$TMP/w2.out") w3=$(sed -n 's/^pid //p' "$TMP/w3.out")
+	wait_until 9 grep -q "fix: pid $w3 " "$TMP/watch.out" # the last client's line, then watch may end
+	kill -INT "$wpid" # (timeout passes it on)
+	wait "$wpid"
 	root_cg=$(sed -n 's/^0:://p' /proc/self/cgroup)
 	if grep -q "fix: pid $w1 socket .*attach: $CG/watched ([^)]*): program [0-9]*, connect 127.0.0.1:$PORT_wecho nodelay" "$TMP/watch.out" &&
 		{ [[ $root_cg != / ]] || grep -q "fix: pid $w2 socket fd [0-9]* TCP_NODELAY 0 -> 1.*attach: not attached (its cgroup is the root" "$TMP/watch.out"; } &&
@@ -631,7 +640,7 @@ if selected attach-now; then
 	# fix_client.py prints each round; connected now, before any attach
 	in_cg_bg "$CG/now" python3 "$TOP/tests/fix/fix_client.py" 127.0.0.1 "$PORT_echo" 100000 >"$TMP/now.out" 2>&1
 	nowpid=$BG
-	sleep 1
+	wait_until 10 grep -q '^round' "$TMP/now.out" # connected, its rounds going
 	"$NF" attach -m nodelay --cgroup "$CG/now" >"$TMP/now1.out" 2>&1
 	sleep 0.5
 	r1=$(grep -c '^round' "$TMP/now.out")

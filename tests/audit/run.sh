@@ -296,7 +296,7 @@ ENDED_ROUNDS=20
 # client's stalls in $WORK/ended-NAME.client.
 ended() {
     local name=$1 end=$2 after=$3 sig=${4:-} out="$WORK/ended-$1.out" conns=1 port="" pid=""
-    local srv i
+    local srv
     [[ $end == fork ]] && conns=2
     rm -f "$WORK/ended-$name.log"
     : >"$out" # no port of an earlier run
@@ -306,11 +306,8 @@ ended() {
             python3 "$AUDIT_DIR/split_server.py" "$end" "$after"
     ) >"$out" 2>"$WORK/ended-$name.err" &
     srv=$!
-    for ((i = 0; i < 150; i++)); do
-        read -r _ port _ pid < <(grep '^PORT ' "$out")
-        [[ -n $port ]] && break
-        sleep 0.1
-    done
+    wait_until 15 grep -q '^PORT ' "$out"
+    read -r _ port _ pid < <(grep '^PORT ' "$out")
     timeout 60 python3 "$AUDIT_DIR/line_client.py" "$H" "${port:-1}" "$ENDED_ROUNDS" "$conns" \
         >"$WORK/ended-$name.client" 2>&1
     if [[ -n $sig ]]; then

@@ -123,11 +123,8 @@ preload_before=$(sha256sum /etc/ld.so.preload 2>/dev/null || echo absent)
 cc -O2 -o "$W/split_client" "$top/tests/attach/split_client.c" || fail "build split_client"
 { sleep 600 2>/dev/null | python3 "$top/tests/fix/echo_server.py" 127.0.0.1 600 >"$W/echo.out" 2>&1 & }
 pids+=($!)
-for _ in $(seq 50); do
-	port=$(sed -n 's/^PORT //p' "$W/echo.out")
-	[ -n "$port" ] && break
-	sleep 0.1
-done
+wait_until 5 grep -q '^PORT ' "$W/echo.out"
+port=$(sed -n 's/^PORT //p' "$W/echo.out")
 # split ROUNDS [ENV...]: the split client's median round in ms (stderr to split.err)
 split() {
 	local rounds=$1

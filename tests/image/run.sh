@@ -124,14 +124,11 @@ in_cg() {
 # echo; tests/legacy/legacy_server.py, "ok" to 200 bytes) on 127.0.0.1
 # (in NETNS), its port in PORT.
 server() {
-    local name=$1 prog=$2 i
+    local name=$1 prog=$2
     sleep 300 2>/dev/null | ${3:+ip netns exec "$3"} python3 "$TOP/tests/$prog" "$([[ $prog == *echo* ]] && echo 127.0.0.1 || echo 0)" 300 \
         >"$W/$name.port" 2>&1 &
     PIDS+=($!)
-    for ((i = 0; i < 100; i++)); do
-        grep -qs '^PORT ' "$W/$name.port" && break
-        sleep 0.05
-    done
+    wait_until 5 grep -qs '^PORT ' "$W/$name.port"
     PORT=$(sed -n 's/^PORT //p' "$W/$name.port")
 }
 
@@ -144,17 +141,6 @@ median_of() {
 
 below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a ~ /^[0-9.]+$/ && a + 0 < b) }'; }
 atleast() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a ~ /^[0-9.]+$/ && a + 0 >= b) }'; }
-
-# wait_for SECONDS CMD...: until CMD succeeds, SECONDS at most.
-wait_for() {
-    local n=$(($1 * 10)) i
-    shift
-    for ((i = 0; i < n; i++)); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    return 1
-}
 
 # free_port: a TCP port free on 127.0.0.1 just now.
 free_port() {
@@ -216,7 +202,7 @@ podman run -d --name "$CTR" --pid host --network host --cgroupns host \
     -v /sys/fs/cgroup:/host/cgroup:ro -v /run/netns:/run/netns:ro,rslave \
     --cap-drop ALL --cap-add "$WATCH_CAPS" "$IMAGE" watch --json --metrics "127.0.0.1:$MPORT" \
     >"$W/ctr.id" 2>"$W/ctr.err" || fail image-watch "podman run" "$W/ctr.err"
-wait_for 20 curl -sf "http://127.0.0.1:$MPORT/metrics" -o /dev/null
+wait_until 20 curl -sf "http://127.0.0.1:$MPORT/metrics" -o /dev/null
 in_cg "$CGW" "$CLIENT" 127.0.0.1 "$PORT_HOST" 2000 >"$W/host-client.out"
 CL=$BG
 ip netns exec "$NS" "$CLIENT" 127.0.0.1 "$PORT_NS" 2000 >"$W/ns-client.out" &
@@ -224,7 +210,7 @@ CLN=$!
 PIDS+=("$CLN")
 stalls() { podman logs "$CTR" 2>/dev/null | grep '"event":"wire_stall"' >"$W/watch.log"; }
 named() { stalls && grep -q "\"pid\":$CL," "$W/watch.log" && grep -q "\"pid\":$CLN," "$W/watch.log"; }
-wait_for 20 named
+wait_until 20 named
 curl -s "http://127.0.0.1:$MPORT/metrics" >"$W/metrics.out"
 podman logs "$CTR" >"$W/watch.out" 2>&1
 if selected image-watch-pid; then
@@ -330,7 +316,7 @@ if selected image-kube-play; then
     played=1
     timeout 120 podman kube play "$W/pod.yaml" >"$W/play.out" 2>&1
     rc=$?
-    wait_for 20 curl -sf "http://127.0.0.1:$KPORT/metrics" -o "$W/pod-metrics.out"
+    wait_until 20 curl -sf "http://127.0.0.1:$KPORT/metrics" -o "$W/pod-metrics.out"
     caps=$(podman inspect -f '{{join .EffectiveCaps ","}}' "$POD-watch" 2>/dev/null |
         tr ',' '\n' | sed 's/^CAP_//' | sort | paste -sd, -)
     # what conf/kubernetes/attach/job.yaml says of kubectl exec: attach --list in it

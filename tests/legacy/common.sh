@@ -3,6 +3,7 @@
 #   compile_java                 javac tests/legacy/*.java into build/legacy/ (idempotent)
 #   start_server NAME CMD...     start a server without LD_PRELOAD; sets SERVER_PORT
 #   stop_server NAME             close that server's stdin and wait for it to exit
+#   port_or_gone FILE PID        true once FILE begins "PORT <n>" or PID has gone
 #   run_client MODE CMD...       run a client (MODE none = no shim); prints its median ms
 #   assert_ms_ge NAME VALUE MS / assert_ms_lt NAME VALUE MS
 #   and tests/lib.sh's: pass NAME, fail NAME WHY, finish ("N passed, M failed";
@@ -79,13 +80,9 @@ start_server() {
     SERVER_PIDS+=("$pid")
     SERVER_PID_OF[$name]=$pid
     SERVER_FD_OF[$name]=$fd
-    for ((i = 0; i < 150; i++)); do
-        read -r tag port <"$out" || true
-        [[ ${tag:-} == PORT && -n ${port:-} ]] && break
-        port=""
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
+    wait_until 15 port_or_gone "$out" "$pid"
+    read -r tag port <"$out" || true
+    [[ ${tag:-} == PORT ]] || port=""
     if [[ -z $port ]]; then
         echo "start_server: $name reported no port (see $err)" >&2
         return 1
@@ -94,20 +91,24 @@ start_server() {
     SERVER_PORT=$port
 }
 
+# port_or_gone FILE PID: true once FILE begins with a "PORT <n>" line, or
+# the process PID has gone (start_server's wait).
+port_or_gone() {
+    local tag port
+    read -r tag port <"$1" || true
+    [[ ${tag:-} == PORT && -n ${port:-} ]] || gone "$2"
+}
+
 # stop_server NAME: closes the stdin of the server start_server NAME started
 # (a server of this harness exits at its EOF; one run under `naglefix audit`
 # then prints its table on stderr, in build/legacy/NAME.err) and waits up to
 # 15 s for it to exit. Status 1 if it is still running.
 stop_server() {
-    local name=$1 i
+    local name=$1
     local pid=${SERVER_PID_OF[$name]:-} fd=${SERVER_FD_OF[$name]:-}
     [[ -n $pid && -n $fd ]] || return 1
     exec {fd}>&-
-    for ((i = 0; i < 150; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    ! kill -0 "$pid" 2>/dev/null
+    wait_until 15 gone "$pid"
 }
 
 # run_client MODE CMD...: MODE "none" runs CMD as is (LD_PRELOAD unset), any

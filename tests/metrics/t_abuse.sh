@@ -77,11 +77,12 @@ PIDS+=($!)
 "$NAGLEFIX" watch --json --metrics 9477 >"$W/watch.out" 2>"$W/watch.err" &
 WPID=$!
 PIDS+=("$WPID")
-for ((i = 0; i < 100; i++)); do
+# started: the server's port out, the endpoint answering, the capture bound
+started() {
     [[ -s $W/a.port ]] && curl -s --max-time 2 -o /dev/null http://127.0.0.1:9477/metrics &&
-        awk 'NR > 1 && $4 != "0000" { f = 1 } END { exit !f }' /proc/net/packet && break
-    sleep 0.1
-done
+        awk 'NR > 1 && $4 != "0000" { f = 1 } END { exit !f }' /proc/net/packet
+}
+wait_until 10 started
 read -r PA <"$W/a.port" || { fail "t_abuse: start" "" "$W/watch.err"; finish; exit; }
 
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$WPID/status"; }

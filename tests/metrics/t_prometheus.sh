@@ -108,17 +108,6 @@ bg() {
 exec {HOLD}< <(exec sleep 600)
 PIDS+=($!)
 
-# until_ok SECONDS CMD...: runs CMD every 0.2 s until it succeeds (0) or
-# SECONDS pass (1).
-until_ok() {
-    local end=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        ((SECONDS < end)) || return 1
-        sleep 0.2
-    done
-}
-
 # ---- the servers, the watches, node_exporter and Prometheus ----------------
 
 for s in a b c; do
@@ -130,7 +119,7 @@ if ! ip netns add "$NS" || ! ip -n "$NS" link set lo up; then
     exit
 fi
 bg server-d ip netns exec "$NS" python3 "$HERE/peers.py" server "$W/d.port"
-until_ok 10 test -s "$W/d.port" -a -s "$W/c.port" -a -s "$W/b.port" -a -s "$W/a.port" ||
+wait_until 10 test -s "$W/d.port" -a -s "$W/c.port" -a -s "$W/b.port" -a -s "$W/a.port" ||
     { fail "servers start" "" "$W/server-a.err"; finish; exit; }
 read -r PA <"$W/a.port"
 read -r PB <"$W/b.port"
@@ -165,7 +154,7 @@ bound() {
         (($(ip netns exec "$NS" awk 'NR > 1 && $4 != "0000"' /proc/net/packet | wc -l) >= 1))
 }
 targets_up() { [[ $(value 'sum(up)') == 2 ]]; }
-if ! until_ok 30 bound || ! until_ok 60 targets_up; then
+if ! wait_until 30 bound || ! wait_until 60 targets_up; then
     fail "watch, node_exporter and Prometheus start" "up: $(value 'sum(up)')" "$W/prometheus.err"
     cat "$W/watch1.err" "$W/watch2.err" "$W/node.err" | tail -n 10 | sed 's/^/    /'
     finish
@@ -244,7 +233,7 @@ SEL="job=\"naglefix\",peer=\"127.0.0.1:$PA\""
 got_a() { [[ $(value "naglefix_stalls_total{$SEL}") == "$WA" ]]; }
 if ! selected "PromQL: naglefix_stalls_total"; then
     :
-elif [[ -n $WA ]] && until_ok 15 got_a; then
+elif [[ -n $WA ]] && wait_until 15 got_a; then
     labels=$(query "naglefix_stalls_total{$SEL}" | jq -c '.data.result[0].metric')
     if [[ $labels == *'"holder":"python3"'* && $labels == *'"side":"connect"'* &&
         $labels == *'"local":"127.0.0.1"'* && $labels == *'"netns":"host"'* ]]; then
@@ -303,7 +292,7 @@ count_all() {
     count=$(value 'naglefix_stall_duration_seconds_count{job="naglefix"}')
     [[ $count == "$want" ]]
 }
-until_ok 10 count_all
+wait_until 10 count_all
 median=$(value 'histogram_quantile(0.5, naglefix_stall_duration_seconds_bucket{job="naglefix"})')
 if ! selected "the histogram"; then
     :
@@ -345,7 +334,7 @@ node_has() {
 }
 if ! selected "node_exporter's textfile collector serves --metrics-file"; then
     :
-elif until_ok 15 node_has && grep -qx 'node_textfile_scrape_error 0' "$W/node.txt"; then
+elif wait_until 15 node_has && grep -qx 'node_textfile_scrape_error 0' "$W/node.txt"; then
     pass "node_exporter's textfile collector serves --metrics-file: $WA stalls of peer A, no scrape error"
 else
     fail "node_exporter's textfile collector serves --metrics-file" "" "$W/node.err"
@@ -354,7 +343,7 @@ fi
 got_node() { [[ $(value "naglefix_stalls_total{job=\"node\",peer=\"127.0.0.1:$PA\"}") == "$WA" ]]; }
 if ! selected "through node_exporter"; then
     :
-elif until_ok 10 got_node; then
+elif wait_until 10 got_node; then
     pass "PromQL: the same $WA stalls through node_exporter (job=\"node\")"
 else
     fail "PromQL: the stalls through node_exporter" \
@@ -380,7 +369,7 @@ expired() {
 start=$SECONDS
 if ! selected "--metrics-expire 5"; then
     :
-elif until_ok 12 expired && grep -qx 'naglefix_holder_series_expired_total 2' "$W/watch2-expired.txt" &&
+elif wait_until 12 expired && grep -qx 'naglefix_holder_series_expired_total 2' "$W/watch2-expired.txt" &&
     ! grep -q '^naglefix_stalls_total{holder=' "$W/watch2-expired.txt" &&
     curl -s --max-time 5 http://127.0.0.1:9477/metrics | grep -qx 'naglefix_holder_series 4'; then
     pass "--metrics-expire 5: watch 2's series gone $((SECONDS - start)) s after the checks began (watch 1 keeps its 4)"

@@ -306,7 +306,7 @@ p_far=$(cat "$SCRATCH/far.port")
 p_ns=$(cat "$SCRATCH/ns.port")
 metrics() { curl -s --max-time 5 http://127.0.0.1:9477/metrics; }
 systemctl daemon-reload && systemctl start "$WSVC"
-for _ in $(seq 120); do metrics >/dev/null && break; sleep 0.5; done
+wait_until 60 metrics >/dev/null
 wpid=$(systemctl show -p MainPID --value "$WSVC")
 if metrics >"$SCRATCH/metrics0.txt" && [[ $(awk '/^Uid:/ { print $2 }' "/proc/$wpid/status") != 0 ]]; then
 	pass "the hardened unit starts and serves its metrics, as uid $(awk '/^Uid:/ { print $2 }' "/proc/$wpid/status")"
@@ -424,7 +424,7 @@ if ip netns add "$NS" && ip -n "$NS" link set lo up; then
 	ip netns exec "$NS" "$PYTHON" "$TOP/tests/legacy/legacy_server.py" 7301 60 < <(sleep 60) \
 		>"$SCRATCH/ns-server.out" 2>&1 &
 	srv=$!
-	for _ in $(seq 40); do grep -qs PORT "$SCRATCH/ns-server.out" && break; sleep 0.25; done
+	wait_until 10 grep -qs PORT "$SCRATCH/ns-server.out"
 	ip netns exec "$NS" "$PYTHON" "$TOP/tests/legacy/legacy_client.py" 127.0.0.1 7301 13 split \
 		>"$SCRATCH/ns-client.out" 2>&1 &
 	cpid=$!

@@ -352,11 +352,8 @@ check_perl_pipe() {
         wait
     } | tee "$W/$name.pcap" | timeout -k 5 $((CAP_LIMIT + 30)) "$NAGLEFIX" scan --json - \
         >"$W/$name.json" 2>"$W/$name.scan.err" &
-    local scan_pid=$! i
-    for ((i = 0; i < 200; i++)); do
-        grep -q 'listening on' "$W/$name.pcap.log" && break
-        sleep 0.05
-    done
+    local scan_pid=$!
+    wait_until 10 grep -q 'listening on' "$W/$name.pcap.log"
     ms=$(run_client none perl "$LEGACY_DIR/legacy_client.pl" "$H" "$jport" "$ROUNDS" split)
     CAP_PID=$(cat "$W/$name.pid") CAP_TOOL=tcpdump CAP_FILE=$W/$name.pcap CAP_PORTS=$jport
     cap_closed
@@ -571,7 +568,7 @@ pg_stop() {
     [[ -n $PG_PIDFILE && -s $PG_PIDFILE ]] || return 0
     pid=$(head -n 1 "$PG_PIDFILE")
     kill -INT "$pid" 2>/dev/null # fast shutdown
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    wait_until 10 gone "$pid"
     PG_PIDFILE=""
 }
 check_pgbench() {

@@ -50,11 +50,11 @@ for l in sys.stdin:
 # had written none of them (2 runs in 10 here: "capture: 24 bytes").
 sleep 60 2>/dev/null | timeout 60 python3 "$TOP/tests/legacy/legacy_server.py" 0 60 >"$TMP/srv.out" 2>&1 &
 srv=$!
-for _ in $(seq 50); do grep -q '^PORT' "$TMP/srv.out" && break; sleep 0.1; done
+wait_until 5 grep -q '^PORT' "$TMP/srv.out"
 PORT=$(awk '/^PORT/ { print $2 }' "$TMP/srv.out")
 timeout 30 tcpdump --immediate-mode -B 8192 -i lo -U -w "$TMP/cap.pcap" "tcp port $PORT" 2>"$TMP/td.err" &
 td=$!
-for _ in $(seq 50); do grep -q listening "$TMP/td.err" && break; sleep 0.1; done
+wait_until 5 grep -q listening "$TMP/td.err"
 timeout 30 python3 "$TOP/tests/legacy/legacy_client.py" 127.0.0.1 "$PORT" 13 split >"$TMP/client.out"
 sleep 0.2
 kill -INT "$td"

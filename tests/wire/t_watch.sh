@@ -524,14 +524,13 @@ waves() { # run inside the namespace: NAGLEFIX HERE W
     ip link set lo up || exit 1
     sleep 60 2>/dev/null | python3 "$2/../legacy/legacy_server.py" 0 60 >"$3/waves-server.out" 2>&1 & # its stdin open
     local srv=$! port="" i
-    for ((i = 0; i < 50; i++)); do
-        sleep 0.1
-        port=$(sed -n 's/^PORT //p' "$3/waves-server.out")
-        [[ -z $port ]] || break
-    done
+    wait_until 5 grep -q '^PORT ' "$3/waves-server.out"
+    port=$(sed -n 's/^PORT //p' "$3/waves-server.out")
     "$1" watch --json -i lo >"$3/waves.out" 2>"$3/waves.err" &
     local wp=$!
-    sleep 1 # no packet is sent before watch binds: nothing else runs here
+    # no packet is sent before watch binds (its packet socket bound to a
+    # protocol: nothing else here captures)
+    wait_until 10 awk 'NR > 1 && $4 != "0000" { f = 1 } END { exit !f }' /proc/net/packet
     for ((i = 0; i < 5; i++)); do
         python3 -c '
 import socket, sys
@@ -548,7 +547,7 @@ for _ in range(400):
     kill "$srv"
 }
 if selected "memory bounded: closed connections expire"; then
-    export -f waves
+    export -f waves wait_until _usec # (lib.sh's, for bash -c)
     timeout -k 5 90 unshare -n bash -c 'waves "$@"' waves "$NAGLEFIX" "$HERE" "$W"
     read -r conns peak live <<<"$(jq -r 'select(.event == "wire_stats")
         | "\(.conns) \(.peak_conns) \(.live_conns)"' "$W/waves.out" 2>/dev/null | tail -n 1)"

@@ -87,10 +87,7 @@ stop_pg() {
     [[ -s $PG_DIR/data/postmaster.pid ]] && pm=$(head -n 1 "$PG_DIR/data/postmaster.pid")
     # (no pid file yet: INT to its `timeout`, which passes it on)
     kill -INT "${pm:-$PG_PID}" 2>/dev/null
-    for ((i = 0; i < 100; i++)); do
-        kill -0 "${pm:-$PG_PID}" 2>/dev/null || break
-        sleep 0.1
-    done
+    wait_until 10 gone "${pm:-$PG_PID}"
     [[ -n $pm ]] && kill -KILL "$pm" 2>/dev/null
     [[ -n $PG_PID ]] && { kill -KILL "$PG_PID" 2>/dev/null; wait "$PG_PID" 2>/dev/null; }
     rm -rf "$PG_DIR"
@@ -249,10 +246,7 @@ print("ready", flush=True)
 time.sleep(int(sys.argv[1]))
 ' "$SERVER_LIFETIME"
     sentinel=$BG_PID
-    for ((i = 0; i < 50; i++)); do
-        grep -q ready "$W/sentinel.out" && break
-        sleep 0.1
-    done
+    wait_until 5 grep -q ready "$W/sentinel.out"
 fi
 sleep 0.5
 snapshot "$W/before"
@@ -262,10 +256,8 @@ host_snapshot "$W/host-before"
 
 "$NAGLEFIX" watch --fix --json >"$W/watch.out" 2>"$W/watch.err" &
 WATCH_PID=$!
-for ((i = 0; i < 50; i++)); do # its packet socket bound (a protocol in /proc/net/packet)
-    awk 'NR > 1 && $4 != "0000" { f = 1 } END { exit !f }' /proc/net/packet && break
-    sleep 0.05
-done
+# its packet socket bound (a protocol in /proc/net/packet)
+wait_until 2.5 awk 'NR > 1 && $4 != "0000" { f = 1 } END { exit !f }' /proc/net/packet
 
 declare -A PID MED
 client() { # NAME CMD...
@@ -293,10 +285,7 @@ client http2 python3 "$HERE/http_rounds.py" "$H" "$port_http" 30 /hello.txt
 # watch has printed its advice
 run_bg remote ip netns exec "$REMOTE" python3 "$LEGACY_DIR/legacy_client.py" "$LA" "$port_veth" 60 split
 PID[remote]=$BG_PID
-for ((i = 0; i < 50; i++)); do
-    grep -q '"holder_here":false' "$W/watch.out" && break
-    sleep 0.1
-done
+wait_until 5 grep -q '"holder_here":false' "$W/watch.out"
 snapshot "$W/during-remote"
 MED[remote]=$(wait_bg remote "${PID[remote]}")
 sleep 0.3

@@ -209,15 +209,10 @@ watch_stop() {
 
 # tcpdump_in NS FILE IFACE FILTER: a capture of the ground truth inside NS.
 tcpdump_in() {
-    local i
     ip netns exec "$1" timeout -k 5 300 tcpdump --immediate-mode -B 4096 -i "$3" -U -s 128 \
         -w "$W/$2.pcap" "$4" 2>"$W/$2.tcpdump.err" &
     TCPDUMP_PIDS+=($!)
-    for ((i = 0; i < 100; i++)); do
-        grep -qs "listening on" "$W/$2.tcpdump.err" && return 0
-        sleep 0.05
-    done
-    return 1
+    wait_until 5 grep -qs "listening on" "$W/$2.tcpdump.err"
 }
 
 # ---- servers, truth, watches ---------------------------------------------------
@@ -321,7 +316,7 @@ print("moved", flush=True)
 time.sleep(5)' >"$W/mover.out" 2>&1 &
 MOVER=$!
 BG_PIDS+=("$MOVER")
-for ((i = 0; i < 60; i++)); do grep -qs moved "$W/mover.out" && break; sleep 0.05; done
+wait_until 3 grep -qs moved "$W/mover.out"
 t0=$EPOCHREALTIME
 mover_ms=""
 for ((i = 0; i < 400; i++)); do
@@ -552,7 +547,7 @@ while True:
     threading.Thread(target=drain, args=(c,), daemon=True).start()' >"$W/wake.sink" 2>&1 &
     sink=$!
     BG_PIDS+=("$sink")
-    for ((i = 0; i < 100; i++)); do grep -q ready "$W/wake.sink" && break; sleep 0.05; done
+    wait_until 5 grep -q ready "$W/wake.sink"
     if watch_start wake "$NW" -- --json --netns "$NW" --metrics-file "$W/wake.prom"; then
         o0=$(out_segs "$NW")
         ip netns exec "$NW" python3 -c '
@@ -597,7 +592,7 @@ fi
 if selected "a deleted namespace is freed (watch holds nothing of it)"; then
     watch_start end "$LO" -- --json
     kill "$LO_SERVER" # (its stdin's other writers: every job started after it)
-    for ((i = 0; i < 100; i++)); do kill -0 "$LO_SERVER" 2>/dev/null || break; sleep 0.05; done
+    wait_until 5 gone "$LO_SERVER"
     ip netns del "$LO"
     gone=""
     for ((i = 0; i < 300; i++)); do
