@@ -322,6 +322,14 @@ test-audit: all $(B)/tests/bench $(B)/tests/static_client
 test: all
 	tests/run-all.sh
 
+# make check: the edit-compile-test loop, what an edit of the library or
+# the command is tried with first: the build, the unit, cli and
+# integration suites, and the layer check (not its self-test, which
+# proves the checker). Ends with "N passed, M failed".
+check: all
+	@bash -c '. tests/lib.sh; part unit $(MAKE) -s test-unit; part cli $(MAKE) -s test-cli; \
+		part integration $(MAKE) -s test-integration; part layers tests/check-layers.sh; finish'
+
 demo: all
 	tests/legacy/demo.sh
 
@@ -381,7 +389,7 @@ deb:
 test-deb:
 	tests/deb/run.sh
 
-.PHONY: deb test-deb install uninstall bench bench-real all test test-auto test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean
+.PHONY: deb test-deb install uninstall bench bench-real all test check test-auto test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean
 
 # ---- sanitizers, leak check and fuzzing (tests/sanitize, tests/fuzz) -------
 # Each builds its own variants (build/asan, build/tsan, build/valgrind,

@@ -83,6 +83,7 @@ played=0
 teardown() {
     local p d
     for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+    pkill -KILL -P $$ -x sleep # the servers' stdin holders: wait would wait for them
     wait "${PIDS[@]}" 2>/dev/null
     podman rm -f "$CTR" >/dev/null 2>&1
     ((played)) && podman kube down "$W/pod.yaml" >/dev/null 2>&1
