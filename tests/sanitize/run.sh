@@ -403,7 +403,7 @@ make_canary_copy() {
             '{ static int nf_canary; nf_canary++; }' &&
         inject src/cli/scan_feed.c reader NF_CANARY_TSAN \
             '{ ((struct feed *)arg)->rc = 0; }' &&
-        inject src/cli/scan_feed.c try_detect NF_CANARY_TSAN \
+        inject src/cli/scan_feed.c work NF_CANARY_TSAN \
             '{ volatile int nf_canary = f->rc; (void)nf_canary; }'
 }
 
