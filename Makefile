@@ -159,6 +159,11 @@ $(B)/tests/wire/model: tests/wire/model.c $(DEPS_STAMP)
 test-wire: all $(WTESTS) $(B)/tests/wire/model
 	tests/wire/run.sh
 
+# naglefix watch on the live host, in cgroups and network namespaces, and
+# watch --fix (tests/watch/run.sh: its scripts t_*.sh)
+test-watch: all
+	tests/watch/run.sh
+
 # ---- the command's own functions (tests/cli/check_*.c): one Check program
 # each, linked with the command's objects but its main (naglefix.o), run by
 # tests/cli/run.sh.
@@ -223,7 +228,7 @@ $(B)/tests/bounds/peak: tests/bounds/peak.c $(DEPS_STAMP)
 test-bounds: all $(B)/tests/bounds/peak
 	tests/bounds/run.sh
 
-.PHONY: test-wire test-cli test-attach test-fix test-man test-readme test-bounds
+.PHONY: test-wire test-watch test-cli test-attach test-fix test-man test-readme test-bounds
 
 # ---- tests ---------------------------------------------------------------
 

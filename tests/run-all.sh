@@ -32,6 +32,7 @@ run_suite coalesce make -s test-coalesce
 run_suite auto make -s test-auto
 run_suite audit make -s test-audit
 run_suite wire make -s test-wire
+run_suite watch make -s test-watch
 run_suite metrics make -s test-metrics
 run_suite fix make -s test-fix
 run_suite attach make -s test-attach

@@ -191,7 +191,7 @@ not_found() {
 # ---- the programs, under one watch --json -l LOG -------------------------------
 
 compile_java || fail "compile Java sources"
-cc -static -O2 -o "$W/split_client" "$HERE/split_client.c" || fail "cc -static split_client.c"
+cc -static -O2 -o "$W/split_client" "$HERE/../wire/split_client.c" || fail "cc -static split_client.c"
 if file "$W/split_client" 2>/dev/null | grep -q 'statically linked\|static-pie'; then
     :
 else
@@ -207,10 +207,10 @@ for s in python4 single nodelay; do
 done
 start_server py6 python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME" ::1
 port_python6=$SERVER_PORT
-timeout 120 javac -d "$LEGACY_BUILD" "$HERE/JHttpServer.java" || fail "compile JHttpServer.java"
+timeout 120 javac -d "$LEGACY_BUILD" "$HERE/../wire/JHttpServer.java" || fail "compile JHttpServer.java"
 mkdir -p "$W/www" "$W/mc"
 printf 'hello world\n' >"$W/www/hello.txt"
-start_server http.server "$HERE/serve_port.sh" python3 -m http.server --protocol HTTP/1.1 \
+start_server http.server "$HERE/../wire/serve_port.sh" python3 -m http.server --protocol HTTP/1.1 \
     --bind "$H" --directory "$W/www" PORT
 port_http=$SERVER_PORT
 start_server jhttp java -cp "$LEGACY_BUILD" JHttpServer "$SERVER_LIFETIME"
@@ -263,8 +263,8 @@ if watch_start watch --json -l "$W/watch.log"; then
     client static "$W/split_client" "$H" "$port_static" "$ROUNDS"
     client setuid setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups \
         "$W/split_client_suid" "$H" "$port_setuid" "$ROUNDS"
-    client http python3 "$HERE/http_rounds.py" "$H" "$port_http" "$ROUNDS" /hello.txt
-    client jhttp python3 "$HERE/http_rounds.py" "$H" "$port_jhttp" "$ROUNDS" /hello.txt
+    client http python3 "$HERE/../wire/http_rounds.py" "$H" "$port_http" "$ROUNDS" /hello.txt
+    client jhttp python3 "$HERE/../wire/http_rounds.py" "$H" "$port_jhttp" "$ROUNDS" /hello.txt
     client memccp "$LEGACY_DIR/memccp_rounds.sh" "$H:$port_mc" 3 "${mc_files[@]}"
     client single python3 "$LEGACY_DIR/legacy_client.py" "$H" "$port_single" "$ROUNDS" single
     client nodelay "$NAGLEFIX" -m nodelay -- python3 "$LEGACY_DIR/legacy_client.py" \
@@ -273,7 +273,7 @@ if watch_start watch --json -l "$W/watch.log"; then
     watch_stop INT
     kill -INT "$TCPDUMP_PID"
     wait "$TCPDUMP_PID"
-    timeout 120 python3 "$HERE/capcheck.py" truth "$W/watch.pcap" >"$W/truth.json" 2>"$W/truth.err" ||
+    timeout 120 python3 "$HERE/../wire/capcheck.py" truth "$W/watch.pcap" >"$W/truth.json" 2>"$W/truth.err" ||
         fail "the ground truth" "capcheck.py truth failed" "$W/truth.err"
     selected "watch --json: exit 0 at SIGINT" &&
         if [[ $WATCH_RC == 0 ]]; then pass "watch --json: exit 0 at SIGINT"; else

@@ -88,7 +88,7 @@ mkdir -p "$W/rootfs"
 podman_why=""
 if ! command -v podman >/dev/null || ! command -v runc >/dev/null; then
     podman_why="no podman and runc (tests/install-deps.sh installs them)"
-elif ! cc -static -O2 -o "$W/rootfs/split_client" "$HERE/split_client.c" 2>"$W/cc.err"; then
+elif ! cc -static -O2 -o "$W/rootfs/split_client" "$HERE/../wire/split_client.c" 2>"$W/cc.err"; then
     podman_why="cc -static split_client.c: $(head -n 1 "$W/cc.err")"
 fi
 

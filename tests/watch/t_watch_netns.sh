@@ -8,7 +8,7 @@
 # between two of them, nowhere else:
 #   LO, LO2  two named namespaces, each a legacy_server.py on 127.0.0.1:
 #            7301 and a client bound to 127.0.0.1:47301 (the same
-#            four-tuple in both, tests/wire/bound_client.py): split
+#            four-tuple in both, tests/watch/bound_client.py): split
 #            writes in LO (it stalls), one write in LO2 (it does not;
 #            44 ms between its rounds, so that the two run side by side).
 #            LO also holds one end of a veth pair whose other end is in
@@ -332,7 +332,7 @@ for n in all only lo bypid vb; do watch_stop "$n"; done
 for p in "${TCPDUMP_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 TCPDUMP_PIDS=()
 for c in lo veth; do
-    timeout 120 python3 "$HERE/capcheck.py" truth "$W/$c.pcap" >"$W/$c.truth" 2>"$W/$c.truth.err" ||
+    timeout 120 python3 "$HERE/../wire/capcheck.py" truth "$W/$c.pcap" >"$W/$c.truth" 2>"$W/$c.truth.err" ||
         fail "the ground truth of $c" "capcheck.py truth failed" "$W/$c.truth.err"
 done
 

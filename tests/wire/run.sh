@@ -2,7 +2,7 @@
 # run.sh - the packet side's tests (`make test-wire`): every unit-test
 # program build/tests/wire/check_* (Check, deterministic, no network),
 # then every script tests/wire/t_*.sh (captures of real programs and of
-# modelled ends read by `naglefix scan`, the live `naglefix watch`), each
+# modelled ends read by `naglefix scan`; watch's are tests/watch), each
 # ending with its counts. Ends with the sum in one "N passed, M failed"
 # line; exit status 0 iff nothing failed and every part ran.
 # T=pattern picks tests by name in the programs and the scripts alike
