@@ -784,6 +784,8 @@ error attach-error-no-cgroup2 4 "no cgroup v2 hierarchy is mounted" \
 	unshare -m sh -c "umount -l '$ROOT' && exec '$NF' attach -m nodelay --host"
 error attach-error-loopback 3 "ip link set lo up" unshare -n "$NF" attach -m nodelay --cgroup "$CG"
 error detach-error-no-cgroup 4 "no such cgroup" "$NF" detach --cgroup "$CG/nosuch"
+# attach's and detach's --help and usage errors (tests/usage.sh)
+part t_usage.sh bash "$HERE/t_usage.sh"
 
 # ---- --host: the root cgroup and the host's routes, only when named ---------
 

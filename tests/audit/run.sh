@@ -494,6 +494,8 @@ done
 "$NAGLEFIX" audit --help >"$WORK/usage.out" 2>&1
 rc=$?
 ok "audit --help: the usage on stdout, status 0" bash -c "[[ $rc == 0 ]] && grep -q '^usage: naglefix audit' '$WORK/usage.out'"
+# audit's and report's --help and usage errors (tests/usage.sh)
+part t_usage.sh bash "$AUDIT_DIR/t_usage.sh"
 
 # --- syslog: our lines in syslog's format, the program's identity untouched -
 if [ "$(id -u)" -eq 0 ]; then

@@ -3,7 +3,9 @@
 # program build/tests/cli/check_* (src/cli's functions linked without the
 # command's main), each ending with Check's line, and a SKIP line for a
 # test this machine cannot run; then usage_man.py: each command's --help
-# against naglefix(1) and against its getopt table. Ends with "N passed, M failed" over them
+# against naglefix(1) and against its getopt table; then t_usage.sh: the
+# run mode's and check's --help and usage errors (tests/usage.sh).
+# Ends with "N passed, M failed" over them
 # all; exit status 0 iff nothing failed and every program ran.
 # T=pattern picks tests by name (tests/unit/unit.c's filter); SUITE= and
 # CASE= pick a Check suite or case.
@@ -23,6 +25,7 @@ done
 ((ran > 0)) || fail "test-cli" "no program in build/tests/cli (make test-cli builds them)"
 if [ -x build/naglefix ]; then
 	part usage_man.py python3 tests/cli/usage_man.py build/naglefix src/man/naglefix.1 src/cli
+	part t_usage.sh bash tests/cli/t_usage.sh
 else
 	fail "usage_man.py" "no build/naglefix (make test-cli builds it)"
 fi

@@ -202,6 +202,9 @@ P6PORT=$SERVER_PORT
 start_server fix-legacy-py python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME" || exit 1
 LPORT=$SERVER_PORT
 
+# fix's --help and usage errors (tests/usage.sh)
+part t_usage.sh bash "$HERE/t_usage.sh"
+
 # ---- every stalling client, fixed while it runs ----------------------------
 
 split_client "java client" "$JPORT" java -cp "$W" FixClient "$H" PORT "$ROUNDS"

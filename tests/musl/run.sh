@@ -3,7 +3,8 @@
 # command and the integration and coalesce test programs with musl-gcc
 # (Debian's musl-tools; tests/install-deps.sh installs it) into build/musl,
 # then checks the library's exported names and runs the integration and
-# coalesce suites against that build. A musl-built library can only be
+# coalesce suites and the commands' usage checks (tests/*/t_usage.sh)
+# against that build. A musl-built library can only be
 # preloaded into musl-built programs, so every program under test is built
 # with musl-gcc too. The unit tests are not run here: they need Check,
 # which is built for glibc.
@@ -89,6 +90,10 @@ if [[ -e $MB/libnaglefix.so ]]; then
         fail "musl exports" "the musl library's exports, src/naglefix.map and src/core/nf_hook_list.h differ"
     fi
     part "musl integration" env NAGLEFIX_BUILD="$MB" tests/integration/run.sh
+    # the commands' usage checks (each in its command's suite: tests/usage.sh)
+    for u in cli audit fix wire watch; do
+        part "musl usage $u" env NAGLEFIX_BUILD="$MB" bash "tests/$u/t_usage.sh"
+    done
     part "musl coalesce" env NAGLEFIX_BUILD="$MB" tests/coalesce/run.sh
     part "musl own" own_tests
 fi

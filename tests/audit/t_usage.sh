@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# t_usage.sh - the usage of naglefix audit and naglefix report (`make test-audit` runs it): its
+# --help and each usage error (status 125, one line naming what is
+# wrong; tests/usage.sh). Ends with "N passed, M failed".
+# T=pattern runs only the checks whose name it matches; NAGLEFIX_BUILD=dir
+# (as tests/integration/run.sh) checks another build's command.
+set -u
+export LC_ALL=C
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd -P)
+BUILD=$(cd "$TOP" && cd "${NAGLEFIX_BUILD:-build}" && pwd -P) || exit 2 # another build: make B=dir
+NAGLEFIX="$BUILD/naglefix"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$HERE/../lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../usage.sh
+. "$HERE/../usage.sh"
+clean_env
+need_built "make test-audit" "$NAGLEFIX"
+scratch_dir nfusage
+USAGE_DIR=$TMP
+
+help_of cli-help-audit audit
+help_of cli-help-report report
+usage_says cli-report-names-option "naglefix report: unknown option '--b\x1bgus'" report $'--b\egus'
+usage_says cli-report-no-log "naglefix report: no LOG" report
+usage_says cli-audit-option-quoted "naglefix audit: unknown option '--b\x1bgus'" audit $'--b\egus' -- true
+usage_says cli-audit-no-command "naglefix audit: no COMMAND" audit --json
+finish
