@@ -1,0 +1,151 @@
+# t_runtimes.sh - naglefix fix: every stalling client of each runtime, fixed while it runs; servers fixed through their listener.
+# Sourced by tests/fix/run.sh (`make test-fix`), in its order, with its
+# helpers, servers and programs; not run alone.
+# shellcheck shell=bash
+
+# ---- every stalling client, fixed while it runs ----------------------------
+
+split_client "java client" "$JPORT" java -cp "$W" FixClient "$H" PORT "$ROUNDS"
+split_client "python client IPv4" "$PPORT" python3 "$HERE/fix_client.py" "$H" PORT "$ROUNDS"
+split_client "python client IPv6" "$P6PORT" python3 "$HERE/fix_client.py" ::1 PORT "$ROUNDS"
+split_client "node client" "$JPORT" node "$HERE/fix_client.js" "$H" PORT "$ROUNDS"
+split_client "perl client" "$JPORT" perl "$HERE/fix_client.pl" "$H" PORT "$ROUNDS"
+if selected "static C client"; then
+    # no program interpreter: no dynamic loader, so no LD_PRELOAD reaches it
+    if readelf -lW "$W/static_client" >"$W/static.readelf" && ! grep -q INTERP "$W/static.readelf"; then
+        split_client "static C client" "$JPORT" "$W/static_client" "$H" PORT "$ROUNDS"
+    else
+        fail "static C client" "$W/static_client is not statically linked"
+    fi
+fi
+
+# The legacy harness's own clients, unmodified (tests/legacy/), 400 rounds:
+# fixed after about 1.5 s of stalling, their own final line has the stall in
+# its p99 (the rounds before the fix) and a fast median (the rest).
+check_legacy() {
+    local name=$1 port=$2 tpid pid line med p99 i
+    shift 2
+    selected "$name" || return 0
+    (exec timeout -k 5 90 "${@/#PORT/$port}" </dev/null >"$W/legacy.out" 2>"$W/legacy.err") &
+    tpid=$!
+    CLIENT_PIDS+=("$tpid")
+    for ((i = 0; i < 50; i++)); do
+        pid=$(pgrep -P "$tpid" | head -n 1)
+        [[ -n $pid ]] && break
+        sleep 0.1
+    done
+    sleep 1.5
+    timeout 20 "${FIX[@]}" -m nodelay "$pid" >"$W/legacy.fix" 2>&1
+    local rc=$?
+    wait "$tpid"
+    line=$(grep '^median_ms=' "$W/legacy.out")
+    med=${line#median_ms=} med=${med%% *} p99=${line#*p99_ms=} p99=${p99%% *}
+    if ((rc != 0)) || ! grep -q 'connect .* set' "$W/legacy.fix"; then
+        fail "$name: naglefix fix PID" "exit $rc" "$W/legacy.fix"
+    elif ge "$p99" "$STALL_MIN_MS" && lt "$med" "$FAST_MAX_MS"; then
+        pass "$name: its own line after a fix at 1.5 s: $line"
+    else
+        fail "$name" "its line: '$line' (expected p99 >= $STALL_MIN_MS, median < $FAST_MAX_MS)" "$W/legacy.err"
+    fi
+}
+check_legacy "legacy LegacyClient.java, unmodified" "$JPORT" java -cp "$LEGACY_BUILD" LegacyClient "$H" PORT 400 split
+check_legacy "legacy legacy_client.py, unmodified" "$LPORT" python3 "$LEGACY_DIR/legacy_client.py" "$H" PORT 400 split
+check_legacy "legacy legacy_client.js, unmodified" "$JPORT" node "$LEGACY_DIR/legacy_client.js" "$H" PORT 400 split
+check_legacy "legacy legacy_client.pl, unmodified" "$JPORT" perl "$LEGACY_DIR/legacy_client.pl" "$H" PORT 400 split
+
+# memccp: one process storing one 200,000-byte file 3,000 times; each store
+# timed from memcached's side (mc_watch.py). As is, stores stall (about half
+# of them, 42 ms each); after fix, none of the next 300.
+check_memccp() {
+    local name="memccp" mport before after i
+    selected "$name" || return 0
+    if ! command -v memccp >/dev/null || ! command -v memcached >/dev/null; then
+        skip "$name" "memccp or memcached missing (tests/install-deps.sh installs them)"
+        return
+    fi
+    start_server fix-memcached "$LEGACY_DIR/memcached_server.sh" || { fail "$name: memcached"; return; }
+    mport=$SERVER_PORT
+    head -c 200000 /dev/zero | tr '\0' m >"$W/memccp.bin"
+    local -a files=()
+    for ((i = 0; i < 3000; i++)); do files+=("$W/memccp.bin"); done
+    (exec timeout -k 5 90 memccp --servers="$H:$mport" "${files[@]}" >"$W/memccp.out" 2>&1) &
+    local tpid=$!
+    CLIENT_PIDS+=("$tpid")
+    before=$(timeout 30 python3 "$HERE/mc_watch.py" "$mport" 40)
+    PID=$(pgrep -P "$tpid" -x memccp)
+    if [[ -z $PID ]]; then
+        fail "$name: running" "no memccp process" "$W/memccp.out"
+        return
+    fi
+    timeout 20 "${FIX[@]}" -m nodelay "$PID" >"$W/memccp.fix" 2>&1
+    FIXRC=$?
+    after=$(timeout 30 python3 "$HERE/mc_watch.py" "$mport" 300)
+    local bstalls=${before##*stalls=} astalls=${after##*stalls=} amed=${after#median_ms=}
+    bstalls=${bstalls%% *} astalls=${astalls%% *} amed=${amed%% *}
+    if ((FIXRC != 0)) || ! grep -q 'connect .* set' "$W/memccp.fix"; then
+        fail "$name: naglefix fix PID" "exit $FIXRC" "$W/memccp.fix"
+    elif [[ -z $bstalls || -z $astalls ]] || ((bstalls < 3)); then
+        fail "$name: stalls before the fix" "before: $before" "$W/memccp.out"
+    elif ((astalls != 0)) || ! lt "$amed" "$FAST_MAX_MS"; then
+        fail "$name: no store stalls after the fix" "before: $before; after: $after"
+    else
+        pass "$name: before $before; after 'fix PID' $after"
+    fi
+    kill "$tpid" 2>/dev/null
+}
+check_memccp
+
+# ---- servers, fixed through their listener ---------------------------------
+
+# accepted_nodelay SPID PORT FIXOUT: opens a connection to PORT and, while
+# it is open, sets ND to the TCP_NODELAY of a socket SPID accepted that is
+# not listening and not listed (by inode) in FIXOUT, ND_INO to its inode.
+accepted_nodelay() {
+    local spid=$1 port=$2 out=$3 hold
+    ND="" ND_INO=""
+    exec {hold}<>"/dev/tcp/$H/$2"
+    sleep 0.3
+    read -r ND_INO ND < <("$W/nodelay_of" "$spid" | while read -r _ ino nd listen; do
+        ((listen == 0)) && ! grep -q "\"inode\":$ino," "$out" && echo "$ino $nd"
+    done | tail -n 1)
+    exec {hold}>&-
+}
+
+# check_server NAME SERVER...: an HTTP server answering http_client.py
+# (http.client, keep-alive) stalls; fixed once, a new connection (accepted
+# after the fix, so never touched by it) is fast and has TCP_NODELAY 1:
+# Linux passes the listener's to what it accepts.
+check_server() {
+    local name=$1 port spid before after ino ino_new
+    shift
+    selected "$name" || return 0
+    start_server "fix-$name" "$@" || { fail "$name: started"; return; }
+    port=$SERVER_PORT
+    spid=$(pgrep -P "${SERVER_PID_OF[fix-$name]}" | head -n 1)
+    before=$(timeout 30 python3 "$HERE/http_client.py" "$port" 15)
+    accepted_nodelay "$spid" "$port" /dev/null
+    local nd0=$ND
+    timeout 20 "${FIX[@]}" -m nodelay --json "$spid" >"$W/$name.fix" 2>&1
+    FIXRC=$?
+    after=$(timeout 30 python3 "$HERE/http_client.py" "$port" 30)
+    accepted_nodelay "$spid" "$port" "$W/$name.fix"
+    local bmed=${before#median_ms=} amed=${after#median_ms=} amax=${after#*max_ms=}
+    bmed=${bmed%% *} amed=${amed%% *} amax=${amax%% *}
+    if ((FIXRC != 0)) || ! grep -q '"side":"listen".*"result":"set"' "$W/$name.fix"; then
+        fail "$name: fix through its listener" "exit $FIXRC" "$W/$name.fix"
+    elif ! ge "$bmed" "$STALL_MIN_MS"; then
+        fail "$name: stalls before the fix" "$before"
+    elif ! lt "$amed" "$FAST_MAX_MS" || ! lt "$amax" "$HELD_MIN_MS"; then
+        fail "$name: a new connection after the fix" "before: $before; after: $after"
+    else
+        pass "$name: $bmed ms a round before; a new connection after 'fix PID' $amed ms (max $amax), body intact"
+    fi
+    local n="$name: a connection accepted after the fix inherits TCP_NODELAY from the listener"
+    if [[ $nd0 == 0 && $ND == 1 ]]; then
+        pass "$n (one accepted before the fix reads 0; after, inode $ND_INO, not touched by fix, reads 1)"
+    else
+        fail "$n" "accepted before the fix: '$nd0' (expected 0); after: '$ND' (expected 1)"
+    fi
+}
+check_server "python http.server" python3 "$HERE/http_server.py" "$SERVER_LIFETIME"
+check_server "java HttpServer" java -cp "$W" HttpServerFix "$SERVER_LIFETIME"
