@@ -49,7 +49,7 @@
 #                              its cgroup (never the root; a rule there decides)
 #   attach-now                 --now sets a connection opened before; without
 #                              it, it is said to be left
-#   attach-legacy-client       tests/legacy's client, which turns TCP_NODELAY
+#   attach-legacy-client       tests/programs/legacy_client.py, which turns TCP_NODELAY
 #                              off after connect: fast
 #   attach-pid                 --pid: a process's cgroup; the root's refused
 #   attach-host                --host, in a host of the suite's own (a cgroup
@@ -668,9 +668,9 @@ fi
 
 if selected attach-legacy-client; then
 	"$NF" attach -m nodelay --cgroup "$CG" >/dev/null 2>&1
-	# tests/legacy's client turns TCP_NODELAY off itself after connect()
-	start legacy python3 "$TOP/tests/legacy/legacy_server.py" 0 600
-	line=$(in_cg "$CG" python3 "$TOP/tests/legacy/legacy_client.py" 127.0.0.1 "$PORT_legacy" 13 split)
+	# tests/programs/legacy_client.py turns TCP_NODELAY off itself after connect()
+	start legacy python3 "$TOP/tests/programs/legacy_server.py" 0 600
+	line=$(in_cg "$CG" python3 "$TOP/tests/programs/legacy_client.py" 127.0.0.1 "$PORT_legacy" 13 split)
 	med=$(field median_ms "$line")
 	if [[ -n $med ]] && below "$med" 5; then
 		pass "attach-legacy-client: legacy_client.py's own setsockopt(TCP_NODELAY, 0) after connect held off: median $med ms"

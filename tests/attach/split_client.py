@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """split_client.py: a split-writing line client in Python that never
-touches TCP_NODELAY (unlike tests/legacy's, which turn it off themselves:
+touches TCP_NODELAY (unlike tests/programs', which turn it off themselves:
 a program's own setsockopt comes after the kernel's program and wins).
 
 Usage: split_client.py HOST PORT ROUNDS

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh: tests of the audit action, `naglefix audit` and `naglefix report`.
-# Unmodified programs only: the Java client of tests/legacy against its echo
+# Unmodified programs only: the Java client of tests/programs against its echo
 # server (the client audited, then the server), Python's http.server
 # answering http.client, a Python client with 8 threads. Ends with "N passed, M failed"; exit status 0 iff M == 0.
 # Env: ROUNDS (default 13), SERVER_LIFETIME. T=pattern reports only the
@@ -11,8 +11,8 @@ set -u
 # longer than common.sh's default 120 s; it is stopped at the end
 # (common.sh's cleanup).
 SERVER_LIFETIME=${SERVER_LIFETIME:-400}
-# shellcheck source-path=SCRIPTDIR source=../legacy/common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../legacy/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../programs/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../programs/common.sh"
 
 AUDIT_DIR="$TOP/tests/audit"
 WORK="$TOP/build/audit"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """fix_client.py: raw-socket split-write line client for tests/fix, in
-the manner of tests/legacy/legacy_client.py, printing every round.
+the manner of tests/programs/legacy_client.py, printing every round.
 
 Usage: fix_client.py HOST PORT ROUNDS [--own-nodelay] [--off-when FILE]
        fix_client.py HOST PORT CONNS --newconn GOFILE

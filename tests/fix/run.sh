@@ -31,8 +31,8 @@ set -u
 export LC_ALL=C
 SERVER_LIFETIME=${SERVER_LIFETIME:-400} # the servers serve the whole suite
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=../legacy/common.sh
-. "$HERE/../legacy/common.sh"
+# shellcheck source=../programs/common.sh
+. "$HERE/../programs/common.sh"
 clean_env NAGLEFIX_STATE_DIR
 W="$TOP/build/fix"
 mkdir -p "$W"

@@ -19,7 +19,7 @@ if selected "static C client"; then
     fi
 fi
 
-# The legacy harness's own clients, unmodified (tests/legacy/), 400 rounds:
+# The legacy harness's own clients, unmodified (tests/programs/), 400 rounds:
 # fixed after about 1.5 s of stalling, their own final line has the stall in
 # its p99 (the rounds before the fix) and a fast median (the rest).
 check_legacy() {

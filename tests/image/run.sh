@@ -122,7 +122,7 @@ in_cg() {
 }
 
 # server NAME PROGRAM [NETNS]: a server (tests/fix/echo_server.py, line
-# echo; tests/legacy/legacy_server.py, "ok" to 200 bytes) on 127.0.0.1
+# echo; tests/programs/legacy_server.py, "ok" to 200 bytes) on 127.0.0.1
 # (in NETNS), its port in PORT.
 server() {
     local name=$1 prog=$2
@@ -173,7 +173,7 @@ if selected image-build; then
 fi
 
 # the split-writing client (Nagle on, no setsockopt of its own), static
-cc -static -O2 -o "$W/split_client" tests/wire/split_client.c 2>"$W/cc.err" ||
+cc -static -O2 -o "$W/split_client" tests/programs/split_client.c 2>"$W/cc.err" ||
     { fail image "cc -static split_client.c" "$W/cc.err"; finish; exit; }
 CLIENT=$W/split_client
 server host fix/echo_server.py
@@ -181,10 +181,10 @@ PORT_HOST=$PORT
 timeout 60 "$CLIENT" 127.0.0.1 "$PORT_HOST" 13 >"$W/bare-client.out" 2>&1
 base_ms=$(median_of "$W/bare-client.out")
 if selected image-library; then
-    server legacy legacy/legacy_server.py
-    timeout 60 python3 tests/legacy/legacy_client.py 127.0.0.1 "$PORT" 13 split >"$W/lib-bare.out" 2>&1
+    server legacy programs/legacy_server.py
+    timeout 60 python3 tests/programs/legacy_client.py 127.0.0.1 "$PORT" 13 split >"$W/lib-bare.out" 2>&1
     LD_PRELOAD=$W/image/usr/lib/naglefix/libnaglefix.so NAGLEFIX_MODE=nodelay timeout 60 \
-        python3 tests/legacy/legacy_client.py 127.0.0.1 "$PORT" 13 split >"$W/lib.out" 2>&1
+        python3 tests/programs/legacy_client.py 127.0.0.1 "$PORT" 13 split >"$W/lib.out" 2>&1
     lib_ms=$(median_of "$W/lib.out") lib_bare=$(median_of "$W/lib-bare.out")
     if below "$lib_ms" 5 && atleast "$lib_bare" 30; then
         pass "image-library: the image's library preloaded (-m nodelay): median $lib_ms ms (bare: $lib_bare ms)"

@@ -42,12 +42,12 @@ host_wide() {
 	echo "$dest/usr/lib/naglefix/libnaglefix.so" >"$etc/ld.so.preload"
 	echo "default nodelay" >"$etc/naglefix.conf"
 	# the server lives while its stdin (a sleep) does, and prints its port
-	{ sleep 60 2>/dev/null | timeout 70 python3 "$top/tests/legacy/legacy_server.py" 0 60 >"$scratch/server.out" 2>&1 & }
+	{ sleep 60 2>/dev/null | timeout 70 python3 "$top/tests/programs/legacy_server.py" 0 60 >"$scratch/server.out" 2>&1 & }
 	wait_until 5 grep -q '^PORT ' "$scratch/server.out"
 	port=$(sed -n 's/^PORT //p' "$scratch/server.out")
 	out=$(env -u LD_PRELOAD -u NAGLEFIX_MODE -u NAGLEFIX_CONF timeout 60 unshare -m sh -c \
 		'mount --bind "$1" /etc && exec python3 "$2" 127.0.0.1 "$3" 13 split' sh \
-		"$etc" "$top/tests/legacy/legacy_client.py" "${port:-0}" 2>&1)
+		"$etc" "$top/tests/programs/legacy_client.py" "${port:-0}" 2>&1)
 	echo "$out" | sed -n 's/^median_ms=\([0-9.]*\).*/\1/p'
 }
 if ! any_selected "whole host via /etc/ld.so.preload"; then

@@ -4,8 +4,8 @@
 # written separately, then readLine) against a line-echo server, as it is
 # and under naglefix, with the medians side by side.
 set -u
-# shellcheck source-path=SCRIPTDIR source=common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../programs/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../programs/common.sh"
 
 ROUNDS=${ROUNDS:-21}
 compile_java || { echo "demo: javac failed" >&2; exit 1; }

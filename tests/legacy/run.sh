@@ -8,8 +8,8 @@
 # T=pattern runs only the checks whose name it matches (tests/lib.sh); the
 # servers start anyway.
 set -u
-# shellcheck source-path=SCRIPTDIR source=common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../programs/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../programs/common.sh"
 
 MODES=("$@")
 ((${#MODES[@]})) || MODES=(nodelay)

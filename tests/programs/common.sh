@@ -1,6 +1,6 @@
 # common.sh: shared helpers for the naglefix legacy-program tests.
 # Source it from a test script (bash, set -u). Provides:
-#   compile_java                 javac tests/legacy/*.java into build/legacy/ (idempotent)
+#   compile_java                 javac tests/programs/*.java into build/legacy/ (idempotent)
 #   start_server NAME CMD...     start a server without LD_PRELOAD; sets SERVER_PORT
 #   stop_server NAME             close that server's stdin and wait for it to exit
 #   port_or_gone FILE PID        true once FILE begins "PORT <n>" or PID has gone

@@ -3,7 +3,7 @@
 
 Usage: legacy_server.py PORT [LIFETIME_S [ADDRESS]]   (PORT 0 = ephemeral)
 Listens on ADDRESS (default 127.0.0.1; ::1 or any other, IPv6 too) and
-prints "PORT <n>" first (what tests/legacy/common.sh's start_server waits
+prints "PORT <n>" first (what tests/programs/common.sh's start_server waits
 for). Per connection: reads 200-byte requests (legacy_client.py's two sends
 of 100 bytes, or its one of 200) and answers each with b"ok" in one send.
 Exits when stdin closes or after LIFETIME_S seconds (default 60).

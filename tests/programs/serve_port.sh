@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # serve_port.sh CMD...: runs a server that cannot report its port itself
 # (python3 -m http.server, nginx, sshd, git daemon) for
-# tests/legacy/common.sh's start_server: each argument's PORT replaced by a
+# tests/programs/common.sh's start_server: each argument's PORT replaced by a
 # free loopback port, CMD started in the background, and "PORT <n>" printed
 # once 127.0.0.1:<n> accepts connections (within 10 s; else status 1).
 # Exits when CMD does, or when its standard input closes (start_server's

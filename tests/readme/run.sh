@@ -11,8 +11,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$TOP/tests/lib.sh"
-# shellcheck source=../legacy/common.sh
-. "$TOP/tests/legacy/common.sh"
+# shellcheck source=../programs/common.sh
+. "$TOP/tests/programs/common.sh"
 export LC_ALL=C
 clean_env NAGLEFIX_STATE_DIR
 need_built make "$TOP/build/naglefix" "$TOP/build/libnaglefix.so"

@@ -87,7 +87,7 @@ else
 fi
 
 # the server lives while its stdin (a sleep) does, and prints its port
-{ sleep 600 | "$PYTHON" "$TOP/tests/legacy/legacy_server.py" 0 600 >"$SCRATCH/server.out" 2>&1 & }
+{ sleep 600 | "$PYTHON" "$TOP/tests/programs/legacy_server.py" 0 600 >"$SCRATCH/server.out" 2>&1 & }
 port=""
 for _ in $(seq 40); do
 	port=$(sed -n 's/^PORT //p' "$SCRATCH/server.out")
@@ -100,7 +100,7 @@ cat >"$UNIT" <<EOF
 Description=an unmodified legacy client (split writes, Nagle on)
 [Service]
 Type=oneshot
-ExecStart=$PYTHON $TOP/tests/legacy/legacy_client.py 127.0.0.1 ${port:-1} 13 split
+ExecStart=$PYTHON $TOP/tests/programs/legacy_client.py 127.0.0.1 ${port:-1} 13 split
 StandardOutput=append:$SCRATCH/client.out
 StandardError=append:$SCRATCH/client.err
 EOF
@@ -162,7 +162,7 @@ else
 fi
 cat >/etc/systemd/system/nf-named.service <<EOF2
 [Service]
-ExecStart=$PYTHON $TOP/tests/legacy/legacy_client.py 127.0.0.1 ${port:-1} 100000 split
+ExecStart=$PYTHON $TOP/tests/programs/legacy_client.py 127.0.0.1 ${port:-1} 100000 split
 StandardOutput=null
 EOF2
 systemctl daemon-reload && systemctl start nf-named
@@ -291,7 +291,7 @@ ip netns add nfvm && ip -n nfvm link set lo up
 srv() {
 	local pre=()
 	[[ -z ${3:-} ]] || pre=(ip netns exec "$3")
-	{ sleep 300 | "${pre[@]}" "$PYTHON" "$TOP/tests/legacy/legacy_server.py" 0 300 "$2" \
+	{ sleep 300 | "${pre[@]}" "$PYTHON" "$TOP/tests/programs/legacy_server.py" 0 300 "$2" \
 		>"$SCRATCH/$1.srv" 2>&1 & }
 	for _ in $(seq 60); do
 		sed -n 's/^PORT //p' "$SCRATCH/$1.srv" >"$SCRATCH/$1.port"
@@ -317,13 +317,13 @@ sleep 1 # the namespace nfvm found (watch looks every 250 ms)
 cat >/etc/systemd/system/nf-split.service <<EOF2
 [Service]
 Type=oneshot
-ExecStart=$PYTHON $TOP/tests/legacy/legacy_client.py 127.0.0.1 $p_local 13 split
+ExecStart=$PYTHON $TOP/tests/programs/legacy_client.py 127.0.0.1 $p_local 13 split
 StandardOutput=append:$SCRATCH/nf-split.out
 StandardError=append:$SCRATCH/nf-split.out
 EOF2
 systemctl daemon-reload && timeout 120 systemctl start nf-split
-"$PYTHON" "$TOP/tests/legacy/legacy_client.py" 10.77.0.1 "$p_far" 13 split >/dev/null
-ip netns exec nfvm "$PYTHON" "$TOP/tests/legacy/legacy_client.py" 127.0.0.1 "$p_ns" 13 split >/dev/null
+"$PYTHON" "$TOP/tests/programs/legacy_client.py" 10.77.0.1 "$p_far" 13 split >/dev/null
+ip netns exec nfvm "$PYTHON" "$TOP/tests/programs/legacy_client.py" 127.0.0.1 "$p_ns" 13 split >/dev/null
 sleep 1
 metrics >"$SCRATCH/metrics.txt"
 line=$(grep -F "\"peer\":\"127.0.0.1:$p_local\"" "$SCRATCH/watch.out" | grep '"event":"wire_stall"' | head -n 1)
@@ -421,11 +421,11 @@ if ip netns add "$NS" && ip -n "$NS" link set lo up; then
 		ip netns exec "$NS" awk 'NR > 1 && $4 != "0000" { f = 1 } END { exit !f }' /proc/net/packet && break
 		sleep 0.1
 	done
-	ip netns exec "$NS" "$PYTHON" "$TOP/tests/legacy/legacy_server.py" 7301 60 < <(sleep 60) \
+	ip netns exec "$NS" "$PYTHON" "$TOP/tests/programs/legacy_server.py" 7301 60 < <(sleep 60) \
 		>"$SCRATCH/ns-server.out" 2>&1 &
 	srv=$!
 	wait_until 10 grep -qs PORT "$SCRATCH/ns-server.out"
-	ip netns exec "$NS" "$PYTHON" "$TOP/tests/legacy/legacy_client.py" 127.0.0.1 7301 13 split \
+	ip netns exec "$NS" "$PYTHON" "$TOP/tests/programs/legacy_client.py" 127.0.0.1 7301 13 split \
 		>"$SCRATCH/ns-client.out" 2>&1 &
 	cpid=$!
 	wait "$cpid"

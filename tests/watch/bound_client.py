@@ -2,7 +2,7 @@
 """bound_client.py: legacy_client.py's rounds from a fixed local port.
 
 Usage: bound_client.py HOST PORT LOCAL_PORT ROUNDS split|single [PAUSE_MS]
-As tests/legacy/legacy_client.py (per round 100 + 100 bytes, split in two
+As tests/programs/legacy_client.py (per round 100 + 100 bytes, split in two
 sends or one, then the 2-byte reply; round 1 left out of the figures),
 but bound to HOST:LOCAL_PORT first, so that two runs in two network
 namespaces are the same four-tuple (t_watch_netns.sh: one namespace's

@@ -14,15 +14,15 @@
 #   python6  legacy_client.py vs legacy_server.py over ::1
 #   node     legacy_client.js vs EchoServer
 #   perl     legacy_client.pl vs EchoServer
-#   static   tests/wire/split_client.c built with cc -static (no library
+#   static   tests/programs/split_client.c built with cc -static (no library
 #            reaches it) vs EchoServer
 #   setuid   the same static binary, setuid root, started by an
 #            unprivileged user the test creates (its /proc/PID is root's,
 #            not dumpable)
 #   http.server  python3 -m http.server (HTTP/1.1) answering http_rounds.py,
-#            and Java's HttpServer (tests/wire/JHttpServer.java): the
+#            and Java's HttpServer (tests/programs/JHttpServer.java): the
 #            holders are the servers (side accept, the pid that listens)
-#   memccp   tests/legacy/memccp_rounds.sh vs memcached: a memccp process
+#   memccp   tests/programs/memccp_rounds.sh vs memcached: a memccp process
 #            a round, each named (the first in the row, the next one in a
 #            wire_conn line); its stalls as many as the ground truth's
 # Each client must be found: one row whose peer is its server, side connect, pid
@@ -49,8 +49,8 @@
 # stay in build/wire-watch/. Ends with "N passed, M failed".
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../legacy/common.sh
-. "$HERE/../legacy/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../programs/common.sh
+. "$HERE/../programs/common.sh"
 export LC_ALL=C
 clean_env
 ROUNDS=${ROUNDS:-13}
@@ -191,7 +191,7 @@ not_found() {
 # ---- the programs, under one watch --json -l LOG -------------------------------
 
 compile_java || fail "compile Java sources"
-cc -static -O2 -o "$W/split_client" "$HERE/../wire/split_client.c" || fail "cc -static split_client.c"
+cc -static -O2 -o "$W/split_client" "$HERE/../programs/split_client.c" || fail "cc -static split_client.c"
 if file "$W/split_client" 2>/dev/null | grep -q 'statically linked\|static-pie'; then
     :
 else
@@ -207,10 +207,10 @@ for s in python4 single nodelay; do
 done
 start_server py6 python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME" ::1
 port_python6=$SERVER_PORT
-timeout 120 javac -d "$LEGACY_BUILD" "$HERE/../wire/JHttpServer.java" || fail "compile JHttpServer.java"
+timeout 120 javac -d "$LEGACY_BUILD" "$HERE/../programs/JHttpServer.java" || fail "compile JHttpServer.java"
 mkdir -p "$W/www" "$W/mc"
 printf 'hello world\n' >"$W/www/hello.txt"
-start_server http.server "$HERE/../wire/serve_port.sh" python3 -m http.server --protocol HTTP/1.1 \
+start_server http.server "$HERE/../programs/serve_port.sh" python3 -m http.server --protocol HTTP/1.1 \
     --bind "$H" --directory "$W/www" PORT
 port_http=$SERVER_PORT
 start_server jhttp java -cp "$LEGACY_BUILD" JHttpServer "$SERVER_LIFETIME"
@@ -263,8 +263,8 @@ if watch_start watch --json -l "$W/watch.log"; then
     client static "$W/split_client" "$H" "$port_static" "$ROUNDS"
     client setuid setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --clear-groups \
         "$W/split_client_suid" "$H" "$port_setuid" "$ROUNDS"
-    client http python3 "$HERE/../wire/http_rounds.py" "$H" "$port_http" "$ROUNDS" /hello.txt
-    client jhttp python3 "$HERE/../wire/http_rounds.py" "$H" "$port_jhttp" "$ROUNDS" /hello.txt
+    client http python3 "$HERE/../programs/http_rounds.py" "$H" "$port_http" "$ROUNDS" /hello.txt
+    client jhttp python3 "$HERE/../programs/http_rounds.py" "$H" "$port_jhttp" "$ROUNDS" /hello.txt
     client memccp "$LEGACY_DIR/memccp_rounds.sh" "$H:$port_mc" 3 "${mc_files[@]}"
     client single python3 "$LEGACY_DIR/legacy_client.py" "$H" "$port_single" "$ROUNDS" single
     client nodelay "$NAGLEFIX" -m nodelay -- python3 "$LEGACY_DIR/legacy_client.py" \
@@ -522,7 +522,7 @@ usage_check "an unwritable log" 1 "/nonexistent/dir/x.log" -l /nonexistent/dir/x
 # the detector's, in each packet, had none to run on).
 waves() { # run inside the namespace: NAGLEFIX HERE W
     ip link set lo up || exit 1
-    sleep 60 2>/dev/null | python3 "$2/../legacy/legacy_server.py" 0 60 >"$3/waves-server.out" 2>&1 & # its stdin open
+    sleep 60 2>/dev/null | python3 "$2/../programs/legacy_server.py" 0 60 >"$3/waves-server.out" 2>&1 & # its stdin open
     local srv=$! port="" i
     wait_until 5 grep -q '^PORT ' "$3/waves-server.out"
     port=$(sed -n 's/^PORT //p' "$3/waves-server.out")

@@ -27,8 +27,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 if [[ $EUID -eq 0 && -z ${NF_WATCH_CG_NS:-} ]]; then
     exec env NF_WATCH_CG_NS=1 unshare -n bash "${BASH_SOURCE[0]}" "$@"
 fi
-# shellcheck source-path=SCRIPTDIR source=../legacy/common.sh
-. "$HERE/../legacy/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../programs/common.sh
+. "$HERE/../programs/common.sh"
 export LC_ALL=C
 clean_env
 W=$TOP/build/wire-watch-cgroup
@@ -88,7 +88,7 @@ mkdir -p "$W/rootfs"
 podman_why=""
 if ! command -v podman >/dev/null || ! command -v runc >/dev/null; then
     podman_why="no podman and runc (tests/install-deps.sh installs them)"
-elif ! cc -static -O2 -o "$W/rootfs/split_client" "$HERE/../wire/split_client.c" 2>"$W/cc.err"; then
+elif ! cc -static -O2 -o "$W/rootfs/split_client" "$HERE/../programs/split_client.c" 2>"$W/cc.err"; then
     podman_why="cc -static split_client.c: $(head -n 1 "$W/cc.err")"
 fi
 

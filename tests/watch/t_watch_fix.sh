@@ -20,7 +20,7 @@
 #   node, perl  legacy_client.js and .pl vs java's server, 60 rounds each
 #   memccp   memccp_rounds.sh vs the memcached beside: each memccp process
 #            that stalls fixed at its first stall
-#   HttpServer  Java's (tests/wire/JHttpServer.java), as http.server below
+#   HttpServer  Java's (tests/programs/JHttpServer.java), as http.server below
 #   http     python3 -m http.server (the holder is the server: its
 #            connection and its listener are fixed) answering
 #            http_rounds.py, 30 rounds; then a second client on a new
@@ -53,8 +53,8 @@ if [[ $EUID -eq 0 && -z ${NF_WATCH_FIX_NS:-} ]]; then
     # fd 9: the network namespace the test was started in, for the sentinel
     exec 9</proc/self/ns/net env NF_WATCH_FIX_NS=1 unshare -n bash "${BASH_SOURCE[0]}" "$@"
 fi
-# shellcheck source-path=SCRIPTDIR source=../legacy/common.sh
-. "$HERE/../legacy/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../programs/common.sh
+. "$HERE/../programs/common.sh"
 export LC_ALL=C
 clean_env
 FAST_MAX_MS=5
@@ -116,7 +116,7 @@ else
 fi
 
 cc -O2 -o "$W/nodelay_all" "$HERE/nodelay_all.c" || fail "cc nodelay_all.c"
-cc -static -O2 -o "$W/split_client" "$HERE/../wire/split_client.c" || fail "cc -static split_client.c"
+cc -static -O2 -o "$W/split_client" "$HERE/../programs/split_client.c" || fail "cc -static split_client.c"
 compile_java || fail "compile Java sources"
 
 # run_bg, wait_bg
@@ -156,12 +156,12 @@ start_server py python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME"
 port_py=$SERVER_PORT
 start_server py6 python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME" ::1
 port_py6=$SERVER_PORT
-timeout 120 javac -d "$LEGACY_BUILD" "$HERE/../wire/JHttpServer.java" || fail "compile JHttpServer.java"
+timeout 120 javac -d "$LEGACY_BUILD" "$HERE/../programs/JHttpServer.java" || fail "compile JHttpServer.java"
 start_server jhttp java -cp "$LEGACY_BUILD" JHttpServer "$SERVER_LIFETIME"
 port_jhttp=$SERVER_PORT
 mkdir -p "$W/www"
 printf 'hello world\n' >"$W/www/hello.txt"
-start_server http "$HERE/../wire/serve_port.sh" python3 -m http.server --protocol HTTP/1.1 \
+start_server http "$HERE/../programs/serve_port.sh" python3 -m http.server --protocol HTTP/1.1 \
     --bind "$H" --directory "$W/www" PORT
 port_http=$SERVER_PORT
 # a server on the veth address, for the remote holder
@@ -273,14 +273,14 @@ client static "$W/split_client" "$H" "$port_echo" 60
 client python6 python3 "$LEGACY_DIR/legacy_client.py" ::1 "$port_py6" 60 split
 client node node "$LEGACY_DIR/legacy_client.js" "$H" "$port_echo" 60 split
 client perl perl "$LEGACY_DIR/legacy_client.pl" "$H" "$port_echo" 60 split
-client jhttp python3 "$HERE/../wire/http_rounds.py" "$H" "$port_jhttp" 30 /hello.txt
+client jhttp python3 "$HERE/../programs/http_rounds.py" "$H" "$port_jhttp" 30 /hello.txt
 mkdir -p "$W/mc"
 head -c 200000 /dev/zero | tr '\0' m >"$W/mc/f1.bin"
 mc_files=("$W/mc/f1.bin")
 for ((i = 2; i <= 40; i++)); do cp "$W/mc/f1.bin" "$W/mc/f$i.bin"; mc_files+=("$W/mc/f$i.bin"); done
 client memccp "$LEGACY_DIR/memccp_rounds.sh" "$H:$port_mc" 3 "${mc_files[@]}"
-client http python3 "$HERE/../wire/http_rounds.py" "$H" "$port_http" 30 /hello.txt
-client http2 python3 "$HERE/../wire/http_rounds.py" "$H" "$port_http" 30 /hello.txt
+client http python3 "$HERE/../programs/http_rounds.py" "$H" "$port_http" 30 /hello.txt
+client http2 python3 "$HERE/../programs/http_rounds.py" "$H" "$port_http" 30 /hello.txt
 # the remote holder: read both ends' TCP_NODELAY while it runs, after
 # watch has printed its advice
 run_bg remote ip netns exec "$REMOTE" python3 "$LEGACY_DIR/legacy_client.py" "$LA" "$port_veth" 60 split

@@ -76,8 +76,8 @@
 # Ends with "N passed, M failed".
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source-path=SCRIPTDIR source=../legacy/common.sh
-. "$HERE/../legacy/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../programs/common.sh
+. "$HERE/../programs/common.sh"
 export LC_ALL=C
 clean_env
 ROUNDS=${ROUNDS:-13}

@@ -10,7 +10,7 @@
 # (connect for a client, accept for a server), the stall count, and the
 # median stall within 10% of the program's own median time a round (and
 # within 5% of the ground truth's):
-#   java      tests/legacy LegacyClient vs EchoServer     tcpdump -i lo
+#   java      tests/programs LegacyClient vs EchoServer     tcpdump -i lo
 #   python4   legacy_client.py over IPv4                  tcpdump -i any (cooked v2)
 #   python6   legacy_client.py over IPv6 (::1)            dumpcap -i lo (pcapng)
 #   node      legacy_client.js vs EchoServer              tcpdump -i any -y LINUX_SLL
@@ -19,7 +19,7 @@
 #   http.server  python3 -m http.server (HTTP/1.1) answering http.client
 #                                                         tcpdump -i lo, ns timestamps
 #   HttpServer   the JDK's com.sun.net.httpserver answering http.client   tcpdump -i lo
-#   memccp    tests/legacy/memccp_rounds.sh vs memcached  tcpdump -i lo -s 96
+#   memccp    tests/programs/memccp_rounds.sh vs memcached  tcpdump -i lo -s 96
 #             (2 connections, one row: scan keeps one row per client address
 #             and server end, the port that of the first that held)
 # Stall counts, reasoned: a Linux receiver delays its ACKs only in
@@ -73,8 +73,8 @@ if [[ -z ${T_CAPTURES_LOCKED:-} ]]; then
     exec env T_CAPTURES_LOCKED=1 flock -w 600 -o -E 75 "$HERE/../../build/wire-captures.lock" \
         bash "$HERE/t_captures.sh" "$@"
 fi
-# shellcheck source-path=SCRIPTDIR source=../legacy/common.sh
-. "$HERE/../legacy/common.sh"
+# shellcheck source-path=SCRIPTDIR source=../programs/common.sh
+. "$HERE/../programs/common.sh"
 export LC_ALL=C
 clean_env
 ROUNDS=${ROUNDS:-11}
@@ -313,7 +313,7 @@ capture_client() {
 # ---- the stalling programs ---------------------------------------------------
 
 compile_java || fail "compile Java sources"
-timeout 120 javac -d "$LEGACY_BUILD" "$HERE/JHttpServer.java" || fail "compile JHttpServer.java"
+timeout 120 javac -d "$LEGACY_BUILD" "$HERE/../programs/JHttpServer.java" || fail "compile JHttpServer.java"
 start_server java-echo java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME"
 jport=$SERVER_PORT
 start_server py-server python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME"
@@ -374,16 +374,16 @@ check_perl_pipe
 
 # HTTP servers (the holder): http.client GETs a 12-byte body on one
 # keep-alive connection
-start_server http.server "$HERE/serve_port.sh" python3 -m http.server --protocol HTTP/1.1 \
+start_server http.server "$HERE/../programs/serve_port.sh" python3 -m http.server --protocol HTTP/1.1 \
     --bind "$H" --directory "$W/www" PORT
 hsport=$SERVER_PORT
 capture_client http.server tcpdump "$H:$hsport" accept $((ROUNDS - 1)) -i lo \
     --time-stamp-precision=nano -- \
-    python3 "$HERE/http_rounds.py" "$H" "$hsport" "$ROUNDS" /hello.txt
+    python3 "$HERE/../programs/http_rounds.py" "$H" "$hsport" "$ROUNDS" /hello.txt
 start_server jhttp java -cp "$LEGACY_BUILD" JHttpServer "$SERVER_LIFETIME"
 jhport=$SERVER_PORT
 capture_client HttpServer tcpdump "$H:$jhport" accept $((ROUNDS - 1)) -i lo -- \
-    python3 "$HERE/http_rounds.py" "$H" "$jhport" "$ROUNDS" /hello.txt
+    python3 "$HERE/../programs/http_rounds.py" "$H" "$jhport" "$ROUNDS" /hello.txt
 
 # memccp: a whole memccp process a round (memccp_rounds.sh), 80 files of
 # 200,000 bytes: round 1 a warm-up, round 2 measured; the capture cut to
@@ -456,7 +456,7 @@ nd_fast() {
     assert_ms_lt "$name -m nodelay: fast" "$(run_client "$@")" 5
 }
 if selected "-m nodelay"; then
-    start_server http.server-nodelay "$HERE/serve_port.sh" "$NAGLEFIX" -m nodelay -- \
+    start_server http.server-nodelay "$HERE/../programs/serve_port.sh" "$NAGLEFIX" -m nodelay -- \
         python3 -m http.server --protocol HTTP/1.1 --bind "$H" --directory "$W/www" PORT
     hsnd=$SERVER_PORT
     start_server jhttp-nodelay "$NAGLEFIX" -m nodelay -- java -cp "$LEGACY_BUILD" JHttpServer \
@@ -469,8 +469,8 @@ if selected "-m nodelay"; then
         nd_fast python6 nodelay python3 "$LEGACY_DIR/legacy_client.py" ::1 "$py6port" "$ROUNDS" split
         nd_fast node nodelay node "$LEGACY_DIR/legacy_client.js" "$H" "$jport" "$ROUNDS" split
         nd_fast perl nodelay perl "$LEGACY_DIR/legacy_client.pl" "$H" "$jport" "$ROUNDS" split
-        nd_fast http.server none python3 "$HERE/http_rounds.py" "$H" "$hsnd" "$ROUNDS" /hello.txt
-        nd_fast HttpServer none python3 "$HERE/http_rounds.py" "$H" "$jhnd" "$ROUNDS" /hello.txt
+        nd_fast http.server none python3 "$HERE/../programs/http_rounds.py" "$H" "$hsnd" "$ROUNDS" /hello.txt
+        nd_fast HttpServer none python3 "$HERE/../programs/http_rounds.py" "$H" "$jhnd" "$ROUNDS" /hello.txt
         cap_stop && control "-m nodelay (java, python4, python6, node, perl, http.server, HttpServer)" \
             "$W/nodelay.pcap" "$nd_ports" 7
     fi
@@ -543,7 +543,7 @@ http {
     }
 }
 NGINX
-    start_server nginx env SERVE_PORT="$port" "$HERE/serve_port.sh" "$ngx" -p "$d" \
+    start_server nginx env SERVE_PORT="$port" "$HERE/../programs/serve_port.sh" "$ngx" -p "$d" \
         -c "$d/nginx.conf" -e stderr || return
     cap_start "$name" tcpdump "tcp port $port" "${REAL_CAP[@]}" || return
     timeout 60 curl -sS "http://$H:$port/small?[1-200]" "http://$H:$port/f100k?[1-50]" \
@@ -680,7 +680,7 @@ PermitRootLogin prohibit-password
 PidFile $d/sshd.pid
 Subsystem sftp internal-sftp
 SSHD
-    start_server sshd "$HERE/serve_port.sh" /usr/sbin/sshd -D -e -f "$d/sshd_config" -p PORT ||
+    start_server sshd "$HERE/../programs/serve_port.sh" /usr/sbin/sshd -D -e -f "$d/sshd_config" -p PORT ||
         return
     port=$SERVER_PORT
     o=(-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR
@@ -726,7 +726,7 @@ check_git() {
         done
         git clone -q --bare "$d/repo" "$d/served.git"
     ) >"$d.log" 2>&1 || { fail "$name: a repository to serve" "" "$d.log"; return; }
-    start_server git-daemon "$HERE/serve_port.sh" "$NAGLEFIX" -m audit -l "$d/audit-%p.log" -- \
+    start_server git-daemon "$HERE/../programs/serve_port.sh" "$NAGLEFIX" -m audit -l "$d/audit-%p.log" -- \
         git daemon --reuseaddr --export-all --base-path="$d" --listen="$H" --port=PORT || return
     port=$SERVER_PORT
     cap_start "$name" tcpdump "tcp port $port" "${REAL_CAP[@]}" || return

@@ -48,14 +48,14 @@ for l in sys.stdin:
 # default libpcap's ring hands packets over a block at a time, a block
 # when it fills or its timer fires, and a tcpdump stopped before either
 # had written none of them (2 runs in 10 here: "capture: 24 bytes").
-sleep 60 2>/dev/null | timeout 60 python3 "$TOP/tests/legacy/legacy_server.py" 0 60 >"$TMP/srv.out" 2>&1 &
+sleep 60 2>/dev/null | timeout 60 python3 "$TOP/tests/programs/legacy_server.py" 0 60 >"$TMP/srv.out" 2>&1 &
 srv=$!
 wait_until 5 grep -q '^PORT' "$TMP/srv.out"
 PORT=$(awk '/^PORT/ { print $2 }' "$TMP/srv.out")
 timeout 30 tcpdump --immediate-mode -B 8192 -i lo -U -w "$TMP/cap.pcap" "tcp port $PORT" 2>"$TMP/td.err" &
 td=$!
 wait_until 5 grep -q listening "$TMP/td.err"
-timeout 30 python3 "$TOP/tests/legacy/legacy_client.py" 127.0.0.1 "$PORT" 13 split >"$TMP/client.out"
+timeout 30 python3 "$TOP/tests/programs/legacy_client.py" 127.0.0.1 "$PORT" 13 split >"$TMP/client.out"
 sleep 0.2
 kill -INT "$td"
 wait "$td"
