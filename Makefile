@@ -60,10 +60,11 @@ LIB_OBJS  := $(CORE_OBJS) \
 	$(B)/obj/interpose/fd.o $(B)/obj/interpose/wait.o \
 	$(B)/obj/interpose/process.o $(B)/obj/interpose/stdio.o \
 	$(B)/obj/interpose/aio.o $(B)/obj/interpose/sandbox.o $(B)/obj/process/sandbox.o
-# The command: every file of src/cli/. The packet side (src/wire/: capture
+# The command: every file of src/cli/ and its folders (naglefix.c, the
+# dispatcher; common/, what the commands share; a folder a command). The packet side (src/wire/: capture
 # readers, decoder, live ring, detector) is an archive of its own that the
 # command and tests/wire's unit tests link; the library never does.
-CLI_OBJS  := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/cli/*.c))
+CLI_OBJS  := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/cli/*.c src/cli/*/*.c))
 WIRE_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/wire/*.c))
 # watch's metrics (src/metrics/: the series, their text, the HTTP endpoint,
 # the textfile): an archive of its own too, linked by the command and by
@@ -105,7 +106,7 @@ $(DEPS_STAMP):
 # install's place) and in ../lib/MULTIARCH/ (the Debian package's, where the
 # loader finds it by name): MULTIARCH is the compiler's triplet.
 MULTIARCH ?= $(shell $(CC) -print-multiarch 2>/dev/null)
-$(B)/obj/cli/util.o: XCPPFLAGS += $(if $(MULTIARCH),-DNF_MULTIARCH='"$(MULTIARCH)"')
+$(B)/obj/cli/common/util.o: XCPPFLAGS += $(if $(MULTIARCH),-DNF_MULTIARCH='"$(MULTIARCH)"')
 
 $(B)/obj/%.o: src/%.c $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

@@ -25,9 +25,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attach_int.h"
-#include "cli_int.h"
-#include "fix_int.h"
+#include "cli/attach/nf_attach.h"
+#include "cli/check/nf_check.h"
+#include "cli/common/nf_cli.h"
+#include "cli/common/nf_unseen.h"
+#include "cli/fix/nf_fix.h"
+#include "cli/report/nf_report.h"
+#include "cli/scan/nf_scan.h"
+#include "cli/watch/nf_watch.h"
 #include "nf_config.h"
 #include "nf_policy.h"
 #include "nf_version.h"
