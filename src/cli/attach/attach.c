@@ -97,18 +97,19 @@ struct request {
 	int targets, now, list;
 };
 
-/* The connections open before now: set by fix --cgroup (--now), or said
+/* The connections open before now: set as fix --cgroup does (--now), or said
  * to be left, with the number of processes that may hold them. */
 static int existing(const struct nf_attach_target *t, const struct nf_attach_policy *p, int now)
 {
 	int every = strcmp(p->source, "-m nodelay") == 0, rc;
-	char *argv[] = { "fix", every ? "-m" : "-c", every ? "nodelay" : (char *)p->source,
-			 "--cgroup", (char *)t->dir, NULL };
+	struct nf_fix_group g = { .name = t->dir };
+	struct nf_fix_req fix = { .conf = every ? NULL : p->source, .mode = every ? "nodelay" : NULL,
+				  .groups = &g, .ngroups = 1 };
 	pid_t *pids = NULL;
 	size_t n = 0, k;
 
 	if (now) {
-		rc = nf_cli_fix(5, argv);
+		rc = nf_fix_apply(&fix);
 		return rc == 0 || rc == NF_FIX_EXIT_NOTCP ? 0 : NF_ATTACH_EXIT_PARTIAL;
 	}
 	nf_cgroup_pids(t->dir, &pids, &n);

@@ -7,7 +7,9 @@
  *   naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...
  *   naglefix fix --undo [--dry-run] [--json] PID...
  * where --cgroup PATH and --unit NAME (fix_cgroup.c) stand for the PIDs of
- * the processes in a cgroup, beside those given or instead.
+ * the processes in a cgroup, beside those given or instead. nf_cli_fix
+ * reads the command line into a struct nf_fix_req, which nf_fix_apply
+ * runs (attach --now calls it with its own).
  */
 #include "fix_int.h"
 
@@ -624,49 +626,60 @@ static int targets(struct fixer *f, int n, char **pids, const struct nf_fix_grou
 	return v->n ? 0 : f->run.status;
 }
 
+int nf_fix_apply(const struct nf_fix_req *req)
+{
+	struct fixer f = { .run = { .dry = req->dry, .json = req->json, .follow = req->follow,
+				    .interval_ms = req->interval_ms ? req->interval_ms
+								    : FOLLOW_INTERVAL_MS } };
+	struct nf_fix_pidv v = { 0 };
+	int rc;
+
+	if ((rc = nf_fix_check_pids(req->npids, req->pids, req->ngroups)) != 0)
+		return rc;
+	if (req->undo && (req->conf || req->mode || req->follow))
+		return nf_fix_usage_err("--undo takes no -c, -m or --follow", NULL);
+	if (!req->undo && (rc = load_policy(&f, req->conf, req->mode)) != 0)
+		return rc;
+	rc = targets(&f, req->npids, req->pids, req->groups, req->ngroups, &v);
+	f.given = v.given;
+	if (rc == 0 && req->undo)
+		rc = nf_fix_pidv_recorded(&f.run, &v);
+	if (rc == 0)
+		rc = req->undo ? nf_fix_undo(&f.run, v.n, v.v) : run_fix(&f, v.n, v.v);
+	if (!req->undo)
+		nf_policy_free(&f.pol);
+	nf_fix_pidv_free(&v);
+	return rc;
+}
+
 int nf_cli_fix(int argc, char **argv)
 {
-	struct fixer f = { .run.interval_ms = FOLLOW_INTERVAL_MS };
 	struct nf_fix_group g[argc]; /* --cgroup and --unit */
-	struct nf_fix_pidv v = { 0 };
+	struct nf_fix_req req = { .groups = g };
 	char *end;
-	const char *conf = NULL, *mode = NULL;
-	int opt, undo = 0, rc, ng = 0;
+	int opt;
 
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+:c:m:nfuhi:", nf_fix_longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'c': conf = optarg; break;
-		case 'm': mode = optarg; break;
-		case 'n': f.run.dry = 1; break;
-		case 'f': f.run.follow = 1; break;
-		case 'j': f.run.json = 1; break;
-		case 'u': undo = 1; break;
+		case 'c': req.conf = optarg; break;
+		case 'm': req.mode = optarg; break;
+		case 'n': req.dry = 1; break;
+		case 'f': req.follow = 1; break;
+		case 'j': req.json = 1; break;
+		case 'u': req.undo = 1; break;
 		case 'i':
-			f.run.interval_ms = (int)strtol(optarg, &end, 10);
-			if (*end || end == optarg || f.run.interval_ms < 1 || f.run.interval_ms > FOLLOW_INTERVAL_MAX)
+			req.interval_ms = (int)strtol(optarg, &end, 10);
+			if (*end || end == optarg || req.interval_ms < 1 || req.interval_ms > FOLLOW_INTERVAL_MAX)
 				return nf_fix_usage_err("--interval takes milliseconds, 1 to 60000:", optarg);
 			break;
-		case 'G': case 'U': g[ng++] = (struct nf_fix_group){ optarg, opt == 'U' }; break;
+		case 'G': case 'U': g[req.ngroups++] = (struct nf_fix_group){ optarg, opt == 'U' }; break;
 		case 'h': fputs(nf_cli_usage_fix, stdout); return 0;
 		default: return nf_cli_bad_option("fix", opt, argc, argv, nf_fix_longopts);
 		}
 	}
-	if ((rc = nf_fix_check_pids(argc - optind, argv + optind, ng)) != 0)
-		return rc;
-	if (undo && (conf || mode || f.run.follow))
-		return nf_fix_usage_err("--undo takes no -c, -m or --follow", NULL);
-	if (!undo && (rc = load_policy(&f, conf, mode)) != 0)
-		return rc;
-	rc = targets(&f, argc - optind, argv + optind, g, ng, &v);
-	f.given = v.given;
-	if (rc == 0 && undo)
-		rc = nf_fix_pidv_recorded(&f.run, &v);
-	if (rc == 0)
-		rc = undo ? nf_fix_undo(&f.run, v.n, v.v) : run_fix(&f, v.n, v.v);
-	if (!undo)
-		nf_policy_free(&f.pol);
-	nf_fix_pidv_free(&v);
-	return rc;
+	req.pids = argv + optind;
+	req.npids = argc - optind;
+	return nf_fix_apply(&req);
 }

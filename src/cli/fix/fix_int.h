@@ -253,12 +253,6 @@ int nf_fix_undo(struct nf_fix_run *r, int n, char **pids);
 
 /* --- fix_cgroup.c: --cgroup PATH, --unit NAME --- */
 
-/* A cgroup fix was given: a --cgroup PATH (unit 0) or a --unit NAME. */
-struct nf_fix_group {
-	const char *name;
-	int unit;
-};
-
 /* PIDs as text, the way fix takes them from its command line: v[0..given)
  * the PIDs given, then those of the cgroups. */
 struct nf_fix_pidv {

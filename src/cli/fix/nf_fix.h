@@ -94,6 +94,33 @@ int nf_fix_listener(pid_t pid, int family, int port, struct nf_fix_done *done);
 
 extern const char nf_cli_usage_fix[]; /* its --help (nf_cli.h) */
 
+/* A cgroup fix was given: a --cgroup PATH (unit 0) or a --unit NAME. */
+struct nf_fix_group {
+	const char *name;
+	int unit;
+};
+
+/* What fix is asked, its command line typed: the policy (-c CONF, or -m
+ * MODE, of which fix applies nodelay only; neither: the file the library
+ * would read, else nodelay for every socket), how (--dry-run, --json,
+ * --follow every interval_ms, 0 for its default; --undo), and whom: the
+ * PIDs as given (text, each checked as the command line's are) and the
+ * cgroups. */
+struct nf_fix_req {
+	const char *conf, *mode;
+	int dry, json, follow, undo;
+	int interval_ms;
+	char **pids;
+	int npids;
+	const struct nf_fix_group *groups;
+	int ngroups;
+};
+
+/* Does what req asks, as naglefix fix does, its lines on stdout and its
+ * messages ("naglefix fix: ...") on stderr. Returns an NF_FIX_EXIT_*
+ * status, 0, or NF_EXIT_USAGE after saying what of req is wrong. */
+int nf_fix_apply(const struct nf_fix_req *req);
+
 /* naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json]
  * PID... and naglefix fix --undo [--dry-run] [--json] PID...: argv[0] is
  * "fix". Returns an NF_FIX_EXIT_* status, 0, or NF_EXIT_USAGE. */
