@@ -164,10 +164,10 @@ static int root_by_pid(const struct request *r, const struct nf_attach_target *t
 {
 	if (r->kind != NF_ATTACH_PID || !nf_attach_target_is_root(t))
 		return 0;
-	fprintf(stderr,
-		"naglefix attach: pid %s is in the root cgroup (%s): attaching there would be every "
+	nf_cli_warnx(0,
+		"pid %s is in the root cgroup (%s): attaching there would be every "
 		"program of the host; nothing attached (naglefix attach --host does that, if it is "
-		"meant)\n",
+		"meant)",
 		r->arg, t->dir);
 	return NF_ATTACH_EXIT_TARGET;
 }
@@ -213,8 +213,8 @@ static int attach(const struct request *r)
 		 (rc = nf_attach_route_target("attach", r->kind, r->arg, r->netns, host, &p)) != 0)
 		; /* no namespace named, or --pid the host's: nothing changed */
 	else if (prog && r->netns && !r->targets)
-		fprintf(stderr, "naglefix attach: %s's nodelay rules need a cgroup (--cgroup, --unit, "
-			"--pid, --host): not applied; --netns takes the quickack rules\n", p.source);
+		nf_cli_warnx(0, "%s's nodelay rules need a cgroup (--cgroup, --unit, "
+			"--pid, --host): not applied; --netns takes the quickack rules", p.source);
 	else if (prog)
 		rc = attach_program(r, &p);
 	if (rc == 0 && routes)

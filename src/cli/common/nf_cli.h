@@ -33,9 +33,11 @@ const char *nf_cli_quote(const char *arg, char buf[NF_CLI_QUOTE_MAX]);
  * mode), then the message from fmt, then a newline; errno is kept.
  * nf_cli_warnx returns status, for a caller that has something to undo
  * first; nf_cli_errx flushes stdout (what was printed stays before the
- * message) and exits with status.
+ * message) and exits with status. nf_cli_set_cmd returns the name it
+ * replaces (a command that runs another's work under that one's name,
+ * as attach --now runs fix's, puts it back after).
  */
-void nf_cli_set_cmd(const char *cmd);
+const char *nf_cli_set_cmd(const char *cmd);
 int nf_cli_warnx(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void nf_cli_errx(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));

@@ -31,19 +31,26 @@ const char *nf_cli_quote(const char *arg, char buf[NF_CLI_QUOTE_MAX])
 /* The subcommand running (nf_cli_set_cmd); NULL: the run mode. */
 static const char *cli_cmd;
 
-void nf_cli_set_cmd(const char *cmd)
+const char *nf_cli_set_cmd(const char *cmd)
 {
+	const char *was = cli_cmd;
+
 	cli_cmd = cmd;
+	return was;
 }
 
-/* "naglefix[ CMD]: " fmt's message, then tail, on stderr; errno kept. */
+/* "naglefix[ CMD]: " fmt's message, then tail, on stderr, the stream held
+ * so that another thread's message (watch's) cannot cut the line; errno
+ * kept. */
 static void say(const char *cmd, const char *tail, const char *fmt, va_list ap)
 {
 	int saved = errno;
 
+	flockfile(stderr);
 	fprintf(stderr, "naglefix%s%s: ", cmd ? " " : "", cmd ? cmd : "");
 	vfprintf(stderr, fmt, ap);
 	fputs(tail, stderr);
+	funlockfile(stderr);
 	errno = saved;
 }
 

@@ -156,7 +156,7 @@ static void follow_end(struct fixer *f, struct target *t, int ended)
 {
 	t->live = 0;
 	if (ended)
-		fprintf(stderr, "naglefix fix: pid %d ended (%zu socket%s set)\n", (int)t->p.pid,
+		nf_cli_warnx(0, "pid %d ended (%zu socket%s set)", (int)t->p.pid,
 			t->nset, t->nset == 1 ? "" : "s");
 	if (t->scanned && !t->ntcp && !t->grouped)
 		nf_fix_say_no_tcp(&f->run, t->p.pid, NF_FIX_NOTCP_FOLLOWED);
@@ -179,9 +179,9 @@ static void say_stopped(struct fixer *f, struct target *t, int rc)
 	t->live = 0;
 	nf_fix_say_error(&f->run, &t->p, rc, t->checked);
 	if (t->nset)
-		fprintf(stderr,
-			"naglefix fix: pid %d: %zu socket%s set before that (listed above); the others "
-			"left as they were\n",
+		nf_cli_warnx(0,
+			"pid %d: %zu socket%s set before that (listed above); the others "
+			"left as they were",
 			pid, t->nset, t->nset == 1 ? "" : "s");
 }
 
@@ -210,10 +210,10 @@ static void say_needs_library(struct fixer *f, size_t index, const char *rule, c
 	if (f->left[index])
 		return;
 	f->left[index] = 1;
-	fprintf(stderr,
-		"naglefix fix: %s: %s needs the library, which fix cannot apply from outside: its "
+	nf_cli_warnx(0,
+		"%s: %s needs the library, which fix cannot apply from outside: its "
 		"sockets are left as they are; restart the program under it (naglefix -c %s -- "
-		"COMMAND), or fix them now with nodelay (naglefix fix -m nodelay PID)\n",
+		"COMMAND), or fix them now with nodelay (naglefix fix -m nodelay PID)",
 		rule, action, f->conf ? f->conf : "CONF");
 }
 
@@ -348,9 +348,9 @@ static int first_checks(struct fixer *f, struct target *t)
 
 	t->checked = 1;
 	if (rc == 1) {
-		fprintf(stderr,
-			"naglefix fix: pid %d runs under libnaglefix.so (its /proc/%d/maps): left to the "
-			"library and its own policy; restart it to change that\n",
+		nf_cli_warnx(0,
+			"pid %d runs under libnaglefix.so (its /proc/%d/maps): left to the "
+			"library and its own policy; restart it to change that",
 			(int)t->p.pid, (int)t->p.pid);
 		t->live = 0;
 		return 0;
@@ -362,9 +362,9 @@ static int first_checks(struct fixer *f, struct target *t)
 
 		if (nf_fix_is_mfile(rc))
 			return rc;
-		fprintf(stderr,
-			"naglefix fix: pid %d: nothing changed: cannot keep the undo record in %s: %s "
-			"(NAGLEFIX_STATE_DIR names another directory)\n",
+		nf_cli_warnx(0,
+			"pid %d: nothing changed: cannot keep the undo record in %s: %s "
+			"(NAGLEFIX_STATE_DIR names another directory)",
 			(int)t->p.pid, nf_fix_state_dir(), nf_fix_state_dir_why(rc, why, sizeof(why)));
 		nf_fix_worse(&f->run, NF_FIX_EXIT_PARTIAL);
 		t->live = 0;
@@ -438,17 +438,17 @@ static int open_targets(struct fixer *f, struct target *ts, int n, char **pids)
 		} else if (rc == -ESRCH && ts[i].grouped) {
 			/* it left its cgroup since the cgroup was read */
 		} else if (rc == -ESRCH) {
-			fprintf(stderr, "naglefix fix: pid %s: no such process\n", pids[i]);
+			nf_cli_warnx(0, "pid %s: no such process", pids[i]);
 			nf_fix_worse(&f->run, NF_FIX_EXIT_GONE);
 		} else if ((rc == -EINVAL || rc == -ENOENT) && (tgid = thread_group(pids[i])) > 0) {
-			fprintf(stderr,
-				"naglefix fix: pid %s is a thread of process %d, not a process: give %d\n",
+			nf_cli_warnx(0,
+				"pid %s is a thread of process %d, not a process: give %d",
 				pids[i], tgid, tgid);
 			nf_fix_worse(&f->run, NF_FIX_EXIT_PARTIAL);
 		} else if (nf_fix_is_mfile(rc)) {
 			nf_fix_say_mfile(&f->run, (pid_t)atoi(pids[i]), "pidfd_open");
 		} else {
-			fprintf(stderr, "naglefix fix: pid %s: pidfd_open: %s\n", pids[i], strerror(-rc));
+			nf_cli_warnx(0, "pid %s: pidfd_open: %s", pids[i], strerror(-rc));
 			nf_fix_worse(&f->run, NF_FIX_EXIT_PARTIAL);
 		}
 		if (rc < 0)
@@ -505,7 +505,7 @@ static void run_follow(struct fixer *f, struct target *ts, int n)
 	}
 	if (!stop_signal)
 		return;
-	fprintf(stderr, "naglefix fix: %s: stopped following (%zu socket%s set)\n",
+	nf_cli_warnx(0, "%s: stopped following (%zu socket%s set)",
 		strsignal(stop_signal), f->nset, f->nset == 1 ? "" : "s");
 	for (int i = 0; i < n; i++)
 		if (ts[i].live)
@@ -524,8 +524,8 @@ static void groups_no_tcp(struct fixer *f, const struct target *ts, int n)
 		ntcp += ts[i].ntcp;
 	if (ntcp)
 		return;
-	fprintf(stderr, "naglefix fix: none of the %d process%s of the cgroups given holds a TCP "
-		"socket: nothing to fix\n", n - f->given, n - f->given == 1 ? "" : "es");
+	nf_cli_warnx(0, "none of the %d process%s of the cgroups given holds a TCP "
+		"socket: nothing to fix", n - f->given, n - f->given == 1 ? "" : "es");
 	nf_fix_worse(&f->run, NF_FIX_EXIT_NOTCP);
 }
 
@@ -535,7 +535,7 @@ static int run_fix(struct fixer *f, int n, char **pids)
 
 	f->left = calloc(f->pol.nrules + 1, 1);
 	if (!ts || !f->left) {
-		fputs("naglefix fix: out of memory\n", stderr);
+		nf_cli_warnx(0, "out of memory");
 		free(ts);
 		return NF_FIX_EXIT_PARTIAL;
 	}
@@ -576,9 +576,9 @@ static void no_policy(struct fixer *f)
 
 	nf_policy_parse(&f->pol, "default nodelay\n", "-m", err, sizeof(err));
 	f->nopolicy = 1;
-	fprintf(stderr,
-		"naglefix fix: no policy file (no -c or -m, %s): nodelay for every TCP socket, the "
-		"one action fix applies from outside\n",
+	nf_cli_warnx(0,
+		"no policy file (no -c or -m, %s): nodelay for every TCP socket, the "
+		"one action fix applies from outside",
 		env && *env ? "NAGLEFIX_CONF=none" : "no NAGLEFIX_CONF, no " NF_CONF_DEFAULT_PATH);
 }
 
@@ -603,7 +603,7 @@ static int load_policy(struct fixer *f, const char *conf, const char *mode)
 		return 0;
 	}
 	if (nf_config_parse_file(conf, &f->pol, err, sizeof(err)) < 0) {
-		fprintf(stderr, "naglefix fix: %s\n", err);
+		nf_cli_warnx(0, "%s", err);
 		return NF_EXIT_USAGE;
 	}
 	f->conf = conf;
@@ -620,13 +620,14 @@ static int targets(struct fixer *f, int n, char **pids, const struct nf_fix_grou
 	if (rc == 0)
 		rc = nf_fix_pidv_groups(&f->run, g, ng, v);
 	if (rc < 0) {
-		fputs("naglefix fix: out of memory\n", stderr);
+		nf_cli_warnx(0, "out of memory");
 		return NF_FIX_EXIT_PARTIAL;
 	}
 	return v->n ? 0 : f->run.status;
 }
 
-int nf_fix_apply(const struct nf_fix_req *req)
+/* nf_fix_apply's work, its messages fix's. */
+static int apply(const struct nf_fix_req *req)
 {
 	struct fixer f = { .run = { .dry = req->dry, .json = req->json, .follow = req->follow,
 				    .interval_ms = req->interval_ms ? req->interval_ms
@@ -649,6 +650,15 @@ int nf_fix_apply(const struct nf_fix_req *req)
 	if (!req->undo)
 		nf_policy_free(&f.pol);
 	nf_fix_pidv_free(&v);
+	return rc;
+}
+
+int nf_fix_apply(const struct nf_fix_req *req)
+{
+	const char *was = nf_cli_set_cmd("fix");
+	int rc = apply(req);
+
+	nf_cli_set_cmd(was);
 	return rc;
 }
 

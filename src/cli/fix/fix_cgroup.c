@@ -57,20 +57,20 @@ static void say_not_found(struct nf_fix_run *r, const struct nf_fix_group *g, in
 		what = unit;
 
 	if (!mounted && rc == -ENOENT)
-		fprintf(stderr, "naglefix fix: %s %s: no cgroup2 hierarchy is mounted (a host of cgroup "
+		nf_cli_warnx(0, "%s %s: no cgroup2 hierarchy is mounted (a host of cgroup "
 			"v1 only): give the PIDs of its processes (its cgroup.procs under "
-			"/sys/fs/cgroup/systemd/)\n", kind, what);
+			"/sys/fs/cgroup/systemd/)", kind, what);
 	else if (rc == -ENOENT && g->unit)
-		fprintf(stderr, "naglefix fix: unit %s: not running (no cgroup of that name holds a "
-			"process under %s)\n", what, root);
+		nf_cli_warnx(0, "unit %s: not running (no cgroup of that name holds a "
+			"process under %s)", what, root);
 	else if (rc == -EINVAL && g->unit)
-		fprintf(stderr, "naglefix fix: unit '%s': not a unit's name (nginx, nginx.service)\n",
+		nf_cli_warnx(0, "unit '%s': not a unit's name (nginx, nginx.service)",
 			nf_cli_quote(g->name, q));
 	else if (!g->unit && (rc == -ENOENT || rc == -ENOTDIR || rc == -EXDEV)) {
 		nf_cgroup_unresolved(rc, why, sizeof(why));
-		fprintf(stderr, "naglefix fix: cgroup %s: %s\n", what, why);
+		nf_cli_warnx(0, "cgroup %s: %s", what, why);
 	} else
-		fprintf(stderr, "naglefix fix: %s %s: %s\n", kind, what, strerror(-rc));
+		nf_cli_warnx(0, "%s %s: %s", kind, what, strerror(-rc));
 	nf_fix_worse(r, rc == -ENOENT ? NF_FIX_EXIT_GONE : NF_FIX_EXIT_PARTIAL);
 }
 
@@ -91,7 +91,7 @@ static int add_cgroup(struct nf_fix_run *r, const struct nf_fix_group *g, const 
 		}
 	free(pids);
 	if (rc == 0 && taken == 0) {
-		fprintf(stderr, "naglefix fix: %s %s (%s): no process in it\n",
+		nf_cli_warnx(0, "%s %s (%s): no process in it",
 			g->unit ? "unit" : "cgroup", nf_cli_quote(g->name, q), dir);
 		nf_fix_worse(r, NF_FIX_EXIT_GONE);
 	}
@@ -180,8 +180,8 @@ int nf_fix_pidv_recorded(struct nf_fix_run *r, struct nf_fix_pidv *v)
 	v->n = w;
 	if (v->n || n == 0)
 		return 0;
-	fprintf(stderr, "naglefix fix: none of the %d process%s of the cgroups given has a record "
-		"in %s: nothing to undo\n", n, n == 1 ? "" : "es", nf_fix_state_dir());
+	nf_cli_warnx(0, "none of the %d process%s of the cgroups given has a record "
+		"in %s: nothing to undo", n, n == 1 ? "" : "es", nf_fix_state_dir());
 	nf_fix_worse(r, NF_FIX_EXIT_PARTIAL);
 	return r->status;
 }

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "cli/common/nf_cli.h"
+
 /* How serious a status is: 0, then 6 (nothing to fix), then 1 to 5. */
 static int rank(int status)
 {
@@ -32,18 +34,17 @@ void nf_fix_say_mfile(struct nf_fix_run *r, pid_t pid, const char *what)
 	struct rlimit rl;
 
 	getrlimit(RLIMIT_NOFILE, &rl);
-	fprintf(stderr,
-		"naglefix fix: pid %d: %s: naglefix's own descriptor limit is reached (%s, ulimit -n "
-		"%llu): stopped there; raise the limit and run it again\n",
+	nf_cli_warnx(0,
+		"pid %d: %s: naglefix's own descriptor limit is reached (%s, ulimit -n "
+		"%llu): stopped there; raise the limit and run it again",
 		(int)pid, what, strerror(EMFILE), (unsigned long long)rl.rlim_cur);
 	nf_fix_worse(r, NF_FIX_EXIT_MFILE);
 }
 
 void nf_fix_say_nosys(struct nf_fix_run *r)
 {
-	fputs("naglefix fix: this kernel has no pidfd_open/pidfd_getfd (ENOSYS: Linux 5.6 or later "
-	      "has them), or a seccomp filter refuses them: nothing changed\n",
-	      stderr);
+	nf_cli_warnx(0, "this kernel has no pidfd_open/pidfd_getfd (ENOSYS: Linux 5.6 or later "
+			"has them), or a seccomp filter refuses them: nothing changed");
 	nf_fix_worse(r, NF_FIX_EXIT_NOSYS);
 }
 
@@ -53,19 +54,19 @@ void nf_fix_say_error(struct nf_fix_run *r, const struct nf_fix_proc *p, int rc,
 	int pid = (int)p->pid;
 
 	if (rc == -EPERM || rc == -EACCES) {
-		fprintf(stderr, "naglefix fix: pid %d: not allowed to take its sockets (%s): %s\n", pid,
+		nf_cli_warnx(0, "pid %d: not allowed to take its sockets (%s): %s", pid,
 			strerror(EPERM), nf_fix_proc_why_eperm(p, why, sizeof(why)));
 		nf_fix_worse(r, NF_FIX_EXIT_PERM);
 	} else if (rc == -ENOSYS) {
 		nf_fix_say_nosys(r);
 	} else if (rc == -ESRCH) {
-		fprintf(stderr, "naglefix fix: pid %d: the process ended%s\n", pid,
+		nf_cli_warnx(0, "pid %d: the process ended%s", pid,
 			meanwhile ? " meanwhile" : "");
 		nf_fix_worse(r, NF_FIX_EXIT_GONE);
 	} else if (nf_fix_is_mfile(rc)) {
 		nf_fix_say_mfile(r, p->pid, "taking its sockets");
 	} else {
-		fprintf(stderr, "naglefix fix: pid %d: %s\n", pid, strerror(-rc));
+		nf_cli_warnx(0, "pid %d: %s", pid, strerror(-rc));
 		nf_fix_worse(r, NF_FIX_EXIT_PARTIAL);
 	}
 }
@@ -97,15 +98,15 @@ void nf_fix_say_no_tcp(struct nf_fix_run *r, pid_t pid, enum nf_fix_notcp when)
 	nf_fix_proc_comm(pid, comm, sizeof(comm));
 	children_hint(pid, hint, sizeof(hint));
 	if (when == NF_FIX_NOTCP_WAITING) {
-		fprintf(stderr, "naglefix fix: pid %d (%s) holds no TCP socket yet: waiting for one%s\n",
+		nf_cli_warnx(0, "pid %d (%s) holds no TCP socket yet: waiting for one%s",
 			(int)pid, comm, hint);
 		return;
 	}
 	if (when == NF_FIX_NOTCP_FOLLOWED)
-		fprintf(stderr, "naglefix fix: pid %d held no TCP socket while followed: nothing fixed\n",
+		nf_cli_warnx(0, "pid %d held no TCP socket while followed: nothing fixed",
 			(int)pid);
 	else
-		fprintf(stderr, "naglefix fix: pid %d (%s) holds no TCP socket: nothing to fix%s\n",
+		nf_cli_warnx(0, "pid %d (%s) holds no TCP socket: nothing to fix%s",
 			(int)pid, comm, hint);
 	nf_fix_worse(r, NF_FIX_EXIT_NOTCP);
 }

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/common/nf_cli.h"
+
 /* Turns TCP_NODELAY off again on one recorded socket of p, if it is still
  * that socket and still on. Returns 0, or a fatal negative errno. */
 static int undo_one(struct nf_fix_run *f, const struct nf_fix_proc *p,
@@ -62,7 +64,7 @@ static void undo_pid(struct nf_fix_run *f, pid_t pid)
 	char why[160];
 
 	if (rc < 0 || n == 0) {
-		fprintf(stderr, "naglefix fix: pid %d: nothing to undo (%s/fix-%d: %s)\n", (int)pid,
+		nf_cli_warnx(0, "pid %d: nothing to undo (%s/fix-%d: %s)", (int)pid,
 			nf_fix_state_dir(), (int)pid,
 			rc < 0 ? nf_fix_state_dir_why(rc, why, sizeof(why)) : "empty");
 		nf_fix_worse(f, nf_fix_is_mfile(rc) ? NF_FIX_EXIT_MFILE : NF_FIX_EXIT_PARTIAL);
@@ -71,15 +73,15 @@ static void undo_pid(struct nf_fix_run *f, pid_t pid)
 	}
 	rc = nf_fix_proc_open(pid, &p);
 	if (rc == 0 && p.start != v[0].start) {
-		fprintf(stderr,
-			"naglefix fix: pid %d: another process has this PID now (started at %llu, the "
-			"record's at %llu): nothing undone%s\n",
+		nf_cli_warnx(0,
+			"pid %d: another process has this PID now (started at %llu, the "
+			"record's at %llu): nothing undone%s",
 			(int)pid, p.start, v[0].start, f->dry ? "" : ", the record removed");
 		if (!f->dry)
 			nf_fix_record_forget(pid);
 		nf_fix_worse(f, NF_FIX_EXIT_GONE);
 	} else if (rc == -ESRCH) {
-		fprintf(stderr, "naglefix fix: pid %d: the process has ended: nothing to undo%s\n",
+		nf_cli_warnx(0, "pid %d: the process has ended: nothing to undo%s",
 			(int)pid, f->dry ? "" : ", the record removed");
 		if (!f->dry)
 			nf_fix_record_forget(pid);

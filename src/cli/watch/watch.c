@@ -230,7 +230,7 @@ static int add_spec(struct nf_watch *w, const char *arg)
 		return -1;
 	}
 	if (!(a = realloc(w->specs, (w->nspecs + 1) * sizeof(*a)))) {
-		fputs("naglefix watch: out of memory\n", stderr);
+		nf_cli_warnx(0, "out of memory");
 		return -1;
 	}
 	w->specs = a;
@@ -454,7 +454,7 @@ static int run(struct nf_watch *w)
 	while (!stop_signal) {
 		/* with metrics, the wait is watch_metrics.c's: the rings and the endpoint */
 		if ((rc = nf_watch_stream_next(w, w->metrics ? 0 : TICK_MS, &f, &ns)) < 0) {
-			fprintf(stderr, "naglefix watch: reading the rings: %s\n", strerror(errno));
+			nf_cli_warnx(0, "reading the rings: %s", strerror(errno));
 			return 1;
 		}
 		if (rc > 0) {
@@ -512,7 +512,7 @@ static void report(struct nf_watch *w, double secs)
 static int open_all(struct nf_watch *w)
 {
 	if (w->log_path && !(w->log = fopen(w->log_path, "ae"))) {
-		fprintf(stderr, "naglefix watch: %s: %s\n", w->log_path, strerror(errno));
+		nf_cli_warnx(0, "%s: %s", w->log_path, strerror(errno));
 		return 1;
 	}
 	if (w->log)
@@ -524,7 +524,7 @@ static int open_all(struct nf_watch *w)
 		w->wire_opts.on_stall = nf_watch_metrics_stall;
 	w->wire_opts.arg = w;
 	if (nf_watch_wires_open(w) < 0 || nf_watch_stream_open(w) < 0) {
-		fputs("naglefix watch: out of memory\n", stderr);
+		nf_cli_warnx(0, "out of memory");
 		return 1;
 	}
 	if (nf_watch_netns_open(w) || nf_watch_metrics_open(w))
@@ -550,11 +550,14 @@ static void close_all(struct nf_watch *w)
 /* Where watch says it captures. */
 static void say_start(const struct nf_watch *w)
 {
-	fprintf(stderr, "naglefix watch: TCP on %s", w->ifname ? w->ifname : "every interface");
+	char ns[64] = "";
+
 	if (w->nrings > 1 || w->all_ns || w->nspecs)
-		fprintf(stderr, " of %u network namespace%s%s", w->nrings, w->nrings == 1 ? "" : "s",
-			w->all_ns ? " (and those to come)" : "");
-	fprintf(stderr, "%s; SIGINT or SIGTERM ends it\n", w->fix ? ", fixing each holder here" : "");
+		snprintf(ns, sizeof(ns), " of %u network namespace%s%s", w->nrings,
+			 w->nrings == 1 ? "" : "s", w->all_ns ? " (and those to come)" : "");
+	nf_cli_warnx(0, "TCP on %s%s%s; SIGINT or SIGTERM ends it",
+		     w->ifname ? w->ifname : "every interface", ns,
+		     w->fix ? ", fixing each holder here" : "");
 }
 
 int nf_cli_watch(int argc, char **argv)

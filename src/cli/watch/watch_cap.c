@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "watch_int.h"
+#include "cli/common/nf_cli.h"
 
 #define NS_RING_KIB 256           /* a queue counts as a ring of this size (its turnover) */
 #define NS_QUEUE_KIB (32u << 10)  /* a namespace's first capture: its socket queue, the
@@ -55,8 +56,8 @@ static void say_enter(struct nf_watch *w, const struct nf_watch_ns *ns, int rc)
 	if (w->said_enter)
 		return;
 	w->said_enter = 1;
-	fprintf(stderr, "naglefix watch: cannot enter network namespace %s: %s%s; "
-			"watching those it can\n", ns->name, strerror(-rc),
+	nf_cli_warnx(0, "cannot enter network namespace %s: %s%s; "
+			"watching those it can", ns->name, strerror(-rc),
 		rc == -EPERM ? " (setns needs CAP_SYS_ADMIN)" : "");
 }
 
@@ -117,7 +118,7 @@ static int opened(struct nf_watch *w, struct nf_watch_ns *ns, int rc, const char
 	if (rc == 0)
 		ns->lo = nf_ring_loopback(ns->cap->ring);
 	else if (err[0] && (rc != -ENODEV || (is_home(w, ns) && !w->all_ns)))
-		fprintf(stderr, "naglefix watch: %s%s%s\n", is_home(w, ns) ? "" : ns->name,
+		nf_cli_warnx(0, "%s%s%s", is_home(w, ns) ? "" : ns->name,
 			is_home(w, ns) ? "" : ": ", err);
 	return rc;
 }

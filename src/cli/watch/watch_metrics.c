@@ -16,6 +16,7 @@
 
 #include "nf_addr.h"
 #include "watch_int.h"
+#include "cli/common/nf_cli.h"
 #include "metrics/nf_endpoint.h"
 #include "metrics/nf_metrics.h"
 
@@ -75,10 +76,10 @@ static int write_file(struct nf_watch *w)
 
 	free(text);
 	if (rc < 0 && !wm->file_failing)
-		fprintf(stderr, "naglefix watch: --metrics-file %s: %s (watch goes on, writing it"
-				" again every %d s)\n", w->metrics_file, strerror(-rc), FILE_EVERY_S);
+		nf_cli_warnx(0, "--metrics-file %s: %s (watch goes on, writing it"
+				" again every %d s)", w->metrics_file, strerror(-rc), FILE_EVERY_S);
 	else if (rc == 0 && wm->file_failing)
-		fprintf(stderr, "naglefix watch: --metrics-file %s: written again\n", w->metrics_file);
+		nf_cli_warnx(0, "--metrics-file %s: written again", w->metrics_file);
 	wm->file_failing = rc < 0;
 	return rc;
 }
@@ -93,11 +94,11 @@ static int open_endpoint(struct nf_watch *w)
 	int port;
 
 	if (nf_endpoint_parse(w->metrics_addr, &ss, &len) < 0) {
-		fprintf(stderr, "naglefix watch: --metrics %s: not [ADDR:]PORT\n", w->metrics_addr);
+		nf_cli_warnx(0, "--metrics %s: not [ADDR:]PORT", w->metrics_addr);
 		return 1;
 	}
 	if (!(w->metrics->ep = nf_endpoint_open((struct sockaddr *)&ss, len, err))) {
-		fprintf(stderr, "naglefix watch: --metrics %s: %s\n", w->metrics_addr, err);
+		nf_cli_warnx(0, "--metrics %s: %s", w->metrics_addr, err);
 		return 1;
 	}
 	nf_endpoint_addr(w->metrics->ep, &ss);
@@ -108,7 +109,7 @@ static int open_endpoint(struct nf_watch *w)
 		addr = (const uint8_t *)&((struct sockaddr_in *)&ss)->sin_addr;
 		port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	}
-	fprintf(stderr, "naglefix watch: metrics at http://%s/metrics\n",
+	nf_cli_warnx(0, "metrics at http://%s/metrics",
 		nf_addr_format(ss.ss_family, addr, port, a));
 	return 0;
 }
@@ -129,7 +130,7 @@ int nf_watch_metrics_open(struct nf_watch *w)
 	if (!w->metrics_addr && !w->metrics_file)
 		return 0;
 	if (!(w->metrics = calloc(1, sizeof(*w->metrics))) || !(w->metrics->m = nf_metrics_new(&o))) {
-		fputs("naglefix watch: out of memory\n", stderr);
+		nf_cli_warnx(0, "out of memory");
 		free(w->metrics);
 		w->metrics = NULL;
 		return 1;

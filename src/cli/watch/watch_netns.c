@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "watch_int.h"
+#include "cli/common/nf_cli.h"
 
 #define RUN_NETNS "/run/netns"
 
@@ -296,7 +297,7 @@ static int open_home(struct nf_watch *w)
 	int fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0 || fstat(fd, &self)) {
-		fprintf(stderr, "naglefix watch: /proc/self/ns/net: %s\n", strerror(errno));
+		nf_cli_warnx(0, "/proc/self/ns/net: %s", strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return 1;
@@ -333,13 +334,13 @@ int nf_watch_netns_open(struct nf_watch *w)
 		struct nf_watch_ns *ns = open_spec(w, w->specs[i]);
 
 		if (!ns) {
-			fprintf(stderr, "naglefix watch: --netns %s: %s\n", w->specs[i],
+			nf_cli_warnx(0, "--netns %s: %s", w->specs[i],
 				errno == ENOENT ? "no such network namespace"
 				: errno == EINVAL ? "not a network namespace" : strerror(errno));
 			return 1;
 		}
 		if (!ns->cap && ns->retry)
-			fprintf(stderr, "naglefix watch: --netns %s: no interface %s there\n",
+			nf_cli_warnx(0, "--netns %s: no interface %s there",
 				w->specs[i], w->ifname);
 		if (!ns->cap) /* else said why */
 			return 1;
@@ -349,7 +350,7 @@ int nf_watch_netns_open(struct nf_watch *w)
 		scan_procs(w, 1);
 	}
 	if (!w->nrings && w->ns[0]->retry) { /* -i's interface: in no namespace */
-		fprintf(stderr, "naglefix watch: no interface %s in any network namespace\n", w->ifname);
+		nf_cli_warnx(0, "no interface %s in any network namespace", w->ifname);
 		return 1;
 	}
 	return 0;

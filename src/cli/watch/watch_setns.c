@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "watch_int.h"
+#include "cli/common/nf_cli.h"
 
 static int is_home(const struct nf_watch *w, const struct nf_watch_ns *ns)
 {
@@ -31,7 +32,7 @@ void nf_watch_leave(struct nf_watch *w, const struct nf_watch_ns *ns)
 		return;
 	if (setns(w->self_fd, CLONE_NEWNET) == 0)
 		return;
-	fprintf(stderr, "naglefix watch: coming back from network namespace %s: %s\n", ns->name,
+	nf_cli_warnx(0, "coming back from network namespace %s: %s", ns->name,
 		strerror(errno));
 	exit(1);
 }
