@@ -1,5 +1,5 @@
 /*
- * cgroup.c - where this host's cgroups are (cgroup_int.h): the cgroup2
+ * cgroup.c - where this host's cgroups are (nf_cgroup.h): the cgroup2
  * mount, a process's cgroup, the directory a --cgroup argument or a
  * systemd unit names, and the processes in a cgroup's subtree. Read from
  * /proc/self/mountinfo, /proc/PID/cgroup and the cgroup2 tree itself,

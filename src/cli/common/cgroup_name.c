@@ -1,5 +1,5 @@
 /*
- * cgroup_name.c - the name people give a cgroup (cgroup_int.h): the
+ * cgroup_name.c - the name people give a cgroup (nf_cgroup.h): the
  * container, Kubernetes pod or systemd unit its path is made of, as their
  * tools print them, read from the path alone (a pure function).
  *

@@ -1,5 +1,5 @@
 /*
- * util.c - what several of the command's files share (cli_int.h): a word
+ * util.c - what several of the command's files share (nf_cli.h): a word
  * quoted for a message, an error or a usage error said in one line (the
  * err(3) shape), a string written as JSON, and the library put first in
  * LD_PRELOAD. Here, in one place
