@@ -60,10 +60,15 @@ LIB_OBJS  := $(CORE_OBJS) \
 	$(B)/obj/interpose/fd.o $(B)/obj/interpose/wait.o \
 	$(B)/obj/interpose/process.o $(B)/obj/interpose/stdio.o \
 	$(B)/obj/interpose/aio.o $(B)/obj/interpose/sandbox.o $(B)/obj/process/sandbox.o
-# The command: every file of src/cli/. The packet side (src/wire/: capture
+# The command: every file of src/cli/ and its folders (naglefix.c, the
+# dispatcher; common/, what the commands share; a folder a command). The packet side (src/wire/: capture
 # readers, decoder, live ring, detector) is an archive of its own that the
 # command and tests/wire's unit tests link; the library never does.
-CLI_OBJS  := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/cli/*.c))
+CLI_OBJS  := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/cli/*.c src/cli/*/*.c))
+# Every command's folder and cli/common, all of src/cli but its main
+# (naglefix.c): libnfcli.a, which the command and the tests of its
+# functions (tests/cli, tests/fix) link.
+CLI_LIB_OBJS := $(filter-out $(B)/obj/cli/naglefix.o,$(CLI_OBJS))
 WIRE_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(wildcard src/wire/*.c))
 # watch's metrics (src/metrics/: the series, their text, the HTTP endpoint,
 # the textfile): an archive of its own too, linked by the command and by
@@ -105,7 +110,7 @@ $(DEPS_STAMP):
 # install's place) and in ../lib/MULTIARCH/ (the Debian package's, where the
 # loader finds it by name): MULTIARCH is the compiler's triplet.
 MULTIARCH ?= $(shell $(CC) -print-multiarch 2>/dev/null)
-$(B)/obj/cli/util.o: XCPPFLAGS += $(if $(MULTIARCH),-DNF_MULTIARCH='"$(MULTIARCH)"')
+$(B)/obj/cli/common/util.o: XCPPFLAGS += $(if $(MULTIARCH),-DNF_MULTIARCH='"$(MULTIARCH)"')
 
 $(B)/obj/%.o: src/%.c $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -134,9 +139,14 @@ $(B)/libnfroute.a: $(ROUTE_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/naglefix: $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a $(B)/libnfbpf.a $(B)/libnfroute.a \
-		$(B)/libnfcore.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a $(B)/libnfbpf.a \
+$(B)/libnfcli.a: $(CLI_LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/naglefix: $(B)/obj/cli/naglefix.o $(B)/libnfcli.a $(B)/libnfwire.a $(B)/libnfmetrics.a \
+		$(B)/libnfbpf.a $(B)/libnfroute.a $(B)/libnfcore.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(B)/obj/cli/naglefix.o $(B)/libnfcli.a \
+		$(B)/libnfwire.a $(B)/libnfmetrics.a $(B)/libnfbpf.a \
 		$(B)/libnfroute.a \
 		$(B)/libnfcore.a -lpthread -lm
 
@@ -165,16 +175,15 @@ test-watch: all
 	tests/watch/run.sh
 
 # ---- the command's own functions (tests/cli/check_*.c): one Check program
-# each, linked with the command's objects but its main (naglefix.o), run by
-# tests/cli/run.sh.
+# each, linked with the command's archive (libnfcli.a: all but its main),
+# run by tests/cli/run.sh.
 CTEST_CLI_SRCS := $(wildcard tests/cli/check_*.c)
 CTEST_CLI      := $(patsubst tests/cli/%.c,$(B)/tests/cli/%,$(CTEST_CLI_SRCS))
-CLI_LIB_OBJS   := $(filter-out $(B)/obj/cli/naglefix.o,$(CLI_OBJS))
 
-$(B)/tests/cli/%: tests/cli/%.c $(UNIT_RUN) $(CLI_LIB_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a \
+$(B)/tests/cli/%: tests/cli/%.c $(UNIT_RUN) $(B)/libnfcli.a $(B)/libnfwire.a $(B)/libnfmetrics.a \
 		$(B)/libnfbpf.a $(B)/libnfroute.a $(B)/libnfcore.a $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(TEST_CC) -o $@ $< $(UNIT_RUN) $(CLI_LIB_OBJS) $(B)/libnfwire.a $(B)/libnfmetrics.a \
+	$(TEST_CC) -o $@ $< $(UNIT_RUN) $(B)/libnfcli.a $(B)/libnfwire.a $(B)/libnfmetrics.a \
 		$(B)/libnfbpf.a $(B)/libnfroute.a $(B)/libnfcore.a $(CHECK_LIBS) -lpthread -lm
 
 test-cli: all $(CTEST_CLI)
@@ -205,8 +214,8 @@ $(B)/tests/attach/%: tests/attach/%.c $(B)/libnfbpf.a $(B)/libnfcore.a $(DEPS_ST
 test-attach: all $(B)/tests/attach/check_bpf $(B)/tests/attach/match_table
 	tests/attach/run.sh
 
-# naglefix fix PID (tests/fix/run.sh)
-test-fix: all
+# naglefix fix PID (tests/fix/run.sh; its api_check.c links libnfcli.a)
+test-fix: all $(B)/libnfcli.a
 	tests/fix/run.sh
 
 # The documents: the man pages linted (mandoc, groff), and what they and the

@@ -1,6 +1,6 @@
 /*
  * nf_fnv.h - FNV-1a, 64 bits: the audit log's signature of a finding
- * (audit_log.c) and the command's index of report groups (cli/report.c).
+ * (audit_log.c) and the command's index of report groups (cli/report/report.c).
  */
 #ifndef NF_FNV_H
 #define NF_FNV_H

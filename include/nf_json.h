@@ -1,6 +1,6 @@
 /*
  * nf_json.h - a byte inside a JSON string, as the audit log (audit_log.c)
- * and the command's report --json (cli/report.c) both write it.
+ * and the command's report --json (cli/report/report.c) both write it.
  */
 #ifndef NF_JSON_H
 #define NF_JSON_H

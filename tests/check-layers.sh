@@ -2,9 +2,10 @@
 # check-layers.sh [TOP] - proves that the folders of TOP's src/ (default:
 # this checkout) only point down: no include between two folders that the
 # table below does not allow, no private header included from another
-# folder, every header named by the one rule, no cycle between the
-# modules of the library and of the packet side, and no circle between
-# the command's files.
+# folder, every header named by the one rule, each command's folder with
+# one door, no cycle between the modules of the library and of the packet
+# side, no call between the command's folders that the table does not
+# allow, and no circle between the command's files.
 #
 # Folders, read from the path alone. A file of src/ is in the folder it
 # lives in, relative to src/ (src/actions/coalesce/coalesce.c and
@@ -24,8 +25,16 @@
 # but common/ (addresses, JSON, the policy language):
 #
 #   interpose -> process -> actions/* -> core -> common
-#   cli -> wire -> common, cli -> metrics -> common, cli -> bpf -> common, cli -> route -> common,
-#   cli -> common
+#   cli -> cli/CMD (each command's folder) -> cli/common -> wire -> common,
+#   cli/watch -> metrics -> common, cli/attach -> bpf -> common,
+#   cli/attach -> route -> common
+#
+# and between the commands, which call each other through their doors as
+# functions: cli/watch -> cli/fix (watch --fix), cli/watch -> cli/attach
+# (watch --fix --attach), cli/attach -> cli/fix (attach --now, the state
+# directory); every command -> cli/common (what several share: messages,
+# options, cgroups, the tables of findings). cli/ itself holds naglefix.c,
+# the dispatcher, which reaches every command's door and nothing else.
 #
 # (metrics/: watch's Prometheus side, which knows nothing of packets: the
 # command turns a finding into its labels; bpf/: naglefix's kernel program
@@ -41,7 +50,9 @@
 # folders above it: some file of another folder includes it, directly or
 # through another nf_ header of its folder (nf_hook_list.h, through
 # nf_real.h); an nf_ header nobody else reaches is named NAME_int.h
-# instead. A header of include/ is nf_NAME.h.
+# instead. A header of include/ is nf_NAME.h. A command's folder
+# (cli/CMD, every folder under src/cli but cli/common) has one door,
+# nf_CMD.h: a second nf_ header there is a new door nobody declared.
 #
 # Modules (the cycle check, as before the folders): a header is the module
 # of its name (src/core/nf_timer.h: timer); a .c file belongs to the module
@@ -49,15 +60,18 @@
 # (audit_log.c includes nf_audit.h first: audit), else it is a module of
 # its own name. So coalesce.c including nf_timer.h and timer.c including
 # nf_coalesce.h would be the cycle coalesce -> timer -> coalesce, though no
-# header includes itself. src/cli is left out of this graph: its cli_int.h
-# declares the functions of several files, so the command's check is one
-# of calls instead. A file of src/cli that calls a function (nf_...(...))
-# that another one defines points to it; no file may reach itself.
+# header includes itself. src/cli is left out of this graph: a door such
+# as nf_fix.h declares the functions of several files, so the command's
+# checks are of calls instead. A file of src/cli that calls a function
+# (nf_...(...)) that another one defines points to it: between two
+# folders that must be an arrow of ARROWS (a call made without the
+# door's include is still seen), and no file may reach itself.
 #
 # Prints each wrong arrow (the include that makes it), each private header
 # reached from outside, each header wrongly named, each cycle (its
-# modules and the includes that close it) and each circle of calls, and
-# ends with "N passed, M failed" over the five checks; exits 1 on a
+# modules and the includes that close it), each call between the
+# command's folders that is no arrow and each circle of calls, and
+# ends with "N passed, M failed" over the six checks; exits 1 on a
 # failure, 2 if TOP has no src/. T=pattern picks checks by name.
 set -eu
 
@@ -80,7 +94,14 @@ wire common
 metrics common
 bpf common
 route common
-cli wire metrics bpf route common
+cli cli/check cli/report cli/scan cli/fix cli/attach cli/watch cli/common common
+cli/watch cli/fix cli/attach cli/common wire metrics common
+cli/attach cli/fix cli/common bpf route common
+cli/fix cli/common common
+cli/check cli/common common
+cli/report cli/common common
+cli/scan cli/common wire common
+cli/common wire common
 '
 
 tmp=$(mktemp -d)
@@ -209,6 +230,10 @@ awk -F'\t' 'FILENAME == ARGV[1] { dir[$1] = $2; next }
 			} else if (!reached[h]) {
 				m = n; sub(/^nf_/, "", m); sub(/\.h$/, "", m)
 				printf "  %s: no file of another folder includes it: name it %s_int.h\n", h, m
+			} else if (dir[h] ~ /^cli\// && dir[h] != "cli/common") {
+				cmd = dir[h]; sub(/^cli\//, "", cmd)
+				if (n != "nf_" cmd ".h")
+					printf "  %s: a second door of %s (a command'"'"'s folder has one, nf_%s.h)\n", h, dir[h], cmd
 			}
 		}
 	    }' "$tmp/folders" "$tmp/headers" "$tmp/edges" >"$tmp/names"
@@ -219,7 +244,7 @@ elif [ -s "$tmp/names" ]; then
 	cat "$tmp/names"
 	failed=$((failed + 1))
 else
-	echo "PASS layers-header-names: $(grep -c '^include/' "$tmp/headers") in include/, $(grep '^src/' "$tmp/headers" | grep -vc '_int\.h$') nf_NAME.h and $(grep -c '_int\.h$' "$tmp/headers") NAME_int.h in src/"
+	echo "PASS layers-header-names: $(grep -c '^include/' "$tmp/headers") in include/, $(grep '^src/' "$tmp/headers" | grep -vc '_int\.h$') nf_NAME.h and $(grep -c '_int\.h$' "$tmp/headers") NAME_int.h in src/, one door a command's folder"
 	passed=$((passed + 1))
 fi
 
@@ -280,14 +305,15 @@ else
 	passed=$((passed + 1))
 fi
 
-# ---- circles of calls between the command's files. A file defines the
-# nf_ functions whose definition starts a line (not static, no ';' at the
-# end of that line); it calls every nf_NAME( it does not define.
+# ---- calls between the command's files. A file defines the nf_
+# functions whose definition starts a line (not static, no ';' at the end
+# of that line); it calls every nf_NAME( it does not define.
 : >"$tmp/defs"
 : >"$tmp/calls"
-for f in src/cli/*.c; do
-	[ -e "$f" ] || continue
+: >"$tmp/cfolder"
+grep '^src/cli/.*\.c$' "$tmp/files" | while read -r f; do
 	b=$(basename "$f" .c)
+	printf '%s %s\n' "$b" "$(awk -F'\t' -v f="$f" '$1 == f { print $2; exit }' "$tmp/folders")" >>"$tmp/cfolder"
 	sed -n '/^[A-Za-z_]/{ /^static/d; /^extern/d; /^typedef/d; /;[[:space:]]*$/d; p; }' "$f" |
 		grep -o 'nf_[A-Za-z0-9_]*(' | sed "s/($//; s/^/$b /" >>"$tmp/defs"
 	grep -o 'nf_[A-Za-z0-9_]*[[:space:]]*(' "$f" | sed 's/[[:space:]]*($//' | sort -u |
@@ -296,6 +322,37 @@ done
 awk 'NR == FNR { owner[$2] = $1; next }
      ($2 in owner) && owner[$2] != $1 { print $1, owner[$2], $1 ".c calls", $2 }' \
 	"$tmp/defs" "$tmp/calls" | sort -u >"$tmp/carrows"
+
+# ---- calls between the command's folders: each an arrow of ARROWS, to
+# a function the door of the folder called declares (its nf_ headers)
+grep '^src/cli/.*/nf_[^/]*\.h$' "$tmp/files" | while read -r h; do
+	d=${h#src/}
+	grep -o 'nf_[A-Za-z0-9_]*[[:space:]]*(' "$h" | sed "s/[[:space:]]*(\$//; s|^|${d%/*} |"
+done >"$tmp/doors"
+awk 'FILENAME == ARGV[1] { ok[$1, $2] = 1; next }
+     FILENAME == ARGV[2] { dir[$1] = $2; next }
+     FILENAME == ARGV[3] { door[$1, $2] = 1; next }
+     {
+	from = dir[$1]; to = dir[$2]
+	if (from == to)
+		next
+	if (!ok[from, to])
+		printf "  %s.c calls %s of %s.c (%s -> %s: not an arrow of ARROWS)\n", $1, $5, $2, from, to
+	else if (!door[to, $5])
+		printf "  %s.c calls %s of %s.c, not in the door of %s (its nf_*.h)\n", $1, $5, $2, to
+     }' "$tmp/allowed" "$tmp/cfolder" "$tmp/doors" "$tmp/carrows" >"$tmp/cwrong"
+if ! selected layers-cli-calls; then
+	:
+elif [ -s "$tmp/cwrong" ]; then
+	echo "FAIL layers-cli-calls: a call between the command's folders that is no arrow:"
+	cat "$tmp/cwrong"
+	failed=$((failed + 1))
+else
+	echo "PASS layers-cli-calls: $(awk 'NR == FNR { d[$1] = $2; next } d[$1] != d[$2] { print d[$1], d[$2] }' "$tmp/cfolder" "$tmp/carrows" | sort -u | wc -l | tr -d ' ') arrows of calls between $(cut -d' ' -f2 "$tmp/cfolder" | sort -u | wc -l | tr -d ' ') folders of src/cli, each in ARROWS"
+	passed=$((passed + 1))
+fi
+
+# ---- circles of calls between the command's files
 loops "$tmp/carrows" >"$tmp/circles"
 if ! selected layers-cli-no-circle; then
 	:
@@ -304,7 +361,7 @@ elif [ -s "$tmp/circles" ]; then
 	cat "$tmp/circles"
 	failed=$((failed + 1))
 else
-	echo "PASS layers-cli-no-circle: $(find src/cli -maxdepth 1 -name '*.c' | wc -l | tr -d ' ') files, $(cut -d' ' -f1,2 "$tmp/carrows" | sort -u | wc -l | tr -d ' ') arrows of calls between them"
+	echo "PASS layers-cli-no-circle: $(wc -l <"$tmp/cfolder" | tr -d ' ') files, $(cut -d' ' -f1,2 "$tmp/carrows" | sort -u | wc -l | tr -d ' ') arrows of calls between them"
 	passed=$((passed + 1))
 fi
 

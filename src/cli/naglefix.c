@@ -1,18 +1,19 @@
 /*
  * naglefix - the command: one run mode and eight subcommands, each in its
- * own file(s), which main dispatches to by the first word.
+ * folder of src/cli, which main dispatches to by the first word through
+ * the folder's door (nf_CMD.h).
  *
  *   naglefix [-c FILE] [-m ACTION] [-l LOG] [--] COMMAND [ARG...]  (here)
- *   naglefix check [FILE]                        validate a config (check.c)
- *   naglefix audit ... COMMAND [ARG...]          COMMAND's stalls (audit.c)
- *   naglefix report ... LOG...                   the table from logs (report*.c)
- *   naglefix fix ... TARGET...                   TCP_NODELAY from outside (fix*.c)
- *   naglefix scan ... CAPTURE...                 the stalls of captures (scan*.c)
- *   naglefix watch ...                           the stalls of the live host (watch*.c)
- *   naglefix attach ...                          rules in the kernel for a cgroup (attach*.c)
- *   naglefix detach ...                          them taken off again (detach.c)
+ *   naglefix check [FILE]                        validate a config (check/)
+ *   naglefix audit ... COMMAND [ARG...]          COMMAND's stalls (report/audit.c)
+ *   naglefix report ... LOG...                   the table from logs (report/)
+ *   naglefix fix ... TARGET...                   TCP_NODELAY from outside (fix/)
+ *   naglefix scan ... CAPTURE...                 the stalls of captures (scan/)
+ *   naglefix watch ...                           the stalls of the live host (watch/)
+ *   naglefix attach ...                          rules in the kernel for a cgroup (attach/)
+ *   naglefix detach ...                          them taken off again (attach/detach.c)
  *
- * Each one's options are in its usage text (nf_cli_usage_CMD, cli_int.h);
+ * Each one's options are in its usage text (nf_cli_usage_CMD, in its folder's door nf_CMD.h);
  * naglefix --help lists their synopses. Exit status of the run mode:
  * COMMAND's own; 125 for naglefix's own errors, 126 if COMMAND cannot be
  * run, 127 if it is not found (as env(1) does).
@@ -25,9 +26,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "attach_int.h"
-#include "cli_int.h"
-#include "fix_int.h"
+#include "cli/attach/nf_attach.h"
+#include "cli/check/nf_check.h"
+#include "cli/common/nf_cli.h"
+#include "cli/common/nf_unseen.h"
+#include "cli/fix/nf_fix.h"
+#include "cli/report/nf_report.h"
+#include "cli/scan/nf_scan.h"
+#include "cli/watch/nf_watch.h"
 #include "nf_config.h"
 #include "nf_policy.h"
 #include "nf_version.h"
@@ -59,7 +65,7 @@ static const char *const command_usage[] = {
 	nf_cli_usage_scan,  nf_cli_usage_watch, nf_cli_usage_attach, nf_cli_usage_detach,
 };
 
-/* The synopsis of a usage text (cli_int.h): its first line with "usage: "
+/* The synopsis of a usage text (nf_cli.h): its first line with "usage: "
  * as indent, then the lines after it indented as one. */
 static void put_synopsis(const char *text)
 {

@@ -1,5 +1,5 @@
 /*
- * check_cgroup.c - the command's cgroups (src/cli/cgroup.c,
+ * check_cgroup.c - the command's cgroups (src/cli/common/cgroup.c,
  * cgroup_name.c): the names people give cgroups, over a table of paths
  * as systemd, Docker, Podman, containerd, CRI-O and Kubernetes (both
  * cgroup drivers, each QoS class) make them; then, on cgroups this test
@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/cgroup_int.h"
+#include "cli/common/nf_cgroup.h"
 #include "../unit/unit.h"
 
 #ifndef CGROUP2_SUPER_MAGIC

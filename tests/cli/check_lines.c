@@ -1,5 +1,5 @@
 /*
- * check_lines.c - the command's bounded line reader (src/cli/lines.c) on
+ * check_lines.c - the command's bounded line reader (src/cli/common/lines.c) on
  * a pipe fed by a child in pieces of every size: each line whole, the
  * last one without its newline, a line of exactly the limit kept, a
  * longer one (in the middle, at the end, as the whole input) read
@@ -13,7 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/cli_int.h"
+#include "cli/common/nf_lines.h"
+#include "cli/report/report_int.h"
 #include "../unit/unit.h"
 
 #define MAX 16 /* the longest line these tests keep */

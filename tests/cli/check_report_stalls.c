@@ -1,6 +1,6 @@
 /*
  * check_report_stalls.c - the stalls report keeps for its medians
- * (src/cli/report_stalls.c): each distinct (row, stall) once with its
+ * (src/cli/report/report_stalls.c): each distinct (row, stall) once with its
  * count, the median weighted by the counts as if every stall were kept
  * alone, rows apart, and the table's growth within the bytes allowed.
  */
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli/cli_int.h"
+#include "cli/report/report_int.h"
 #include "../unit/unit.h"
 
 static size_t plenty = (size_t)1 << 30;

@@ -1,5 +1,5 @@
 /*
- * check_util.c - the command's messages (src/cli/util.c), in err(3)'s
+ * check_util.c - the command's messages (src/cli/common/util.c), in err(3)'s
  * shape: "naglefix CMD: " with the subcommand set by nf_cli_set_cmd
  * ("naglefix: " for the run mode), the message, one newline, on stderr;
  * nf_cli_warnx returns the status with errno kept, nf_cli_errx exits
@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/cli_int.h"
+#include "cli/common/nf_cli.h"
 #include "../unit/unit.h"
 
 enum { WARNX, ERRX, USAGE };

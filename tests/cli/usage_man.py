@@ -10,7 +10,8 @@ both ways: an option --help names that the page does not is a FAIL, and
 so is the reverse. -h/--help is left out: every command takes it. And
 the options --help names must be those the command reads: its getopt
 table in src/cli (the struct option arrays and getopt_long's short
-letters of CMD.c and CMD_*.c, naglefix.c for the run mode), both ways.
+letters of CMD.c and CMD_*.c in the command's folder, src/cli/attach/detach.c
+for detach, naglefix.c for the run mode), both ways.
 
 Here, in tests/cli (make test-cli, which builds the command first), not in
 tests/man: it runs the command, and test-man checks the documents without
@@ -53,7 +54,8 @@ def table_options(src, cmd):
     """The options of cmd's getopt_long call and its struct option array."""
     name = cmd or "naglefix"
     code = ""
-    for path in sorted(glob.glob(f"{src}/{name}.c") + glob.glob(f"{src}/{name}_*.c")):
+    for path in sorted(glob.glob(f"{src}/**/{name}.c", recursive=True)
+                       + glob.glob(f"{src}/**/{name}_*.c", recursive=True)):
         with open(path, encoding="utf-8") as f:
             code += f.read()
     found = set()

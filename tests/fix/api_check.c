@@ -1,5 +1,5 @@
 /*
- * api_check.c - nf_fix_inode and nf_fix_listener (src/cli/fix_int.h), the
+ * api_check.c - nf_fix_inode and nf_fix_listener (src/cli/fix/nf_fix.h), the
  * functions watch --fix calls, driven by tests/fix/run.sh against real
  * processes; linked with the command's own fix objects.
  * Usage: api_check inode PID INO FD      (FD -1: looked up)
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/fix_int.h"
+#include "cli/fix/nf_fix.h"
 
 int main(int argc, char **argv)
 {

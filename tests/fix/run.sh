@@ -192,8 +192,8 @@ for p in nodelay_of deny_getfd; do
     cc -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/$p" "$HERE/$p.c" || fail "build $p"
 done
 cc -std=gnu11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -iquote "$TOP/src" -I"$TOP/include" \
-    -o "$W/api_check" "$HERE/api_check.c" "$TOP"/build/obj/cli/fix_{api,dir,proc,sock,record}.o \
-    "$TOP/build/libnfcore.a" || fail "build api_check"
+    -o "$W/api_check" "$HERE/api_check.c" "$TOP/build/libnfcli.a" "$TOP/build/libnfcore.a" ||
+    fail "build api_check"
 cc -static -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/static_client" "$HERE/static_client.c" ||
     fail "build static_client (cc -static)"
 

@@ -22,7 +22,7 @@
 #            report the library's lock-free fd table and counters as races,
 #            and it runs the same test many times slower.
 #   *-scan   naglefix scan's two threads (the reader and decoder, the
-#            detector; src/cli/scan_feed.c) under ASan and under TSan: every
+#            detector; src/cli/scan/scan_feed.c) under ASan and under TSan: every
 #            capture of tests/wire/fixtures, every public one (nobody here
 #            wrote them: tests/wire/public.sh), and a capture the model of two
 #            ends writes (4,000 connections, 800 at once, 10% of them
@@ -401,9 +401,9 @@ make_canary_copy() {
             '{ static int nf_canary; nf_canary++; }' &&
         inject src/core/conn.c nf_conn_ensure NF_CANARY_TSAN \
             '{ static int nf_canary; nf_canary++; }' &&
-        inject src/cli/scan_feed.c reader NF_CANARY_TSAN \
+        inject src/cli/scan/scan_feed.c reader NF_CANARY_TSAN \
             '{ ((struct feed *)arg)->rc = 0; }' &&
-        inject src/cli/scan_feed.c work NF_CANARY_TSAN \
+        inject src/cli/scan/scan_feed.c work NF_CANARY_TSAN \
             '{ volatile int nf_canary = f->rc; (void)nf_canary; }'
 }
 
