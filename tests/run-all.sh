@@ -5,18 +5,21 @@
 # "== NAME: N passed, M failed in S s" and the line "== all: S s" before
 # the last say where the run's time went.
 #
-# The suites run in two lanes side by side, each one suite after another:
+# The suites run in lanes side by side, each lane one suite after another:
 #   timed  the suites that judge a time somewhere (a stall of 40 ms against
 #          under 5 ms, a flush 20 ms after the writes), at the caller's
-#          priority;
+#          priority, in two lanes (TIMED1, TIMED2), each of which mostly
+#          waits on its clients' rounds;
 #   plain  the suites that judge none, under nice 19 and the lowest
 #          best-effort I/O priority, so a timed check keeps its CPU.
 # Everything the suites' make targets need is built first, once (two makes
 # building one file at once would collide); a suite that builds more
 # builds into a directory of its own (build/asan, build/musl, build/fuzz,
 # a scratch directory). A suite's output is held until it ends, then
-# printed whole with its closing line: lanes never interleave. LANES=1
-# runs every suite in one lane at the caller's priority, plain lane first.
+# printed whole with its closing line and "== cpu NAME: U s user, S s
+# sys" (its processes' CPU time): lanes never interleave. LANES=2 runs the
+# timed suites in one lane, LANES=1 every suite in one lane at the
+# caller's priority, the plain ones first.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
@@ -25,10 +28,10 @@ unset T SUITE CASE # a filter is for one suite (tests/README.md): here every tes
 . "$top/tests/lib.sh"
 start_all=$EPOCHREALTIME
 
-TIMED=(integration legacy coalesce auto audit wire watch metrics fix attach stress readme install deb
-    image musl sanitize external vm)
+TIMED1=(wire watch fix attach metrics legacy coalesce auto stress readme)
+TIMED2=(external vm integration audit install deb image musl sanitize)
 PLAIN=(exports layers inventory unit cli man bounds security difftest fuzz)
-[[ -d tests/watch ]] || TIMED=("${TIMED[@]/watch/}")
+[[ -d tests/watch ]] || TIMED1=("${TIMED1[@]/watch/}")
 
 # suite NAME: runs suite NAME's command.
 suite() {
@@ -54,11 +57,24 @@ trap 'exit 130' INT TERM
 # file; then prints that whole, and its closing line with its counts and
 # seconds, while no other lane prints; its counts go to $WORK/counts.
 run_suite() {
-    local name=$1 start=$EPOCHREALTIME out=$WORK/$1.out
+    local name=$1 start=$EPOCHREALTIME out=$WORK/$1.out before
+    children_cpu
+    before=$CPU
     part "$name" suite "$name" >"$out" 2>&1 </dev/null
     echo "== $name: $TALLY_PASSED passed, $TALLY_FAILED failed in $(elapsed "$start") s" >>"$out"
+    children_cpu
+    LC_ALL=C awk -v b="$before" -v a="$CPU" -v n="$name" 'BEGIN { split(b, x, " "); split(a, y, " ")
+        printf "== cpu %s: %.1f s user, %.1f s sys\n", n, y[1] - x[1], y[2] - x[2] }' >>"$out"
     echo "$name $TALLY_PASSED $TALLY_FAILED" >>"$WORK/counts"
     flock "$WORK/counts" cat "$out"
+}
+
+# children_cpu: sets CPU to the user and system seconds ("U S") of this
+# shell's children that ended (bash's times: in this shell, not in $()).
+children_cpu() {
+    local f=$WORK/times.$BASHPID
+    times >"$f"
+    CPU=$(LC_ALL=C awk 'NR == 2 { split($0, f, /[ms]+/); print f[1] * 60 + f[2], f[3] * 60 + f[4] }' "$f")
 }
 
 # lane NAME...: the suites NAME, one after another ("" is none).
@@ -77,7 +93,7 @@ prerequisites() {
         grep -v '^$\|^test-\|^difftest$\|^fuzz$\|^check$' | sort -u
 }
 
-lanes=${LANES:-2}
+lanes=${LANES:-3}
 mapfile -t built < <(prerequisites)
 start=$EPOCHREALTIME
 if ! make -s -j"$(nproc 2>/dev/null || echo 2)" "${built[@]}" >"$WORK/build.out" 2>&1; then
@@ -88,19 +104,25 @@ fi
 echo "== build: $(elapsed "$start") s"
 
 if ((lanes == 1)); then
-    lane "${PLAIN[@]}" "${TIMED[@]}"
+    lane "${PLAIN[@]}" "${TIMED1[@]}" "${TIMED2[@]}"
 else
     (
         renice -n 19 -p "$BASHPID" >/dev/null
         ionice -c 2 -n 7 -p "$BASHPID" 2>/dev/null
         lane "${PLAIN[@]}"
     ) &
-    plain=$!
-    lane "${TIMED[@]}"
-    wait "$plain"
+    others=("$!")
+    if ((lanes == 2)); then
+        lane "${TIMED1[@]}" "${TIMED2[@]}"
+    else
+        lane "${TIMED2[@]}" &
+        others+=("$!")
+        lane "${TIMED1[@]}"
+    fi
+    wait "${others[@]}"
 fi
 
-for name in "${PLAIN[@]}" "${TIMED[@]}"; do
+for name in "${PLAIN[@]}" "${TIMED1[@]}" "${TIMED2[@]}"; do
     [[ -n $name ]] || continue
     if read -r _ p f < <(grep "^$name " "$WORK/counts" 2>/dev/null); then
         PASSED=$((PASSED + p)) FAILED=$((FAILED + f))
@@ -108,5 +130,7 @@ for name in "${PLAIN[@]}" "${TIMED[@]}"; do
         fail "$name" "the suite did not run to its end"
     fi
 done
+children_cpu
+LC_ALL=C awk -v a="$CPU" 'BEGIN { split(a, y, " "); printf "== cpu all: %.1f s user, %.1f s sys\n", y[1], y[2] }'
 echo "== all: $(elapsed "$start_all") s"
 finish
