@@ -10,8 +10,10 @@
 #          under 5 ms, a flush 20 ms after the writes), at the caller's
 #          priority, in two lanes (TIMED1, TIMED2), each of which mostly
 #          waits on its clients' rounds;
-#   plain  the suites that judge none, under nice 19 and the lowest
-#          best-effort I/O priority, so a timed check keeps its CPU.
+#   plain  the suites that judge none (external: CPython's tests and the
+#          daemons' runs judged against the same run bare), under nice 19
+#          and the lowest best-effort I/O priority, so a timed check keeps
+#          its CPU.
 # Everything the suites' make targets need is built first, once (two makes
 # building one file at once would collide); a suite that builds more
 # builds into a directory of its own (build/asan, build/musl, build/fuzz,
@@ -28,9 +30,15 @@ unset T SUITE CASE # a filter is for one suite (tests/README.md): here every tes
 . "$top/tests/lib.sh"
 start_all=$EPOCHREALTIME
 
-TIMED1=(wire watch fix attach metrics legacy coalesce auto stress readme)
-TIMED2=(external vm integration audit install deb image musl sanitize)
-PLAIN=(exports layers inventory unit cli man bounds security difftest fuzz)
+# The lanes. Two things tie suites to one lane: tests/legacy/common.sh's
+# servers keep their files in build/legacy by name (legacy's and audit's
+# java-echo, legacy's and watch's memcached), where its javac writes too
+# (legacy, audit, watch, readme); and watch --fix's whole-host check
+# (t_watch_fix.sh) fails on any socket whose TCP_NODELAY changes while it
+# runs, as fix's and attach's clients' do.
+TIMED1=(legacy audit wire watch fix attach readme)
+TIMED2=(integration coalesce auto stress metrics install deb image musl sanitize vm)
+PLAIN=(exports layers inventory unit cli man bounds security difftest fuzz external)
 [[ -d tests/watch ]] || TIMED1=("${TIMED1[@]/watch/}")
 
 # suite NAME: runs suite NAME's command.
