@@ -11,7 +11,8 @@
 #          priority, in two lanes (TIMED1, TIMED2), each of which mostly
 #          waits on its clients' rounds;
 #   plain  the suites that judge none (external: CPython's tests and the
-#          daemons' runs judged against the same run bare), under nice 19
+#          daemons' runs judged against the same run bare; wire-plain:
+#          wire's programs and its captures on file), under nice 19
 #          and the lowest best-effort I/O priority, so a timed check keeps
 #          its CPU.
 # Everything the suites' make targets need is built first, once (two makes
@@ -38,7 +39,7 @@ start_all=$EPOCHREALTIME
 # runs, as fix's and attach's clients' do.
 TIMED1=(legacy audit wire watch fix attach readme)
 TIMED2=(integration coalesce auto stress metrics install deb image musl sanitize vm)
-PLAIN=(exports layers inventory unit cli man bounds security difftest fuzz external)
+PLAIN=(exports layers inventory unit cli man bounds security wire-plain difftest fuzz external)
 [[ -d tests/watch ]] || TIMED1=("${TIMED1[@]/watch/}")
 
 # suite NAME: runs suite NAME's command.
@@ -47,6 +48,10 @@ suite() {
     legacy) tests/legacy/run.sh nodelay coalesce auto quickack ;;
     install) tests/install/run.sh ;;
     difftest) make -s difftest ;;
+    # wire's programs and its scripts of captures on file or modelled judge
+    # no time (tests/wire/run.sh's WIRE_PART)
+    wire) WIRE_PART=timed make -s test-wire ;;
+    wire-plain) WIRE_PART=plain tests/wire/run.sh ;;
     # Fuzzing here is a regression check, 15 s a target (FUZZ_TIME, if set,
     # wins): each target replays its committed seed corpus and what earlier
     # runs found (well under a second) and then searches on for some
