@@ -66,6 +66,17 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/nfall.XXXXXX") || exit 2
 trap 'rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
+# A python3 on PATH that is a version manager's shim (pyenv's: a bash
+# script running `pyenv exec`, 0.5 s of CPU and a dozen processes a start
+# here, and the suites start python3 thousands of times) is passed by:
+# python3 and python, for the suites, are links to the interpreter the
+# shim runs (the same version, the same packages), first on PATH.
+py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+if [[ -n $py && -x $py && $(type -P python3) != "$py" ]]; then
+    mkdir -p "$WORK/bin" && ln -s "$py" "$WORK/bin/python3" && ln -s "$py" "$WORK/bin/python" &&
+        PATH=$WORK/bin:$PATH
+fi
+
 # run_suite NAME: runs suite NAME as a part (lib.sh), its output held in a
 # file; then prints that whole, and its closing line with its counts and
 # seconds, while no other lane prints; its counts go to $WORK/counts.
