@@ -4,6 +4,25 @@
 # failure, or if a suite could not run at all. Each suite's closing line
 # "== NAME: N passed, M failed in S s" and the line "== all: S s" before
 # the last say where the run's time went.
+#
+# The suites run in lanes side by side, each lane one suite after another:
+#   timed  the suites that judge a time somewhere (a stall of 40 ms against
+#          under 5 ms, a flush 20 ms after the writes), at the caller's
+#          priority, in two lanes (TIMED1, TIMED2), each of which mostly
+#          waits on its clients' rounds;
+#   plain  the suites that judge none (external: CPython's tests and the
+#          daemons' runs judged against the same run bare; wire-plain:
+#          wire's programs and its captures on file), under nice 19
+#          and the lowest best-effort I/O priority, so a timed check keeps
+#          its CPU.
+# Everything the suites' make targets need is built first, once (two makes
+# building one file at once would collide); a suite that builds more
+# builds into a directory of its own (build/asan, build/musl, build/fuzz,
+# a scratch directory). A suite's output is held until it ends, then
+# printed whole with its closing line and "== cpu NAME: U s user, S s
+# sys" (its processes' CPU time): lanes never interleave. LANES=2 runs the
+# timed suites in one lane, LANES=1 every suite in one lane at the
+# caller's priority, the plain ones first.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
@@ -12,49 +31,130 @@ unset T SUITE CASE # a filter is for one suite (tests/README.md): here every tes
 . "$top/tests/lib.sh"
 start_all=$EPOCHREALTIME
 
-# run_suite NAME CMD...: runs a suite as a part (lib.sh: its output, its
-# counts added to the totals) and says its counts and its seconds.
-run_suite() {
-	local name=$1 start=$EPOCHREALTIME
-	shift
-	part "$name" "$@"
-	echo "== $name: $TALLY_PASSED passed, $TALLY_FAILED failed in $(elapsed "$start") s"
+# The lanes. Two things tie suites to one lane: tests/programs/common.sh's
+# servers keep their files in build/legacy by name (legacy's and audit's
+# java-echo, legacy's and watch's memcached), where its javac writes too
+# (legacy, audit, watch, readme); and watch --fix's whole-host check
+# (t_watch_fix.sh) fails on any socket whose TCP_NODELAY changes while it
+# runs, as fix's and attach's clients' do.
+TIMED1=(legacy audit wire watch fix attach readme)
+TIMED2=(integration coalesce auto stress metrics install deb image musl sanitize vm)
+PLAIN=(exports layers inventory unit cli man bounds security wire-plain difftest fuzz external)
+[[ -d tests/watch ]] || TIMED1=("${TIMED1[@]/watch/}")
+
+# suite NAME: runs suite NAME's command.
+suite() {
+    case $1 in
+    legacy) tests/legacy/run.sh nodelay coalesce auto quickack ;;
+    install) tests/install/run.sh ;;
+    difftest) make -s difftest ;;
+    # wire's programs and its scripts of captures on file or modelled judge
+    # no time (tests/wire/run.sh's WIRE_PART)
+    wire) WIRE_PART=timed make -s test-wire ;;
+    wire-plain) WIRE_PART=plain tests/wire/run.sh ;;
+    # Fuzzing here is a regression check, 15 s a target (FUZZ_TIME, if set,
+    # wins): each target replays its committed seed corpus and what earlier
+    # runs found (well under a second) and then searches on for some
+    # hundred thousand inputs, and its canary proves the run can fail. The
+    # search itself, 60 s a target, is `make fuzz` (tests/README.md).
+    fuzz) FUZZ_TIME="${FUZZ_TIME:-15}" make -s fuzz ;;
+    *) make -s "test-$1" ;;
+    esac
 }
 
-run_suite exports make -s test-exports
-run_suite layers make -s test-layers
-run_suite inventory make -s test-inventory
-run_suite unit make -s test-unit
-run_suite cli make -s test-cli
-run_suite integration make -s test-integration
-run_suite legacy tests/legacy/run.sh nodelay coalesce auto quickack
-run_suite coalesce make -s test-coalesce
-run_suite auto make -s test-auto
-run_suite audit make -s test-audit
-run_suite wire make -s test-wire
-run_suite watch make -s test-watch
-run_suite metrics make -s test-metrics
-run_suite fix make -s test-fix
-run_suite attach make -s test-attach
-run_suite image make -s test-image
-run_suite bounds make -s test-bounds
-run_suite install tests/install/run.sh
-run_suite deb make -s test-deb
-run_suite man make -s test-man
-run_suite readme make -s test-readme
-run_suite stress make -s test-stress
-run_suite security make -s test-security
-run_suite sanitize make -s test-sanitize
-# Fuzzing here is a regression check, 15 s a target (FUZZ_TIME, if set,
-# wins): each target replays its committed seed corpus and what earlier
-# runs found (well under a second) and then searches on for some hundred
-# thousand inputs, and its canary proves the run can fail. The search
-# itself, 60 s a target, is `make fuzz` (tests/README.md).
-run_suite fuzz env FUZZ_TIME="${FUZZ_TIME:-15}" make -s fuzz
-run_suite musl make -s test-musl
-run_suite difftest make -s difftest
-run_suite external make -s test-external
-run_suite vm make -s test-vm
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/nfall.XXXXXX") || exit 2
+trap 'rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM
 
+# A python3 on PATH that is a version manager's shim (pyenv's: a bash
+# script running `pyenv exec`, 0.5 s of CPU and a dozen processes a start
+# here, and the suites start python3 thousands of times) is passed by:
+# python3 and python, for the suites, are links to the interpreter the
+# shim runs (the same version, the same packages), first on PATH.
+py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+if [[ -n $py && -x $py && $(type -P python3) != "$py" ]]; then
+    mkdir -p "$WORK/bin" && ln -s "$py" "$WORK/bin/python3" && ln -s "$py" "$WORK/bin/python" &&
+        PATH=$WORK/bin:$PATH
+fi
+
+# run_suite NAME: runs suite NAME as a part (lib.sh), its output held in a
+# file; then prints that whole, and its closing line with its counts and
+# seconds, while no other lane prints; its counts go to $WORK/counts.
+run_suite() {
+    local name=$1 start=$EPOCHREALTIME out=$WORK/$1.out before
+    children_cpu
+    before=$CPU
+    part "$name" suite "$name" >"$out" 2>&1 </dev/null
+    echo "== $name: $TALLY_PASSED passed, $TALLY_FAILED failed in $(elapsed "$start") s" >>"$out"
+    children_cpu
+    LC_ALL=C awk -v b="$before" -v a="$CPU" -v n="$name" 'BEGIN { split(b, x, " "); split(a, y, " ")
+        printf "== cpu %s: %.1f s user, %.1f s sys\n", n, y[1] - x[1], y[2] - x[2] }' >>"$out"
+    echo "$name $TALLY_PASSED $TALLY_FAILED" >>"$WORK/counts"
+    flock "$WORK/counts" cat "$out"
+}
+
+# children_cpu: sets CPU to the user and system seconds ("U S") of this
+# shell's children that ended (bash's times: in this shell, not in $()).
+children_cpu() {
+    local f=$WORK/times.$BASHPID
+    times >"$f"
+    CPU=$(LC_ALL=C awk 'NR == 2 { split($0, f, /[ms]+/); print f[1] * 60 + f[2], f[3] * 60 + f[4] }' "$f")
+}
+
+# lane NAME...: the suites NAME, one after another ("" is none).
+lane() {
+    local name
+    for name in "$@"; do
+        [[ -z $name ]] || run_suite "$name"
+    done
+}
+
+# prerequisites: what the Makefile's test targets need built (their
+# prerequisites, read from make's database, test targets left out).
+prerequisites() {
+    make -pq __nf_no_such_target__ 2>/dev/null |
+        sed -n 's/^\(test-[a-z-]*\|difftest\|fuzz\): *\([^|]*\).*/\2/p' | tr ' ' '\n' |
+        grep -v '^$\|^test-\|^difftest$\|^fuzz$\|^check$' | sort -u
+}
+
+lanes=${LANES:-3}
+mapfile -t built < <(prerequisites)
+start=$EPOCHREALTIME
+if ! make -s -j"$(nproc 2>/dev/null || echo 2)" "${built[@]}" >"$WORK/build.out" 2>&1; then
+    cat "$WORK/build.out"
+    echo "note: the build failed: every suite in one lane, each building what it needs"
+    lanes=1
+fi
+echo "== build: $(elapsed "$start") s"
+
+if ((lanes == 1)); then
+    lane "${PLAIN[@]}" "${TIMED1[@]}" "${TIMED2[@]}"
+else
+    (
+        renice -n 19 -p "$BASHPID" >/dev/null
+        ionice -c 2 -n 7 -p "$BASHPID" 2>/dev/null
+        lane "${PLAIN[@]}"
+    ) &
+    others=("$!")
+    if ((lanes == 2)); then
+        lane "${TIMED1[@]}" "${TIMED2[@]}"
+    else
+        lane "${TIMED2[@]}" &
+        others+=("$!")
+        lane "${TIMED1[@]}"
+    fi
+    wait "${others[@]}"
+fi
+
+for name in "${PLAIN[@]}" "${TIMED1[@]}" "${TIMED2[@]}"; do
+    [[ -n $name ]] || continue
+    if read -r _ p f < <(grep "^$name " "$WORK/counts" 2>/dev/null); then
+        PASSED=$((PASSED + p)) FAILED=$((FAILED + f))
+    else
+        fail "$name" "the suite did not run to its end"
+    fi
+done
+children_cpu
+LC_ALL=C awk -v a="$CPU" 'BEGIN { split(a, y, " "); printf "== cpu all: %.1f s user, %.1f s sys\n", y[1], y[2] }'
 echo "== all: $(elapsed "$start_all") s"
 finish

@@ -85,7 +85,8 @@ trap cleanup EXIT
 
 # ---- built and linted ----------------------------------------------------
 build() { # build REVISION: make deb into $W/bREVISION, its .deb's path on stdout
-	make -s -C "$top" deb B="$W/b$1" DEB_REVISION="$1" >"$W/build$1.log" 2>&1 &&
+	# niced, as lintian below: no check times them, the suites beside do time
+	nice -n 19 make -s -C "$top" deb B="$W/b$1" DEB_REVISION="$1" >"$W/build$1.log" 2>&1 &&
 		ls "$W/b$1/deb/naglefix_${ver}-$1_"*.deb 2>/dev/null
 }
 deb1=$(build 1)
@@ -96,7 +97,7 @@ if [ -z "$deb1" ]; then
 fi
 pass "make deb builds $(basename "$deb1") with dpkg-buildpackage"
 changes=${deb1%.deb}.changes
-lintian --fail-on error,warning "$changes" >"$W/lintian.log" 2>&1
+nice -n 19 lintian --fail-on error,warning "$changes" >"$W/lintian.log" 2>&1
 rc=$?
 bad=$(grep -cE '^[EW]: ' "$W/lintian.log")
 check "lintian: no error, no warning but those overridden with a reason (status $rc, $bad E/W)" \

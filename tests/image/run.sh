@@ -150,7 +150,7 @@ free_port() {
 
 # ---- the image -------------------------------------------------------------
 
-if make -s image IMAGE="$IMAGE" >"$W/build.out" 2>&1 && podman image exists "$IMAGE"; then
+if nice -n 19 make -s image IMAGE="$IMAGE" >"$W/build.out" 2>&1 && podman image exists "$IMAGE"; then
     built=1
 else
     fail image-build "make image IMAGE=$IMAGE" "$W/build.out"

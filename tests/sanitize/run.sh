@@ -203,11 +203,12 @@ scan_check() {
     fi
 }
 
-# build NAME DIR MAKEARGS...: make in DIR; a failed build is a failed check.
+# build NAME DIR MAKEARGS...: make in DIR, niced (no check times it, the
+# suites beside it do); a failed build is a failed check.
 build() {
     local name=$1 dir=$2
     shift 2
-    if make -s -C "$dir" "$@" >"$LOGS/build-$name.log" 2>&1; then
+    if nice -n 19 make -s -C "$dir" "$@" >"$LOGS/build-$name.log" 2>&1; then
         return 0
     fi
     fail "build-$name" "make $* failed" "$LOGS/build-$name.log"

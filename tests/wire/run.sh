@@ -15,15 +15,34 @@ cd "$TOP" || exit 2
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$HERE/../lib.sh"
 
-for t in build/tests/wire/check_*; do
-	[ -x "$t" ] || continue
-	check_part tests/wire "$t"
-done
+# WIRE_PART=plain runs only what judges no time (the programs and the
+# scripts named below: captures on file or modelled, read by scan and by
+# tshark, CPU alone), WIRE_PART=timed only the rest; tests/run-all.sh
+# runs the two in different lanes. Unset or empty: all.
+PLAIN_SCRIPTS=" t_decode_vs_tshark.sh t_model.sh "
+WIRE_PART=${WIRE_PART:-}
+# in_part PLAIN: true if this run's part holds a file that is plain
+# (PLAIN 1) or not (0)
+in_part() {
+	case $WIRE_PART in
+	plain) (($1)) ;;
+	timed) ((!$1)) ;;
+	*) true ;;
+	esac
+}
+
+if in_part 1; then
+	for t in build/tests/wire/check_*; do
+		[ -x "$t" ] || continue
+		check_part tests/wire "$t"
+	done
+fi
 if [[ -n ${SUITE:-}${CASE:-} ]]; then
 	echo "note: SUITE and CASE pick the programs' tests: no script runs"
 else
 	for s in tests/wire/t_*.sh; do
 		[ -e "$s" ] || continue
+		if [[ $PLAIN_SCRIPTS == *" ${s##*/} "* ]]; then in_part 1; else in_part 0; fi || continue
 		part "${s##*/}" bash "$s"
 	done
 fi
