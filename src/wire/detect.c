@@ -419,6 +419,7 @@ void nf_wire_packet(struct nf_wire *w, const struct nf_pkt *p)
 		return;
 	nf_seg_make(p, &s, &more);
 	segment(w, &s, &more, &l);
+	nf_wire_rows_due(w);
 }
 
 /* Asks the cache for the index entries of segment s. */
@@ -480,6 +481,7 @@ void nf_wire_segments(struct nf_wire *w, const struct nf_seg *s, const struct nf
 			prefetch_conn(w, &s[i + NEAR], &l[(i + NEAR) % NF_WIRE_BATCH]);
 		segment(w, &s[i], &more[i], &l[i % NF_WIRE_BATCH]);
 	}
+	nf_wire_rows_due(w);
 }
 
 /* Segments prepared here a batch at a time. */

@@ -11,6 +11,7 @@
  */
 #include "wire_int.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,29 +192,54 @@ static void add(struct nf_holder *r, const struct nf_stall *s)
 	r->size_votes += r->size1 == s->size1 && r->size2 == s->size2 ? 1 : -1u;
 }
 
+/* Counts stall d in its row; the callbacks. */
+static void count(struct nf_wire *w, const struct row_due *d)
+{
+	struct nf_holder *r = w->rows[d->row - 1];
+
+	r->conns += d->joined;
+	add(r, &d->s);
+	if (r->stalls == 1 && w->o.on_first)
+		w->o.on_first(w->o.arg, r, &d->s);
+	else if (d->joined && w->o.on_conn)
+		w->o.on_conn(w->o.arg, r, &d->s, &d->self, &d->peer);
+	if (w->o.on_stall)
+		w->o.on_stall(w->o.arg, r, &d->s, &d->self, &d->peer);
+}
+
+void nf_wire_rows_due(struct nf_wire *w)
+{
+	for (uint32_t k = 0; k < w->ndue; k++) {
+		const char *r = (const char *)w->rows[w->due[k].row - 1];
+
+		/* what add() reads and writes: the counts and the samples */
+		for (size_t b = offsetof(struct nf_holder, stalls);
+		     b < offsetof(struct nf_holder, samples) + sizeof(float) * NF_HOLDER_SAMPLES; b += 64)
+			__builtin_prefetch(r + b, 1);
+	}
+	for (uint32_t k = 0; k < w->ndue; k++)
+		count(w, &w->due[k]);
+	w->ndue = 0;
+}
+
 void nf_wire_row_stall(struct nf_wire *w, struct conn *c, int i, const struct nf_stall *s)
 {
 	uint32_t x = c->a[i].row ? c->a[i].row : row_of(w, c, i);
-	struct nf_holder *r;
-	int joined = 0;
+	struct row_due *d;
 
 	if (!x) {
 		w->st.unrowed++;
 		return;
 	}
-	r = w->rows[x - 1];
-	if (!c->a[i].row) {
-		c->a[i].row = x;
-		r->conns++;
-		joined = 1;
-	}
-	add(r, s);
-	if (r->stalls == 1 && w->o.on_first)
-		w->o.on_first(w->o.arg, r, s);
-	else if (joined && w->o.on_conn)
-		w->o.on_conn(w->o.arg, r, s, &c->ends[i], &c->ends[!i]);
-	if (w->o.on_stall)
-		w->o.on_stall(w->o.arg, r, s, &c->ends[i], &c->ends[!i]);
+	if (w->ndue == NF_WIRE_DUE)
+		nf_wire_rows_due(w);
+	d = &w->due[w->ndue++];
+	d->row = x;
+	d->joined = !c->a[i].row;
+	d->s = *s;
+	d->self = c->ends[i];
+	d->peer = c->ends[!i];
+	c->a[i].row = x;
 }
 
 static int by_total(const void *a, const void *b)
@@ -267,6 +293,9 @@ void nf_wire_rows_free(struct nf_wire *w)
 	free(w->rows);
 	free(w->rbucket);
 	free(w->sorted);
+	free(w->due);
+	w->due = NULL;
+	w->ndue = 0;
 	w->rows = w->sorted = NULL;
 	w->rbucket = NULL;
 	w->nrows = w->caprows = w->nrbuckets = 0;

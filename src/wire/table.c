@@ -26,6 +26,20 @@ void nf_wire_opts_default(struct nf_wire_opts *o)
 	o->closed_ns = 2000 * NF_MS;
 }
 
+/* Asks for huge pages (where the kernel gives them on request) past the
+ * first 2 MiB of the reservation m, len bytes: a table of a few thousand
+ * connections keeps its small pages, and memory in small steps; a large
+ * one, spread over many megabytes and read at random, misses the TLB
+ * and faults a page in 2 MiB steps instead of 4 KiB ones. */
+static void huge_pages(void *m, size_t len)
+{
+	uintptr_t a = (uintptr_t)m, huge = 2u << 20;
+	uintptr_t from = (a + huge + huge - 1) & ~(huge - 1);
+
+	if (from < a + len)
+		madvise((void *)from, a + len - from, MADV_HUGEPAGE);
+}
+
 /* Reserves the connections' array: NF_WIRE_SLOTS, or as many as the
  * address space allows down to a 16th of it (a limit on it, ulimit -v).
  * Pages are taken when a slot is first used. 0, or -1. */
@@ -36,6 +50,7 @@ static int reserve_slots(struct nf_wire *w)
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 		if (m != MAP_FAILED) {
+			huge_pages(m, (size_t)n * sizeof(struct conn));
 			w->conns = m;
 			w->maxslots = n;
 			return 0;
@@ -58,7 +73,8 @@ struct nf_wire *nf_wire_new(const struct nf_wire_opts *o)
 	w->delack_us = (uint32_t)(w->o.delack_min_ns / 1000);
 	w->tie_floor_us = (uint32_t)(w->o.tie_floor_ns / 1000);
 	w->listen = calloc(LISTEN_MAX, sizeof(*w->listen));
-	if (reserve_slots(w) < 0 || nf_index_init(&w->index, 1024) < 0 || !w->listen) {
+	w->due = calloc(NF_WIRE_DUE, sizeof(*w->due));
+	if (reserve_slots(w) < 0 || nf_index_init(&w->index, 1024) < 0 || !w->listen || !w->due) {
 		nf_wire_free(w);
 		return NULL;
 	}
