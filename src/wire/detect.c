@@ -444,9 +444,7 @@ static inline void prefetch_conn(const struct nf_wire *w, const struct nf_seg *s
 
 		__builtin_prefetch(c, 1);
 		__builtin_prefetch(c + 64, 1);
-		/* the third line for a SYN, FIN or RST; else the second again
-		 * (no branch: which segments these are follows the traffic) */
-		__builtin_prefetch(c + 64 + 64 * !!(s->flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST)), 1);
+		__builtin_prefetch(c + 128, 1);
 	}
 }
 
