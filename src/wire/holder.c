@@ -86,23 +86,31 @@ static int row_is(const struct nf_holder *r, uint8_t side, const struct nf_end *
 	return nf_end_eq(&s, kself) && nf_end_eq(&p, kpeer);
 }
 
+/* A bucket of the rows' index: the row's hash above its number + 1, so
+ * that a probe reads a row only where the hash matches. */
+static uint64_t bucket(uint32_t hash, uint32_t x)
+{
+	return (uint64_t)hash << 32 | x;
+}
+
 /* Doubles the rows' index; 0, or -1 on no memory. */
 static int grow_index(struct nf_wire *w)
 {
-	uint32_t n = w->nrbuckets ? w->nrbuckets * 2 : 64, *b = calloc(n, sizeof(*b));
+	uint32_t n = w->nrbuckets ? w->nrbuckets * 2 : 64;
+	uint64_t *b = calloc(n, sizeof(*b));
 
 	if (!b)
 		return -1;
 	for (uint32_t k = 0; k < w->nrows; k++) {
 		struct nf_holder *r = w->rows[k];
 		struct nf_end s, p;
-		uint32_t h;
+		uint32_t hash, h;
 
 		row_key(r->side, &r->self, &r->peer, &s, &p);
-		h = row_hash(r->side, &s, &p) & (n - 1);
-		while (b[h])
-			h = (h + 1) & (n - 1);
-		b[h] = k + 1;
+		hash = row_hash(r->side, &s, &p);
+		for (h = hash & (n - 1); b[h]; h = (h + 1) & (n - 1))
+			;
+		b[h] = bucket(hash, k + 1);
 	}
 	free(w->rbucket);
 	w->rbucket = b;
@@ -144,18 +152,19 @@ static uint32_t row_of(struct nf_wire *w, const struct conn *c, int i)
 {
 	uint8_t how, side = side_of(w, c, i, &how);
 	struct nf_end ks, kp;
-	uint32_t h, x;
+	uint32_t hash, h, x;
+	uint64_t e;
 
 	row_key(side, &c->ends[i], &c->ends[!i], &ks, &kp);
 	if ((w->nrows + 1) * 2 > w->nrbuckets && grow_index(w) < 0)
 		return 0;
-	for (h = row_hash(side, &ks, &kp) & (w->nrbuckets - 1); (x = w->rbucket[h]);
-	     h = (h + 1) & (w->nrbuckets - 1))
-		if (row_is(w->rows[x - 1], side, &ks, &kp))
-			return x;
+	hash = row_hash(side, &ks, &kp);
+	for (h = hash & (w->nrbuckets - 1); (e = w->rbucket[h]); h = (h + 1) & (w->nrbuckets - 1))
+		if ((uint32_t)(e >> 32) == hash && row_is(w->rows[(uint32_t)e - 1], side, &ks, &kp))
+			return (uint32_t)e;
 	if (!(x = new_row(w, side, how, &c->ends[i], &c->ends[!i])))
 		return 0;
-	w->rbucket[h] = x;
+	w->rbucket[h] = bucket(hash, x);
 	return x;
 }
 

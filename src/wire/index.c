@@ -43,6 +43,7 @@ static int grow(struct nf_index *ix)
 
 	if (n == 0 || nf_index_init(&big, n) < 0)
 		return -1;
+	nf_wire_populate(big.e, (size_t)n * sizeof(*big.e)); /* the entries moved write in all */
 	for (uint32_t i = 0; i < ix->n; i++)
 		if (ix->e[i])
 			place(&big, ix->e[i]);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #define NF_MS 1000000ull
 
@@ -26,18 +27,23 @@ void nf_wire_opts_default(struct nf_wire_opts *o)
 	o->closed_ns = 2000 * NF_MS;
 }
 
-/* Asks for huge pages (where the kernel gives them on request) past the
- * first 2 MiB of the reservation m, len bytes: a table of a few thousand
- * connections keeps its small pages, and memory in small steps; a large
- * one, spread over many megabytes and read at random, misses the TLB
- * and faults a page in 2 MiB steps instead of 4 KiB ones. */
-static void huge_pages(void *m, size_t len)
-{
-	uintptr_t a = (uintptr_t)m, huge = 2u << 20;
-	uintptr_t from = (a + huge + huge - 1) & ~(huge - 1);
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 
-	if (from < a + len)
-		madvise((void *)from, a + len - from, MADV_HUGEPAGE);
+#define AHEAD (64u << 10) /* the connections' memory made ready at a time */
+
+void nf_wire_populate(void *p, size_t len)
+{
+	static uintptr_t page;
+	uintptr_t a, b;
+
+	if (!page)
+		page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	a = ((uintptr_t)p + page - 1) & ~(page - 1);
+	b = ((uintptr_t)p + len) & ~(page - 1);
+	if (b > a)
+		madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 }
 
 /* Reserves the connections' array: NF_WIRE_SLOTS, or as many as the
@@ -50,7 +56,6 @@ static int reserve_slots(struct nf_wire *w)
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 		if (m != MAP_FAILED) {
-			huge_pages(m, (size_t)n * sizeof(struct conn));
 			w->conns = m;
 			w->maxslots = n;
 			return 0;
@@ -122,6 +127,13 @@ static uint32_t take_slot(struct nf_wire *w)
 	}
 	if (w->nslots == w->maxslots)
 		return 0;
+	if ((size_t)(w->nslots + 1) * sizeof(struct conn) > w->ready) { /* the next AHEAD bytes */
+		size_t end = (size_t)w->maxslots * sizeof(struct conn);
+
+		nf_wire_populate((char *)w->conns + w->ready,
+				 end - w->ready < AHEAD ? end - w->ready : AHEAD);
+		w->ready += AHEAD;
+	}
 	return ++w->nslots;
 }
 
