@@ -136,15 +136,10 @@ static struct nf_holder *row_mem(struct nf_wire *w)
 {
 	uint32_t k = w->nrows, first = k < ROW_BLOCK ? (k ? 1u << (31 - __builtin_clz(k)) : 0)
 						    : k / ROW_BLOCK * ROW_BLOCK;
-	struct nf_holder *b;
 
 	if (first != k)
 		return w->rows[first] + (k - first);
-	if (!(b = calloc(block(k), sizeof(*b))))
-		return NULL;
-	if (block(k) > 1)
-		nf_wire_populate(b, block(k) * sizeof(*b));
-	return b;
+	return nf_wire_zalloc(block(k) * sizeof(struct nf_holder));
 }
 
 static uint32_t new_row(struct nf_wire *w, uint8_t side, uint8_t how, const struct nf_end *self,

@@ -31,7 +31,18 @@ void nf_wire_opts_default(struct nf_wire_opts *o)
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
 
-#define AHEAD (64u << 10) /* the connections' memory made ready at a time */
+#define AHEAD (32u << 10) /* the connections' memory made ready at a time */
+
+void *nf_wire_zalloc(size_t len)
+{
+	void *p = malloc(len);
+
+	if (p) {
+		nf_wire_populate(p, len);
+		memset(p, 0, len);
+	}
+	return p;
+}
 
 void nf_wire_populate(void *p, size_t len)
 {

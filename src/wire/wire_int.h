@@ -185,6 +185,9 @@ struct nf_wire {
  * instead of a page fault each, which costs 10 µs and more on a virtual
  * machine (MADV_POPULATE_WRITE; nothing where the kernel has it not). */
 void nf_wire_populate(void *p, size_t len);
+/* calloc(1, len) with its pages taken in by nf_wire_populate before the
+ * zeroing writes them (where calloc's own would fault each). */
+void *nf_wire_zalloc(size_t len);
 
 /* The connection in slot idx1 (its index + 1). */
 static inline struct conn *nf_slot(const struct nf_wire *w, uint32_t idx1)
