@@ -12,6 +12,7 @@
 
 #include "cap_int.h"
 #include "nf_pkt.h"
+#include "wire_int.h"
 
 #define PCAPNG_SHB 0x0a0d0d0au /* the same in both byte orders */
 
@@ -21,10 +22,15 @@
 static void cbuf_fill(struct nf_cbuf *b, uint32_t lim)
 {
 	uint32_t room = (lim > b->end ? lim : NF_CAP_BUF) - b->end;
+	uint32_t want = room < NF_CAP_READ ? room : NF_CAP_READ;
 	ssize_t got;
 
+	if (b->end + want > b->ready) { /* the buffer's pages, taken in at once the first time */
+		nf_wire_populate(b->mem + b->ready, b->end + want - b->ready);
+		b->ready = b->end + want;
+	}
 	do
-		got = read(b->fd, b->mem + b->end, room < NF_CAP_READ ? room : NF_CAP_READ);
+		got = read(b->fd, b->mem + b->end, want);
 	while (got < 0 && errno == EINTR);
 	if (got > 0) {
 		b->end += (uint32_t)got;

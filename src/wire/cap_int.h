@@ -40,6 +40,7 @@ struct nf_cbuf {
 	uint8_t *mem;   /* NF_CAP_BUF bytes */
 	uint32_t start; /* the next unconsumed byte in mem */
 	uint32_t end;   /* one past the last byte read into mem */
+	uint32_t ready; /* mem's bytes whose pages were taken in (cap.c) */
 	uint64_t pos;   /* file offset of mem[start] */
 	uint64_t read;  /* bytes read from fd so far */
 	int eof;        /* read returned 0 */

@@ -419,6 +419,7 @@ void nf_wire_packet(struct nf_wire *w, const struct nf_pkt *p)
 		return;
 	nf_seg_make(p, &s, &more);
 	segment(w, &s, &more, &l);
+	nf_wire_rows_due(w);
 }
 
 /* Asks the cache for the index entries of segment s. */
@@ -443,9 +444,7 @@ static inline void prefetch_conn(const struct nf_wire *w, const struct nf_seg *s
 
 		__builtin_prefetch(c, 1);
 		__builtin_prefetch(c + 64, 1);
-		/* the third line for a SYN, FIN or RST; else the second again
-		 * (no branch: which segments these are follows the traffic) */
-		__builtin_prefetch(c + 64 + 64 * !!(s->flags & (NF_TCP_SYN | NF_TCP_FIN | NF_TCP_RST)), 1);
+		__builtin_prefetch(c + 128, 1);
 	}
 }
 
@@ -480,6 +479,7 @@ void nf_wire_segments(struct nf_wire *w, const struct nf_seg *s, const struct nf
 			prefetch_conn(w, &s[i + NEAR], &l[(i + NEAR) % NF_WIRE_BATCH]);
 		segment(w, &s[i], &more[i], &l[i % NF_WIRE_BATCH]);
 	}
+	nf_wire_rows_due(w);
 }
 
 /* Segments prepared here a batch at a time. */

@@ -11,6 +11,7 @@
  */
 #include "wire_int.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,23 +86,31 @@ static int row_is(const struct nf_holder *r, uint8_t side, const struct nf_end *
 	return nf_end_eq(&s, kself) && nf_end_eq(&p, kpeer);
 }
 
+/* A bucket of the rows' index: the row's hash above its number + 1, so
+ * that a probe reads a row only where the hash matches. */
+static uint64_t bucket(uint32_t hash, uint32_t x)
+{
+	return (uint64_t)hash << 32 | x;
+}
+
 /* Doubles the rows' index; 0, or -1 on no memory. */
 static int grow_index(struct nf_wire *w)
 {
-	uint32_t n = w->nrbuckets ? w->nrbuckets * 2 : 64, *b = calloc(n, sizeof(*b));
+	uint32_t n = w->nrbuckets ? w->nrbuckets * 2 : 64;
+	uint64_t *b = calloc(n, sizeof(*b));
 
 	if (!b)
 		return -1;
 	for (uint32_t k = 0; k < w->nrows; k++) {
 		struct nf_holder *r = w->rows[k];
 		struct nf_end s, p;
-		uint32_t h;
+		uint32_t hash, h;
 
 		row_key(r->side, &r->self, &r->peer, &s, &p);
-		h = row_hash(r->side, &s, &p) & (n - 1);
-		while (b[h])
-			h = (h + 1) & (n - 1);
-		b[h] = k + 1;
+		hash = row_hash(r->side, &s, &p);
+		for (h = hash & (n - 1); b[h]; h = (h + 1) & (n - 1))
+			;
+		b[h] = bucket(hash, k + 1);
 	}
 	free(w->rbucket);
 	w->rbucket = b;
@@ -110,6 +119,29 @@ static int grow_index(struct nf_wire *w)
 }
 
 /* A new row; its number + 1, 0 on no memory or at NF_WIRE_ROWS_MAX. */
+/* Rows are malloc'ed in blocks: row k starts one of block(k) rows
+ * where k is 0 or a power of two up to ROW_BLOCK, and then every
+ * ROW_BLOCK. A block's pages are taken in at once (a page fault
+ * costs more than a call that takes eleven: nf_wire_populate). */
+#define ROW_BLOCK 64
+
+static uint32_t block(uint32_t k)
+{
+	return k == 0 ? 1 : k < ROW_BLOCK ? k : ROW_BLOCK;
+}
+
+/* Memory for row w->nrows, zero: a new block's first, or the next of
+ * its block. NULL if none. */
+static struct nf_holder *row_mem(struct nf_wire *w)
+{
+	uint32_t k = w->nrows, first = k < ROW_BLOCK ? (k ? 1u << (31 - __builtin_clz(k)) : 0)
+						    : k / ROW_BLOCK * ROW_BLOCK;
+
+	if (first != k)
+		return w->rows[first] + (k - first);
+	return nf_wire_zalloc(block(k) * sizeof(struct nf_holder));
+}
+
 static uint32_t new_row(struct nf_wire *w, uint8_t side, uint8_t how, const struct nf_end *self,
 			const struct nf_end *peer)
 {
@@ -126,7 +158,7 @@ static uint32_t new_row(struct nf_wire *w, uint8_t side, uint8_t how, const stru
 		w->rows = rows;
 		w->caprows = n;
 	}
-	if (!(r = calloc(1, sizeof(*r))))
+	if (!(r = row_mem(w)))
 		return 0;
 	r->self = *self;
 	r->peer = *peer;
@@ -143,18 +175,19 @@ static uint32_t row_of(struct nf_wire *w, const struct conn *c, int i)
 {
 	uint8_t how, side = side_of(w, c, i, &how);
 	struct nf_end ks, kp;
-	uint32_t h, x;
+	uint32_t hash, h, x;
+	uint64_t e;
 
 	row_key(side, &c->ends[i], &c->ends[!i], &ks, &kp);
 	if ((w->nrows + 1) * 2 > w->nrbuckets && grow_index(w) < 0)
 		return 0;
-	for (h = row_hash(side, &ks, &kp) & (w->nrbuckets - 1); (x = w->rbucket[h]);
-	     h = (h + 1) & (w->nrbuckets - 1))
-		if (row_is(w->rows[x - 1], side, &ks, &kp))
-			return x;
+	hash = row_hash(side, &ks, &kp);
+	for (h = hash & (w->nrbuckets - 1); (e = w->rbucket[h]); h = (h + 1) & (w->nrbuckets - 1))
+		if ((uint32_t)(e >> 32) == hash && row_is(w->rows[(uint32_t)e - 1], side, &ks, &kp))
+			return (uint32_t)e;
 	if (!(x = new_row(w, side, how, &c->ends[i], &c->ends[!i])))
 		return 0;
-	w->rbucket[h] = x;
+	w->rbucket[h] = bucket(hash, x);
 	return x;
 }
 
@@ -191,29 +224,54 @@ static void add(struct nf_holder *r, const struct nf_stall *s)
 	r->size_votes += r->size1 == s->size1 && r->size2 == s->size2 ? 1 : -1u;
 }
 
+/* Counts stall d in its row; the callbacks. */
+static void count(struct nf_wire *w, const struct row_due *d)
+{
+	struct nf_holder *r = w->rows[d->row - 1];
+
+	r->conns += d->joined;
+	add(r, &d->s);
+	if (r->stalls == 1 && w->o.on_first)
+		w->o.on_first(w->o.arg, r, &d->s);
+	else if (d->joined && w->o.on_conn)
+		w->o.on_conn(w->o.arg, r, &d->s, &d->self, &d->peer);
+	if (w->o.on_stall)
+		w->o.on_stall(w->o.arg, r, &d->s, &d->self, &d->peer);
+}
+
+void nf_wire_rows_due(struct nf_wire *w)
+{
+	for (uint32_t k = 0; k < w->ndue; k++) {
+		const char *r = (const char *)w->rows[w->due[k].row - 1];
+
+		/* what add() reads and writes: the counts and the samples */
+		for (size_t b = offsetof(struct nf_holder, stalls);
+		     b < offsetof(struct nf_holder, samples) + sizeof(float) * NF_HOLDER_SAMPLES; b += 64)
+			__builtin_prefetch(r + b, 1);
+	}
+	for (uint32_t k = 0; k < w->ndue; k++)
+		count(w, &w->due[k]);
+	w->ndue = 0;
+}
+
 void nf_wire_row_stall(struct nf_wire *w, struct conn *c, int i, const struct nf_stall *s)
 {
 	uint32_t x = c->a[i].row ? c->a[i].row : row_of(w, c, i);
-	struct nf_holder *r;
-	int joined = 0;
+	struct row_due *d;
 
 	if (!x) {
 		w->st.unrowed++;
 		return;
 	}
-	r = w->rows[x - 1];
-	if (!c->a[i].row) {
-		c->a[i].row = x;
-		r->conns++;
-		joined = 1;
-	}
-	add(r, s);
-	if (r->stalls == 1 && w->o.on_first)
-		w->o.on_first(w->o.arg, r, s);
-	else if (joined && w->o.on_conn)
-		w->o.on_conn(w->o.arg, r, s, &c->ends[i], &c->ends[!i]);
-	if (w->o.on_stall)
-		w->o.on_stall(w->o.arg, r, s, &c->ends[i], &c->ends[!i]);
+	if (w->ndue == NF_WIRE_DUE)
+		nf_wire_rows_due(w);
+	d = &w->due[w->ndue++];
+	d->row = x;
+	d->joined = !c->a[i].row;
+	d->s = *s;
+	d->self = c->ends[i];
+	d->peer = c->ends[!i];
+	c->a[i].row = x;
 }
 
 static int by_total(const void *a, const void *b)
@@ -262,11 +320,14 @@ double nf_holder_median_ms(const struct nf_holder *h)
 
 void nf_wire_rows_free(struct nf_wire *w)
 {
-	for (uint32_t k = 0; k < w->nrows; k++)
+	for (uint32_t k = 0; k < w->nrows; k += block(k))
 		free(w->rows[k]);
 	free(w->rows);
 	free(w->rbucket);
 	free(w->sorted);
+	free(w->due);
+	w->due = NULL;
+	w->ndue = 0;
 	w->rows = w->sorted = NULL;
 	w->rbucket = NULL;
 	w->nrows = w->caprows = w->nrbuckets = 0;

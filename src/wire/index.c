@@ -41,8 +41,9 @@ static int grow(struct nf_index *ix)
 	struct nf_index big;
 	uint32_t n = ix->n * 2;
 
-	if (n == 0 || nf_index_init(&big, n) < 0)
+	if (n == 0 || !(big.e = nf_wire_zalloc((size_t)n * sizeof(*big.e))))
 		return -1;
+	big.n = n;
 	for (uint32_t i = 0; i < ix->n; i++)
 		if (ix->e[i])
 			place(&big, ix->e[i]);

@@ -74,6 +74,12 @@ struct nf_holder {
 	double total_ms;
 	double ack_total_ms;     /* sum of R's ACK delays (S1 to ACK) */
 	uint32_t size1, size2;   /* the sizes of the most frequent stall */
+	/* the detector's own (beside the counts: each stall reads and
+	 * writes the lines from stalls to here, and one of samples) */
+	uint32_t size_votes;     /* Boyer-Moore majority of (size1, size2) */
+	uint32_t nsamples;
+	uint64_t rng;
+	float samples[NF_HOLDER_SAMPLES];
 	/* filled by the caller (watch), where the holder is on this host */
 	long pid;                /* 0 if not known */
 	char cmd[NF_HOLDER_CMD_MAX];
@@ -81,11 +87,6 @@ struct nf_holder {
 					  * ("host", a /run/netns name, "pid:N"); "" none */
 	uint64_t netns_ino;      /* that namespace's inode, 0 none */
 	char cgroup[NF_HOLDER_CGROUP_MAX]; /* its cgroup's name; "" if not known */
-	/* the detector's own */
-	uint32_t nsamples;
-	float samples[NF_HOLDER_SAMPLES];
-	uint32_t size_votes;     /* Boyer-Moore majority of (size1, size2) */
-	uint64_t rng;
 };
 
 struct nf_wire_opts {

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #define NF_MS 1000000ull
 
@@ -24,6 +25,36 @@ void nf_wire_opts_default(struct nf_wire_opts *o)
 	o->tie_floor_ns = 1 * NF_MS;
 	o->idle_ns = 300000 * NF_MS;
 	o->closed_ns = 2000 * NF_MS;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+#define AHEAD (32u << 10) /* the connections' memory made ready at a time */
+
+void *nf_wire_zalloc(size_t len)
+{
+	void *p = malloc(len);
+
+	if (p) {
+		nf_wire_populate(p, len);
+		memset(p, 0, len);
+	}
+	return p;
+}
+
+void nf_wire_populate(void *p, size_t len)
+{
+	static uintptr_t page;
+	uintptr_t a, b;
+
+	if (!page)
+		page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	a = ((uintptr_t)p + page - 1) & ~(page - 1);
+	b = ((uintptr_t)p + len) & ~(page - 1);
+	if (b > a)
+		madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 }
 
 /* Reserves the connections' array: NF_WIRE_SLOTS, or as many as the
@@ -58,7 +89,8 @@ struct nf_wire *nf_wire_new(const struct nf_wire_opts *o)
 	w->delack_us = (uint32_t)(w->o.delack_min_ns / 1000);
 	w->tie_floor_us = (uint32_t)(w->o.tie_floor_ns / 1000);
 	w->listen = calloc(LISTEN_MAX, sizeof(*w->listen));
-	if (reserve_slots(w) < 0 || nf_index_init(&w->index, 1024) < 0 || !w->listen) {
+	w->due = calloc(NF_WIRE_DUE, sizeof(*w->due));
+	if (reserve_slots(w) < 0 || nf_index_init(&w->index, 1024) < 0 || !w->listen || !w->due) {
 		nf_wire_free(w);
 		return NULL;
 	}
@@ -106,6 +138,13 @@ static uint32_t take_slot(struct nf_wire *w)
 	}
 	if (w->nslots == w->maxslots)
 		return 0;
+	if ((size_t)(w->nslots + 1) * sizeof(struct conn) > w->ready) { /* the next AHEAD bytes */
+		size_t end = (size_t)w->maxslots * sizeof(struct conn);
+
+		nf_wire_populate((char *)w->conns + w->ready,
+				 end - w->ready < AHEAD ? end - w->ready : AHEAD);
+		w->ready += AHEAD;
+	}
 	return ++w->nslots;
 }
 

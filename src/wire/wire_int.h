@@ -142,12 +142,24 @@ struct age_list {
 #define NF_WIRE_SLOTS (1u << 24) /* 16.7 M connections at once: 3.2 GB reserved */
 #define LISTEN_MAX  4096 /* listening ends remembered (learned from SYN-ACKs) */
 
+/* A stall found whose row is not yet counted (holder.c): its row, and
+ * the ends its callbacks are given. */
+struct row_due {
+	uint32_t row;    /* the row's number + 1 */
+	uint8_t joined;  /* its connection's first stall in the row */
+	struct nf_stall s;
+	struct nf_end self, peer;
+};
+
+#define NF_WIRE_DUE 64 /* stalls counted together, their rows read ahead */
+
 struct nf_wire {
 	struct nf_wire_opts o;
 	struct conn *conns;   /* maxslots slots, reserved (table.c) */
 	uint32_t maxslots;
 	uint32_t free_head;   /* freed slots (index + 1), chained by next */
 	uint32_t nslots;      /* slots ever handed out */
+	size_t ready;         /* bytes of conns whose pages are in (table.c) */
 	struct nf_index index; /* the slots by their connection's hash */
 	struct age_list live, closed;
 	uint64_t now_ns;      /* the newest packet time */
@@ -160,12 +172,22 @@ struct nf_wire {
 	/* rows (holder.c) */
 	struct nf_holder **rows;
 	uint32_t nrows, caprows;
-	uint32_t *rbucket;     /* row index + 1, open addressing */
+	uint64_t *rbucket;     /* row hash << 32 | index + 1, open addressing */
 	uint32_t nrbuckets;
 	struct nf_holder **sorted; /* nf_wire_holders' answer */
+	struct row_due *due;   /* NF_WIRE_DUE stalls, ndue of them yet to count */
+	uint32_t ndue;
 };
 
 /* --- table.c --- */
+
+/* Takes in the pages within p[0..len) at once, as writable: one call
+ * instead of a page fault each, which costs 10 µs and more on a virtual
+ * machine (MADV_POPULATE_WRITE; nothing where the kernel has it not). */
+void nf_wire_populate(void *p, size_t len);
+/* calloc(1, len) with its pages taken in by nf_wire_populate before the
+ * zeroing writes them (where calloc's own would fault each). */
+void *nf_wire_zalloc(size_t len);
 
 /* The connection in slot idx1 (its index + 1). */
 static inline struct conn *nf_slot(const struct nf_wire *w, uint32_t idx1)
@@ -215,8 +237,15 @@ static inline uint32_t nf_wire_seg_sig(const struct nf_pkt *p)
 /* Counts stall s of direction i of c in its row, made (and on_first
  * called) at the row's first stall; on_conn called at the first stall
  * of a connection that joins a row that stalled before; on_stall at
- * every stall, after them. */
+ * every stall, after them. The row is found now; its counts and the
+ * callbacks may wait for nf_wire_rows_due, which the loop over segments
+ * calls before it returns (a row read from memory for each stall in
+ * turn costs more than the rest of the scan: read ahead together, they
+ * come at once). */
 void nf_wire_row_stall(struct nf_wire *w, struct conn *c, int i, const struct nf_stall *s);
+
+/* Counts the stalls nf_wire_row_stall left waiting, in the order found. */
+void nf_wire_rows_due(struct nf_wire *w);
 
 /* Frees the rows. */
 void nf_wire_rows_free(struct nf_wire *w);
