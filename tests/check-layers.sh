@@ -112,16 +112,40 @@ find src include -path src/man -prune -o \( -name '*.c' -o -name '*.h' \) -print
 # file<TAB>included, one line per quoted include; the included name made a
 # path relative to TOP, found as the compiler finds it (-iquote src
 # -Iinclude): beside the file, else under src/, else in include/.
-while read -r f; do
-	sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
-		while read -r inc; do
-			p=$(dirname "$f")/$inc
-			[ -e "$p" ] || p=src/$inc
-			[ -e "$p" ] || p=include/$inc
-			# shellcheck disable=SC2094 # realpath only names it
-			printf '%s\t%s\n' "$f" "$(realpath -m --relative-to=. "$p")"
-		done
-done <"$tmp/files" >"$tmp/edges"
+# shellcheck disable=SC2046 # the list's names hold no blank
+awk -v list="$tmp/files" '
+	# norm(P): P with its "." and "DIR/.." steps taken out
+	function norm(p,   n, a, out, i, k) {
+		n = split(p, a, "/")
+		k = 0
+		for (i = 1; i <= n; i++) {
+			if (a[i] == "" || a[i] == ".")
+				continue
+			if (a[i] == ".." && k > 0 && out[k] != "..") {
+				k--
+				continue
+			}
+			out[++k] = a[i]
+		}
+		p = out[1]
+		for (i = 2; i <= k; i++)
+			p = p "/" out[i]
+		return p
+	}
+	BEGIN { while ((getline f <list) > 0) have[f] = 1 }
+	/^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*"/ {
+		inc = $0
+		sub(/^[[:space:]]*#[[:space:]]*include[[:space:]]*"/, "", inc)
+		sub(/".*/, "", inc)
+		d = FILENAME
+		sub(/\/[^\/]*$/, "", d)
+		p = norm(d "/" inc)
+		if (!(p in have))
+			p = norm("src/" inc)
+		if (!(p in have))
+			p = norm("include/" inc)
+		printf "%s\t%s\n", FILENAME, p
+	}' $(cat "$tmp/files") >"$tmp/edges"
 
 # file<TAB>folder for every file (and every included name, which may be a
 # header that does not exist: its folder is "?").
@@ -249,21 +273,24 @@ else
 fi
 
 # ---- cycles between modules (src/cli left out: see above)
-header_module() {
-	basename "$1" | sed -e 's/^nf_//' -e 's/\.[ch]$//'
-}
-grep -v '^src/cli/' "$tmp/files" |
-	while read -r f; do
-		case $f in
-		*.h) m=$(header_module "$f") ;;
-		*)
-			first=$(awk -F'\t' -v f="$f" '$1 == f { print $2; exit }' "$tmp/edges")
-			same=$(awk -F'\t' -v a="$f" -v b="$first" '$1 == a { x = $2 } $1 == b { y = $2 } END { print (x == y) }' "$tmp/folders")
-			if [ -n "$first" ] && [ "$same" = 1 ]; then m=$(header_module "$first"); else m=$(header_module "$f"); fi
-			;;
-		esac
-		printf '%s\t%s\n' "$f" "$m"
-	done >"$tmp/modules"
+awk -F'\t' '
+	# module(P): the module P names: its file name without nf_ and .c/.h
+	function module(p) {
+		sub(/.*\//, "", p)
+		sub(/^nf_/, "", p)
+		sub(/\.[ch]$/, "", p)
+		return p
+	}
+	FILENAME == ARGV[1] { dir[$1] = $2; next }
+	FILENAME == ARGV[2] { if (!($1 in first)) first[$1] = $2; next }
+	/^src\/cli\// { next }
+	{
+		if ($1 !~ /\.h$/ && ($1 in first) && dir[$1] == dir[first[$1]])
+			m = module(first[$1])
+		else
+			m = module($1)
+		printf "%s\t%s\n", $1, m
+	}' "$tmp/folders" "$tmp/edges" "$tmp/files" >"$tmp/modules"
 
 awk -F'\t' 'NR == FNR { mod[$1] = $2; next }
 	    ($1 in mod) && ($2 in mod) && mod[$1] != mod[$2] { print mod[$1], mod[$2], $1, $2 }' \
@@ -308,17 +335,36 @@ fi
 # ---- calls between the command's files. A file defines the nf_
 # functions whose definition starts a line (not static, no ';' at the end
 # of that line); it calls every nf_NAME( it does not define.
-: >"$tmp/defs"
-: >"$tmp/calls"
-: >"$tmp/cfolder"
-grep '^src/cli/.*\.c$' "$tmp/files" | while read -r f; do
-	b=$(basename "$f" .c)
-	printf '%s %s\n' "$b" "$(awk -F'\t' -v f="$f" '$1 == f { print $2; exit }' "$tmp/folders")" >>"$tmp/cfolder"
-	sed -n '/^[A-Za-z_]/{ /^static/d; /^extern/d; /^typedef/d; /;[[:space:]]*$/d; p; }' "$f" |
-		grep -o 'nf_[A-Za-z0-9_]*(' | sed "s/($//; s/^/$b /" >>"$tmp/defs"
-	grep -o 'nf_[A-Za-z0-9_]*[[:space:]]*(' "$f" | sed 's/[[:space:]]*($//' | sort -u |
-		sed "s/^/$b /" >>"$tmp/calls"
-done
+grep '^src/cli/.*\.c$' "$tmp/files" >"$tmp/cfiles"
+# shellcheck disable=SC2046 # the list's names hold no blank
+awk -v defs="$tmp/defs" -v calls="$tmp/calls" -v cfolder="$tmp/cfolder" -F'\t' '
+	FILENAME == ARGV[1] { dir[$1] = $2; next }
+	FNR == 1 {
+		b = FILENAME
+		sub(/.*\//, "", b)
+		sub(/\.c$/, "", b)
+		print b, dir[FILENAME] >cfolder
+	}
+	/^[A-Za-z_]/ && !/^(static|extern|typedef)/ && !/;[[:space:]]*$/ {
+		line = $0
+		while (match(line, /nf_[A-Za-z0-9_]*\(/)) {
+			print b, substr(line, RSTART, RLENGTH - 1) >defs
+			line = substr(line, RSTART + RLENGTH)
+		}
+	}
+	{
+		line = $0
+		while (match(line, /nf_[A-Za-z0-9_]*[[:space:]]*\(/)) {
+			name = substr(line, RSTART, RLENGTH - 1)
+			sub(/[[:space:]]*$/, "", name)
+			if (!seen[b, name]++)
+				print b, name >calls
+			line = substr(line, RSTART + RLENGTH)
+		}
+	}' "$tmp/folders" $(cat "$tmp/cfiles")
+: >>"$tmp/defs"
+: >>"$tmp/calls"
+: >>"$tmp/cfolder"
 awk 'NR == FNR { owner[$2] = $1; next }
      ($2 in owner) && owner[$2] != $1 { print $1, owner[$2], $1 ".c calls", $2 }' \
 	"$tmp/defs" "$tmp/calls" | sort -u >"$tmp/carrows"
