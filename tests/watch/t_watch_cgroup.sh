@@ -110,7 +110,7 @@ pid_docker=$BG_PID
 if [[ -z $podman_why ]]; then
     CTR=nfwc$$
     timeout 60 podman --runtime runc run -d --name "$CTR" --network host --ulimit nofile=1024:1024 \
-        --ulimit nproc=1024:1024 --rootfs "$W/rootfs" /split_client "$H" "$port_podman" 40 \
+        --ulimit nproc=1024:1024 --rootfs "$W/rootfs" /split_client "$H" "$port_podman" 400 \
         >/dev/null 2>"$W/podman.err"
     pid_podman=$(podman inspect -f '{{.State.Pid}}' "$CTR" 2>/dev/null)
     [[ -n $CTR && ${pid_podman:-0} != 0 ]] || podman_why="podman run: $(tail -n 1 "$W/podman.err")"
