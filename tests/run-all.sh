@@ -8,8 +8,8 @@
 # The suites run in lanes side by side, each lane one suite after another:
 #   timed  the suites that judge a time somewhere (a stall of 40 ms against
 #          under 5 ms, a flush 20 ms after the writes), at the caller's
-#          priority, in two lanes (TIMED1, TIMED2), each of which mostly
-#          waits on its clients' rounds;
+#          priority, in one lane (TIMED1 then TIMED2; LANES=3 runs the
+#          two side by side), which mostly waits on its clients' rounds;
 #   plain  the suites that judge none (external: CPython's tests and the
 #          daemons' runs judged against the same run bare; wire-plain:
 #          wire's programs and its captures on file), under nice 19
@@ -20,9 +20,11 @@
 # builds into a directory of its own (build/asan, build/musl, build/fuzz,
 # a scratch directory). A suite's output is held until it ends, then
 # printed whole with its closing line and "== cpu NAME: U s user, S s
-# sys" (its processes' CPU time): lanes never interleave. LANES=2 runs the
-# timed suites in one lane, LANES=1 every suite in one lane at the
-# caller's priority, the plain ones first.
+# sys" (its processes' CPU time): lanes never interleave. By default
+# (LANES=2) the timed suites run in one lane, TIMED1 then TIMED2, beside
+# the plain lane: two timed lanes at once (LANES=3) slowed fast rounds
+# past 5 ms on a quiet machine. LANES=1 runs every suite in one lane at
+# the caller's priority, the plain ones first.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
@@ -117,7 +119,7 @@ prerequisites() {
         grep -v '^$\|^test-\|^difftest$\|^fuzz$\|^check$' | sort -u
 }
 
-lanes=${LANES:-3}
+lanes=${LANES:-2}
 mapfile -t built < <(prerequisites)
 start=$EPOCHREALTIME
 if ! make -s -j"$(nproc 2>/dev/null || echo 2)" "${built[@]}" >"$WORK/build.out" 2>&1; then
