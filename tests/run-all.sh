@@ -148,6 +148,9 @@ else
     wait "${others[@]}"
 fi
 
+# The totals are the suites' counts in $WORK/counts, each once (a lane
+# run in this shell has added its own to PASSED and FAILED as it went).
+PASSED=0 FAILED=0
 for name in "${PLAIN[@]}" "${TIMED1[@]}" "${TIMED2[@]}"; do
     [[ -n $name ]] || continue
     if read -r _ p f < <(grep "^$name " "$WORK/counts" 2>/dev/null); then
