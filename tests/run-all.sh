@@ -9,7 +9,8 @@
 #   timed  the suites that judge a time somewhere (a stall of 40 ms against
 #          under 5 ms, a flush 20 ms after the writes), at the caller's
 #          priority, in one lane (TIMED1 then TIMED2; LANES=3 runs the
-#          two side by side), which mostly waits on its clients' rounds;
+#          two side by side), which mostly waits on its clients' rounds
+#          (with LANES=2 or 3);
 #   plain  the suites that judge none (external: CPython's tests and the
 #          daemons' runs judged against the same run bare; wire-plain:
 #          wire's programs and its captures on file), under nice 19
@@ -21,10 +22,12 @@
 # a scratch directory). A suite's output is held until it ends, then
 # printed whole with its closing line and "== cpu NAME: U s user, S s
 # sys" (its processes' CPU time): lanes never interleave. By default
-# (LANES=2) the timed suites run in one lane, TIMED1 then TIMED2, beside
-# the plain lane: two timed lanes at once (LANES=3) slowed fast rounds
-# past 5 ms on a quiet machine. LANES=1 runs every suite in one lane at
-# the caller's priority, the plain ones first.
+# (LANES=1) every suite runs in one lane at the caller's priority, the
+# plain ones first. LANES=2 runs the timed suites in one lane, TIMED1
+# then TIMED2, beside the plain lane (19 min 47 s against 35 min 43 s
+# here, but watch's late namespace was captured in 1,063 ms, past its
+# 1 s, in one of two such runs); LANES=3 the timed suites in two lanes
+# (fast rounds slowed past 5 ms on a quiet machine).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
@@ -119,7 +122,7 @@ prerequisites() {
         grep -v '^$\|^test-\|^difftest$\|^fuzz$\|^check$' | sort -u
 }
 
-lanes=${LANES:-2}
+lanes=${LANES:-1}
 mapfile -t built < <(prerequisites)
 start=$EPOCHREALTIME
 if ! make -s -j"$(nproc 2>/dev/null || echo 2)" "${built[@]}" >"$WORK/build.out" 2>&1; then
