@@ -2,10 +2,11 @@
 # runs on its own command (naglefix's run mode and check: tests/cli;
 # audit and report: tests/audit; fix: tests/fix; scan: tests/wire;
 # watch: tests/watch; attach and detach: tests/attach).
-# Source it after tests/lib.sh, with NAGLEFIX (the command) and
-# USAGE_DIR (a directory for each check's NAME.out and NAME.log) set;
+# Source it after tests/lib.sh; usage_start (below), or the caller, sets
+# NAGLEFIX (the command) and USAGE_DIR (a directory for each check's
+# NAME.out and NAME.log);
 # USAGE_LIMIT, the seconds one check may take, is 30 unless set. It runs
-# nothing by itself and sets no trap. Provides:
+# nothing when sourced (usage_start sets lib.sh's scratch_dir trap). Provides:
 #   help_of NAME [CMD]         naglefix [CMD] --help prints the whole usage
 #                              on stdout (a "usage: naglefix[ CMD]" line and
 #                              at least 4 more), nothing on stderr, status 0
@@ -19,6 +20,10 @@
 #                              --help'" for the command CMD of ARG... if it
 #                              names one
 #   expect_usage NAME ARG...   a usage error, whatever its complaint says
+#   usage_start TARGET         the setup of a suite's t_usage.sh: TOP,
+#                              NAGLEFIX (NAGLEFIX_BUILD's command, else
+#                              build/'s), a clean environment, the command
+#                              built (else TARGET is named) and USAGE_DIR
 # Each is one check, counted by lib.sh's pass or fail, run only if the
 # name filter T selects NAME.
 # shellcheck shell=bash
@@ -70,3 +75,13 @@ usage_says() {
 }
 
 expect_usage() { usage_says "$1" "" "${@:2}"; }
+
+usage_start() {
+    TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+    BUILD=$(cd "$TOP" && cd "${NAGLEFIX_BUILD:-build}" && pwd -P) || exit 2 # another build: make B=dir
+    NAGLEFIX="$BUILD/naglefix"
+    clean_env
+    need_built "$1" "$NAGLEFIX"
+    scratch_dir nfusage
+    USAGE_DIR=$TMP
+}

@@ -7,18 +7,12 @@
 set -u
 export LC_ALL=C
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-TOP=$(cd "$HERE/../.." && pwd -P)
-BUILD=$(cd "$TOP" && cd "${NAGLEFIX_BUILD:-build}" && pwd -P) || exit 2 # another build: make B=dir
-NAGLEFIX="$BUILD/naglefix"
-BAD="$TOP/tests/integration/conf/bad-action.conf"
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$HERE/../lib.sh"
 # shellcheck source-path=SCRIPTDIR source=../usage.sh
 . "$HERE/../usage.sh"
-clean_env
-need_built "make test-cli" "$NAGLEFIX"
-scratch_dir nfusage
-USAGE_DIR=$TMP
+usage_start "make test-cli"
+BAD="$TOP/tests/integration/conf/bad-action.conf"
 
 cli_help() {
     local out rc

@@ -7,17 +7,11 @@
 set -u
 export LC_ALL=C
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-TOP=$(cd "$HERE/../.." && pwd -P)
-BUILD=$(cd "$TOP" && cd "${NAGLEFIX_BUILD:-build}" && pwd -P) || exit 2 # another build: make B=dir
-NAGLEFIX="$BUILD/naglefix"
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$HERE/../lib.sh"
 # shellcheck source-path=SCRIPTDIR source=../usage.sh
 . "$HERE/../usage.sh"
-clean_env
-need_built "make test-watch" "$NAGLEFIX"
-scratch_dir nfusage
-USAGE_DIR=$TMP
+usage_start "make test-watch"
 
 help_of cli-help-watch watch
 usage_says cli-watch-unknown-option "naglefix watch: unknown option '--b\x1bgus'" watch $'--b\egus'

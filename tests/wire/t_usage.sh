@@ -7,17 +7,11 @@
 set -u
 export LC_ALL=C
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-TOP=$(cd "$HERE/../.." && pwd -P)
-BUILD=$(cd "$TOP" && cd "${NAGLEFIX_BUILD:-build}" && pwd -P) || exit 2 # another build: make B=dir
-NAGLEFIX="$BUILD/naglefix"
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$HERE/../lib.sh"
 # shellcheck source-path=SCRIPTDIR source=../usage.sh
 . "$HERE/../usage.sh"
-clean_env
-need_built "make test-wire" "$NAGLEFIX"
-scratch_dir nfusage
-USAGE_DIR=$TMP
+usage_start "make test-wire"
 
 help_of cli-help-scan scan
 usage_says cli-scan-unknown-option "naglefix scan: unknown option '--b\x1bgus'" scan $'--b\egus' x.pcap
