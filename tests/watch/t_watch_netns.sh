@@ -44,7 +44,8 @@
 #     found, named pid:N; and, once its processes ended, closed within
 #     2 s (no descriptor of watch on it any more); the mover's namespace
 #     captured within 3 s of its move (a process's link is read again
-#     every 2 s, then the capture is opened off watch's loop: 2.0-2.8 s);
+#     every 2 s, then the capture is opened off watch's loop: 1.1-1.7 s
+#     measured, load 2-5);
 #   - --netns B: the veth row, not LO's; -i lo: LO's row, not the veth's;
 #     -i VB: the veth row;
 #     --netns PID: LO's row, named pid:PID;
@@ -161,13 +162,11 @@ ns_packet_inodes() {
     fi
 }
 
-# socket_inodes PID: the inodes of PID's sockets.
+# socket_inodes PID: the inodes of PID's sockets (one process: a subshell
+# per descriptor cost 40 ms each under load, and the late namespace's
+# capture time below is measured in steps of this call).
 socket_inodes() {
-    local fd l
-    for fd in /proc/"$1"/fd/*; do
-        l=$(readlink "$fd" 2>/dev/null) || continue
-        [[ $l == socket:* ]] && { l=${l#socket:[}; echo "${l%]}"; }
-    done
+    find /proc/"$1"/fd -lname 'socket:*' -printf '%l\n' 2>/dev/null | sed 's/^socket:\[\(.*\)\]$/\1/'
 }
 
 # capturing PID NS: watch PID has a packet socket bound in NS.
@@ -307,7 +306,7 @@ done
 # a process that moves to a namespace of its own a second after it
 # started (unshare(2) from the process itself: no new PID shows it):
 # captured within 3 s of its move (a process's link is read again
-# every 2 s; the capture opened in watch's thread: 2.0-2.8 s measured)
+# every 2 s; the capture opened in watch's thread)
 python3 -c 'import ctypes, sys, time
 time.sleep(1)
 if ctypes.CDLL(None).unshare(0x40000000) != 0:
