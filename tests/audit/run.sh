@@ -80,7 +80,7 @@ groups = json.loads("\n".join(lines[lines.index("["):]))
 sys.exit(not any(g["peer"] == sys.argv[2] and g["writes"] == [6, 7] for g in groups))
 ' "$WORK/java-json.out" "$H:$PORT"
 ok "java split: audit --json: on stderr only the log-kept line" \
-    bash -c "[[ \$(wc -l <'$WORK/java-json.err') == 1 ]] && grep -q '^naglefix: log kept in ' '$WORK/java-json.err'"
+    bash -c "[[ \$(wc -l <'$WORK/java-json.err') == 1 ]] && grep -q '^naglefix audit: log kept in ' '$WORK/java-json.err'"
 
 # --- the receiving side: the echo server audited, the Java split client bare --
 # The client's Nagle holds "world\r\n" until the server's delayed ACK of
@@ -176,7 +176,7 @@ fi
 audit_run missing "" "$WORK/no/such/program"
 ok "a program that does not exist: 127, its error alone, no verdict" \
     bash -c "[[ \$(cat '$WORK/missing.rc') == 127 && \$(wc -l <'$WORK/missing.err') == 1 ]] &&
-        grep -qx 'naglefix: $WORK/no/such/program: No such file or directory' '$WORK/missing.err'"
+        grep -qx 'naglefix audit: $WORK/no/such/program: No such file or directory' '$WORK/missing.err'"
 audit_run no-tcp "" sh -c 'echo hello'
 ok "a program with no TCP socket: no verdict, said so" \
     bash -c "grep -qF 'naglefix audit: no verdict: no TCP socket of sh went through the library, so nothing was seen' '$WORK/no-tcp.err' &&
@@ -467,7 +467,7 @@ for bad in "$WORK/a-directory" "$WORK/a-symlink" "$WORK/missing-dir/x.log"; do
         ok "bad log ($what, $how): exit status 3 kept" test "$rc" = 3
         ok "bad log ($what, $how): output intact" grep -q '^median_ms=' "$WORK/bad.out"
         ok "bad log ($what, $how): one message" \
-            test "$(grep -c 'naglefix: cannot write log' "$WORK/bad.err")" = 1 -a \
+            test "$(grep -c 'naglefix\( audit\)\?: cannot write log' "$WORK/bad.err")" = 1 -a \
             "$(wc -l <"$WORK/bad.err")" = 1
     done
 done

@@ -123,7 +123,7 @@ if any_selected report-long-line-skipped; then
 		echo "$LINE"
 	} >"$TMP/long.log"
 	bounded report-long-line-skipped 10 $SMALL_KB 1 \
-		"naglefix: report $TMP/long.log: 1 line over 64 KiB skipped (its other lines are reported)" 1 \
+		"naglefix report: $TMP/long.log: 1 line over 64 KiB skipped (its other lines are reported)" 1 \
 		"$NF" report "$TMP/long.log"
 	selected report-long-line-skipped-rest &&
 		if grep -q '^192\.0\.2\.1:80  *connect  *2 ' "$TMP/report-long-line-skipped.out"; then

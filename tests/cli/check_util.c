@@ -4,7 +4,8 @@
  * ("naglefix: " for the run mode), the message, one newline, on stderr;
  * nf_cli_warnx returns the status with errno kept, nf_cli_errx exits
  * with it after stdout's text, and the usage form adds the --help hint
- * and returns 125. Each runs in a child whose stdout and stderr go to one
+ * and returns 125; nf_cli_warnx_as says the name it is given instead of
+ * the command's, nf_cli_warn_more a line indented under a message. Each runs in a child whose stdout and stderr go to one
  * pipe, read back whole.
  */
 #include <check.h>
@@ -18,7 +19,7 @@
 #include "cli/common/nf_cli.h"
 #include "../unit/unit.h"
 
-enum { WARNX, ERRX, USAGE };
+enum { WARNX, ERRX, USAGE, WARNX_AS, MORE };
 
 /* Runs the message of kind form in a child (cmd set, "x" printed on
  * stdout first); out gets what it wrote, the result its exit status. */
@@ -40,7 +41,16 @@ static int run(int form, const char *cmd, char *out, size_t len)
 			nf_cli_errx(6, "gone: %s", "why");
 		if (form == WARNX)
 			status = nf_cli_warnx(3, "%s %d", "no", 7) == 3 && errno == EBADF ? 0 : 99;
-		else
+		else if (form == WARNX_AS)
+			status = nf_cli_warnx_as(cmd ? "attach --list" : NULL, 4, "%s", "as") == 4 &&
+					 errno == EBADF
+					 ? 0
+					 : 99;
+		else if (form == MORE) {
+			nf_cli_warnx(0, "log:");
+			nf_cli_warn_more("%s %d", "line", 1);
+			status = errno == EBADF ? 0 : 99;
+		} else
 			status = nf_cli_usage_error(cmd, "bad '%s'", "w") == NF_EXIT_USAGE ? 0 : 99;
 		fflush(stdout);
 		_exit(status);
@@ -91,6 +101,26 @@ START_TEST(test_util_usage_error_hints_help)
 }
 END_TEST
 
+START_TEST(test_util_warnx_as_says_the_name_given)
+{
+	char out[256];
+
+	ck_assert_int_eq(run(WARNX_AS, "watch", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "naglefix attach --list: as\nx");
+	ck_assert_int_eq(run(WARNX_AS, NULL, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "naglefix: as\nx");
+}
+END_TEST
+
+START_TEST(test_util_warn_more_indents_a_line)
+{
+	char out[256];
+
+	ck_assert_int_eq(run(MORE, "attach", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "naglefix attach: log:\n    line 1\nx");
+}
+END_TEST
+
 static Suite *util_suite(void)
 {
 	Suite *s = suite_create("util");
@@ -100,6 +130,8 @@ static Suite *util_suite(void)
 	unit_add(tc, test_util_warnx_run_mode_says_naglefix);
 	unit_add(tc, test_util_errx_exits_after_stdout);
 	unit_add(tc, test_util_usage_error_hints_help);
+	unit_add(tc, test_util_warnx_as_says_the_name_given);
+	unit_add(tc, test_util_warn_more_indents_a_line);
 	suite_add_tcase(s, tc);
 	return s;
 }

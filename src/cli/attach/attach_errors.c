@@ -61,10 +61,8 @@ int nf_attach_say(const char *cmd, const char *step, int rc, const char *target)
 	for (size_t i = 0; i < sizeof(meanings) / sizeof(meanings[0]) && !m; i++)
 		if (meanings[i].err == -rc)
 			m = &meanings[i];
-	fprintf(stderr, "naglefix %s: ", cmd);
-	if (target)
-		fprintf(stderr, "%s: ", nf_cli_quote(target, q));
-	fprintf(stderr, "%s: %s%s%s\n", step, strerror(-rc), m ? ": " : "", m ? m->say : "");
+	nf_cli_warnx_as(cmd, 0, "%s%s%s: %s%s%s", target ? nf_cli_quote(target, q) : "",
+			target ? ": " : "", step, strerror(-rc), m ? ": " : "", m ? m->say : "");
 	return m ? m->status : NF_ATTACH_EXIT_PARTIAL;
 }
 
@@ -74,11 +72,11 @@ int nf_attach_say_blocked(const char *cmd, const char *target, const char *where
 {
 	char q[NF_CLI_QUOTE_MAX], qn[NF_CLI_QUOTE_MAX];
 
-	fprintf(stderr,
-		"naglefix %s: %s: %s program %u '%s' on %s is attached in %s mode: %s; nothing "
+	nf_cli_warnx_as(cmd, 0,
+		"%s: %s program %u '%s' on %s is attached in %s mode: %s; nothing "
 		"changed (bpftool cgroup tree shows it; its own tool can take it off or attach it "
-		"with BPF_F_ALLOW_MULTI)\n",
-		cmd, nf_cli_quote(target, q), nf_bpf_kind_name(kind), (unsigned)prog->id,
+		"with BPF_F_ALLOW_MULTI)",
+		nf_cli_quote(target, q), nf_bpf_kind_name(kind), (unsigned)prog->id,
 		nf_cli_quote(prog->name, qn), where, nf_bpf_mode_name(mode), why);
 	return NF_ATTACH_EXIT_BLOCKED;
 }

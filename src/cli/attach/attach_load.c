@@ -16,6 +16,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "cli/common/nf_cli.h"
+
 #define LOG_SIZE (1024 * 1024) /* the verifier's log of a refused program */
 
 /* The hook's check, made once a run (-1: not yet). */
@@ -32,11 +34,10 @@ static int check_hook(const char *cmd, const struct nf_attach_target *t, int *ho
 		return nf_attach_say(cmd, "checking this kernel's setsockopt hook", rc, t->dir);
 	if (hook_status < 0 && (hook_status = rc) == 0) {
 		uname(&u);
-		fprintf(stderr,
-			"naglefix %s: this kernel (Linux %s) has no cgroup setsockopt hook (Linux 5.3 and "
+		nf_cli_warnx_as(cmd, 0,
+			"this kernel (Linux %s) has no cgroup setsockopt hook (Linux 5.3 and "
 			"later have it): a program's own setsockopt(TCP_NODELAY, 0) after connecting "
-			"turns Nagle back on; the sock_ops program goes on alone\n",
-			cmd, u.release);
+			"turns Nagle back on; the sock_ops program goes on alone", u.release);
 	}
 	*hook = hook_status;
 	return 0;
@@ -54,7 +55,7 @@ static int say_refused(const char *cmd, const struct nf_attach_target *t, enum n
 		 nf_bpf_kind_name(kind), n, nf_bpf_log_tail(log));
 	rc = nf_attach_say(cmd, step, rc, t->dir);
 	for (char *line = full ? strtok(full, "\n") : NULL; line; line = strtok(NULL, "\n"))
-		fprintf(stderr, "    %s\n", line);
+		nf_cli_warn_more("%s", line);
 	free(full);
 	return NF_ATTACH_EXIT_KERNEL;
 }

@@ -78,7 +78,7 @@ int nf_attach_netns_open(const char *cmd, const char *netns, const char *pid,
 	rc = open_path(ns);
 	if (rc == 0 && nf_attach_netns_check(ns) == 0)
 		return 0;
-	fprintf(stderr, "naglefix %s: network namespace %s (%s): %s\n", cmd, nf_cli_quote(ns->name, q),
+	nf_cli_warnx_as(cmd, 0, "network namespace %s (%s): %s", nf_cli_quote(ns->name, q),
 		ns->path, rc == -ENOENT ? "no such namespace (ip netns list names them)"
 		: rc < 0 ? strerror(-rc) : "not a network namespace");
 	nf_attach_netns_close(ns);
@@ -139,9 +139,9 @@ int nf_attach_netns_sockets(const struct nf_attach_netns *ns, int *nl, int *ioc)
 	}
 	rc = sockets_in(nl, ioc);
 	if (setns(self, CLONE_NEWNET) < 0) {
-		fprintf(stderr, "naglefix: coming back from network namespace %s: %s\n", ns->name,
-			strerror(errno));
-		exit(1); /* nothing more may be done from the wrong namespace */
+		/* nothing more may be done from the wrong namespace */
+		nf_cli_errx(1, "coming back from network namespace %s: %s", ns->name,
+			    strerror(errno));
 	}
 	close(self);
 	return rc;

@@ -47,11 +47,10 @@ int nf_attach_check_kernel(const char *cmd, const char *root)
 		return nf_attach_say(cmd, step, rc, NULL);
 	}
 	uname(&u);
-	fprintf(stderr,
-		"naglefix %s: this kernel (Linux %s) does not let a sock_ops program set TCP_NODELAY "
+	nf_cli_warnx_as(cmd, 0,
+		"this kernel (Linux %s) does not let a sock_ops program set TCP_NODELAY "
 		"(bpf_setsockopt: %s; Linux 6.0 and later do): nothing attached; use naglefix fix or "
-		"the library instead\n",
-		cmd, u.release, err ? strerror(-err) : "the option stayed off");
+		"the library instead", u.release, err ? strerror(-err) : "the option stayed off");
 	return NF_ATTACH_EXIT_KERNEL;
 }
 

@@ -45,13 +45,13 @@ static int load_file(const char *cmd, const char *path, struct nf_attach_policy 
 	int rc = nf_config_read_file(path, &text);
 
 	if (rc < 0) {
-		fprintf(stderr, "naglefix %s: %s: %s\n", cmd, path, strerror(-rc));
+		nf_cli_warnx_as(cmd, 0, "%s: %s", path, strerror(-rc));
 		return NF_EXIT_USAGE;
 	}
 	rc = nf_attach_policy_parse(path, text, strlen(text), p, err, sizeof(err));
 	free(text);
 	if (rc < 0)
-		fprintf(stderr, "naglefix %s: %s\n", cmd, err[0] ? err : strerror(-rc));
+		nf_cli_warnx_as(cmd, 0, "%s", err[0] ? err : strerror(-rc));
 	return rc < 0 ? NF_EXIT_USAGE : 0;
 }
 
@@ -92,10 +92,10 @@ static void say_one(const char *cmd, const struct nf_attach_policy *p, const str
 {
 	char w[NF_BPF_SOURCE_MAX + 32];
 
-	fprintf(stderr,
-		"naglefix %s: %s: %s needs the library, which the kernel's program cannot apply: its "
-		"connections are left as they are (the library applies it: naglefix -c %s -- COMMAND)\n",
-		cmd, nf_attach_policy_where(p, r, w, sizeof(w)), nf_policy_action_name(a), p->source);
+	nf_cli_warnx_as(cmd, 0,
+		"%s: %s needs the library, which the kernel's program cannot apply: its "
+		"connections are left as they are (the library applies it: naglefix -c %s -- COMMAND)",
+		nf_attach_policy_where(p, r, w, sizeof(w)), nf_policy_action_name(a), p->source);
 }
 
 void nf_attach_policy_say_left(const char *cmd, const struct nf_attach_policy *p)

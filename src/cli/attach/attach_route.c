@@ -81,7 +81,7 @@ static void say_error(struct run *x, const struct nf_route *r, const char *step,
 	if (!x->quiet) {
 		char t[NF_ROUTE_TEXT_MAX];
 
-		fprintf(stderr, "naglefix %s: network namespace %s: route '%s': %s\n", x->cmd,
+		nf_cli_warnx_as(x->cmd, 0, "network namespace %s: route '%s': %s",
 			x->ns->name, route_text(x, r, t, sizeof(t)), what);
 	}
 	snprintf(x->last, sizeof(x->last), "%s", what);
@@ -215,15 +215,15 @@ static void routes_of(struct run *x, const struct nf_endpoint *ep)
 			       x->cmd, x->ns->name, x->why, strerror(-rc));
 	} else if (ep->family) {
 		if (!x->quiet)
-			fprintf(stderr, "naglefix %s: network namespace %s: the route to the address of "
-				"%s not read: %s; left as it is\n", x->cmd, x->ns->name, x->why,
+			nf_cli_warnx_as(x->cmd, 0, "network namespace %s: the route to the address of "
+				"%s not read: %s; left as it is", x->ns->name, x->why,
 				unread_why(rc));
 		x->errors++;
 	}
 	rc = nf_route_each(x->nl, ep->family, collect, &in);
 	if (rc < 0 && !x->quiet)
-		fprintf(stderr, "naglefix %s: network namespace %s: reading its routes: %s; those read "
-			"handled, the others left as they are\n", x->cmd, x->ns->name, unread_why(rc));
+		nf_cli_warnx_as(x->cmd, 0, "network namespace %s: reading its routes: %s; those read "
+			"handled, the others left as they are", x->ns->name, unread_why(rc));
 	x->errors += rc < 0;
 	for (size_t i = 0; i < in.n; i++)
 		handle(x, &in.v[i]);
@@ -269,8 +269,8 @@ static int end(struct run *x, int lock)
 	int rc = nf_attach_route_record_write(&x->rec);
 
 	if (rc < 0 && !x->quiet)
-		fprintf(stderr, "naglefix %s: the record of the routes set (%s): %s: detach cannot put "
-			"them back by itself\n", x->cmd, nf_fix_state_dir(), strerror(-rc));
+		nf_cli_warnx_as(x->cmd, 0, "the record of the routes set (%s): %s: detach cannot put "
+			"them back by itself", nf_fix_state_dir(), strerror(-rc));
 	nf_attach_route_record_free(&x->rec);
 	free(x->seen);
 	if (x->nl >= 0)
@@ -297,10 +297,10 @@ static size_t refuse_accept(const char *cmd, const struct nf_attach_policy *p)
 
 		if (r->opts.action != NF_ACT_QUICKACK || r->side != NF_SIDE_ACCEPT)
 			continue;
-		fprintf(stderr, "naglefix %s: %s: an accept rule names the program's own end, not the "
+		nf_cli_warnx_as(cmd, 0, "%s: an accept rule names the program's own end, not the "
 			"peer, and a route is chosen by the peer: not applied (write the peers as "
-			"'connect PREFIX quickack', or 'connect * quickack' for every route)\n",
-			cmd, nf_attach_policy_where(p, r, w, sizeof(w)));
+			"'connect PREFIX quickack', or 'connect * quickack' for every route)",
+			nf_attach_policy_where(p, r, w, sizeof(w)));
 		n++;
 	}
 	return n;
@@ -315,7 +315,7 @@ int nf_attach_route_apply(const char *cmd, const struct nf_attach_netns *ns,
 	int lock = begin(&x), rc;
 
 	if (lock < 0) {
-		fprintf(stderr, "naglefix %s: network namespace %s: %s\n", cmd, ns->name, strerror(-lock));
+		nf_cli_warnx_as(cmd, 0, "network namespace %s: %s", ns->name, strerror(-lock));
 		return status_of(lock);
 	}
 	refuse_accept(cmd, p);
@@ -390,7 +390,7 @@ int nf_attach_route_restore(const char *cmd, const struct nf_attach_netns *ns)
 	int lock = begin(&x), rc;
 
 	if (lock < 0) {
-		fprintf(stderr, "naglefix %s: network namespace %s: %s\n", cmd, ns->name, strerror(-lock));
+		nf_cli_warnx_as(cmd, 0, "network namespace %s: %s", ns->name, strerror(-lock));
 		return status_of(lock);
 	}
 	for (size_t i = 0; i < x.rec.n; i++)
@@ -424,9 +424,9 @@ static int host_by_pid(const char *cmd, const char *pid, const struct nf_attach_
 	nf_attach_netns_close(&self);
 	if (!same)
 		return 0;
-	fprintf(stderr, "naglefix %s: pid %s is in the host's network namespace: its quickack rules "
+	nf_cli_warnx_as(cmd, 0, "pid %s is in the host's network namespace: its quickack rules "
 		"would change the host's routes, every program's; not applied (naglefix %s --host "
-		"does that, if it is meant)\n", cmd, pid, cmd);
+		"does that, if it is meant)", pid, cmd);
 	return NF_ATTACH_EXIT_TARGET;
 }
 
@@ -459,9 +459,9 @@ int nf_attach_route_cmd(const char *cmd, enum nf_attach_kind kind, const char *a
 	if (rc != 0)
 		return rc;
 	if (!names_netns(kind, netns, host)) {
-		fprintf(stderr, "naglefix %s: %s's quickack rules change a network namespace's routes, "
+		nf_cli_warnx_as(cmd, 0, "%s's quickack rules change a network namespace's routes, "
 			"and a cgroup names none: not applied (add --netns NAME|PATH, or name a process "
-			"with --pid)\n", cmd, p->source);
+			"with --pid)", p->source);
 		return alone ? NF_EXIT_USAGE : 0;
 	}
 	rc = nf_attach_netns_open(cmd, netns, kind == NF_ATTACH_PID ? arg : NULL, &ns);

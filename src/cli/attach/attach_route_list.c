@@ -88,7 +88,7 @@ int nf_attach_route_list(void)
 	int rc = nf_attach_route_record_each(list_one, &n);
 
 	if (rc < 0) {
-		fprintf(stderr, "naglefix attach --list: the routes' records (%s): %s\n",
+		nf_cli_warnx_as("attach --list", 0, "the routes' records (%s): %s",
 			nf_fix_state_dir(), strerror(-rc));
 		return NF_ATTACH_EXIT_PARTIAL;
 	}

@@ -55,7 +55,7 @@ static int dir_of_pid(const char *cmd, const char *root, const char *arg, char *
 		return nf_cli_usage_error(cmd, "--pid takes a process id, not '%.64s'", arg);
 	rc = v2_path_of_pid((pid_t)pid, rel, sizeof(rel));
 	if (rc == -ESRCH) {
-		fprintf(stderr, "naglefix %s: pid %ld: no such process\n", cmd, pid);
+		nf_cli_warnx_as(cmd, 0, "pid %ld: no such process", pid);
 		return NF_ATTACH_EXIT_TARGET;
 	}
 	if (rc < 0)
@@ -87,7 +87,7 @@ static int find_dir(const char *cmd, const char *root, enum nf_attach_kind kind,
 		rc = nf_cgroup_resolve(arg, dir, NF_CGROUP_PATH_MAX);
 		if (rc == -ENOENT || rc == -ENOTDIR || rc == -EXDEV) {
 			nf_cgroup_unresolved(rc, what, sizeof(what));
-			fprintf(stderr, "naglefix %s: cgroup %s: %s\n", cmd, nf_cli_quote(arg, q), what);
+			nf_cli_warnx_as(cmd, 0, "cgroup %s: %s", nf_cli_quote(arg, q), what);
 			return NF_ATTACH_EXIT_TARGET;
 		}
 		return rc < 0 ? nf_attach_say(cmd, "finding the cgroup", rc, arg) : 0;

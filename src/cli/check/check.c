@@ -32,11 +32,13 @@ static const char *env(const char *name)
 	return v && *v ? v : NULL;
 }
 
-/* One error, as the library says it. */
+/* One error, as the library says it ("naglefix: FILE:LINE: ...", not
+ * under check's name): the line a program run under the library would
+ * print. */
 static void say(const char *err, void *arg)
 {
 	(void)arg;
-	fprintf(stderr, "naglefix: %s\n", err);
+	nf_cli_warnx_as(NULL, 0, "%s", err);
 }
 
 /* The default for every socket with no rule: NAGLEFIX_MODE's, or the

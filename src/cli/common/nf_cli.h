@@ -1,6 +1,7 @@
 /*
  * nf_cli.h - what every command of naglefix uses (util.c): its messages
- * in err(3)'s shape, its usage errors, a word quoted, an input opened,
+ * in err(3)'s shape (the only writer of stderr below src/cli: the layer
+ * check fails on another), its usage errors, a word quoted, an input opened,
  * a JSON string, the library put in LD_PRELOAD.
  *
  * Each command's usage is the text naglefix CMD --help prints, kept in
@@ -41,6 +42,22 @@ const char *nf_cli_set_cmd(const char *cmd);
 int nf_cli_warnx(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void nf_cli_errx(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
+
+/*
+ * nf_cli_warnx under the name cmd instead of the command running
+ * ("naglefix CMD: ", "naglefix: " for NULL): for code several commands
+ * share, which says its lines under the name its caller gives (attach's
+ * for attach, detach, "attach --list" and watch --fix --attach), and for
+ * the lines that repeat the library's own ("naglefix: FILE:LINE: ...").
+ * Returns status.
+ */
+int nf_cli_warnx_as(const char *cmd, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* One more line under the message said before it, on stderr: fmt's text
+ * indented four spaces, no name (a kernel verifier's log, line by line);
+ * errno kept. */
+void nf_cli_warn_more(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * The usage form of nf_cli_warnx: a usage error of naglefix (cmd NULL) or

@@ -27,8 +27,9 @@ void nf_cli_wire_json(FILE *out, const struct nf_holder *h, const char *source);
  * nothing if it has none. */
 void nf_cli_wire_json_netns(FILE *out, const struct nf_holder *h);
 
-/* One line of what the detector saw (st), for who ("scan", "watch"). */
-void nf_cli_wire_stats(FILE *out, const char *who, const struct nf_wire_stats *st);
+/* One line of what the detector saw (st), said as the command's message
+ * (nf_cli_warnx: "naglefix scan: N segments, ..."). */
+void nf_cli_wire_stats(const struct nf_wire_stats *st);
 
 /* watch's line when a row first stalls: holder, peer, side, process,
  * the stall and the fix. */

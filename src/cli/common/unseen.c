@@ -56,7 +56,7 @@ void nf_cli_unseen_say(const char *cmd)
 	enum nf_exe_why w = check_cmd(cmd, file, who);
 
 	if (w != NF_EXE_OK)
-		fprintf(stderr, "naglefix: %s\n", nf_exe_say(line, sizeof(line), file, who, w, getpid()));
+		nf_cli_warnx(0, "%s", nf_exe_say(line, sizeof(line), file, who, w, getpid()));
 }
 
 /* "statically linked", or "WHO: statically linked" for an interpreter. */

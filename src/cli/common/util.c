@@ -64,6 +64,31 @@ int nf_cli_warnx(int status, const char *fmt, ...)
 	return status;
 }
 
+int nf_cli_warnx_as(const char *cmd, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(cmd, "\n", fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+void nf_cli_warn_more(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	flockfile(stderr);
+	fputs("    ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	funlockfile(stderr);
+	errno = saved;
+}
+
 void nf_cli_errx(int status, const char *fmt, ...)
 {
 	va_list ap;

@@ -314,21 +314,25 @@ void nf_cli_wire_first(FILE *out, const struct nf_holder *h, const struct nf_sta
 	fflush(out);
 }
 
-void nf_cli_wire_stats(FILE *out, const char *who, const struct nf_wire_stats *st)
+void nf_cli_wire_stats(const struct nf_wire_stats *st)
 {
-	fprintf(out, "naglefix %s: %llu segments, %llu connections (at most %llu at once), "
-		"%llu duplicate%s dropped, %llu retransmitted, %llu seen one way only",
-		who, (unsigned long long)st->packets, (unsigned long long)st->conns,
-		(unsigned long long)st->peak, (unsigned long long)st->duplicates,
-		st->duplicates == 1 ? "" : "s", (unsigned long long)st->retransmits,
-		(unsigned long long)st->one_way);
+	char more[3][96] = { "", "", "" };
+
 	if (st->unanswered)
-		fprintf(out, ", %llu held segment%s no answer followed (a one-way sender's: not counted)",
-			(unsigned long long)st->unanswered, st->unanswered == 1 ? "" : "s");
+		snprintf(more[0], sizeof(more[0]),
+			 ", %llu held segment%s no answer followed (a one-way sender's: not counted)",
+			 (unsigned long long)st->unanswered, st->unanswered == 1 ? "" : "s");
 	if (st->dropped_conns)
-		fprintf(out, ", %llu not tracked (no memory)", (unsigned long long)st->dropped_conns);
+		snprintf(more[1], sizeof(more[1]), ", %llu not tracked (no memory)",
+			 (unsigned long long)st->dropped_conns);
 	if (st->unrowed)
-		fprintf(out, ", %llu stall%s of ends past the %u rows kept: not counted",
-			(unsigned long long)st->unrowed, st->unrowed == 1 ? "" : "s", NF_WIRE_ROWS_MAX);
-	fputc('\n', out);
+		snprintf(more[2], sizeof(more[2]), ", %llu stall%s of ends past the %u rows kept: not "
+			 "counted", (unsigned long long)st->unrowed, st->unrowed == 1 ? "" : "s",
+			 NF_WIRE_ROWS_MAX);
+	nf_cli_warnx(0, "%llu segments, %llu connections (at most %llu at once), %llu duplicate%s "
+		     "dropped, %llu retransmitted, %llu seen one way only%s%s%s",
+		     (unsigned long long)st->packets, (unsigned long long)st->conns,
+		     (unsigned long long)st->peak, (unsigned long long)st->duplicates,
+		     st->duplicates == 1 ? "" : "s", (unsigned long long)st->retransmits,
+		     (unsigned long long)st->one_way, more[0], more[1], more[2]);
 }

@@ -55,9 +55,8 @@ static int open_log(const char *arg, char *out, size_t outlen)
 		snprintf(out, outlen, "%s/%s", cwd, arg);
 	fd = open(out, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
 	if (fd < 0) {
-		fprintf(stderr, "naglefix: cannot write log %s: %s; running the command without audit\n",
-			arg, strerror(errno));
-		return -1;
+		return nf_cli_warnx(-1, "cannot write log %s: %s; running the command without audit",
+				    arg, strerror(errno));
 	}
 	close(fd);
 	return 0;
@@ -71,9 +70,8 @@ static int temp_log(char *out, size_t outlen)
 	snprintf(out, outlen, "%s/naglefix-audit.XXXXXX", dir && *dir ? dir : "/tmp");
 	fd = mkstemp(out);
 	if (fd < 0) {
-		fprintf(stderr, "naglefix: cannot create a log in %s: %s\n", dir ? dir : "/tmp",
-			strerror(errno));
-		return -1;
+		return nf_cli_warnx(-1, "cannot create a log in %s: %s", dir ? dir : "/tmp",
+				    strerror(errno));
 	}
 	close(fd);
 	return 0;
@@ -97,7 +95,7 @@ static void child_exec(char **argv, int fd)
 	err = errno;
 	if (fd >= 0)
 		(void)!write(fd, &err, sizeof(err));
-	fprintf(stderr, "naglefix: %s: %s\n", argv[0], strerror(err));
+	nf_cli_warnx(0, "%s: %s", argv[0], strerror(err));
 	_exit(err == ENOENT ? 127 : 126);
 }
 
@@ -123,7 +121,7 @@ static int run_and_wait(char **argv, int *exec_err)
 	if (fds[1] >= 0)
 		close(fds[1]);
 	if (pid < 0) {
-		perror("naglefix: fork");
+		nf_cli_warnx(0, "fork: %s", strerror(errno));
 		status = NF_EXIT_USAGE << 8;
 	} else {
 		while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
@@ -231,6 +229,6 @@ int nf_cli_audit(int argc, char **argv)
 	if (!arg_log && found == 0)
 		unlink(log);
 	else if (!arg_log)
-		fprintf(stderr, "naglefix: log kept in %s (naglefix report %s)\n", log, log);
+		nf_cli_warnx(0, "log kept in %s (naglefix report %s)", log, log);
 	return status;
 }

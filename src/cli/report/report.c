@@ -316,8 +316,7 @@ static int bad_log(const char *path, const char *why)
 {
 	char q[NF_CLI_QUOTE_MAX];
 
-	fprintf(stderr, "naglefix: cannot report %s: %s\n", nf_cli_quote(path, q), why);
-	return -1;
+	return nf_cli_warnx(-1, "cannot report %s: %s", nf_cli_quote(path, q), why);
 }
 
 /*
@@ -357,9 +356,7 @@ static int say_partial(const char *path, const char *why)
 {
 	char q[NF_CLI_QUOTE_MAX];
 
-	fprintf(stderr, "naglefix: report %s: %s (its other lines are reported)\n",
-		nf_cli_quote(path, q), why);
-	return 1;
+	return nf_cli_warnx(1, "%s: %s (its other lines are reported)", nf_cli_quote(path, q), why);
 }
 
 /* After reading path, what was wrong, said in one line: -1 if none of
@@ -425,15 +422,14 @@ static int read_log(struct groups *gs, const char *path)
 static int say_bounds(const struct groups *gs)
 {
 	if (gs->unkept)
-		fprintf(stderr, "naglefix: report: %lu stall%s left out of the medians (counted in "
-			"FINDINGS and TOTAL_MS): report keeps %u MiB of what it read\n", gs->unkept,
-			gs->unkept == 1 ? "" : "s", NF_REPORT_MEM_MAX >> 20);
+		nf_cli_warnx(0, "%lu stall%s left out of the medians (counted in FINDINGS and "
+			     "TOTAL_MS): report keeps %u MiB of what it read", gs->unkept,
+			     gs->unkept == 1 ? "" : "s", NF_REPORT_MEM_MAX >> 20);
 	if (!gs->unrowed)
 		return 0;
-	fprintf(stderr, "naglefix: report: %lu finding%s of peers past the first %zu rows not "
-		"counted: report keeps %u MiB of what it read\n", gs->unrowed,
-		gs->unrowed == 1 ? "" : "s", gs->n, NF_REPORT_MEM_MAX >> 20);
-	return -1;
+	return nf_cli_warnx(-1, "%lu finding%s of peers past the first %zu rows not counted: "
+			    "report keeps %u MiB of what it read", gs->unrowed,
+			    gs->unrowed == 1 ? "" : "s", gs->n, NF_REPORT_MEM_MAX >> 20);
 }
 
 int nf_report_print(char *const paths[], int n, int json, FILE *out)
@@ -442,8 +438,7 @@ int nf_report_print(char *const paths[], int n, int json, FILE *out)
 	int bad = 0, some = 0;
 
 	if (!gs.stalls) {
-		fputs("naglefix: report: out of memory\n", stderr);
-		return -1;
+		return nf_cli_warnx(-1, "out of memory");
 	}
 	for (int i = 0; i < n; i++) {
 		int rc = read_log(&gs, paths[i]);

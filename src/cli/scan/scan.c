@@ -83,15 +83,15 @@ static int scan_path(struct nf_wire *w, const char *path, struct skipped *sk)
 /* The frames that were not TCP segments, if any, on stderr. */
 static void print_skipped(const struct skipped *sk)
 {
-	const char *sep = "naglefix scan: frames skipped: ";
+	char line[NF_SKIP_NKINDS * 48] = "";
+	size_t len = 0;
 
 	for (int i = 1; i < NF_SKIP_NKINDS; i++)
-		if (sk->n[i]) {
-			fprintf(stderr, "%s%llu %s", sep, sk->n[i], nf_pkt_skip_name(i));
-			sep = ", ";
-		}
-	if (*sep == ',')
-		fputc('\n', stderr);
+		if (sk->n[i] && len < sizeof(line))
+			len += snprintf(line + len, sizeof(line) - len, "%s%llu %s", len ? ", " : "",
+					sk->n[i], nf_pkt_skip_name(i));
+	if (len)
+		nf_cli_warnx(0, "frames skipped: %s", line);
 }
 
 /* The rows of w: the table, or --json lines, on stdout. */
@@ -110,7 +110,7 @@ static void print_rows(struct nf_wire *w, int json)
 	/* the rows out first: with 2>&1 the stderr lines then follow whole
 	 * lines, not the middle of one */
 	fflush(stdout);
-	nf_cli_wire_stats(stderr, "scan", &st);
+	nf_cli_wire_stats(&st);
 }
 
 /* scan's options: the long ones; getopt_long's short ones are ":h". */
