@@ -261,13 +261,9 @@ int nf_cli_preload(void)
 {
 	char lib[PATH_MAX];
 
-	if (find_library(lib, sizeof(lib)) < 0) {
-		fprintf(stderr, "naglefix: cannot find libnaglefix.so next to this program\n");
-		return -1;
-	}
-	if (prepend_preload(lib) < 0) {
-		perror("naglefix: LD_PRELOAD");
-		return -1;
-	}
+	if (find_library(lib, sizeof(lib)) < 0)
+		return nf_cli_warnx(-1, "cannot find libnaglefix.so next to this program");
+	if (prepend_preload(lib) < 0)
+		return nf_cli_warnx(-1, "LD_PRELOAD: %s", strerror(errno));
 	return 0;
 }
