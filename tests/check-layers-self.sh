@@ -31,6 +31,11 @@
 #                     (nf_fix.h) does not declare (attach -> fix is an arrow)
 #   command-door      a new src/cli/fix/nf_fix_more.h, which watch_fix.c includes: a
 #                     second door of cli/fix
+#   cli-stderr        src/cli/scan/scan.c writes a message with fprintf(stderr, ...),
+#                     not through nf_cli.h's helper
+#   cli-stderr-lines  src/cli/report/report.c: fputs("...",<newline> stderr), the
+#                     statement over two lines, a comment naming stderr before it
+#   cli-perror        src/cli/attach/attach_netns.c calls perror
 #
 # A FILE that does not exist is made with the LINE (and FILE2 with LINE2,
 # for a case that needs two).
@@ -165,6 +170,13 @@ bad command-undeclared src/cli/attach/attach.c 'static int nf_self_test(void) { 
 bad command-door src/cli/fix/nf_fix_more.h '/* nf_fix_more.h */' \
 	'src/cli/fix/nf_fix_more.h: a second door of cli/fix (a command'"'"'s folder has one, nf_fix.h)' \
 	src/cli/watch/watch_fix.c '#include "cli/fix/nf_fix_more.h"'
+bad cli-stderr src/cli/scan/scan.c 'static void self_test(void) { fprintf(stderr, "naglefix scan: x\n"); }' \
+	'src/cli/scan/scan.c:'"$(($(wc -l <"$top/src/cli/scan/scan.c") + 1))"': writes to stderr itself, not through nf_cli.h (fprintf(stderr, "")'
+bad cli-stderr-lines src/cli/report/report.c '/* on stderr: */ static void self_test(void) { fputs("x",
+	stderr); }' \
+	'src/cli/report/report.c:'"$(($(wc -l <"$top/src/cli/report/report.c") + 1))"': writes to stderr itself, not through nf_cli.h (fputs("", stderr)'
+bad cli-perror src/cli/attach/attach_netns.c 'static void self_test(void) { perror("naglefix"); }' \
+	'src/cli/attach/attach_netns.c:'"$(($(wc -l <"$top/src/cli/attach/attach_netns.c") + 1))"': writes to stderr itself'
 
 said
 finish

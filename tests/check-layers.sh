@@ -5,7 +5,8 @@
 # folder, every header named by the one rule, each command's folder with
 # one door, no cycle between the modules of the library and of the packet
 # side, no call between the command's folders that the table does not
-# allow, and no circle between the command's files.
+# allow, no circle between the command's files, and no file of the
+# command but its message helper writing to stderr.
 #
 # Folders, read from the path alone. A file of src/ is in the folder it
 # lives in, relative to src/ (src/actions/coalesce/coalesce.c and
@@ -67,12 +68,25 @@
 # folders that must be an arrow of ARROWS (a call made without the
 # door's include is still seen), and no file may reach itself.
 #
+# Messages. The command says every message through one helper,
+# src/cli/common/util.c (nf_cli.h: nf_cli_warnx and its forms, util-linux's
+# err(3) shape, "naglefix CMD: ..."); no other file of src/cli writes to
+# stderr itself. A statement (the text between two of ';', '{' and '}',
+# comments and the insides of quotes left out, over as many lines as it
+# takes) that names stderr in a stdio write (fprintf, vfprintf, fputs,
+# fputc, putc, fwrite and their _unlocked forms), writes to descriptor 2
+# (write, dprintf, 2 or STDERR_FILENO), calls perror, psignal, err(3)'s
+# or error(3)'s functions, includes <err.h> or <error.h>, or keeps stderr
+# in a variable (= stderr) fails. A table the command prints on stderr
+# (audit's) is passed as an argument to a function that takes a FILE.
+#
 # Prints each wrong arrow (the include that makes it), each private header
 # reached from outside, each header wrongly named, each cycle (its
 # modules and the includes that close it), each call between the
-# command's folders that is no arrow and each circle of calls, and
-# ends with "N passed, M failed" over the six checks; exits 1 on a
-# failure, 2 if TOP has no src/. T=pattern picks checks by name.
+# command's folders that is no arrow, each circle of calls and each
+# write to stderr of src/cli outside the helper, and ends with "N
+# passed, M failed" over the seven checks; exits 1 on a failure, 2 if
+# TOP has no src/. T=pattern picks checks by name.
 set -eu
 
 top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -408,6 +422,60 @@ elif [ -s "$tmp/circles" ]; then
 	failed=$((failed + 1))
 else
 	echo "PASS layers-cli-no-circle: $(wc -l <"$tmp/cfolder" | tr -d ' ') files, $(cut -d' ' -f1,2 "$tmp/carrows" | sort -u | wc -l | tr -d ' ') arrows of calls between them"
+	passed=$((passed + 1))
+fi
+
+# ---- messages: stderr written by the helper alone (see the top)
+helper=src/cli/common/util.c
+# shellcheck disable=SC2046 # the list's names hold no blank
+awk '
+	function said(   w, id) {
+		w = "(^|[^A-Za-z0-9_])"; id = "([^A-Za-z0-9_]|$)"
+		if (cur ~ w "(v?fprintf|fputs|fputc|putc|fwrite)(_unlocked)?[ \t]*\\(" && cur ~ w "stderr" id ||
+		    cur ~ w "(v?dprintf|write|writev)[ \t]*\\([ \t]*(2|STDERR_FILENO)[ \t]*," ||
+		    cur ~ w "(perror|psignal|psiginfo|v?warnx?|v?errx?|warnc|errc|error|error_at_line)[ \t]*\\(" ||
+		    cur ~ "#[ \t]*include[ \t]*<(err|error)[.]h>" || cur ~ "(^|[^=!<>])=[ \t]*stderr" id) {
+			gsub(/[ \t]+/, " ", cur)
+			sub(/^ /, "", cur)
+			printf "  %s:%d: writes to stderr itself, not through nf_cli.h (%s)\n", file, at,
+			       substr(cur, 1, 100)
+		}
+		cur = ""
+	}
+	FNR == 1 { said(); file = FILENAME; incomment = 0; q = "" }
+	{
+		line = $0
+		for (i = 1; i <= length(line); i++) {
+			c = substr(line, i, 1); n = substr(line, i + 1, 1)
+			if (incomment) {
+				if (c == "*" && n == "/") { incomment = 0; i++ }
+				continue
+			}
+			if (q != "") {
+				if (c == "\\") i++
+				else if (c == q) { q = ""; cur = cur c }
+				continue
+			}
+			if (c == "/" && n == "*") { incomment = 1; i++; continue }
+			if (c == "/" && n == "/") break
+			if (c == ";" || c == "{" || c == "}") { said(); continue }
+			if (c !~ /[ \t]/ && cur ~ /^[ \t]*$/) at = FNR
+			if (c == "\"" || c == "\047") q = c
+			cur = cur c
+		}
+		if (cur ~ /^[ \t]*#/) said()  # a preprocessor line ends at its end
+		cur = cur " "
+	}
+	END { said() }
+' $(find src/cli -name '*.[ch]' ! -path "$helper" | sort) >"$tmp/stderr"
+if ! selected layers-cli-messages; then
+	:
+elif [ -s "$tmp/stderr" ]; then
+	echo "FAIL layers-cli-messages: a file of src/cli that writes to stderr itself (say it with nf_cli_warnx, nf_cli_warnx_as, nf_cli_errx or nf_cli_usage_error):"
+	cat "$tmp/stderr"
+	failed=$((failed + 1))
+else
+	echo "PASS layers-cli-messages: $(find src/cli -name '*.[ch]' ! -path "$helper" | wc -l | tr -d ' ') files of src/cli, none writes to stderr but $helper"
 	passed=$((passed + 1))
 fi
 
