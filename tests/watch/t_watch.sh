@@ -46,7 +46,7 @@
 # (1); memory bounded by the live connections (2,000 short connections
 # in waves: the table's peak stays under one wave's worth, ~400).
 # Env: ROUNDS (default 13), T (tests/lib.sh's name filter). Output and logs
-# stay in build/wire-watch/. Ends with "N passed, M failed".
+# stay in build/watch/. Ends with "N passed, M failed".
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../programs/common.sh
@@ -55,7 +55,7 @@ export LC_ALL=C
 clean_env
 ROUNDS=${ROUNDS:-13}
 FAST_MAX_MS=5 # a round that does not stall
-W=$TOP/build/wire-watch
+W=$TOP/build/watch
 TEST_USER=nfwatch$$
 H=127.0.0.1
 rm -rf "$W"

@@ -20,7 +20,7 @@
 # fix --json --cgroup` with the container's cgroup sets its socket, its
 # line naming the container. Each fails with the name left out of that
 # output.
-# Env: T (tests/lib.sh's name filter). Output in build/wire-watch-cgroup/.
+# Env: T (tests/lib.sh's name filter). Output in build/watch-cgroup/.
 # Ends with "N passed, M failed".
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -31,7 +31,7 @@ fi
 . "$HERE/../programs/common.sh"
 export LC_ALL=C
 clean_env
-W=$TOP/build/wire-watch-cgroup
+W=$TOP/build/watch-cgroup
 rm -rf "$W"
 mkdir -p "$W"
 need_built make "$NAGLEFIX"

@@ -17,7 +17,7 @@
 # judged up to 420 ms late; a stall judged after its client ended has no
 # process left to name (the issue saw 2 runs of 5 unnamed).
 # Every namespace the test made is removed at its end, on failure too.
-# Env: RUNS, CHURN, T. Output in build/wire-watch-churn/.
+# Env: RUNS, CHURN, T. Output in build/watch-churn/.
 # Ends with "N passed, M failed".
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,7 +27,7 @@ export LC_ALL=C
 clean_env
 RUNS=${RUNS:-3}
 CHURN=${CHURN:-50}
-W=$TOP/build/wire-watch-churn
+W=$TOP/build/watch-churn
 NAME="watch names the holder under namespace churn and a busy core"
 rm -rf "$W"
 mkdir -p "$W"

@@ -45,7 +45,7 @@
 # sits in the namespace the test was started in: the root one, 4026531833,
 # when run from there), and PostgreSQL's (listener, its backends, psql's
 # and pgbench's ends) and the sentinel's among the unchanged.
-# Env: T (tests/lib.sh's name filter). Output in build/wire-watch-fix/.
+# Env: T (tests/lib.sh's name filter). Output in build/watch-fix/.
 # Ends with "N passed, M failed".
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -59,7 +59,7 @@ export LC_ALL=C
 clean_env
 FAST_MAX_MS=5
 STALL_MIN_MS=30
-W=$TOP/build/wire-watch-fix
+W=$TOP/build/watch-fix
 REMOTE=nfwf$$
 rm -rf "$W"
 mkdir -p "$W/state"

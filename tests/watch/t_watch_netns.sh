@@ -73,7 +73,7 @@
 # 60-round split client in B against C: its socket set TCP_NODELAY at its
 # first stall (a wire_fix line with its pid and netns B), the client's
 # median round under 5 ms.
-# Env: ROUNDS (default 13), T. Output in build/wire-watch-netns/.
+# Env: ROUNDS (default 13), T. Output in build/watch-netns/.
 # Ends with "N passed, M failed".
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -84,7 +84,7 @@ clean_env
 ROUNDS=${ROUNDS:-13}
 FAST_MAX_MS=5
 CLIENT_TIMEOUT=60
-W=$TOP/build/wire-watch-netns
+W=$TOP/build/watch-netns
 LO=nfl$$
 LO2=nfm$$
 NB=nfb$$
