@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # run.sh - the tests again, under sanitizers and checkers (`make test-sanitize`):
 #
-#   asan-*   the unit tests (with LeakSanitizer) and the integration tests
+#   asan-*   the unit tests (with LeakSanitizer), the integration tests
+#            and the usage checks of every command (asan-usage-SUITE:
+#            tests/SUITE/t_usage.sh, each command's --help and usage
+#            errors, with LeakSanitizer: their naglefix is ours alone)
 #            against build/asan/, built with -fsanitize=address,undefined
 #            (gcc, -fno-sanitize-recover: any UB report aborts). An
 #            uninstrumented program (sh, echo) gets the ASan runtime first
@@ -232,16 +235,27 @@ for f in tests/integration/test_*.c; do
     f=${f##*/}
     ITESTS+=("tests/${f%.c}")
 done
+# asan-usage-SUITE for each suite's t_usage.sh (tests/usage.sh)
+USAGE_CHECKS=()
+for f in tests/*/t_usage.sh; do
+    f=${f#tests/}
+    USAGE_CHECKS+=("asan-usage-${f%%/*}")
+done
 
 # ---- AddressSanitizer + UndefinedBehaviorSanitizer --------------------------
 
 A=build/asan
-if any_selected asan-unit asan-integration asan-scan-{fixtures,public,model} && build asan . B=$A CC="$CC" CFLAGS="$ASAN_CFLAGS" all $A/tests/check_naglefix $A/tests/wire/model "${ITESTS[@]/#/$A/}"; then
+if any_selected asan-unit asan-integration "${USAGE_CHECKS[@]}" asan-scan-{fixtures,public,model} && build asan . B=$A CC="$CC" CFLAGS="$ASAN_CFLAGS" all $A/tests/check_naglefix $A/tests/wire/model "${ITESTS[@]/#/$A/}"; then
     # shellcheck disable=SC2016 # for the inner shell
     check asan-unit asan_env /bin/sh -c 'cd tests/unit && exec env CK_DEFAULT_TIMEOUT=60 ../../$0/tests/check_naglefix' "$A"
     # The host programs (sh, echo, strace) are not ours: no leak check there.
     LEAKS=0 SCAN="$A/tests/logs" check asan-integration asan_env NAGLEFIX_BUILD=$A NFTEST_PRELOAD="$ASAN_RT" \
         NFTEST_TIMEOUT=60 tests/integration/run.sh
+    # Every command's --help and usage errors, which tests/integration no
+    # longer holds: each suite's t_usage.sh, given the ASan build's naglefix
+    for c in "${USAGE_CHECKS[@]}"; do
+        check "$c" asan_env NAGLEFIX_BUILD=$A USAGE_LIMIT=60 bash "tests/${c#asan-usage-}/t_usage.sh"
+    done
     scan_check asan-scan asan_env "$A"
 fi
 
