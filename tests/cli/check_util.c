@@ -5,8 +5,9 @@
  * nf_cli_warnx returns the status with errno kept, nf_cli_errx exits
  * with it after stdout's text, and the usage form adds the --help hint
  * and returns 125; nf_cli_warnx_as says the name it is given instead of
- * the command's, nf_cli_warn_more a line indented under a message. Each runs in a child whose stdout and stderr go to one
- * pipe, read back whole.
+ * the command's, nf_cli_warn_more a line indented under a message. Each
+ * runs in a child whose stdout and stderr go to one pipe, read back
+ * whole.
  */
 #include <check.h>
 #include <errno.h>

@@ -215,15 +215,16 @@ static void routes_of(struct run *x, const struct nf_endpoint *ep)
 			       x->cmd, x->ns->name, x->why, strerror(-rc));
 	} else if (ep->family) {
 		if (!x->quiet)
-			nf_cli_warnx_as(x->cmd, 0, "network namespace %s: the route to the address of "
-				"%s not read: %s; left as it is", x->ns->name, x->why,
-				unread_why(rc));
+			nf_cli_warnx_as(x->cmd, 0, "network namespace %s: the route to the address "
+					"of %s not read: %s; left as it is", x->ns->name, x->why,
+					unread_why(rc));
 		x->errors++;
 	}
 	rc = nf_route_each(x->nl, ep->family, collect, &in);
 	if (rc < 0 && !x->quiet)
-		nf_cli_warnx_as(x->cmd, 0, "network namespace %s: reading its routes: %s; those read "
-			"handled, the others left as they are", x->ns->name, unread_why(rc));
+		nf_cli_warnx_as(x->cmd, 0, "network namespace %s: reading its routes: %s; those "
+				"read handled, the others left as they are", x->ns->name,
+				unread_why(rc));
 	x->errors += rc < 0;
 	for (size_t i = 0; i < in.n; i++)
 		handle(x, &in.v[i]);
@@ -269,8 +270,8 @@ static int end(struct run *x, int lock)
 	int rc = nf_attach_route_record_write(&x->rec);
 
 	if (rc < 0 && !x->quiet)
-		nf_cli_warnx_as(x->cmd, 0, "the record of the routes set (%s): %s: detach cannot put "
-			"them back by itself", nf_fix_state_dir(), strerror(-rc));
+		nf_cli_warnx_as(x->cmd, 0, "the record of the routes set (%s): %s: detach cannot "
+				"put them back by itself", nf_fix_state_dir(), strerror(-rc));
 	nf_attach_route_record_free(&x->rec);
 	free(x->seen);
 	if (x->nl >= 0)
