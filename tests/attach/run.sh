@@ -9,7 +9,9 @@
 #
 # Checks (T=name selects):
 #   attach-unit-*              src/bpf on its own (check_bpf.c)
-#   attach-bpftool-shows       bpftool lists naglefix's two programs, multi, on the cgroup
+#   attach-bpftool-shows       with no policy (NAGLEFIX_CONF=none: nodelay for every
+#                              connection), bpftool lists naglefix's two programs, multi,
+#                              on the cgroup
 #   attach-static-client       a static C client started in the cgroup after
 #                              attach: median and p99 under 5 ms from round 1
 #   attach-python-client       the same, a Python client
@@ -279,12 +281,13 @@ sockets_of >"$TMP/sockets.before"
 
 # ---- attach, and programs started in the cgroup after it ----------------
 
-"$NF" attach -m nodelay --cgroup "$CG" >"$TMP/attach.out" 2>"$TMP/attach.err"
+# no -c, no -m, no file (NAGLEFIX_CONF=none): nodelay for every connection
+NAGLEFIX_CONF=none "$NF" attach --cgroup "$CG" >"$TMP/attach.out" 2>"$TMP/attach.err"
 rc=$?
 if selected attach-bpftool-shows; then
 	line=$(bpftool cgroup show "$CG" | awk '$2 == "cgroup_sock_ops" && $3 == "multi" && $NF == "naglefix"')
 	line2=$(bpftool cgroup show "$CG" | awk '$2 == "cgroup_setsockopt" && $3 == "multi" && $NF == "naglefix"')
-	if [[ $rc -eq 0 && -n $line && -n $line2 ]]; then
+	if [[ $rc -eq 0 && -n $line && -n $line2 ]] && grep -q "no policy file, 0 nodelay rules of 0, default nodelay" "$TMP/attach.out"; then
 		pass "attach-bpftool-shows: $line | $line2"
 	else
 		fail attach-bpftool-shows "status $rc; bpftool: $(bpftool cgroup show "$CG" | tr '\n' '|')" "$TMP/attach.err"

@@ -101,7 +101,7 @@ struct request {
  * to be left, with the number of processes that may hold them. */
 static int existing(const struct nf_attach_target *t, const struct nf_attach_policy *p, int now)
 {
-	int every = strcmp(p->source, "-m nodelay") == 0, rc;
+	int every = p->builtin, rc;
 	struct nf_fix_group g = { .name = t->dir };
 	struct nf_fix_req fix = { .conf = every ? NULL : p->source, .mode = every ? "nodelay" : NULL,
 				  .groups = &g, .ngroups = 1 };

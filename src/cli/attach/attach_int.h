@@ -59,7 +59,10 @@ struct nf_attach_target {
 /* The policy attach puts in the kernel. */
 struct nf_attach_policy {
 	struct nf_policy pol;
-	char source[NF_BPF_SOURCE_MAX]; /* the file, or "-m nodelay" */
+	char source[NF_BPF_SOURCE_MAX]; /* the file, "-m nodelay", "-m quickack"
+					   or "no policy file" */
+	int builtin;                    /* not a file: nodelay (or quickack) for
+					   every connection */
 	char *text;                     /* what the file said (malloc'd) */
 	size_t len;
 	size_t nodelay;                 /* its rules that are nodelay */

@@ -58,6 +58,8 @@ static int load_file(const char *cmd, const char *path, struct nf_attach_policy 
 int nf_attach_policy_load(const char *cmd, const char *conf, const char *mode,
 			  struct nf_attach_policy *p)
 {
+	int rc;
+
 	if (conf && mode)
 		return nf_cli_usage_error(cmd, "-c and -m exclude each other");
 	if (mode && strcmp(mode, "nodelay") != 0 && strcmp(mode, "quickack") != 0)
@@ -68,12 +70,16 @@ int nf_attach_policy_load(const char *cmd, const char *conf, const char *mode,
 		conf = nf_config_path(getenv("NAGLEFIX_CONF"));
 	if (conf)
 		return load_file(cmd, conf, p);
-	if (strcmp(mode, "quickack") == 0)
-		return nf_attach_policy_parse("-m quickack", every_route, sizeof(every_route) - 1, p,
-					      NULL, 0) < 0 ? NF_EXIT_USAGE : 0;
-	return nf_attach_policy_parse("-m nodelay", every, sizeof(every) - 1, p, NULL, 0) < 0
-		       ? NF_EXIT_USAGE
-		       : 0;
+	/* neither -c, -m nor a file (NAGLEFIX_CONF=none, or no
+	 * /etc/naglefix.conf): nodelay for every connection, as the man page says */
+	if (mode && strcmp(mode, "quickack") == 0)
+		rc = nf_attach_policy_parse("-m quickack", every_route, sizeof(every_route) - 1, p,
+					    NULL, 0);
+	else
+		rc = nf_attach_policy_parse(mode ? "-m nodelay" : "no policy file", every,
+					    sizeof(every) - 1, p, NULL, 0);
+	p->builtin = 1;
+	return rc < 0 ? NF_EXIT_USAGE : 0;
 }
 
 const char *nf_attach_policy_where(const struct nf_attach_policy *p, const struct nf_rule *r,
