@@ -4,12 +4,12 @@
  * goes. Usage: detect_alone CAPTURE [REPS]
  *
  * Reads, decodes and prepares every segment of CAPTURE into memory first
- * (nf_feed, as scan's reading thread does), then reads it again as that
- * thread does alone (into a ring of 4 batches, the file in the page
+ * (nf_feed, as scan's reading half does), then reads it again as that
+ * half does alone (into a ring of 4 batches, the file in the page
  * cache) and prints
  *   read alone: SEGMENTS segments, S s, NS ns a segment
  * then feeds the segments REPS times (default 5) to a new detector in
- * batches of 1,024, as scan's other thread does, and prints one line a
+ * batches of 1,024, as scan's other half does, and prints one line a
  * rep:
  *   detect_alone: SEGMENTS segments, PEAK connections at most, S s, NS ns a segment
  * Exit status 0, or 2 on an unreadable capture.
@@ -35,7 +35,7 @@ static double seconds(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* The seconds scan's reading thread takes on the capture on fd: read,
+/* The seconds scan's reading half takes on the capture on fd: read,
  * decoded and prepared (nf_feed) into a ring of 4 batches, as scan's;
  * -1 if it cannot be read whole. */
 static double read_alone(int fd, const char *name)
@@ -56,7 +56,7 @@ static double read_alone(int fd, const char *name)
 }
 
 /* Every segment of the capture on fd, read, decoded and prepared as
- * scan's reading thread does (nf_feed), into *seg and *more. The count,
+ * scan's reading half does (nf_feed), into *seg and *more. The count,
  * or 0 when the capture cannot be read whole. */
 static size_t load(int fd, const char *name, struct nf_seg **seg, struct nf_seg_more **more)
 {

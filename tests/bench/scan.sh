@@ -90,7 +90,7 @@ ratio() { # A B [COL]: median over reps of A's / B's figure COL (1 wall, 3 cpu)
 }
 peak_live=$(sed -n 's/.*(at most \([0-9]*\) at once).*/\1/p' "$dir/scan.err" | tail -n 1)
 # each half of scan alone: the reading (read, decoded, prepared into a
-# ring, as scan's reading thread does) and the detector (the segments
+# ring, as scan's reading half does) and the detector (the segments
 # prepared beforehand, nothing read), the detector's the median of 3 reps
 "$alone" "$cap" 3 >"$dir/alone.out"
 alone_s=$(sed -n 's/^detect_alone: .*, \([0-9.]*\) s, .*/\1/p' "$dir/alone.out" | median)
@@ -115,18 +115,15 @@ BEGIN {
 		pkts / ws / 1e6, rows, found, stalls, stalling
 	printf "%-44s %7.1fx  (target >= 30)%s\n", "tshark / scan time", st, (st >= 30 ? "" : "  MISSED")
 	printf "%-44s %7.2fx  (target <= 3)%s\n", "scan / cat time", sc, (sc <= 3 ? "" : "  MISSED")
-	# scan reads and decodes on one thread while the table and the
-	# signature run on another: its wall time is that of the slower half
-	# (the CPU time of scan counts the time a side spends looking for
-	# the next batch of the other before it sleeps, up to ~100 us a wait)
-	printf "%-44s %7.2fx  (scan: two threads; cat: one)\n", "scan / cat CPU time", scc
+	# scan reads, decodes and detects in turn on one thread, as cat
+	# reads on one
+	printf "%-44s %7.2fx  (each one thread)\n", "scan / cat CPU time", scc
 	printf "%-44s %7.3f s (%.1f ns a segment; %.2fx cat)\n", "the reading alone, no detector",
 		rd, rd * 1e9 / pkts, rd / cat
 	printf "%-44s %7.3f s (%.1f ns a segment; %.2fx cat)\n", "the detector alone, nothing read",
 		alone, alone * 1e9 / pkts, alone / cat
-	# scan ends no sooner than the slower of its halves alone
-	slow = alone > rd ? alone : rd
-	printf "%-44s %7.2fx  (the two halves overlap in scan)\n", "scan / its slower half alone", ws / slow
+	# scan does both halves in turn: about their sum
+	printf "%-44s %7.2fx  (one thread: both halves in turn)\n", "scan / its two halves alone", ws / (alone + rd)
 	if (live > 0) {
 		b = rss * 1024 / live
 		printf "%-44s %7.0f   (target < 300)%s\n", "scan peak RSS bytes / peak live connection", b,

@@ -24,8 +24,8 @@
 #            helgrind: helgrind does not model C11 atomics, so it would
 #            report the library's lock-free fd table and counters as races,
 #            and it runs the same test many times slower.
-#   *-scan   naglefix scan's two threads (the reader and decoder, the
-#            detector; src/cli/scan/scan_feed.c) under ASan and under TSan: every
+#   *-scan   naglefix scan (reading, decoding and the detector on one
+#            thread: src/cli/scan/scan_feed.c) under ASan and under TSan: every
 #            capture of tests/wire/fixtures, every public one (nobody here
 #            wrote them: tests/wire/public.sh), and a capture the model of two
 #            ends writes (4,000 connections, 800 at once, 10% of them
@@ -38,7 +38,7 @@
 #   canary-* proof that each check above fails when it should: a scratch
 #            copy of the sources (build/sanitize/canary/) gets a heap
 #            overflow, a signed overflow, data races (fd table, coalesce
-#            send, scan's hand-over of batches), a lost malloc and a growing list injected (each behind
+#            send), a lost malloc and a growing list injected (each behind
 #            its own -D), and each check must report it.
 #
 # A check passes iff its command exits 0 and the sanitizers wrote no report
@@ -415,14 +415,10 @@ make_canary_copy() {
         inject src/actions/coalesce/coalesce.c nf_coalesce_send NF_CANARY_TSAN \
             '{ static int nf_canary; nf_canary++; }' &&
         inject src/core/conn.c nf_conn_ensure NF_CANARY_TSAN \
-            '{ static int nf_canary; nf_canary++; }' &&
-        inject src/cli/scan/scan_feed.c reader NF_CANARY_TSAN \
-            '{ ((struct feed *)arg)->rc = 0; }' &&
-        inject src/cli/scan/scan_feed.c work NF_CANARY_TSAN \
-            '{ volatile int nf_canary = f->rc; (void)nf_canary; }'
+            '{ static int nf_canary; nf_canary++; }'
 }
 
-if any_selected canary-{asan,ubsan}-{integration,unit} canary-lsan-unit canary-tsan-{integrity,unit,scan} \
+if any_selected canary-{asan,ubsan}-{integration,unit} canary-lsan-unit canary-tsan-{integrity,unit} \
     canary-{leak,grow} && make_canary_copy; then
     for k in ASAN UBSAN; do
         kl=${k,,}
@@ -447,7 +443,7 @@ if any_selected canary-{asan,ubsan}-{integration,unit} canary-lsan-unit canary-t
             'cd "$0/tests/unit" && exec env CK_DEFAULT_TIMEOUT=60 CK_RUN_SUITE=policy ../../$1/tests/check_naglefix' \
             "$C" build/c-lsan
     fi
-    if any_selected canary-tsan-{integrity,unit,scan} && build canary-tsan "$C" B=build/c-tsan CC="$CC" CFLAGS="$TSAN_CFLAGS -DNF_CANARY_TSAN" \
+    if any_selected canary-tsan-{integrity,unit} && build canary-tsan "$C" B=build/c-tsan CC="$CC" CFLAGS="$TSAN_CFLAGS -DNF_CANARY_TSAN" \
         all build/c-tsan/tests/coalesce/test_integrity build/c-tsan/tests/check_naglefix; then
         caught canary-tsan-integrity 'data race' tsan_env "${NOASLR[@]}" \
             LD_PRELOAD="$C/build/c-tsan/libnaglefix.so" NAGLEFIX_MODE=coalesce \
@@ -456,10 +452,6 @@ if any_selected canary-{asan,ubsan}-{integration,unit} canary-lsan-unit canary-t
         caught canary-tsan-unit 'data race' tsan_env "${NOASLR[@]}" /bin/sh -c \
             'cd "$0/tests/unit" && exec env CK_DEFAULT_TIMEOUT=60 CK_RUN_SUITE=conn CK_RUN_CASE=table ../../build/c-tsan/tests/check_naglefix' \
             "$C"
-        # scan's two threads each touching the reader's own field before
-        # either has taken the ring's lock
-        caught canary-tsan-scan 'data race' tsan_env "${NOASLR[@]}" \
-            "$C/build/c-tsan/naglefix" scan tests/wire/fixtures/sections.pcapng
     fi
     for k in LEAK GROW; do
         kl=${k,,}
