@@ -35,10 +35,12 @@ static void frame(const struct nf_frame *f, struct nf_seg *s, struct nf_seg_more
 /* The segment of the common frame d (caplen bytes) whose numbers are k,
  * seen at ts, into *s and *more, as nf_seg_make would make it from the
  * segment nf_pkt_decode would give. */
-static inline void common_seg(const struct nf_common *k, const uint8_t *d, size_t caplen,
-			      uint64_t ts, struct nf_seg *s, struct nf_seg_more *more)
+static inline __attribute__((always_inline)) void common_seg(const struct nf_common *k,
+							     const uint8_t *d, size_t caplen,
+							     uint64_t ts, struct nf_seg *s,
+							     struct nf_seg_more *more)
 {
-	nf_seg_ends(AF_INET, k->saddr, 0, k->sport, k->daddr, 0, k->dport, s);
+	nf_seg_ends4(k->saddr, k->sport, k->daddr, k->dport, s);
 	s->ts_ns = ts;
 	s->sig = nf_seg_sig_of(k->seq, k->ack, k->len, k->flags, k->win);
 	s->seq = k->seq;
