@@ -299,11 +299,19 @@ size_t nf_wire_holders(struct nf_wire *w, struct nf_holder *const **out)
 	return w->nrows;
 }
 
-static int by_value(const void *a, const void *b)
+/* v[0..n) in ascending order: an insertion sort, as n is at most
+ * NF_HOLDER_SAMPLES (qsort's call a comparison made the medians of a
+ * table of 2,813 rows 2% of a scan's instructions). */
+static void sort_samples(float *v, uint32_t n)
 {
-	float x = *(const float *)a, y = *(const float *)b;
+	for (uint32_t i = 1; i < n; i++) {
+		float x = v[i];
+		uint32_t j = i;
 
-	return x < y ? -1 : x > y;
+		for (; j > 0 && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
 }
 
 double nf_holder_median_ms(const struct nf_holder *h)
@@ -314,7 +322,7 @@ double nf_holder_median_ms(const struct nf_holder *h)
 	if (n == 0)
 		return 0;
 	memcpy(v, h->samples, n * sizeof(*v));
-	qsort(v, n, sizeof(*v), by_value);
+	sort_samples(v, n);
 	return n % 2 ? v[n / 2] : ((double)v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
