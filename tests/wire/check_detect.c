@@ -606,6 +606,34 @@ START_TEST(test_detect_median_past_the_sample)
 }
 END_TEST
 
+/* The median of a row's samples in any order: odd and even counts, a
+ * full sample in descending order, repeated values (the samples as the
+ * reservoir leaves them, not sorted). */
+START_TEST(test_detect_median_of_unsorted_samples)
+{
+	static const float odd[] = { 50, 41, 47, 42, 44 }, even[] = { 60, 41, 45, 43 };
+	static const float dup[] = { 44, 40, 44, 40, 44, 40, 44 };
+	struct nf_holder h;
+
+	memset(&h, 0, sizeof(h));
+	memcpy(h.samples, odd, sizeof(odd));
+	h.nsamples = 5;
+	ck_assert(nf_holder_median_ms(&h) == 44);
+	memcpy(h.samples, even, sizeof(even));
+	h.nsamples = 4;
+	ck_assert(nf_holder_median_ms(&h) == 44);
+	memcpy(h.samples, dup, sizeof(dup));
+	h.nsamples = 7;
+	ck_assert(nf_holder_median_ms(&h) == 44);
+	for (int i = 0; i < NF_HOLDER_SAMPLES; i++)
+		h.samples[i] = (float)(1000 - i);
+	h.nsamples = NF_HOLDER_SAMPLES;
+	ck_assert(nf_holder_median_ms(&h) == (1000.0 - 31 + 1000.0 - 32) / 2);
+	h.nsamples = 0;
+	ck_assert(nf_holder_median_ms(&h) == 0);
+}
+END_TEST
+
 /* One stalling connection of client port cport to server end k (a row
  * each: 10.x.y.z:port), starting at ms. */
 static void stall_to(struct nf_wire *w, uint32_t k, uint16_t cport, double ms)
@@ -747,6 +775,7 @@ static Suite *detect_suite(void)
 	unit_add(row, test_detect_rows_by_total);
 	unit_add(row, test_detect_rows_bounded);
 	unit_add(row, test_detect_median_past_the_sample);
+	unit_add(row, test_detect_median_of_unsorted_samples);
 	suite_add_tcase(s, row);
 	unit_add(mem, test_detect_idle_and_closed_expire);
 	unit_add(mem, test_detect_one_way_counted);
