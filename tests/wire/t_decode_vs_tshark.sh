@@ -40,9 +40,10 @@ FIELDS=(frame.time_epoch sll.pkttype frame.packet_flags_direction ip.src ip.dst 
     ipv6.dst tcp.srcport tcp.dstport tcp.seq_raw tcp.ack_raw tcp.len tcp.flags
     tcp.window_size_value tcp.options.mss_val tcp.options.wscale.shift frame.encap_type frame.protocols)
 
-# compare OURS THEIRS: prints the first differences; status 0 iff none.
-compare() {
-    python3 - "$1" "$2" <<'PY'
+# The comparison of OURS with THEIRS (argv): prints the first
+# differences; status 0 iff none. One python3 runs it for every file (a
+# start costs 0.1 s of CPU): compare below.
+cat >"$TMP/compare.py" <<'PY'
 import sys
 ours = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 theirs = [l.rstrip("\n").split("\t") for l in open(sys.argv[2])]
@@ -73,6 +74,34 @@ for n, (o, t) in enumerate(zip(ours, theirs), 1):
             print(f"frame {n}: read {o}\n         tshark {want}")
 sys.exit(1 if bad else 0)
 PY
+# The server: for each line OURS<tab>THEIRS, compare.py's status, a tab,
+# what it printed (its newlines sent as \x1f).
+cat >"$TMP/server.py" <<'PY'
+import contextlib, io, sys
+prog = compile(open(sys.argv[1]).read(), sys.argv[1], "exec")
+for line in sys.stdin:
+    out, status = io.StringIO(), 0
+    sys.argv = ["compare.py"] + line.rstrip("\n").split("\t")
+    with contextlib.redirect_stdout(out):
+        try:
+            exec(prog, {"__name__": "__main__"})
+        except SystemExit as e:
+            status = e.code if isinstance(e.code, int) else int(e.code is not None)
+        except Exception as e:  # python3 would die with its traceback
+            print("compare.py: %s: %s" % (type(e).__name__, e))
+            status = 1
+    sys.stdout.write("%d\t%s\n" % (status, out.getvalue().strip().replace("\n", "\x1f")))
+    sys.stdout.flush()
+PY
+coproc COMPARE { exec python3 "$TMP/server.py" "$TMP/compare.py"; }
+
+# compare OURS THEIRS: prints the first differences; status 0 iff none.
+compare() {
+    local st out="the comparison's python3 is gone"
+    { printf '%s\t%s\n' "$1" "$2" >&"${COMPARE[1]}" && IFS=$'\t' read -r st out <&"${COMPARE[0]}"; } 2>/dev/null ||
+        st=2
+    printf '%s\n' "${out//$'\x1f'/$'\n'}"
+    return "$st"
 }
 
 # read FILE: capdump's lines in $TMP/ours (its message in $TMP/err, its
