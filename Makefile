@@ -406,8 +406,8 @@ test-deb:
 .PHONY: deb test-deb install uninstall bench bench-real all test check test-auto test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean
 
 # ---- sanitizers, leak check and fuzzing (tests/sanitize, tests/fuzz) -------
-# Each builds its own variants (build/asan, build/tsan, build/valgrind,
-# build/fuzz) and ends with "N passed, M failed". FUZZ_TIME=seconds a target:
+# Each builds its own variants (build/asan, build/tsan, build/fuzz; the
+# leak check preloads build/'s library) and ends with "N passed, M failed". FUZZ_TIME=seconds a target:
 # 60 in `make fuzz`, 15 in `make test` (tests/run-all.sh).
 
 test-sanitize:

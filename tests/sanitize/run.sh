@@ -32,14 +32,17 @@
 #            stalling), whose stall count scan must find exactly.
 #   leak-*   tests/sanitize/leak_loop.c (many connections, dup, shutdown,
 #            fork) under valgrind --leak-check=full with the library
-#            preloaded (a -O2 build, as shipped), per mode: no invalid
+#            preloaded (the tree's own build/, -O2, as shipped; with
+#            SANITIZE_CC, build/valgrind), per mode: no invalid
 #            access, nothing definitely or indirectly lost, and the heap in
 #            use at exit the same after 4 times the rounds.
 #   canary-* proof that each check above fails when it should: a scratch
 #            copy of the sources (build/sanitize/canary/) gets a heap
 #            overflow, a signed overflow, data races (fd table, coalesce
 #            send), a lost malloc and a growing list injected (each behind
-#            its own -D), and each check must report it.
+#            its own -D), and each check must report it. Each canary's
+#            build starts from the objects of the same flags' build above,
+#            so only the injected files and what links them are rebuilt.
 #
 # A check passes iff its command exits 0 and the sanitizers wrote no report
 # (they write to build/sanitize/reports/CHECK/, so reports from peers and
