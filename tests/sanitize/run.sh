@@ -415,7 +415,8 @@ inject() {
 # with the same compiler and flags (FRESH), all dated a second ago: the
 # copy's sources keep the tree's times and the injected files are newer,
 # so make rebuilds those four files and what links them, not the tree.
-# Without such a build the canary builds from nothing.
+# Without such a build the canary builds from nothing. A copy that fails
+# is a failed check (the canaries then do not run).
 seed() {
     local to=$C/build/c-$1 from=$2
     [[ -n ${FRESH[$3]:-} ]] || return 0
@@ -423,7 +424,9 @@ seed() {
         cp -r "$from/obj" "$from/.deps-recorded" "$to/" &&
         { [[ ! -d $from/tests/unit ]] || cp -r "$from/tests/unit" "$to/tests/"; } &&
         find "$from" -maxdepth 1 -name '*.a' -exec cp {} "$to/" \; &&
-        find "$to" -exec touch -h -d "@$((EPOCHSECONDS - 1))" {} +
+        find "$to" -exec touch -h -d "@$((EPOCHSECONDS - 1))" {} + && return 0
+    fail "canary-seed-$1" "cannot copy the objects of $from to $to"
+    return 1
 }
 
 make_canary_copy() {
