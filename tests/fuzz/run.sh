@@ -9,7 +9,7 @@
 # and decode.c, fuzz_request.c against src/metrics/request.c, and
 # fuzz_route.c against src/route/msg.c, with
 # clang (-fsanitize=fuzzer,address,undefined, UB fatal)
-# into build/fuzz/, then runs each for FUZZ_TIME seconds (default 60; 15 in
+# into build/fuzz/, then runs each for FUZZ_TIME seconds (default 60; 5 in
 # `make test`, tests/run-all.sh) on top of
 # its committed seed corpus tests/fuzz/corpus/TARGET/ (read only: what the
 # run finds goes to build/fuzz/corpus/TARGET/, kept between runs). A target
