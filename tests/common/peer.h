@@ -80,6 +80,8 @@ enum ct_kind {
 	CT_RESET = 'C', /* the reset peer aborted its connection */
 	CT_ERROR = 'X', /* the peer found something wrong (text) */
 	CT_GO = 'G',    /* test to peer: start reading / resetting */
+	CT_SERVING = 'S', /* the peer's process for connection conn runs (roles
+			     that announce it only: "lines-ready") */
 };
 
 struct ct_report {
@@ -674,14 +676,15 @@ struct ct_role {
 	const char *name;
 	void (*serve)(struct ct_stream *s);
 	int small_rcvbuf; /* so that a test can fill the connection quickly */
+	int announce;     /* a CT_SERVING report once the connection's process runs */
 };
 
 static const struct ct_role ct_roles[] = {
-	{ "echo", ct_role_echo, 0 },       { "lines", ct_role_lines, 0 },
-	{ "chunks", ct_role_chunks, 0 },   { "hash", ct_role_hash, 0 },
-	{ "records", ct_role_records, 0 }, { "stall", ct_role_stall, 1 },
-	{ "reset", ct_role_reset, 0 },     { "oob", ct_role_oob, 0 },
-	{ "drip", ct_role_drip, 1 },
+	{ "echo", ct_role_echo, 0, 0 },       { "lines", ct_role_lines, 0, 0 },
+	{ "chunks", ct_role_chunks, 0, 0 },   { "hash", ct_role_hash, 0, 0 },
+	{ "records", ct_role_records, 0, 0 }, { "stall", ct_role_stall, 1, 0 },
+	{ "reset", ct_role_reset, 0, 0 },     { "oob", ct_role_oob, 0, 0 },
+	{ "drip", ct_role_drip, 1, 0 },       { "lines-ready", ct_role_lines, 0, 1 },
 };
 
 static inline const struct ct_role *ct_role_find(const char *name)
@@ -718,6 +721,11 @@ static inline void ct_peer_serve(const struct ct_role *role, int fd, int rep, in
 	struct ct_stream s = { .fd = fd, .rep = rep, .conn = conn, .hash = CT_FNV_INIT };
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (role->announce) {
+		struct ct_report r = { .kind = CT_SERVING, .conn = conn };
+
+		ct_report_send(rep, &r);
+	}
 	role->serve(&s);
 	_exit(0);
 }
