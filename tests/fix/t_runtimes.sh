@@ -54,10 +54,11 @@ check_legacy "legacy legacy_client.js, unmodified" "$JPORT" node "$LEGACY_DIR/le
 check_legacy "legacy legacy_client.pl, unmodified" "$JPORT" perl "$LEGACY_DIR/legacy_client.pl" "$H" PORT 400 split
 
 # memccp: one process storing one 200,000-byte file 3,000 times; each store
-# timed from memcached's side (mc_watch.py). As is, stores stall (about half
-# of them, 42 ms each); after fix, none of the next 300.
+# timed from memcached's side (mc_watch.py). As is, stores stall (3-9 of 40
+# here, 42 ms each; at least 3 of 40, or of the next 200); after fix,
+# none of the next 300.
 check_memccp() {
-    local name="memccp" mport before after i
+    local name="memccp" mport before after i bstalls
     selected "$name" || return 0
     if ! command -v memccp >/dev/null || ! command -v memcached >/dev/null; then
         skip "$name" "memccp or memcached missing (tests/install-deps.sh installs them)"
@@ -72,6 +73,12 @@ check_memccp() {
     local tpid=$!
     CLIENT_PIDS+=("$tpid")
     before=$(timeout 30 python3 "$HERE/mc_watch.py" "$mport" 40)
+    # a busy machine can take the stall away from most stores (2 of 40
+    # seen beside the plain lane): then the next 200 must show it
+    bstalls=${before##*stalls=} bstalls=${bstalls%% *}
+    if [[ -n $bstalls ]] && ((bstalls < 3)); then
+        before=$(timeout 30 python3 "$HERE/mc_watch.py" "$mport" 200)
+    fi
     PID=$(pgrep -P "$tpid" -x memccp)
     if [[ -z $PID ]]; then
         fail "$name: running" "no memccp process" "$W/memccp.out"
