@@ -5,13 +5,8 @@
  * from the read buffer (nf_feed), then fed (nf_wire_segments), then the
  * next.
  *
- * One thread, not two: scan's halves (reading and decoding; the table
- * and the signature) were once on two threads, either doing either
- * half. On a quiet machine that saved about a fifth of the time; with
- * the other core busy, a thread taken off its processor in the middle
- * of a batch held up the other until its turn came again, and scan
- * took 1.35x its quiet time. One thread needs one core: it goes at the
- * same speed whatever the other cores do.
+ * One thread: it needs one core, and goes at the same speed whatever
+ * the other cores do (why not two: this file's history).
  */
 #include "scan_int.h"
 #include "wire/nf_feed.h"
