@@ -379,17 +379,19 @@ static inline double nft_rtt_median(int fd, enum nft_how how, int rounds)
 	return ct_median(t, rounds);
 }
 
-/* The median round trip on fd must be "stall" (>= 30 ms) or "fast" (< 5 ms). */
+/* The median round trip on fd must be "stall" (>= 30 ms over CT_STALL_ROUNDS
+ * rounds) or "fast" (< 5 ms over CT_ROUNDS). */
 #define nft_expect_rtt(fd, how, expect) nft_expect_rtt_at(__FILE__, __LINE__, fd, how, expect)
 static inline void nft_expect_rtt_at(const char *file, int line, int fd, enum nft_how how,
 				     const char *expect)
 {
+	int rounds = expect[0] == 's' ? CT_STALL_ROUNDS : CT_ROUNDS;
 	double ms;
 
 	CHECK_AT(file, line, strcmp(expect, "stall") == 0 || strcmp(expect, "fast") == 0,
 		 "expected stall or fast, got '%s'", expect);
-	ms = nft_rtt_median(fd, how, CT_ROUNDS);
-	ct_say("median round trip %.2f ms over %d rounds (want %s)", ms, CT_ROUNDS, expect);
+	ms = nft_rtt_median(fd, how, rounds);
+	ct_say("median round trip %.2f ms over %d rounds (want %s)", ms, rounds, expect);
 	if (expect[0] == 's')
 		CHECK_AT(file, line, ms >= NFT_STALL_MS, "median %.2f ms, want a stall (>= %.0f ms)",
 			 ms, NFT_STALL_MS);

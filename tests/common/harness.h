@@ -43,6 +43,11 @@
 #define CT_PEER_LIFETIME_S 60  /* nor any peer */
 #define CT_ROUNDS 11           /* timed rounds per measurement */
 #define CT_FAST_MS 5.0         /* a fast round trip: median below this */
+/* Rounds timed to show a stall: a stalled round lasts at least the delayed
+ * ACK's 40 ms (noise only adds), and at most the first is quick-ACKed, so
+ * the median of 5 is a stall iff 3 rounds are; a fast connection would
+ * need 3 of 5 rounds slowed 30 ms to pass for one. */
+#define CT_STALL_ROUNDS 5
 
 static const char *ct_prog = "test";
 static const char *ct_variant = "";

@@ -4,8 +4,9 @@
  *   test_rtt stall|fast [ADDR [LO-HI [write|send|sendto|sendmsg|writev]]]
  *
  * Connects to an echo peer on ADDR (default 127.0.0.1) listening on a free
- * port in LO-HI (default 23400-23499), then times CT_ROUNDS rounds of
- * "hello " + "world\r\n" sent in two calls and the echoed line read back.
+ * port in LO-HI (default 23400-23499), then times rounds (CT_ROUNDS;
+ * CT_STALL_ROUNDS when a stall is wanted) of "hello " + "world\r\n" sent
+ * in two calls and the echoed line read back.
  * ADDR ::ffff:a.b.c.d connects an AF_INET6 socket to the IPv4-mapped
  * address of a peer listening on a.b.c.d. The median must be a stall
  * (>= 30 ms) or fast (< 5 ms) as the first argument says.
