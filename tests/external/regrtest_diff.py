@@ -1,14 +1,23 @@
 #!/usr/bin/env python3
 """regrtest_diff.py: compares two runs of CPython's regrtest (`python3 -m
-test -j N --junit-xml X ...`), bare and under the library.
+test -j N --junit-xml X ...`), under the library and bare.
+
+  regrtest_diff.py suspects LIB.xml LIB.log
+      prints the test modules to run bare, one a line: those with a test
+      case that failed under the library, or that did not pass or skip
+      there (failed, crashed, env changed, timed out); "?" for a failed
+      case of no module the log names (then every module runs bare)
 
   regrtest_diff.py new BARE.xml LIB.xml
       prints the ids of the test cases that failed (failure or error) under
       the library and not bare, one a line (a --matchfile for a rerun)
 
   regrtest_diff.py verdict BARE.xml BARE.log LIB.xml LIB.log [RERUN.xml]
-      prints one tab-separated line per test module run bare:
-        PASS <module> <detail>   the library's failures are the bare ones
+      prints one tab-separated line per test module run (under the library,
+      or bare: the bare run may hold only the suspects, or be missing when
+      there were none):
+        PASS <module> <detail>   nothing failed under the library, or only
+                                 what failed bare too
         FAIL <module> <detail>   new failures (that failed again in RERUN,
                                  when given), or the module as a whole
                                  failed, crashed or timed out only under the
@@ -49,11 +58,14 @@ def cases(path):
 def modules(log):
     """{module: state} from a regrtest log, in the order they finished."""
     out = {}
-    with open(log, errors="replace") as f:
-        for line in f:
-            m = PROGRESS.search(line.rstrip("\n"))
-            if m:
-                out[m.group(1)] = m.group(2).strip()
+    try:
+        with open(log, errors="replace") as f:
+            for line in f:
+                m = PROGRESS.search(line.rstrip("\n"))
+                if m:
+                    out[m.group(1)] = m.group(2).strip()
+    except OSError:
+        pass
     return out
 
 
@@ -73,16 +85,24 @@ def bad_state(state):
     return not (state.startswith("passed") or state.startswith("skipped"))
 
 
+def suspects(lib_xml, lib_log):
+    lmods = modules(lib_log)
+    names = list(lmods)
+    out = {m for m, state in lmods.items() if bad_state(state)}
+    out |= {module_of(t, names) for t in failed(cases(lib_xml))}
+    return [m for m in names if m in out] + (["?"] if "?" in out else [])
+
+
 def verdict(bare_xml, bare_log, lib_xml, lib_log, rerun_xml=None):
     bare, lib = cases(bare_xml), cases(lib_xml)
     bmods, lmods = modules(bare_log), modules(lib_log)
     rerun = cases(rerun_xml) if rerun_xml else None
-    names = list(bmods) or list(lmods)
+    names = list(lmods) + [m for m in bmods if m not in lmods]
     new = failed(lib) - failed(bare)
     for t in sorted(failed(bare)):
         print(f"NOTE\t{module_of(t, names)}\tfails bare too (not ours): {t}")
     for mod in names:
-        bstate, lstate = bmods.get(mod, "not run"), lmods.get(mod, "not run")
+        bstate, lstate = bmods.get(mod), lmods.get(mod, "not run")
         mine = {t for t in lib if module_of(t, names) == mod}
         run = sum(1 for t in mine if lib[t] != "skipped")
         mnew = sorted(t for t in new if module_of(t, names) == mod)
@@ -90,21 +110,31 @@ def verdict(bare_xml, bare_log, lib_xml, lib_log, rerun_xml=None):
         real = [t for t in mnew if t not in flaky]
         for t in flaky:
             print(f"NOTE\t{mod}\tfailed under the library, passed on the rerun (flaky?): {t}")
-        if "env changed" in lstate and "env changed" not in bstate:
+        if "env changed" in lstate and "env changed" not in (bstate or ""):
             print(f"NOTE\t{mod}\tenv changed under the library only: {lstate}")
         if real:
             shown = ", ".join(t.split(".", 2)[-1] for t in real[:8])
             more = f" and {len(real) - 8} more" if len(real) > 8 else ""
             print(f"FAIL\t{mod}\t{len(real)} of {run} tests fail only under the library "
                   f"({lstate}): {shown}{more}")
-        elif bad_state(lstate) and not bad_state(bstate):
+        elif bad_state(lstate) and not bad_state(bstate or "not run"):
             print(f"FAIL\t{mod}\tmodule {lstate!r} under the library, {bstate!r} bare")
+        elif bstate is None and (bad_state(lstate) or mnew):
+            # a suspect that the bare run did not report: nothing to
+            # compare with
+            print(f"FAIL\t{mod}\tmodule {lstate!r} under the library, not run bare")
+        elif bstate is None:
+            print(f"PASS\t{mod}\t{run} tests run, none failed; {lstate}")
         else:
             nb = len([t for t in failed(bare) if module_of(t, names) == mod])
             print(f"PASS\t{mod}\t{run} tests run, failures as bare ({nb}); {lstate}")
 
 
 def main(argv):
+    if len(argv) == 4 and argv[1] == "suspects":
+        for m in suspects(argv[2], argv[3]):
+            print(m)
+        return 0
     if len(argv) == 4 and argv[1] == "new":
         for t in sorted(failed(cases(argv[3])) - failed(cases(argv[2]))):
             print(t)

@@ -24,17 +24,19 @@
 #   their own clients, both ends under each action (tests/external/daemons.sh
 #   says what is checked).
 # cpython: CPython's own regression tests (python3 -m test -j2, the `test`
-#   package of the python3 on PATH): bare, then under NAGLEFIX_CONF=none
-#   NAGLEFIX_MODE=coalesce LD_PRELOAD=...; per test module, the test cases
-#   failing under the library must be those failing bare (a new failure is
-#   rerun once; one that passes then is reported as flaky, not failed).
-#   `cpython` runs test_asyncio (all of it) and test_os (os.sendfile), about
-#   1.5 min each way here, then test_sendfile, test_sock_lowlevel and
+#   package of the python3 on PATH): under NAGLEFIX_CONF=none
+#   NAGLEFIX_MODE=coalesce LD_PRELOAD=..., then bare only the modules that
+#   failed, crashed or had a failing case there (all of them if the run
+#   ended without its summary; none when nothing failed); per test module,
+#   the test cases failing under the library must be among those failing
+#   bare (a new failure is rerun once; one that passes then is reported as
+#   flaky, not failed). `cpython` runs test_asyncio (all of it) and test_os
+#   (os.sendfile), about 1.5 min, then test_sendfile, test_sock_lowlevel and
 #   test_streams under `default coalesce flush=1s start=split` (every small
 #   write held from a connection's first, and the timer then hides no
 #   misordering); `cpython-full` (make test-external-full, about 20 min)
 #   adds test_asyncio and test_os under `coalesce buffer=64 start=split`, test_socket,
-#   test_ssl and the socket-using stdlib suites (about 3 min each way), and
+#   test_ssl and the socket-using stdlib suites (about 3 min), and
 #   runs both sets under nodelay and audit too. A library message that it
 #   dropped bytes ("buffered bytes dropped") fails the run it came from.
 # Ends with "N passed, M failed"; exit status 0 iff M == 0. A prerequisite
@@ -467,25 +469,34 @@ summary() {
     echo "$(sed -n 's/^Total tests: //p' "$TMP/$1.log" | tail -n 1), $(cat "$TMP/$1.time") s"
 }
 
-# cpython_set SET ACTION MODULE...: bare once per SET, then under ACTION;
-# one verdict per test module.
+# cpython_set SET ACTION MODULE...: the modules under ACTION, then bare only
+# the suspects (regrtest_diff.py suspects: a module with a case that failed
+# under the library, or that failed, crashed or timed out there; every
+# module if the run ended without its summary), so that a case failing
+# under the library is judged against a bare run of its module; one
+# verdict per test module.
 cpython_set() {
-    local set=$1 action=$2 lib kind mod why
+    local set=$1 action=$2 lib bare kind mod why sus=()
     shift 2
-    [[ -e $TMP/$set-bare.log ]] || {
-        regrtest "$set-bare" bare "$@"
-        echo "cpython bare: $*: $(summary "$set-bare")"
-    }
-    if ! grep -q '^Total tests: ' "$TMP/$set-bare.log"; then
-        fail "cpython bare: $*" "regrtest ended without its summary (status $(cat "$TMP/$set-bare.rc")): nothing to compare with" \
-            "$TMP/$set-bare.log"
-        return
-    fi
     lib=$set-${action// /_}
+    bare=$lib-bare
     regrtest "$lib" "$action" "$@"
     echo "cpython $action: $*: $(summary "$lib")"
     lib_messages "cpython $action"
-    python3 "$HERE/regrtest_diff.py" new "$TMP/$set-bare.xml" "$TMP/$lib.xml" >"$TMP/$lib.new"
+    mapfile -t sus < <(python3 "$HERE/regrtest_diff.py" suspects "$TMP/$lib.xml" "$TMP/$lib.log")
+    if ! grep -q '^Total tests: ' "$TMP/$lib.log" || [[ " ${sus[*]} " == *" ? "* ]]; then
+        sus=("$@")
+    fi
+    if ((${#sus[@]})); then
+        regrtest "$bare" bare "${sus[@]}"
+        echo "cpython bare: ${sus[*]}: $(summary "$bare")"
+        if ! grep -q '^Total tests: ' "$TMP/$bare.log"; then
+            fail "cpython bare: ${sus[*]}" "regrtest ended without its summary (status $(cat "$TMP/$bare.rc")): nothing to compare with" \
+                "$TMP/$bare.log"
+            return
+        fi
+    fi
+    python3 "$HERE/regrtest_diff.py" new "$TMP/$bare.xml" "$TMP/$lib.xml" >"$TMP/$lib.new"
     local rerun=()
     if [[ -s $TMP/$lib.new ]]; then
         regrtest "$lib-rerun" "$action" --matchfile "$TMP/$lib.new" "$@"
@@ -501,7 +512,7 @@ cpython_set() {
             fail "cpython $action: $mod" "$why" "$TMP/$lib.tail" ;;
         NOTE) echo "note: cpython $action: $mod: $why" ;;
         esac
-    done < <(python3 "$HERE/regrtest_diff.py" verdict "$TMP/$set-bare.xml" "$TMP/$set-bare.log" \
+    done < <(python3 "$HERE/regrtest_diff.py" verdict "$TMP/$bare.xml" "$TMP/$bare.log" \
         "$TMP/$lib.xml" "$TMP/$lib.log" "${rerun[@]}")
     if ! grep -q '^Total tests: ' "$TMP/$lib.log"; then
         fail "cpython $action: $*" "regrtest ended without its summary (status $(cat "$TMP/$lib.rc"))" \
