@@ -1,6 +1,6 @@
 # daemons.sh: git daemon, rsync's daemon and OpenSSH's sshd, with their
 # own clients, both ends under one action (sourced by tests/external/run.sh, whose lib_env,
-# lib_messages, free_port, TMP and LIB it uses).
+# lib_messages, free_port, up, TMP and LIB it uses).
 #
 # Two C programs nobody here wrote that speak a request/response protocol
 # in small pieces over TCP: git's pkt-lines (a 4-byte length, then the
@@ -50,7 +50,7 @@ DAEMON_PORT=""
 # there (up to 5 ports: another process may take one first). Sets
 # DAEMON_PID and DAEMON_PORT; returns 1 if it never listened.
 start_daemon() {
-    local action=$1 log=$2 try i args a
+    local action=$1 log=$2 try args a
     shift 2
     for ((try = 0; try < 5; try++)); do
         DAEMON_PORT=$(free_port) || return 1
@@ -59,11 +59,7 @@ start_daemon() {
         daemon_env "$action"
         env "${ENVV[@]}" "${args[@]}" >>"$log" 2>&1 &
         DAEMON_PID=$!
-        for ((i = 0; i < 100; i++)); do
-            kill -0 "$DAEMON_PID" 2>/dev/null || break
-            (: <"/dev/tcp/127.0.0.1/$DAEMON_PORT") 2>/dev/null && return 0
-            sleep 0.05
-        done
+        wait_until 5 up "$DAEMON_PID" "$DAEMON_PORT" && ! gone "$DAEMON_PID" && return 0
         stop_daemon
     done
     return 1
@@ -115,7 +111,8 @@ check() {
 # ---- git ------------------------------------------------------------------
 
 # make_repo DIR: a repository of 24 commits: random files from 0 B to
-# 3 MiB, a tree of small ones, renames and deletions; then DIR.git, bare.
+# 3 MiB, a tree of small ones, renames and deletions; then DIR.git, bare,
+# and DIR.objects, its objects (objects).
 make_repo() {
     local dir=$1 i
     git init -q -b main "$dir" || return 1
@@ -131,6 +128,7 @@ make_repo() {
     done
     git -C "$dir" tag -a -m v1 v1 HEAD~4
     git clone -q --bare "$dir" "$dir.git" &&
+        objects "$dir.git" >"$dir.objects" &&
         head -c 200000 /dev/urandom >"$TMP/pushed" # what each run pushes
 }
 
@@ -155,7 +153,7 @@ git_run() {
     if ((rc != 0)); then
         fail "$tag: clone" "status $rc" "$dir/clone.log"
     else
-        cmp -s <(objects "$TMP/repo.git") <(objects "$dir/clone")
+        cmp -s "$TMP/repo.objects" <(objects "$dir/clone")
         check "$tag: clone has every object of the served repository" $? "" \
             "the object lists differ"
         git -C "$dir/clone" fsck --strict --no-progress >"$dir/fsck.log" 2>&1

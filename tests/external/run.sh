@@ -58,6 +58,10 @@ clean_env
 scratch_dir naglefix-external
 export LC_ALL=C
 PYJOBS=${PYJOBS:-2}
+# PY: the interpreter python3 runs, found once: not a pyenv shim, which
+# costs 0.3 s of CPU a start (the helpers here start about 60 times), and
+# the library is then loaded by python itself only. Empty if no python3.
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 PARTS=("$@")
 ((${#PARTS[@]})) || PARTS=(nginx git rsync sshd cpython)
 note_etc_conf "NAGLEFIX_CONF names the config in every run here"
@@ -98,8 +102,14 @@ make_files() {
     head -c 3145735 /dev/urandom >"$www/big"
 }
 
+# up PID PORT: true once 127.0.0.1:PORT accepts a connection or process PID
+# has exited (for wait_until; the caller then tells which).
+up() {
+    gone "$1" || (: <"/dev/tcp/127.0.0.1/$2") 2>/dev/null
+}
+
 free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    "${PY:-python3}" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 # The ways nginx sends a file: writev of the headers, then sendfile (the
@@ -146,7 +156,7 @@ EOF
 # may take the port first). Sets NGINX_PID and NGINX_PORT; returns 1 if it
 # never listened.
 start_nginx() {
-    local action=$1 variant=$2 dir=$3 try i
+    local action=$1 variant=$2 dir=$3 try
     mkdir -p "$dir/tmp"
     for ((try = 0; try < 5; try++)); do
         NGINX_PORT=$(free_port) || return 1
@@ -155,13 +165,7 @@ start_nginx() {
         env "${ENVV[@]}" "$NGINX" -p "$dir" -c "$dir/nginx.conf" -e stderr \
             >"$dir/nginx.out" 2>>"$dir/nginx.err" &
         NGINX_PID=$!
-        for ((i = 0; i < 100; i++)); do
-            kill -0 "$NGINX_PID" 2>/dev/null || break
-            if (: <"/dev/tcp/127.0.0.1/$NGINX_PORT") 2>/dev/null; then
-                return 0
-            fi
-            sleep 0.05
-        done
+        wait_until 5 up "$NGINX_PID" "$NGINX_PORT" && ! gone "$NGINX_PID" && return 0
         stop_nginx
     done
     return 1
@@ -173,10 +177,7 @@ stop_nginx() {
     local rc
     [[ -n $NGINX_PID ]] || return 0
     kill -TERM "$NGINX_PID" 2>/dev/null
-    for ((i = 0; i < 100; i++)); do
-        kill -0 "$NGINX_PID" 2>/dev/null || break
-        sleep 0.1
-    done
+    wait_until 10 gone "$NGINX_PID"
     kill -KILL "$NGINX_PID" 2>/dev/null
     wait "$NGINX_PID"
     rc=$?
@@ -348,7 +349,7 @@ run_case() {
 run_pipeline() {
     local tag=$1 slow=${2:-} what out
     what="pipelined GET+HEAD of every file on one connection${slow:+, slow reader}"
-    if out=$(timeout -k 5 120 python3 "$HERE/pipeline.py" ${slow:+"$slow"} "$NGINX_PORT" "$TMP/www" \
+    if out=$(timeout -k 5 120 "${PY:-python3}" "$HERE/pipeline.py" ${slow:+"$slow"} "$NGINX_PORT" "$TMP/www" \
         "${FILES[@]}" 2>&1); then
         pass "$tag: $what ($out)"
     else
@@ -420,14 +421,10 @@ part_nginx() {
 
 # ---- CPython's regression tests ------------------------------------------
 
-PY=""
-
-# find_python: sets PY to the interpreter python3 runs (not a pyenv shim:
-# the library is then loaded by python itself only). Returns 1, with a SKIP
-# or FAIL said, if it has no `test` package.
+# find_python: returns 1, with a SKIP or FAIL said, if there is no PY or
+# it has no `test` package.
 find_python() {
     local prefix
-    PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
     if [[ -z $PY ]]; then
         fail "cpython" "no python3: run tests/install-deps.sh"
         return 1
@@ -483,7 +480,7 @@ cpython_set() {
     regrtest "$lib" "$action" "$@"
     echo "cpython $action: $*: $(summary "$lib")"
     lib_messages "cpython $action"
-    mapfile -t sus < <(python3 "$HERE/regrtest_diff.py" suspects "$TMP/$lib.xml" "$TMP/$lib.log")
+    mapfile -t sus < <("$PY" "$HERE/regrtest_diff.py" suspects "$TMP/$lib.xml" "$TMP/$lib.log")
     if ! grep -q '^Total tests: ' "$TMP/$lib.log" || [[ " ${sus[*]} " == *" ? "* ]]; then
         sus=("$@")
     fi
@@ -496,7 +493,7 @@ cpython_set() {
             return
         fi
     fi
-    python3 "$HERE/regrtest_diff.py" new "$TMP/$bare.xml" "$TMP/$lib.xml" >"$TMP/$lib.new"
+    "$PY" "$HERE/regrtest_diff.py" new "$TMP/$bare.xml" "$TMP/$lib.xml" >"$TMP/$lib.new"
     local rerun=()
     if [[ -s $TMP/$lib.new ]]; then
         regrtest "$lib-rerun" "$action" --matchfile "$TMP/$lib.new" "$@"
@@ -512,7 +509,7 @@ cpython_set() {
             fail "cpython $action: $mod" "$why" "$TMP/$lib.tail" ;;
         NOTE) echo "note: cpython $action: $mod: $why" ;;
         esac
-    done < <(python3 "$HERE/regrtest_diff.py" verdict "$TMP/$bare.xml" "$TMP/$bare.log" \
+    done < <("$PY" "$HERE/regrtest_diff.py" verdict "$TMP/$bare.xml" "$TMP/$bare.log" \
         "$TMP/$lib.xml" "$TMP/$lib.log" "${rerun[@]}")
     if ! grep -q '^Total tests: ' "$TMP/$lib.log"; then
         fail "cpython $action: $*" "regrtest ended without its summary (status $(cat "$TMP/$lib.rc"))" \
