@@ -330,6 +330,10 @@ part_rsync() {
 # its timer thread's clone3 did, and every login failed ("Connection
 # closed"), until the library learnt to stand aside there (nf_sandbox.h).
 
+# SetEnv SHLVL=1: the login shell that runs the ssh check's command then
+# counts itself a nested shell and does not read the user's ~/.bashrc
+# (bash reads it for a command from sshd at level 1: root's here starts
+# pyenv, 1 s of CPU a login); the bytes still cross sshd and the shell.
 write_sshd_conf() {
     cat >"$1/sshd_config" <<EOF
 HostKey $TMP/ssh/hostkey
@@ -342,6 +346,7 @@ UsePAM no
 PermitRootLogin prohibit-password
 PidFile $1/sshd.pid
 Subsystem sftp internal-sftp
+SetEnv SHLVL=1
 EOF
 }
 
