@@ -16,6 +16,13 @@
 # T=pattern runs only the checks whose name it matches, here and in the
 # suites run (the build and the exports check always run, and say a
 # failure; "musl build" and "musl exports" name them).
+#
+# run.sh --prepare makes only the build and runs no check: tests/run-all.sh
+# runs it at nice 19 in the lane that judges no time, before this suite
+# reaches its place in the timed lane. It may run beside the suite: the
+# build holds build/musl/.lock (flock(1)) while make runs, so the suite's
+# make waits for it and then finds all up to date. Exit status 0 iff the
+# build was made.
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -23,7 +30,9 @@ TOP=$(cd "$HERE/../.." && pwd)
 cd "$TOP" || exit 2
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$HERE/../lib.sh"
-only_selected # the build and the exports check always run; T picks what is said
+PREPARE=0
+[[ ${1:-} == --prepare ]] && PREPARE=1
+((PREPARE)) || only_selected # the build and the exports check always run; T picks what is said
 MB=build/musl
 
 # The fortified entry points, which musl lacks: the library's own fallback.
@@ -54,8 +63,9 @@ if ! command -v musl-gcc >/dev/null 2>&1; then
     exit
 fi
 
-# Everything under test, built with musl-gcc. -k: a program that does not
-# build fails its own checks; the rest still run.
+# musl_build: everything under test, built with musl-gcc, niced (no check
+# times the build, the suites beside it do time) and holding MB/.lock. -k:
+# a program that does not build fails its own checks; the rest still run.
 targets=("$MB/libnaglefix.so" "$MB/naglefix")
 for f in tests/integration/test_*.c; do
     targets+=("$MB/tests/$(basename "$f" .c)")
@@ -67,15 +77,29 @@ targets+=("$MB/tests/musl/test_chk" "$MB/tests/static_client")
 # The kernel's own headers (linux/, asm/, asm-generic/: the packet side's
 # AF_PACKET ring, BPF filter and sock_diag), which musl-gcc's include path
 # lacks (Alpine ships them apart, as linux-headers): the system's, by
-# links in a directory of their own, so no glibc header is reached.
+# links in a directory of their own, so no glibc header is reached. A link
+# already there is left (a --prepare beside this run may be compiling).
 KH=$MB/kernel-headers
 mkdir -p "$KH"
 for d in linux asm-generic "$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/asm"; do
-    [[ -d /usr/include/$d ]] && ln -sfn "/usr/include/$d" "$KH/${d##*/}"
+    [[ -d /usr/include/$d && $(readlink "$KH/${d##*/}") != "/usr/include/$d" ]] &&
+        ln -sfn "/usr/include/$d" "$KH/${d##*/}"
 done
+musl_build() {
+    {
+        flock 9 && nice -n 19 make -s -k -j"$(nproc 2>/dev/null || echo 2)" B="$MB" CC=musl-gcc \
+            CPPFLAGS="-isystem $KH" "${targets[@]}"
+    } 9>"$MB/.lock"
+}
 echo "== musl build: make B=$MB CC=musl-gcc CPPFLAGS=-isystem $KH"
-# niced: no check times the build, the suites beside it do time
-if nice -n 19 make -s -k -j"$(nproc 2>/dev/null || echo 2)" B="$MB" CC=musl-gcc CPPFLAGS="-isystem $KH" "${targets[@]}"; then
+if ((PREPARE)); then
+    start=$EPOCHREALTIME
+    musl_build
+    rc=$?
+    echo "musl --prepare: make exited $rc in $(elapsed "$start") s"
+    exit "$rc"
+fi
+if musl_build; then
     pass "musl build"
 else
     fail "musl build" "see the errors above"
