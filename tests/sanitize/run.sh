@@ -53,6 +53,16 @@
 # T=pattern runs only the checks whose name it matches (tests/lib.sh), and
 # builds only what they need; the suites they run (asan-unit,
 # asan-integration...) run whole.
+#
+# run.sh --prepare makes only the builds (every one, T or not: build/asan,
+# build/tsan, the leak check's, the canaries' copy and builds) and runs no
+# check: tests/run-all.sh runs it at nice 19 in the lane that judges no
+# time, before this suite reaches its place in the timed lane. It may run
+# beside the suite: each build holds a lock of its own
+# (build/sanitize/locks/NAME.lock, flock(1)) while make runs, so the
+# suite's make of the same directory waits for it and then finds all up
+# to date. Its logs: build/sanitize/prepare/; exit status 0 iff every
+# build was made. Each build log's time: LOGS/times.
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -79,12 +89,17 @@ ECHO_PID=""
 trap '[[ -n $ECHO_PID ]] && kill "$ECHO_PID" 2>/dev/null' EXIT
 trap 'exit 130' INT TERM
 
+PREPARE=0
+[[ ${1:-} == --prepare ]] && PREPARE=1
 FILTER=$T # picks this runner's checks; the suites they run take none
 clean_env ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS LSAN_OPTIONS NAGLEFIX_BUILD NFTEST_PRELOAD T
 T=$FILTER
+((PREPARE)) && T='' && LOGS="$WORK/prepare"
+LOCKS="$WORK/locks"
 
-rm -rf "$LOGS" "$REPORTS"
-mkdir -p "$LOGS" "$REPORTS"
+rm -rf "$LOGS"
+((PREPARE)) || rm -rf "$REPORTS"
+mkdir -p "$LOGS" "$REPORTS" "$LOCKS"
 
 # fail NAME WHY [FILE...]: reports a failure with each FILE's first
 # sanitizer report, or its head.
@@ -209,14 +224,20 @@ scan_check() {
     fi
 }
 
-# build NAME DIR MAKEARGS...: make in DIR, niced (no check times it, the
-# suites beside it do); a failed build is a failed check. A build made
-# here is recorded in FRESH (its name), as up to date with the tree.
+# build NAME DIR MAKEARGS...: make in DIR, niced and on every core (no
+# check times it, the suites beside it do), holding LOCKS/NAME.lock (a
+# --prepare beside this run builds the same); a failed build is a failed
+# check. A build made here is recorded in FRESH (its name), as up to date
+# with the tree. Its time goes to LOGS/times.
 declare -A FRESH
+JOBS=$(nproc 2>/dev/null || echo 2)
 build() {
     local name=$1 dir=$2
     shift 2
-    if nice -n 19 make -s -C "$dir" "$@" >"$LOGS/build-$name.log" 2>&1; then
+    local TIMEFORMAT="build-$name %R s wall %U user %S sys"
+    if {
+        flock 9 && { time nice -n 19 make -s -j"$JOBS" -C "$dir" "$@" >"$LOGS/build-$name.log" 2>&1; } 2>>"$LOGS/times"
+    } 9>"$LOCKS/$name.lock"; then
         FRESH[$name]=1
         return 0
     fi
@@ -248,10 +269,170 @@ for f in tests/*/t_usage.sh; do
     USAGE_CHECKS+=("asan-usage-${f%%/*}")
 done
 
-# ---- AddressSanitizer + UndefinedBehaviorSanitizer --------------------------
+# ---- the builds (what --prepare makes) --------------------------------------
 
 A=build/asan
-if any_selected asan-unit asan-integration "${USAGE_CHECKS[@]}" asan-scan-{fixtures,public,model} && build asan . B=$A CC="$CC" CFLAGS="$ASAN_CFLAGS" all $A/tests/check_naglefix $A/tests/wire/model "${ITESTS[@]/#/$A/}"; then
+TS=build/tsan
+# The library as shipped: the tree's own build (build/, -O2 -g, what the
+# other suites test), or with another SANITIZE_CC one of its own.
+V=build/valgrind
+VLIB=build
+[[ -n ${SANITIZE_CC:-} ]] && VLIB=$V
+C="$WORK/canary"
+
+# Every program the asan-* checks run, and the library and command.
+build_asan() {
+    build asan . B=$A CC="$CC" CFLAGS="$ASAN_CFLAGS" all $A/tests/check_naglefix $A/tests/wire/model \
+        "${ITESTS[@]/#/$A/}"
+}
+build_tsan() {
+    build tsan . B=$TS CC="$CC" CFLAGS="$TSAN_CFLAGS" all $TS/tests/check_naglefix $TS/tests/wire/model \
+        $TS/tests/coalesce/test_integrity $TS/tests/coalesce/test_handler $TS/tests/auto/test_auto
+}
+
+# leak_loop_build: V/leak_loop, unless newer than its source.
+leak_loop_build() {
+    mkdir -p "$V"
+    # shellcheck disable=SC2086 # WFLAGS is a list of words
+    if ! {
+        flock 9 && { [[ $V/leak_loop -nt $HERE/leak_loop.c ]] ||
+            "$CC" -O1 -g $WFLAGS -o "$V/leak_loop" "$HERE/leak_loop.c" >"$LOGS/build-leak_loop.log" 2>&1; }
+    } 9>"$LOCKS/leak_loop.lock"; then
+        fail build-leak_loop "cannot compile leak_loop.c" "$LOGS/build-leak_loop.log"
+        return 1
+    fi
+}
+build_leak() {
+    build valgrind . B=$VLIB CC="$CC" all && leak_loop_build
+}
+
+# inject FILE FUNCTION MACRO CODE: in the copy, puts CODE, under #ifdef MACRO,
+# first in the body of FUNCTION (whose name starts a line of FILE).
+inject() {
+    local file=$C/$1
+    awk -v fn="$2" -v mac="$3" -v code="$4" '
+        !done && $0 !~ /^[ \t]/ && index($0, fn "(") > 0 && $0 !~ /;[ \t]*$/ { infn = 1 }
+        { print }
+        infn && !done && $0 == "{" { print "#ifdef " mac; print code; print "#endif"; done = 1 }
+        END { exit !done }' "$file" >"$file.new" || {
+        fail "canary-inject" "cannot find $2 in $1"
+        return 1
+    }
+    mv "$file.new" "$file"
+}
+
+# seed NAME FROM FRESH [FILE...]: canary build NAME (build/c-NAME of the
+# copy) starts from the objects and archives of FROM, a build this run
+# brought up to date with the same compiler and flags (FRESH), and from
+# FROM's programs FILE (with their .d), all dated a second ago: the copy's
+# sources keep the tree's times and the injected files are newer, so make
+# rebuilds those four files and what links them, not the tree. Without
+# such a build the canary builds from nothing. A copy that fails is a
+# failed check (the canaries then do not run).
+seed() {
+    local name=$1 to=$C/build/c-$1 from=$2 f
+    [[ -n ${FRESH[$3]:-} ]] || return 0
+    shift 3
+    mkdir -p "$to/tests" &&
+        cp -r "$from/obj" "$from/.deps-recorded" "$to/" &&
+        { [[ ! -d $from/tests/unit ]] || cp -r "$from/tests/unit" "$to/tests/"; } &&
+        find "$from" -maxdepth 1 -name '*.a' -exec cp {} "$to/" \; &&
+        for f in "$@"; do
+            mkdir -p "$to/${f%/*}" && cp "$from/$f" "$to/$f" &&
+                { [[ ! -e $from/$f.d ]] || cp "$from/$f.d" "$to/$f.d"; } || break
+        done &&
+        find "$to" -exec touch -h -d "@$((EPOCHSECONDS - 1))" {} + && return 0
+    fail "canary-seed-$name" "cannot copy the objects of $from to $to"
+    return 1
+}
+
+make_canary_copy() {
+    rm -rf "$C" && mkdir -p "$C/tests" &&
+        cp -rp Makefile include src "$C/" && cp -rp tests/common tests/unit tests/integration tests/coalesce "$C/tests/" &&
+        for mk in tests/*/*.mk conf/*/*.mk; do mkdir -p "$C/${mk%/*}" && cp -p "$mk" "$C/$mk" || return 1; done &&
+        seed asan "$A" asan tests/test_rtt && seed ubsan "$A" asan tests/test_rtt && seed lsan "$A" asan &&
+        seed tsan "$TS" tsan tests/coalesce/test_integrity &&
+        { [[ $VLIB != build ]] || { seed leak build valgrind && seed grow build valgrind; }; } &&
+        inject src/common/policy.c nf_policy_match NF_CANARY_ASAN \
+            '{ char *volatile nf_canary = malloc(8); nf_canary[8] = 1; free(nf_canary); }' &&
+        inject src/common/policy.c nf_policy_match NF_CANARY_UBSAN \
+            '{ volatile int nf_canary = __INT_MAX__; nf_canary = nf_canary + (int)(salen > 0); }' &&
+        inject src/common/policy.c nf_policy_match NF_CANARY_LEAK \
+            '{ void *volatile nf_canary = malloc(24); (void)nf_canary; }' &&
+        inject src/common/policy.c nf_policy_match NF_CANARY_GROW \
+            '{ static void *nf_head; void **nf_n = malloc(24); if (nf_n) { *nf_n = nf_head; nf_head = nf_n; } }' &&
+        inject src/actions/coalesce/coalesce.c nf_coalesce_send NF_CANARY_TSAN \
+            '{ static int nf_canary; nf_canary++; }' &&
+        inject src/core/conn.c nf_conn_ensure NF_CANARY_TSAN \
+            '{ static int nf_canary; nf_canary++; }'
+}
+
+# canary_stamp: what the canaries' copy is made of (the sources copied,
+# this script's faults and flags, the compiler), as one checksum.
+canary_stamp() {
+    {
+        echo "$CC"
+        find Makefile include src tests/common tests/unit tests/integration tests/coalesce \
+            "$HERE/run.sh" tests/*/*.mk conf/*/*.mk -type f -print0 | sort -z | xargs -0 sha1sum
+    } | sha1sum
+}
+
+# canary_copy: the copy with its faults, made unless the one in C was made
+# of the same (canary_stamp, in C/.stamp, written last), holding
+# LOCKS/canary-copy.lock (canary_build holds it shared).
+canary_copy() {
+    local stamp
+    stamp=$(canary_stamp) || return 1
+    {
+        flock 8 || return 1
+        [[ -e $C/.stamp && $(<"$C/.stamp") == "$stamp" ]] && return 0
+        make_canary_copy && echo "$stamp" >"$C/.stamp"
+    } 8>"$LOCKS/canary-copy.lock"
+}
+
+# canary_build KIND: the copy's build c-KIND (asan, ubsan, lsan, tsan,
+# leak or grow), its fault's -D on: what that kind's canaries run.
+canary_build() {
+    local kl=$1 b=build/c-$1 flags
+    local -a targets=("$b/libnaglefix.so")
+    case $kl in
+    asan | ubsan)
+        flags="$ASAN_CFLAGS -DNF_CANARY_${kl^^}"
+        targets+=("$b/tests/test_rtt" "$b/tests/check_naglefix")
+        ;;
+    lsan)
+        flags="$ASAN_CFLAGS -DNF_CANARY_LEAK"
+        targets=("$b/tests/check_naglefix")
+        ;;
+    tsan)
+        flags="$TSAN_CFLAGS -DNF_CANARY_TSAN"
+        targets+=("$b/tests/coalesce/test_integrity" "$b/tests/check_naglefix")
+        ;;
+    leak | grow) flags="-O2 -g -DNF_CANARY_${kl^^}" ;;
+    esac
+    { flock -s 8 && build "canary-$kl" "$C" B="$b" CC="$CC" CFLAGS="$flags" "${targets[@]}"; } 8>"$LOCKS/canary-copy.lock"
+}
+
+if ((PREPARE)); then
+    start=$EPOCHREALTIME
+    build_asan
+    build_tsan
+    ! command -v valgrind >/dev/null 2>&1 || build_leak
+    if canary_copy; then
+        for k in asan ubsan lsan tsan leak grow; do
+            canary_build "$k"
+        done
+    else
+        fail canary-copy "cannot make the canaries' copy in ${C#"$TOP"/}"
+    fi
+    echo "sanitize --prepare: $FAILED build(s) failed in $(elapsed "$start") s (times: ${LOGS#"$TOP"/}/times)"
+    ((FAILED == 0))
+    exit
+fi
+
+# ---- AddressSanitizer + UndefinedBehaviorSanitizer --------------------------
+
+if any_selected asan-unit asan-integration "${USAGE_CHECKS[@]}" asan-scan-{fixtures,public,model} && build_asan; then
     # shellcheck disable=SC2016 # for the inner shell
     check asan-unit asan_env /bin/sh -c 'cd tests/unit && exec env CK_DEFAULT_TIMEOUT=60 ../../$0/tests/check_naglefix' "$A"
     # The host programs (sh, echo, strace) are not ours: no leak check there.
@@ -267,11 +448,9 @@ fi
 
 # ---- ThreadSanitizer --------------------------------------------------------
 
-TS=build/tsan
 TSAN_CHECKS=(tsan-scan-{fixtures,public,model} tsan-unit tsan-integrity-{single,threads4,shared2}
     tsan-auto-{reader-thread,restore-race,chatty} tsan-handler-write tsan-{audit,coalesce}-threads)
-if any_selected "${TSAN_CHECKS[@]}" && build tsan . B=$TS CC="$CC" CFLAGS="$TSAN_CFLAGS" all $TS/tests/check_naglefix $TS/tests/wire/model \
-    $TS/tests/coalesce/test_integrity $TS/tests/coalesce/test_handler $TS/tests/auto/test_auto; then
+if any_selected "${TSAN_CHECKS[@]}" && build_tsan; then
     scan_check tsan-scan tsan_env "$TS" "${NOASLR[@]}"
     # shellcheck disable=SC2016 # for the inner shell
     check tsan-unit tsan_env "${NOASLR[@]}" /bin/sh -c \
@@ -331,11 +510,6 @@ fi
 
 # ---- leak check: valgrind over a long-running program -------------------------
 
-# The library as shipped: the tree's own build (build/, -O2 -g, what the
-# other suites test), or with another SANITIZE_CC one of its own.
-V=build/valgrind
-VLIB=build
-[[ -n ${SANITIZE_CC:-} ]] && VLIB=$V
 LEAK_ROUNDS=${LEAK_ROUNDS:-32}
 # shellcheck disable=SC2054 # the commas are valgrind's
 VALGRIND=(valgrind --leak-check=full --show-leak-kinds=definite,indirect
@@ -372,20 +546,11 @@ leak_check() {
     fi
 }
 
-leak_loop_build() {
-    mkdir -p "$V"
-    # shellcheck disable=SC2086 # WFLAGS is a list of words
-    if ! "$CC" -O1 -g $WFLAGS -o "$V/leak_loop" "$HERE/leak_loop.c" >"$LOGS/build-leak_loop.log" 2>&1; then
-        fail build-leak_loop "cannot compile leak_loop.c" "$LOGS/build-leak_loop.log"
-        return 1
-    fi
-}
-
 if ! any_selected leak-{coalesce,audit,nodelay}; then
     :
 elif ! command -v valgrind >/dev/null 2>&1; then
     fail leak "valgrind is not installed: run tests/install-deps.sh"
-elif build valgrind . B=$VLIB CC="$CC" all && leak_loop_build; then
+elif build_leak; then
     for mode in coalesce audit nodelay; do
         leak_check "leak-$mode" "$TOP/$VLIB" "$mode"
     done
@@ -393,71 +558,14 @@ fi
 
 # ---- canaries: each check above catches a fault injected into a copy --------
 
-C="$WORK/canary"
-
-# inject FILE FUNCTION MACRO CODE: in the copy, puts CODE, under #ifdef MACRO,
-# first in the body of FUNCTION (whose name starts a line of FILE).
-inject() {
-    local file=$C/$1
-    awk -v fn="$2" -v mac="$3" -v code="$4" '
-        !done && $0 !~ /^[ \t]/ && index($0, fn "(") > 0 && $0 !~ /;[ \t]*$/ { infn = 1 }
-        { print }
-        infn && !done && $0 == "{" { print "#ifdef " mac; print code; print "#endif"; done = 1 }
-        END { exit !done }' "$file" >"$file.new" || {
-        fail "canary-inject" "cannot find $2 in $1"
-        return 1
-    }
-    mv "$file.new" "$file"
-}
-
-# seed NAME FROM: canary build NAME (build/c-NAME of the copy) starts from
-# the objects and archives of FROM, a build this run brought up to date
-# with the same compiler and flags (FRESH), all dated a second ago: the
-# copy's sources keep the tree's times and the injected files are newer,
-# so make rebuilds those four files and what links them, not the tree.
-# Without such a build the canary builds from nothing. A copy that fails
-# is a failed check (the canaries then do not run).
-seed() {
-    local to=$C/build/c-$1 from=$2
-    [[ -n ${FRESH[$3]:-} ]] || return 0
-    mkdir -p "$to/tests" &&
-        cp -r "$from/obj" "$from/.deps-recorded" "$to/" &&
-        { [[ ! -d $from/tests/unit ]] || cp -r "$from/tests/unit" "$to/tests/"; } &&
-        find "$from" -maxdepth 1 -name '*.a' -exec cp {} "$to/" \; &&
-        find "$to" -exec touch -h -d "@$((EPOCHSECONDS - 1))" {} + && return 0
-    fail "canary-seed-$1" "cannot copy the objects of $from to $to"
-    return 1
-}
-
-make_canary_copy() {
-    rm -rf "$C" && mkdir -p "$C/tests" &&
-        cp -rp Makefile include src "$C/" && cp -rp tests/common tests/unit tests/integration tests/coalesce "$C/tests/" &&
-        for mk in tests/*/*.mk conf/*/*.mk; do mkdir -p "$C/${mk%/*}" && cp -p "$mk" "$C/$mk" || return 1; done &&
-        seed asan "$A" asan && seed ubsan "$A" asan && seed lsan "$A" asan && seed tsan "$TS" tsan &&
-        { [[ $VLIB != build ]] || { seed leak build valgrind && seed grow build valgrind; }; } &&
-        inject src/common/policy.c nf_policy_match NF_CANARY_ASAN \
-            '{ char *volatile nf_canary = malloc(8); nf_canary[8] = 1; free(nf_canary); }' &&
-        inject src/common/policy.c nf_policy_match NF_CANARY_UBSAN \
-            '{ volatile int nf_canary = __INT_MAX__; nf_canary = nf_canary + (int)(salen > 0); }' &&
-        inject src/common/policy.c nf_policy_match NF_CANARY_LEAK \
-            '{ void *volatile nf_canary = malloc(24); (void)nf_canary; }' &&
-        inject src/common/policy.c nf_policy_match NF_CANARY_GROW \
-            '{ static void *nf_head; void **nf_n = malloc(24); if (nf_n) { *nf_n = nf_head; nf_head = nf_n; } }' &&
-        inject src/actions/coalesce/coalesce.c nf_coalesce_send NF_CANARY_TSAN \
-            '{ static int nf_canary; nf_canary++; }' &&
-        inject src/core/conn.c nf_conn_ensure NF_CANARY_TSAN \
-            '{ static int nf_canary; nf_canary++; }'
-}
-
 # The unit test the canaries of asan-unit run: it calls nf_policy_match
 # with an address, where the faults are injected.
 CANARY_UNIT=test_policy_match_ipv4_host
 if any_selected canary-{asan,ubsan}-{integration,unit} canary-lsan-unit canary-tsan-{integrity,unit} \
-    canary-{leak,grow} && make_canary_copy; then
+    canary-{leak,grow} && canary_copy; then
     for k in ASAN UBSAN; do
         kl=${k,,}
-        if any_selected "canary-$kl-integration" "canary-$kl-unit" && build "canary-$kl" "$C" B="build/c-$kl" CC="$CC" CFLAGS="$ASAN_CFLAGS -DNF_CANARY_$k" \
-            all "build/c-$kl/tests/test_rtt" "build/c-$kl/tests/check_naglefix"; then
+        if any_selected "canary-$kl-integration" "canary-$kl-unit" && canary_build "$kl"; then
             re='heap-buffer-overflow'
             [[ $k == UBSAN ]] && re='signed integer overflow'
             # under LD_PRELOAD, as in asan-integration, and in a unit test
@@ -473,15 +581,13 @@ if any_selected canary-{asan,ubsan}-{integration,unit} canary-lsan-unit canary-t
                 "$C" "build/c-$kl" "$CANARY_UNIT"
         fi
     done
-    if any_selected canary-lsan-unit && build canary-lsan "$C" B=build/c-lsan CC="$CC" CFLAGS="$ASAN_CFLAGS -DNF_CANARY_LEAK" \
-        build/c-lsan/tests/check_naglefix; then
+    if any_selected canary-lsan-unit && canary_build lsan; then
         # shellcheck disable=SC2016 # for the inner shell
         caught canary-lsan-unit 'detected memory leaks' asan_env /bin/sh -c \
             'cd "$0/tests/unit" && exec env CK_DEFAULT_TIMEOUT=60 CK_RUN_SUITE=policy T="$2" ../../$1/tests/check_naglefix' \
             "$C" build/c-lsan "$CANARY_UNIT"
     fi
-    if any_selected canary-tsan-{integrity,unit} && build canary-tsan "$C" B=build/c-tsan CC="$CC" CFLAGS="$TSAN_CFLAGS -DNF_CANARY_TSAN" \
-        all build/c-tsan/tests/coalesce/test_integrity build/c-tsan/tests/check_naglefix; then
+    if any_selected canary-tsan-{integrity,unit} && canary_build tsan; then
         caught canary-tsan-integrity 'data race' tsan_env "${NOASLR[@]}" \
             LD_PRELOAD="$C/build/c-tsan/libnaglefix.so" NAGLEFIX_MODE=coalesce \
             "$C/build/c-tsan/tests/coalesce/test_integrity" threads4
@@ -493,7 +599,7 @@ if any_selected canary-{asan,ubsan}-{integration,unit} canary-lsan-unit canary-t
     for k in LEAK GROW; do
         kl=${k,,}
         selected "canary-$kl" || continue
-        build "canary-$kl" "$C" B="build/c-$kl" CC="$CC" CFLAGS="-O2 -g -DNF_CANARY_$k" all || continue
+        canary_build "$kl" || continue
         # leak_check must fail: count its failures instead of adding them.
         before=$FAILED
         leak_check "canary-$kl-inner" "$C/build/c-$kl" nodelay >"$LOGS/canary-$kl.out"
