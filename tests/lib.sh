@@ -10,7 +10,10 @@
 #                              NAME: T unset or empty, or T (a shell pattern)
 #                              matches somewhere in NAME (T=test_reuse:
 #                              "test_reuse closed-mid-send"; T='rtt-*-fast').
-#                              A runner asks before it runs a check.
+#                              A runner asks before it runs a check. A
+#                              runner that defines part_has NAME (true if
+#                              the check NAME is in the part of the suite
+#                              this run makes) is asked too.
 #   any_selected NAME...       true if T selects any of the NAMEs (for a
 #                              set-up several checks share), counting none
 #   pass NAME                  prints "PASS NAME"; counts a pass
@@ -92,6 +95,7 @@ T=${T:-}
 selected() {
     # shellcheck disable=SC2053 # T is a pattern
     [[ -z ${T:-} || $1 == *${T:-}* ]] || return 1
+    declare -F part_has >/dev/null && ! part_has "$1" && return 1
     SELECTED=$((SELECTED + 1))
 }
 
@@ -133,6 +137,7 @@ judge() {
 any_selected() {
     local name
     for name in "$@"; do
+        declare -F part_has >/dev/null && ! part_has "$name" && continue
         # shellcheck disable=SC2053 # T is a pattern
         [[ -z ${T:-} || $name == *${T:-}* ]] && return 0
     done

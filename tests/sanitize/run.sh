@@ -91,6 +91,22 @@ trap 'exit 130' INT TERM
 
 PREPARE=0
 [[ ${1:-} == --prepare ]] && PREPARE=1
+
+# SANITIZE_PART=timed runs only the checks that judge a time (TIMED: the
+# integration tests' rounds under ASan, the threaded split clients' under
+# TSan), SANITIZE_PART=plain only the others; tests/run-all.sh runs the two
+# in different lanes. Unset or empty: all.
+SANITIZE_PART=${SANITIZE_PART:-}
+TIMED='@(asan-integration|tsan-audit-threads|tsan-coalesce-threads)*'
+# part_has NAME: true if check NAME is in this run's part (tests/lib.sh asks)
+part_has() {
+    # shellcheck disable=SC2053 # TIMED is a pattern
+    case $SANITIZE_PART in
+    timed) [[ $1 == $TIMED ]] ;;
+    plain) [[ $1 != $TIMED ]] ;;
+    *) true ;;
+    esac
+}
 FILTER=$T # picks this runner's checks; the suites they run take none
 clean_env ASAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS LSAN_OPTIONS NAGLEFIX_BUILD NFTEST_PRELOAD T
 T=$FILTER
@@ -468,15 +484,14 @@ if any_selected "${TSAN_CHECKS[@]}" && build_tsan; then
     # a signal handler's send on a held socket, the library interrupted
     check tsan-handler-write tsan_env "${NOASLR[@]}" LD_PRELOAD="$TOP/$TS/libnaglefix.so" \
         NAGLEFIX_CONF="$TOP/tests/coalesce/conf/flush-1s.conf" "$TS/tests/coalesce/test_handler" write
-: >"$LOGS/echo_server.out"
-    python3 "$HERE/echo_server.py" 600 >"$LOGS/echo_server.out" 2>&1 &
-    ECHO_PID=$!
     PORT=""
-    for ((i = 0; i < 100; i++)); do
-        read -r tag PORT <"$LOGS/echo_server.out" 2>/dev/null && [[ $tag == PORT && -n $PORT ]] && break
-        PORT=""
-        sleep 0.1
-    done
+    if any_selected tsan-audit-threads tsan-coalesce-threads; then
+        : >"$LOGS/echo_server.out"
+        python3 "$HERE/echo_server.py" 600 >"$LOGS/echo_server.out" 2>&1 &
+        ECHO_PID=$!
+        wait_until 10 grep -qs '^PORT [0-9]' "$LOGS/echo_server.out" &&
+            read -r _ PORT <"$LOGS/echo_server.out"
+    fi
     if ! any_selected tsan-audit-threads tsan-coalesce-threads; then
         :
     elif [[ -z $PORT ]]; then
