@@ -2,6 +2,9 @@
 # Source it from a test script (bash, set -u). Provides:
 #   compile_java                 javac tests/programs/*.java into build/legacy/ (idempotent)
 #   start_server NAME CMD...     start a server without LD_PRELOAD; sets SERVER_PORT
+#   launch_server NAME CMD...    start_server's start alone, not waiting for the port
+#   server_port NAME             start_server's wait alone: sets SERVER_PORT (of a
+#                                server launch_server started; several start side by side)
 #   stop_server NAME             close that server's stdin and wait for it to exit
 #   port_or_gone FILE PID        true once FILE begins "PORT <n>" or PID has gone
 #   run_client MODE CMD...       run a client (MODE none = no shim); prints its median ms
@@ -61,7 +64,15 @@ compile_java() {
 # stdin a FIFO we hold open (EOF when this script goes away), stdout/stderr in
 # build/legacy/NAME.{out,err}. Waits up to 15 s for its "PORT <n>" line.
 start_server() {
-    local name=$1 fd pid tag port="" i
+    launch_server "$@" || return 1
+    server_port "$1"
+}
+
+# launch_server NAME CMD...: start_server without the wait (SERVER_PORT
+# unset); server_port NAME then waits. Servers launched one after another
+# start side by side.
+launch_server() {
+    local name=$1 fd pid i
     shift
     local out="$LEGACY_BUILD/$name.out" err="$LEGACY_BUILD/$name.err"
     local fifo="$LEGACY_BUILD/$name.stdin"
@@ -80,7 +91,16 @@ start_server() {
     SERVER_PIDS+=("$pid")
     SERVER_PID_OF[$name]=$pid
     SERVER_FD_OF[$name]=$fd
-    wait_until 15 port_or_gone "$out" "$pid"
+}
+
+# server_port NAME: waits up to 15 s for the "PORT <n>" line of the server
+# launch_server NAME started; sets SERVER_PORT. Status 1 (said on stderr)
+# if none came.
+server_port() {
+    local name=$1 tag port=""
+    local out="$LEGACY_BUILD/$name.out" err="$LEGACY_BUILD/$name.err"
+    SERVER_PORT=""
+    wait_until 15 port_or_gone "$out" "${SERVER_PID_OF[$name]:-0}"
     read -r tag port <"$out" || true
     [[ ${tag:-} == PORT ]] || port=""
     if [[ -z $port ]]; then
