@@ -32,7 +32,9 @@ def main():
     srv = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind((host, 0))
-    srv.listen(64)
+    # a long queue: many_conns.py connects 1,000 times at once, and a SYN
+    # that finds the queue full waits a second to be sent again
+    srv.listen(1024)
     print("PORT %d" % srv.getsockname()[1], flush=True)
 
     def on_eof():

@@ -14,7 +14,7 @@ the program itself (printed "own_nodelay_port P").
 --newconn GOFILE: waits for GOFILE, then CONNS times: a new connection,
 its own TCP_NODELAY read every millisecond until it is 1 (at most 1 s),
 3 split rounds, closed; prints "conn I fixed_ms X max_round_ms Y" (X -1:
-never fixed).
+never fixed), then "done CONNS".
 """
 import os
 import socket
@@ -61,6 +61,7 @@ def newconn(host, port, conns, gofile):
         worst = max(one_round(sock, c * 3 + k) for k in range(3))
         sock.close()
         print("conn %d fixed_ms %.1f max_round_ms %.3f" % (c, fixed, worst), flush=True)
+    print("done %d" % conns, flush=True)
 
 
 def main():

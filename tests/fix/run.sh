@@ -107,6 +107,15 @@ wait_rounds() {
     return 1
 }
 
+# segs_sent PID PORT N: true once the connection of PID to PORT has sent N
+# data segments or more (TCP_INFO's data_segs_out, read by ss).
+segs_sent() {
+    local n
+    n=$(ss -Htinp state established "( dport = :$2 )" 2>/dev/null | awk -v p="pid=$1," '
+        index($0, p) { getline; if (match($0, /data_segs_out:[0-9]+/)) print substr($0, RSTART + 14, RLENGTH - 14); exit }')
+    ((${n:-0} >= $3))
+}
+
 # wait_done NAME: until NAME has printed "done" or a BAD line (at most 30 s).
 wait_done() {
     wait_until 30 grep -q '^done\|^BAD' "$W/$1.out"
@@ -187,6 +196,11 @@ split_client() {
 # ---- build --------------------------------------------------------------
 
 compile_java || fail "compile the legacy Java sources"
+# the servers start while the programs build (a JVM's start is seconds here)
+launch_server fix-java-echo java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME"
+launch_server fix-py-echo python3 "$HERE/echo_server.py" "$H" "$SERVER_LIFETIME"
+launch_server fix-py-echo6 python3 "$HERE/echo_server.py" ::1 "$SERVER_LIFETIME"
+launch_server fix-legacy-py python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME"
 timeout 120 javac -d "$W" "$HERE"/*.java || fail "compile tests/fix Java sources"
 for p in nodelay_of deny_getfd; do
     cc -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/$p" "$HERE/$p.c" || fail "build $p"
@@ -197,13 +211,13 @@ cc -std=gnu11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -iquote "$TOP/src" -I"$TOP
 cc -static -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/static_client" "$HERE/static_client.c" ||
     fail "build static_client (cc -static)"
 
-start_server fix-java-echo java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME" || exit 1
+server_port fix-java-echo || exit 1
 JPORT=$SERVER_PORT
-start_server fix-py-echo python3 "$HERE/echo_server.py" "$H" "$SERVER_LIFETIME" || exit 1
+server_port fix-py-echo || exit 1
 PPORT=$SERVER_PORT
-start_server fix-py-echo6 python3 "$HERE/echo_server.py" ::1 "$SERVER_LIFETIME" || exit 1
+server_port fix-py-echo6 || exit 1
 P6PORT=$SERVER_PORT
-start_server fix-legacy-py python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME" || exit 1
+server_port fix-legacy-py || exit 1
 LPORT=$SERVER_PORT
 
 # fix's --help and usage errors (tests/usage.sh)

@@ -97,9 +97,16 @@ check_no_tcp() {
     else
         fail "$name: beside a PID that is gone" "exit $rc (expected 4)" "$W/notcp-gone.fix"
     fi
-    sleep 1 &
+    # a process that ends once followed (its wait said), without a socket
+    sleep 30 &
     w=$!
-    timeout 20 "${FIX[@]}" -m nodelay --follow "$w" >"$W/notcp-follow.fix" 2>&1
+    CLIENT_PIDS+=("$w")
+    timeout 20 "${FIX[@]}" -m nodelay --follow "$w" >"$W/notcp-follow.fix" 2>&1 &
+    local fp=$!
+    wait_until 10 grep -q "holds no TCP socket yet: waiting for one" "$W/notcp-follow.fix"
+    kill "$w"
+    wait "$w" 2>/dev/null
+    wait "$fp"
     rc=$?
     if ((rc == 6)) && grep -q "pid $w (sleep) holds no TCP socket yet: waiting for one" "$W/notcp-follow.fix" &&
         grep -q "pid $w ended (0 sockets set)" "$W/notcp-follow.fix" &&
@@ -108,7 +115,12 @@ check_no_tcp() {
     else
         fail "$name: --follow, none came" "exit $rc" "$W/notcp-follow.fix"
     fi
-    timeout --preserve-status -s INT 1 "${FIX[@]}" -m nodelay --follow "$s" >"$W/notcp-int.fix" 2>&1
+    # SIGINT once it follows (its wait said)
+    timeout -k 5 20 "${FIX[@]}" -m nodelay --follow "$s" >"$W/notcp-int.fix" 2>&1 & # (it passes INT on)
+    fp=$!
+    wait_until 10 grep -q "holds no TCP socket yet: waiting for one" "$W/notcp-int.fix"
+    kill -INT "$fp"
+    wait "$fp"
     rc=$?
     if ((rc == 6)) && grep -q "stopped following (0 sockets set)" "$W/notcp-int.fix" &&
         grep -q "pid $s held no TCP socket while followed" "$W/notcp-int.fix"; then

@@ -20,7 +20,7 @@ check_dry_undo() {
     own=$(sed -n "s/.*\"inode\":\([0-9]*\),.*\"local\":\"$H:$oport\".*/\1/p" "$W/undo-dry.fix")
     main=$(grep -v "\"local\":\"$H:$oport\"" "$W/undo-dry.fix" | sed -n 's/.*"inode":\([0-9]*\),.*"side":"connect".*/\1/p')
     local n1=$(rounds undo)
-    sleep 0.5
+    wait_rounds undo $((n1 + 8)) # the rounds after it measured
     read -r med _ < <(stat_rounds undo "$n1" 999999)
     if ((rc != 0)) || [[ -z $own || -z $main ]] || ! grep -q '"result":"would_set"' "$W/undo-dry.fix"; then
         fail "$name: --dry-run" "exit $rc" "$W/undo-dry.fix"
@@ -31,7 +31,7 @@ check_dry_undo() {
     fi
     "${FIX[@]}" -m nodelay "$PID" >"$W/undo.fix" 2>&1
     n1=$(rounds undo)
-    sleep 0.3
+    wait_rounds undo $((n1 + 1 + 50))
     read -r med _ < <(stat_rounds undo $((n1 + 1)) 999999)
     if [[ $(nodelay "$PID" "$main") == 1 && $(nodelay "$PID" "$own") == 1 ]] && lt "$med" "$FAST_MAX_MS" &&
         [[ $(wc -l <"$W/state/fix-$PID") == 1 ]] && grep -q " $main\$" "$W/state/fix-$PID"; then
@@ -42,7 +42,7 @@ check_dry_undo() {
     "${FIX[@]}" --undo "$PID" >"$W/undo-undo.fix" 2>&1
     rc=$?
     n1=$(rounds undo)
-    sleep 0.6
+    wait_rounds undo $((n1 + 1 + 10))
     read -r med _ < <(stat_rounds undo $((n1 + 1)) 999999)
     if ((rc == 0)) && [[ $(nodelay "$PID" "$main") == 0 && $(nodelay "$PID" "$own") == 1 && ! -e $W/state/fix-$PID ]] &&
         ge "$med" "$STALL_MIN_MS" && grep -q 'undone' "$W/undo-undo.fix"; then
@@ -75,8 +75,9 @@ check_program_wins() {
     wait_until 5 grep -q '"side":"connect".*"result":"set"' "$W/off.fix"
     ino=$(sed -n 's/.*"inode":\([0-9]*\),.*"side":"connect".*"result":"set".*/\1/p' "$W/off.fix")
     touch "$off"
-    sleep 0.8
+    wait_until 5 grep -q '^nodelay_off ' "$W/off.out"
     n1=$(sed -n 's/^nodelay_off //p' "$W/off.out")
+    wait_rounds off $((${n1:-0} + 1 + 10)) # the rounds after it measured
     read -r med _ < <(stat_rounds off $((n1 + 1)) 999999)
     local nd
     nd=$(nodelay "$PID" "$ino")
