@@ -83,11 +83,26 @@ judged() {
         >/dev/null 2>&1 || gone "$2"
 }
 
+# capturing PID: watch (timeout PID's child) has a packet socket bound to
+# a protocol in this namespace (its capture here open)
+capturing() {
+    local w ino
+    w=$(pgrep -P "$1" | head -n 1)
+    [[ -n $w ]] || return 1
+    for ino in $(find "/proc/$w/fd" -lname 'socket:*' -printf '%l\n' 2>/dev/null | tr -dc '0-9\n'); do
+        awk -v ino="$ino" 'NR > 1 && $9 == ino && $4 != "0000" { f = 1 } END { exit !f }' /proc/net/packet &&
+            return 0
+    done
+    return 1
+}
+
 named=0
 for ((r = 1; r <= RUNS; r++)); do
     timeout -k 5 60 "$NAGLEFIX" watch --json -t 7 >"$W/watch.$r.out" 2>"$W/watch.$r.err" &
     wpid=$!
-    sleep 1.5 # its captures open (the host's at once, the namespaces' within a scan)
+    # its capture here open (the namespaces' follow within a scan, while
+    # the client's JVM starts)
+    wait_until 5 capturing "$wpid"
     env -u LD_PRELOAD java -cp "$LEGACY_BUILD" LegacyClient 127.0.0.1 "$port" 13 split \
         >"$W/client.$r.out" 2>&1 &
     cpid=$!

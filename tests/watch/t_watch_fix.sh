@@ -75,12 +75,13 @@ H=127.0.0.1
 
 WATCH_PID=""
 BG_PIDS=()
-PG_DIR="" PG_PID="" pg_psql="" pg_bench=""
-# stop_pg: PostgreSQL's clients (TERM to their `timeout`, which passes it
+PG_DIR="" PG_PID="" PG_INIT="" pg_psql="" pg_bench=""
+# stop_pg: its initdb if still running, PostgreSQL's clients (TERM to their `timeout`, which passes it
 # to its process group), the postmaster (fast shutdown, SIGINT; KILL after
 # 10 s), its temp dir removed
 stop_pg() {
     local pm="" i p
+    [[ -z $PG_INIT ]] || { kill "$PG_INIT" 2>/dev/null; wait "$PG_INIT" 2>/dev/null; PG_INIT=""; }
     for p in $pg_psql $pg_bench; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
     pg_psql="" pg_bench=""
     [[ -n $PG_DIR ]] || return 0
@@ -148,26 +149,43 @@ snapshot() {
 
 # ---- servers, and memcached beside with its idle client ------------------------
 
+# PostgreSQL's initdb (seconds of CPU) beside the servers' start (start_pg)
+pg_bin=""
+for b in /usr/lib/postgresql/*/bin; do [[ -x $b/postgres ]] && pg_bin=$b; done # the newest
+if [[ -n $pg_bin ]] && getent passwd postgres >/dev/null &&
+    PG_DIR=$(mktemp -d /tmp/nf-watch-fix-pg.XXXXXX) && chown postgres: "$PG_DIR"; then
+    timeout 120 env -u LD_PRELOAD setpriv --reuid=postgres --regid=postgres --init-groups \
+        "$pg_bin/initdb" -D "$PG_DIR/data" -A trust -U postgres -E UTF8 --no-sync \
+        >"$W/pg-initdb.log" 2>&1 &
+    PG_INIT=$!
+fi
+# the servers start side by side (a JVM's start is the longest wait here);
 # java and static share a server: one row, the second client's connection
 # fixed at its own first stall (the detector's on_conn)
-start_server echo java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME"
-port_echo=$SERVER_PORT
-start_server py python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME"
-port_py=$SERVER_PORT
-start_server py6 python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME" ::1
-port_py6=$SERVER_PORT
-timeout 120 javac -d "$LEGACY_BUILD" "$HERE/../programs/JHttpServer.java" || fail "compile JHttpServer.java"
-start_server jhttp java -cp "$LEGACY_BUILD" JHttpServer "$SERVER_LIFETIME"
-port_jhttp=$SERVER_PORT
 mkdir -p "$W/www"
 printf 'hello world\n' >"$W/www/hello.txt"
-start_server http "$HERE/../programs/serve_port.sh" python3 -m http.server --protocol HTTP/1.1 \
+launch_server echo java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME"
+launch_server py python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME"
+launch_server py6 python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME" ::1
+launch_server jhttp java -cp "$LEGACY_BUILD" JHttpServer "$SERVER_LIFETIME"
+launch_server http "$HERE/../programs/serve_port.sh" python3 -m http.server --protocol HTTP/1.1 \
     --bind "$H" --directory "$W/www" PORT
-port_http=$SERVER_PORT
 # a server on the veth address, for the remote holder
-start_server veth python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME" "$LA"
+launch_server veth python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME" "$LA"
+launch_server memcached "$LEGACY_DIR/memcached_server.sh"
+server_port echo
+port_echo=$SERVER_PORT
+server_port py
+port_py=$SERVER_PORT
+server_port py6
+port_py6=$SERVER_PORT
+server_port jhttp
+port_jhttp=$SERVER_PORT
+server_port http
+port_http=$SERVER_PORT
+server_port veth
 port_veth=$SERVER_PORT
-start_server memcached "$LEGACY_DIR/memcached_server.sh"
+server_port memcached
 port_mc=$SERVER_PORT
 run_bg mc-client python3 -c '
 import socket, sys, time
@@ -185,19 +203,19 @@ mc_client=$BG_PID
 
 # PostgreSQL beside: a private server (as the postgres user: it refuses
 # root), psql holding an idle connection, pgbench a busy one
-pg_bin=""
-for b in /usr/lib/postgresql/*/bin; do [[ -x $b/postgres ]] && pg_bin=$b; done # the newest
 as_pg() { setpriv --reuid=postgres --regid=postgres --init-groups "$@"; }
-# start_pg: PG_DIR, PG_PID, port_pg; prints why not and fails if the
-# server does not accept connections within 15 s
+# start_pg: once the initdb started above (PG_INIT) has ended: PG_PID,
+# port_pg; prints why not and fails if the server does not accept
+# connections within 15 s
 start_pg() {
     local i
     [[ -n $pg_bin ]] || { echo "no PostgreSQL server (tests/install-deps.sh installs postgresql)"; return 1; }
     getent passwd postgres >/dev/null || { echo "no postgres user to run the server as"; return 1; }
-    PG_DIR=$(mktemp -d /tmp/nf-watch-fix-pg.XXXXXX) && chown postgres: "$PG_DIR" || return 1
-    timeout 120 env -u LD_PRELOAD setpriv --reuid=postgres --regid=postgres --init-groups \
-        "$pg_bin/initdb" -D "$PG_DIR/data" -A trust -U postgres -E UTF8 --no-sync \
-        >"$W/pg-initdb.log" 2>&1 || { echo "initdb failed ($W/pg-initdb.log)"; return 1; }
+    [[ -n $PG_INIT ]] || { echo "no directory for its data"; return 1; }
+    wait "$PG_INIT"
+    i=$?
+    PG_INIT=""
+    ((i == 0)) || { echo "initdb failed ($W/pg-initdb.log)"; return 1; }
     port_pg=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     printf '%s\n' "listen_addresses = '$H'" "port = $port_pg" "unix_socket_directories = ''" \
         "fsync = off" | as_pg tee -a "$PG_DIR/data/postgresql.conf" >/dev/null
@@ -248,7 +266,11 @@ time.sleep(int(sys.argv[1]))
     sentinel=$BG_PID
     wait_until 5 grep -q ready "$W/sentinel.out"
 fi
-sleep 0.5
+# memcached's client's three connections up (they are read at both snapshots)
+mc_connected() {
+    [[ $(ss -Htnp state established "( dport = :$port_mc )" | grep -c "pid=$mc_client,") -ge 3 ]]
+}
+wait_until 5 mc_connected
 snapshot "$W/before"
 host_snapshot "$W/host-before"
 
@@ -267,6 +289,8 @@ client() { # NAME CMD...
     PID[$name]=$BG_PID
     MED[$name]=$(wait_bg "$name" "$BG_PID")
 }
+# one at a time: each judged by its rounds (fast once fixed; the static
+# client's slow ones), which others' CPU beside would slow
 client python python3 "$LEGACY_DIR/legacy_client.py" "$H" "$port_py" 60 split
 client java java -cp "$LEGACY_BUILD" LegacyClient "$H" "$port_echo" 60 split
 client static "$W/split_client" "$H" "$port_echo" 60

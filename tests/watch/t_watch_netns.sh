@@ -251,7 +251,9 @@ late() { # inside it: HERE LEGACY_DIR W ROUNDS
     python3 "$2/legacy_client.py" 127.0.0.1 7302 "$4" split >"$3/late-client.out" 2>&1 &
     echo $! >"$3/late-client.pid"
     wait $!
-    kill "$srv"
+    # the server and the sleep holding its stdin (jobs -p: the pipeline's
+    # first process), or the namespace lives on until the sleep's end
+    kill "$srv" $(jobs -p) 2>/dev/null
     wait
 }
 export -f late
@@ -315,7 +317,7 @@ print("moved", flush=True)
 time.sleep(5)' >"$W/mover.out" 2>&1 &
 MOVER=$!
 BG_PIDS+=("$MOVER")
-wait_until 3 grep -qs moved "$W/mover.out"
+wait_until 10 grep -qs moved "$W/mover.out"
 t0=$EPOCHREALTIME
 mover_ms=""
 for ((i = 0; i < 400; i++)); do
