@@ -248,9 +248,16 @@ STATIC=$W/split_client
 # the Go client, built offline (its caches under build/), CGO_ENABLED=0:
 # a static binary no preloaded library can enter
 GO=$W/split_client_go
+# (in the background, seconds of CPU with an empty cache: go_built waits
+# for it before the first Go run)
 CGO_ENABLED=0 GO111MODULE=off GOPROXY=off GOFLAGS='' GOCACHE="$W/go-cache" GOPATH="$W/go-path" \
-	go build -o "$GO" "$HERE/split_client.go" 2>"$TMP/go.err" ||
-	fail "build split_client.go (go build)" "status $?" "$TMP/go.err"
+	go build -o "$GO" "$HERE/split_client.go" 2>"$TMP/go.err" 8>&- &
+GO_BUILD=$!
+go_built() {
+	[[ -n $GO_BUILD ]] || return 0
+	wait "$GO_BUILD" || fail "build split_client.go (go build)" "status $?" "$TMP/go.err"
+	GO_BUILD=""
+}
 cc -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/sockopt_diff" "$HERE/sockopt_diff.c" ||
 	fail "build sockopt_diff"
 cc -std=gnu11 -Wall -Wextra -Werror -O2 -shared -fPIC -o "$W/fail_sockopt.so" "$HERE/fail_sockopt.c" -ldl ||
@@ -302,17 +309,26 @@ selected attach-outside-stalls &&
 if selected attach-outside-unchanged; then
 	# the servers' ends of the cgroup's connections came and went; new
 	# ones now, from the cgroup and from outside, held while listed
-	in_cg_bg "$CG" python3 -c 'import socket, sys, time
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1]))); time.sleep(1.5)' "$PORT_echo2"
-	python3 -c 'import socket, sys, time
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1]))); time.sleep(1.5)' "$PORT_echo2" 8>&- &
+	# (each holds its connection until $TMP/held.go is there)
+	hold='import os, socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+print("connected", flush=True)
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.01)'
+	rm -f "$TMP/held.go"
+	in_cg_bg "$CG" python3 -c "$hold" "$PORT_echo2" "$TMP/held.go" >"$TMP/held1.out"
+	python3 -c "$hold" "$PORT_echo2" "$TMP/held.go" >"$TMP/held2.out" 8>&- &
 	out=$!
-	sleep 0.7
+	# both connected, and echo2 has accepted both (its ends listed below)
+	held_both() { grep -qs connected "$TMP/held1.out" && grep -qs connected "$TMP/held2.out" &&
+		(($("$W/nodelay_of" "$PID_echo2" 2>/dev/null | awk '$4 == 0' | wc -l) >= 2)); }
+	wait_until 10 held_both
 	sockets_of >"$TMP/sockets.after"
+	touch "$TMP/held.go"
 	wait "$BG" "$out"
 	changed=$(join -j1 <(awk '{ print $1 "/" $3, $4 }' "$TMP/sockets.before") \
 		<(awk '{ print $1 "/" $3, $4 }' "$TMP/sockets.after") | awk '$2 != $3')
-	new_on=$(comm -13 <(cut -d' ' -f1,3 "$TMP/sockets.before") <(cut -d' ' -f1,3 "$TMP/sockets.after") |
+	new_on=$(comm -13 <(cut -d' ' -f1,3 "$TMP/sockets.before" | sort) <(cut -d' ' -f1,3 "$TMP/sockets.after" | sort) |
 		while read -r p ino; do awk -v p="$p" -v i="$ino" '$1 == p && $3 == i && $4 == 1' "$TMP/sockets.after"; done)
 	n_before=$(wc -l <"$TMP/sockets.before") n_new=$(($(wc -l <"$TMP/sockets.after") - n_before))
 	if [[ -z $changed && -z $new_on && $n_before -ge 4 ]]; then
@@ -337,6 +353,7 @@ selected attach-off-static &&
 	off attach-off-static "$(in_cg "$CG" "$STATIC" 127.0.0.1 "$PORT_echo" $ROUNDS off)"
 selected attach-off-python &&
 	off attach-off-python "$(in_cg "$CG" python3 "$PY" 127.0.0.1 "$PORT_echo" $ROUNDS off)"
+go_built
 selected attach-off-go &&
 	off attach-off-go "$(in_cg "$CG" "$GO" 127.0.0.1 "$PORT_echo" $ROUNDS)"
 if selected attach-off-outside-stalls; then
@@ -482,24 +499,28 @@ if any_selected attach-other-tool-kept attach-replace-no-gap attach-list; then
 	first=$(ours "$CG")
 	printf 'connect 127.0.0.1:%s nodelay\nconnect 127.0.0.0/8 coalesce\ndefault pass\n' "$PORT_echo" >"$TMP/dest.conf"
 	# a stream of new connections from the cgroup while attach runs again
+	# (until $TMP/stream.stop is there; its first connection said)
+	rm -f "$TMP/stream.stop"
 	in_cg_bg "$CG" python3 -c '
-import socket, sys, time
+import os, socket, sys
 port, off, n = int(sys.argv[1]), 0, 0
-end = time.time() + 3
-while time.time() < end:
+while not os.path.exists(sys.argv[2]):
     s = socket.create_connection(("127.0.0.1", port))
     n += 1
     off += s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
     s.close()
-print("conns=%d off=%d" % (n, off))' "$PORT_echo" >"$TMP/stream.out"
-	sleep 0.3
+    if n == 1:
+        print("streaming", flush=True)
+print("conns=%d off=%d" % (n, off))' "$PORT_echo" "$TMP/stream.stop" >"$TMP/stream.out"
+	wait_until 10 grep -q '^streaming' "$TMP/stream.out"
 	for i in 1 2 3 4 5; do
 		"$NF" attach -m nodelay --cgroup "$CG" >"$TMP/again.out" 2>&1 || fail attach-replace-no-gap "attach again: status $?" "$TMP/again.out"
 	done
 	"$NF" attach -c "$TMP/dest.conf" --cgroup "$CG" >"$TMP/again.out" 2>"$TMP/again.err"
+	touch "$TMP/stream.stop"
 	wait "$BG"
 	now=$(ours "$CG")
-	stream=$(cat "$TMP/stream.out")
+	stream=$(sed -n '/^conns=/p' "$TMP/stream.out")
 	order=$(bpftool cgroup show "$CG" | awk 'NR > 1 && $2 == "cgroup_sock_ops" { print $NF }' | tr '\n' ' ')
 	if selected attach-replace-no-gap; then
 		if [[ -n $first && -n $now && $now != "$first" && $(wc -w <<<"$now") -eq 1 &&
@@ -688,7 +709,7 @@ if selected attach-pid; then
 	mkdir -p "$CG/bypid"
 	in_cg_bg "$CG/bypid" sleep 30
 	spid=$BG
-	sleep 0.2
+	wait_until 5 grep -qx "$spid" "$CG/bypid/cgroup.procs"
 	"$NF" attach -m nodelay --pid "$spid" >"$TMP/pid.out" 2>&1
 	rc=$?
 	sleep 30 8>&- &
