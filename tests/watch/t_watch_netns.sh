@@ -253,7 +253,7 @@ late() { # inside it: HERE LEGACY_DIR W ROUNDS
     wait $!
     # the server and the sleep holding its stdin (jobs -p: the pipeline's
     # first process), or the namespace lives on until the sleep's end
-    kill "$srv" $(jobs -p) 2>/dev/null
+    kill "$srv" "$(jobs -p)" 2>/dev/null
     wait
 }
 export -f late
