@@ -665,15 +665,17 @@ if selected attach-now; then
 	in_cg_bg "$CG/now" python3 "$TOP/tests/fix/fix_client.py" 127.0.0.1 "$PORT_echo" 100000 >"$TMP/now.out" 2>&1
 	nowpid=$BG
 	wait_until 10 grep -q '^round' "$TMP/now.out" # connected, its rounds going
+	# now_rounds N: the client has printed N rounds or more
+	now_rounds() { (($(grep -c '^round' "$TMP/now.out") >= $1)); }
 	"$NF" attach -m nodelay --cgroup "$CG/now" >"$TMP/now1.out" 2>&1
-	sleep 0.5
+	wait_until 10 now_rounds $(($(grep -c '^round' "$TMP/now.out") + 2))
 	r1=$(grep -c '^round' "$TMP/now.out")
-	sleep 0.5
+	wait_until 10 now_rounds $((r1 + 10)) # the rounds after it measured
 	left=$(awk -v r="$r1" '$1 == "round" && $2 >= r { n++; s += $3 } END { if (n) printf "%.1f", s / n }' "$TMP/now.out")
 	"$NF" attach --now -m nodelay --cgroup "$CG/now" >"$TMP/now2.out" 2>&1
 	rc=$?
 	r2=$(grep -c '^round' "$TMP/now.out")
-	sleep 0.5
+	wait_until 10 now_rounds $((r2 + 2 + 50))
 	kill "$nowpid" 2>/dev/null
 	wait "$nowpid" 2>/dev/null
 	set_ms=$(awk -v r="$r2" '$1 == "round" && $2 > r + 1 { n++; s += $3 } END { if (n) printf "%.2f", s / n }' "$TMP/now.out")
