@@ -379,31 +379,51 @@ clean:
 # conf/debian/ laid out as its debian/, a debian/changelog written from
 # include/nf_version.h (the one version: the package's is VERSION-REVISION),
 # dpkg-buildpackage; the package is build/deb/naglefix_VERSION-REVISION_ARCH.deb.
+# The copy's compiled tree (its build/) is kept in $(B)/deb-compiled and
+# reused by the next make deb (dpkg-buildpackage -nc) only while DEB_INPUTS,
+# the flags and the compiler are byte for byte those it was compiled from
+# (their sha256 in its .inputs): a second revision of the same tree is not
+# compiled again; any change is compiled afresh.
 NF_VERSION   := $(shell sed -n 's/^\#define NF_VERSION "\(.*\)"/\1/p' include/nf_version.h)
 DEB_REVISION ?= 1
 DEB_SRC      := $(B)/deb/naglefix-$(NF_VERSION)
+DEB_INPUTS   := Makefile src include tests conf README.md LICENSE
+DEB_KEEP     := $(B)/deb-compiled
 # the date of the tree's last commit (the same package from the same tree), or now
 DEB_DATE      = $(shell git log -1 --format=%aD 2>/dev/null || date -R)
+# what the compiled tree is made from, as one sha256 (make deb-inputs prints it)
+DEB_FINGERPRINT = { tar -c --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner $(DEB_INPUTS) && \
+	env | grep '^DEB_' | grep -v '^DEB_REVISION=' | sort && \
+	DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags && cc --version; } | sha256sum
 
 deb:
 	rm -rf $(B)/deb
 	mkdir -p $(DEB_SRC)
-	cp -a Makefile src include tests conf README.md LICENSE $(DEB_SRC)/
+	cp -a $(DEB_INPUTS) $(DEB_SRC)/
 	cp -a conf/debian $(DEB_SRC)/debian
 	printf '%s\n' 'naglefix ($(NF_VERSION)-$(DEB_REVISION)) unstable; urgency=medium' '' \
 		'  * Version $(NF_VERSION) (include/nf_version.h), built by make deb.' '' \
 		' -- $(shell sed -n 's/^Maintainer: //p' conf/debian/control)  $(DEB_DATE)' \
 		>$(DEB_SRC)/debian/changelog
+	cd $(DEB_SRC) && $(DEB_FINGERPRINT) >.inputs
 	# the copy's make takes nothing of this one's command line (B= would be
 	# its build directory, which its clean removes)
-	cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL dpkg-buildpackage -us -uc -b -jauto
+	if cmp -s $(DEB_SRC)/.inputs $(DEB_KEEP)/.inputs; then \
+		mv $(DEB_KEEP)/build $(DEB_SRC)/build && nc=-nc; else nc=; fi; \
+	rm -rf $(DEB_KEEP); \
+	cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL dpkg-buildpackage -us -uc -b -jauto $$nc
+	mkdir -p $(DEB_KEEP)
+	mv $(DEB_SRC)/build $(DEB_SRC)/.inputs $(DEB_KEEP)/
+
+deb-inputs:
+	@$(DEB_FINGERPRINT)
 
 # The package built, linted by lintian, installed with dpkg -i on this
 # machine, upgraded and purged (tests/deb/run.sh; root; about a minute).
 test-deb:
 	tests/deb/run.sh
 
-.PHONY: deb test-deb install uninstall bench bench-real all test check test-auto test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean
+.PHONY: deb deb-inputs test-deb install uninstall bench bench-real all test check test-auto test-coalesce test-exports test-unit test-integration test-legacy test-audit demo clean
 
 # ---- sanitizers, leak check and fuzzing (tests/sanitize, tests/fuzz) -------
 # Each builds its own variants (build/asan, build/tsan, build/fuzz; the

@@ -11,6 +11,13 @@
 # naglefix package already installed (anyone's) is left alone: SKIP.
 # Needs root. Ends with "N passed, M failed"; T=pattern picks the checks
 # said and counted (every step runs: each builds on the one before).
+#
+# run.sh --prepare: only the two packages built (make deb, make deb
+# DEB_REVISION=2) into build/tests/deb/, niced; no check, no root needed.
+# No check times them: a lane of its own may run it before, or beside,
+# the suite. The suite takes a package from there when make deb made it
+# from the tree as it is now (make deb-inputs, the same sha256), else
+# builds it; both hold build/tests/deb/lock while they build or copy.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
@@ -18,6 +25,31 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 export LC_ALL=C
 clean_env
 only_selected
+D=$top/build/tests/deb
+ver=$(sed -n 's/^#define NF_VERSION "\(.*\)"/\1/p' "$top/include/nf_version.h")
+
+# built REVISION: the package of revision REVISION of this tree in
+# $D/REVISION/, made by make deb in $D/b (which keeps the compiled tree for
+# the next revision) unless the one there was made from the same inputs.
+# Its build log is $D/buildREVISION.log. Call with $D/lock held.
+built() {
+	local want
+	want=$(make -s -C "$top" deb-inputs) || return 1
+	if [ "$want" = "$(cat "$D/$1/.inputs" 2>/dev/null)" ] &&
+		ls "$D/$1/naglefix_${ver}-$1_"*.deb >/dev/null 2>&1; then
+		echo "the package in $D/$1 made from these inputs ($want): taken" >"$D/take$1.log"
+		return 0
+	fi
+	rm -rf "${D:?}/$1" "$D/take$1.log"
+	nice -n 19 make -s -C "$top" deb B="$D/b" DEB_REVISION="$1" >"$D/build$1.log" 2>&1 &&
+		mkdir -p "$D/$1" && cp "$D/b/deb/"*"_${ver}-$1_"* "$D/$1/" &&
+		cp "$D/b/deb-compiled/.inputs" "$D/$1/.inputs"
+}
+if [ "${1:-}" = --prepare ]; then
+	mkdir -p "$D"
+	(flock 9 && built 1 && built 2) 9>"$D/lock"
+	exit
+fi
 
 # check NAME CMD...: NAME passes iff CMD does
 check() {
@@ -52,7 +84,6 @@ done
 
 scratch_dir nf-deb
 W=$TMP
-ver=$(sed -n 's/^#define NF_VERSION "\(.*\)"/\1/p' "$top/include/nf_version.h")
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 lib=/usr/lib/$ma/libnaglefix.so
 tried=0 # set before the first dpkg -i: a naglefix package then is ours
@@ -84,14 +115,15 @@ cleanup() {
 trap cleanup EXIT
 
 # ---- built and linted ----------------------------------------------------
-build() { # build REVISION: make deb into $W/bREVISION, its .deb's path on stdout
+build() { # build REVISION: make deb's package copied to $W/bREVISION, its path on stdout
 	# niced, as lintian below: no check times them, the suites beside do time
-	nice -n 19 make -s -C "$top" deb B="$W/b$1" DEB_REVISION="$1" >"$W/build$1.log" 2>&1 &&
-		ls "$W/b$1/deb/naglefix_${ver}-$1_"*.deb 2>/dev/null
+	mkdir -p "$D" "$W/b$1"
+	(flock 9 && built "$1" && cp "$D/$1/"* "$W/b$1/") 9>"$D/lock" &&
+		ls "$W/b$1/naglefix_${ver}-$1_"*.deb 2>/dev/null
 }
 deb1=$(build 1)
 if [ -z "$deb1" ]; then
-	fail "make deb builds naglefix_${ver}-1" "no package" "$W/build1.log"
+	fail "make deb builds naglefix_${ver}-1" "no package" "$D/build1.log"
 	finish
 	exit
 fi
@@ -237,7 +269,7 @@ echo "# changed by tests/deb $$" >>/etc/naglefix.conf
 cp /etc/naglefix.conf "$W/changed.conf"
 deb2=$(build 2)
 if [ -z "$deb2" ]; then
-	fail "make deb DEB_REVISION=2 builds naglefix_${ver}-2" "no package" "$W/build2.log"
+	fail "make deb DEB_REVISION=2 builds naglefix_${ver}-2" "no package" "$D/build2.log"
 else
 	dpkg_do -i "$deb2"
 	rc=$?
