@@ -313,7 +313,12 @@ if metrics >"$SCRATCH/metrics0.txt" && [[ $(awk '/^Uid:/ { print $2 }' "/proc/$w
 else
 	fail "the hardened unit starts and serves its metrics" "$(systemctl is-active "$WSVC")" "$SCRATCH/watch.err"
 fi
-sleep 1 # the namespace nfvm found (watch looks every 250 ms)
+# the namespace nfvm found: the service's capture open there (a packet
+# socket bound in nfvm's /proc/net/packet; watch looks every 250 ms)
+capturing_in() {
+	ip netns exec "$1" awk 'NR > 1 && $4 != "0000" { f = 1 } END { exit !f }' /proc/net/packet
+}
+wait_until 30 capturing_in nfvm
 cat >/etc/systemd/system/nf-split.service <<EOF2
 [Service]
 Type=oneshot
@@ -324,7 +329,21 @@ EOF2
 systemctl daemon-reload && timeout 120 systemctl start nf-split
 "$PYTHON" "$TOP/tests/programs/legacy_client.py" 10.77.0.1 "$p_far" 13 split >/dev/null
 ip netns exec nfvm "$PYTHON" "$TOP/tests/programs/legacy_client.py" 127.0.0.1 "$p_ns" 13 split >/dev/null
-sleep 1
+# served LABELS: the count of the series whose labels the ERE LABELS
+# matches, if at least 10
+served() {
+	grep -E "^naglefix_stalls_total\{$1\} [0-9]+$" "$SCRATCH/metrics.txt" | awk '$NF >= 10 { print $NF; exit }'
+}
+L1="holder=\"python3\",cgroup=\"nf-split.service\",side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$p_local\",netns=\"host\""
+L2="holder=\"python3\",(cgroup=\"[^\"]*\",)?side=\"connect\",local=\"10.77.0.1\",peer=\"10.77.0.1:$p_far\",netns=\"host\""
+L3="holder=\"python3\",(cgroup=\"[^\"]*\",)?side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$p_ns\",netns=\"nfvm\""
+# the three clients' stalls reported: the local one's line written, every
+# series served (watch reports as it finds; 10 s at most)
+reported() {
+	grep -F "\"peer\":\"127.0.0.1:$p_local\"" "$SCRATCH/watch.out" | grep -q '"event":"wire_stall"' &&
+		metrics >"$SCRATCH/metrics.txt" && [[ -n $(served "$L1") && -n $(served "$L2") && -n $(served "$L3") ]]
+}
+wait_until 10 reported
 metrics >"$SCRATCH/metrics.txt"
 line=$(grep -F "\"peer\":\"127.0.0.1:$p_local\"" "$SCRATCH/watch.out" | grep '"event":"wire_stall"' | head -n 1)
 if [[ $line == *'"prog":"'*"legacy_client.py 127.0.0.1 $p_local 13 split"* && $line == *'"cgroup":"nf-split.service"'* ]]; then
@@ -333,14 +352,9 @@ else
 	fail "under the unit, a stall found and its holder named" "'$line'" "$SCRATCH/watch.out"
 	tail -n 5 "$SCRATCH/nf-split.out" | sed 's/^/    /'
 fi
-# served LABELS: the count of the series whose labels the ERE LABELS
-# matches, if at least 10
-served() {
-	grep -E "^naglefix_stalls_total\{$1\} [0-9]+$" "$SCRATCH/metrics.txt" | awk '$NF >= 10 { print $NF; exit }'
-}
-n1=$(served "holder=\"python3\",cgroup=\"nf-split.service\",side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$p_local\",netns=\"host\"")
-n2=$(served "holder=\"python3\",(cgroup=\"[^\"]*\",)?side=\"connect\",local=\"10.77.0.1\",peer=\"10.77.0.1:$p_far\",netns=\"host\"")
-n3=$(served "holder=\"python3\",(cgroup=\"[^\"]*\",)?side=\"connect\",local=\"127.0.0.1\",peer=\"127.0.0.1:$p_ns\",netns=\"nfvm\"")
+n1=$(served "$L1")
+n2=$(served "$L2")
+n3=$(served "$L3")
 if [[ -n $n1 && -n $n2 && -n $n3 ]]; then
 	pass "under the unit, served: $n1 stalls (nf-split.service), $n2 to 10.77.0.1 (not localhost), $n3 in netns nfvm"
 else

@@ -63,7 +63,7 @@ timeout -k 10 "$LIMIT" qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp 2 \
 	-serial "file:$B/console.log" -serial "file:$B/results.log" \
 	-kernel "$kdir/vmlinuz" -initrd "$B/initramfs.gz" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-	-append "console=ttyS0 quiet panic=-1 fstab=no systemd.show_status=false systemd.firstboot=off \
+	-append "console=ttyS0 quiet mitigations=off panic=-1 fstab=no systemd.show_status=false systemd.firstboot=off \
 systemd.run=$TOP/tests/vm/inside.sh systemd.run_success_action=poweroff-force \
 systemd.run_failure_action=poweroff-force" </dev/null >"$B/qemu.log" 2>&1
 rc=$?

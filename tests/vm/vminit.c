@@ -15,6 +15,7 @@
  * Static, libc only: nothing of the host's root is reachable before the
  * mount.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -28,6 +29,8 @@
 
 #define NEWROOT "/newroot"
 #define SYSTEMD "/lib/systemd/systemd"
+#define GENERATORS "/usr/lib/systemd/system-generators"
+#define RUN_GENERATOR "systemd-run-generator"
 
 /* Prints why, with errno, and powers the machine off. */
 static void die(const char *fmt, ...)
@@ -106,6 +109,35 @@ static void write_file(const char *path, const char *text)
 		die("write %s", path);
 }
 
+/*
+ * Disables every systemd generator of the host but systemd-run-generator
+ * (which makes inside.sh's kernel-command-line.service): a link to
+ * /dev/null of the same name in the overlay's /etc. systemd runs each
+ * generator again at every daemon-reload, a dozen times in inside.sh,
+ * under emulation; none makes a unit the checks use (fstab=no already
+ * empties fstab's; getty's would start a serial getty on ttyS0).
+ */
+static void disable_generators(void)
+{
+	char link[320];
+	struct dirent *e;
+	DIR *dir = opendir("/lower" GENERATORS);
+
+	if (!dir)
+		return;
+	mkdir("/rw/upper/etc/systemd", 0755);
+	mkdir("/rw/upper/etc/systemd/system-generators", 0755);
+	while ((e = readdir(dir)) != NULL) {
+		if (e->d_name[0] == '.' || strcmp(e->d_name, RUN_GENERATOR) == 0)
+			continue;
+		snprintf(link, sizeof(link), "/rw/upper/etc/systemd/system-generators/%.255s",
+			 e->d_name);
+		if (symlink("/dev/null", link) != 0 && errno != EEXIST)
+			die("disable generator %s", e->d_name);
+	}
+	closedir(dir);
+}
+
 static void mount_or_die(const char *src, const char *dst, const char *type,
 			 unsigned long flags, const char *opts)
 {
@@ -130,6 +162,7 @@ int main(void)
 	mkdir("/rw/upper/etc", 0755);
 	mkdir("/rw/upper/etc/tmpfiles.d", 0755);
 	write_file("/rw/upper/etc/tmpfiles.d/tmp.conf", "d /tmp 1777 root root -\n");
+	disable_generators();
 	/* systemd takes a root with /.dockerenv for a container, and then
 	 * reads its own argv instead of the kernel command line: hide it */
 	if (access("/lower/.dockerenv", F_OK) == 0 &&
