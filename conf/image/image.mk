@@ -11,8 +11,11 @@ IMAGE         ?= localhost/naglefix:$(NF_VERSION)
 IMAGE_BUILDER ?= podman
 IMAGE_ROOT    := $(B)/image/root
 
+# Under a lock of $(B)/static: tests/image/run.sh --prepare may be building
+# it beside.
 $(B)/static/naglefix: FORCE_STATIC
-	$(MAKE) --no-print-directory B=$(B)/static LDFLAGS='$(LDFLAGS) -static' $@
+	@mkdir -p $(B)/static
+	flock $(B)/static/.lock $(MAKE) --no-print-directory B=$(B)/static LDFLAGS='$(LDFLAGS) -static' $@
 
 # The root laid out afresh each time (two files stripped): nothing stale
 # in it, whatever changed.
