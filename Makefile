@@ -391,10 +391,11 @@ DEB_INPUTS   := Makefile src include tests conf README.md LICENSE
 DEB_KEEP     := $(B)/deb-compiled
 # the date of the tree's last commit (the same package from the same tree), or now
 DEB_DATE      = $(shell git log -1 --format=%aD 2>/dev/null || date -R)
-# what the compiled tree is made from, as one sha256 (make deb-inputs prints it)
+# what the compiled tree is made from, as one sha256 (make deb-inputs prints it;
+# the flags as in / : the copy's path, in them, is $(B)'s, as is the kept tree)
 DEB_FINGERPRINT = { tar -c --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner $(DEB_INPUTS) && \
 	env | grep '^DEB_' | grep -v '^DEB_REVISION=' | sort && \
-	DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags && cc --version; } | sha256sum
+	(cd / && DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags) && cc --version; } | sha256sum
 
 deb:
 	rm -rf $(B)/deb
