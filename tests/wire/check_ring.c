@@ -9,7 +9,8 @@
  * and a process without CAP_NET_RAW; the same of a queue (no ring: the
  * socket's own queue), which maps nothing, keeps a burst nobody reads
  * up to its size and counts what it drops past it. Needs CAP_NET_RAW (root): without it
- * the program says SKIP.
+ * the program says SKIP. Each test runs in a network namespace of its own
+ * (CAP_SYS_ADMIN), so no other program's loopback traffic reaches its ring.
  * The frames are parsed here by hand (not by nf_pkt_decode), so the ring
  * is tested on its own.
  */
@@ -22,9 +23,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -590,12 +593,29 @@ START_TEST(test_ring_queue_stop)
 }
 END_TEST
 
+/* The test's process in a network namespace of its own, its loopback up:
+ * its rings see the test's traffic alone, not that of programs beside it. */
+static void own_netns(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd;
+
+	ck_assert_msg(unshare(CLONE_NEWNET) == 0, "unshare(CLONE_NEWNET): %s", strerror(errno));
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ioctl(fd, SIOCGIFFLAGS, &ifr), 0);
+	ifr.ifr_flags |= IFF_UP;
+	ck_assert_int_eq(ioctl(fd, SIOCSIFFLAGS, &ifr), 0);
+	close(fd);
+}
+
 static Suite *ring_suite(void)
 {
 	Suite *s = suite_create("ring");
 	TCase *tc = tcase_create("live");
 
 	tcase_set_timeout(tc, 30);
+	tcase_add_checked_fixture(tc, own_netns, NULL);
 	unit_add(tc, test_ring_loopback_ipv4_once_on_any);
 	unit_add(tc, test_ring_loopback_ipv6_once_on_any);
 	unit_add(tc, test_ring_loopback_once_on_lo);
