@@ -333,7 +333,7 @@ test-legacy: all
 test-audit: all $(B)/tests/bench $(B)/tests/static_client
 	tests/audit/run.sh
 
-test: all
+test:
 	tests/run-all.sh
 
 # make check: the edit-compile-test loop, what an edit of the library or

@@ -8,26 +8,24 @@
 # The suites run in lanes side by side, each lane one suite after another:
 #   timed  the suites that judge a time somewhere (a stall of 40 ms against
 #          under 5 ms, a flush 20 ms after the writes), at the caller's
-#          priority, in one lane (TIMED1 then TIMED2; LANES=3 runs the
-#          two side by side), which mostly waits on its clients' rounds
-#          (with LANES=2 or 3);
+#          priority, TIMED1 then TIMED2;
 #   plain  the suites that judge none (external: CPython's tests and the
 #          daemons' runs judged against the same run bare; wire-plain:
-#          wire's programs and its captures on file), under nice 19
-#          and the lowest best-effort I/O priority, so a timed check keeps
-#          its CPU.
+#          wire's programs and its captures on file; sanitize-plain:
+#          sanitize's untimed checks), in two lanes (PLAIN1, PLAIN2) under
+#          SCHED_IDLE and the lowest best-effort I/O priority, so a timed
+#          check keeps its CPU. PLAIN1 first runs the --prepare of the
+#          timed suites in PREPARE: their builds, which judge no time.
 # Everything the suites' make targets need is built first, once (two makes
 # building one file at once would collide); a suite that builds more
 # builds into a directory of its own (build/asan, build/musl, build/fuzz,
-# a scratch directory). A suite's output is held until it ends, then
-# printed whole with its closing line and "== cpu NAME: U s user, S s
-# sys" (its processes' CPU time): lanes never interleave. By default
-# (LANES=2) the timed suites run in one lane, TIMED1 then TIMED2, beside
-# the plain lane: 22 min 3 s from a fresh clone here, quiet, 0 failed (the
-# timed lane 21 min 10 s, the plain one 9 min 52 s). LANES=1 runs every
-# suite in one lane at the caller's priority, the plain ones first (29 min
-# 43 s on CI's machine); LANES=3 the timed suites in two lanes (fast
-# rounds slowed past 5 ms on a quiet machine).
+# a scratch directory), under a lock where a prepare builds it too. A
+# suite's output is held until it ends, then printed whole with its
+# closing line and "== cpu NAME: U s user, S s sys" (its processes' CPU
+# time): lanes never interleave. LANES=3 (the default) is the three lanes
+# above; LANES=2 runs the plain suites in one lane, PLAIN1 then PLAIN2;
+# LANES=1 every suite in one lane at the caller's priority, the plain ones
+# first. tests/README.md says how long each takes here.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 2
@@ -153,10 +151,11 @@ if ! make -s -j"$(nproc 2>/dev/null || echo 2)" "${built[@]}" >"$WORK/build.out"
 fi
 echo "== build: $(elapsed "$start") s"
 
-# lower: this (sub)shell and what it starts under nice 19 and the lowest
-# best-effort I/O priority.
+# lower: this (sub)shell and what it starts under SCHED_IDLE (a task of
+# any other policy that wakes takes the CPU from it at once; nice 19, if
+# chrt cannot set it) and the lowest best-effort I/O priority.
 lower() {
-    renice -n 19 -p "$BASHPID" >/dev/null
+    chrt -i -p 0 "$BASHPID" >/dev/null 2>&1 || renice -n 19 -p "$BASHPID" >/dev/null
     ionice -c 2 -n 7 -p "$BASHPID" 2>/dev/null
     return 0
 }
