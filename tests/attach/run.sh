@@ -13,7 +13,7 @@
 #                              connection), bpftool lists naglefix's two programs, multi,
 #                              on the cgroup
 #   attach-static-client       a static C client started in the cgroup after
-#                              attach: median and p99 under 5 ms from round 1
+#                              attach: median under 5 ms, p99 under 30, from round 1
 #   attach-python-client       the same, a Python client
 #   attach-outside-stalls      the same client outside the cgroup: 40 ms
 #   attach-outside-unchanged   every TCP socket of this suite's processes
@@ -21,7 +21,7 @@
 #   attach-off-static, attach-off-python, attach-off-go
 #                              clients that turn TCP_NODELAY off right after
 #                              connecting (C static, Python, Go CGO_ENABLED=0):
-#                              median and p99 under 5 ms from round 1
+#                              median under 5 ms, p99 under 30, from round 1
 #   attach-off-outside-stalls  the same three outside the cgroup: 40 ms
 #   attach-off-per-destination a rule's server fixed against their own
 #                              setsockopt, another left to it (stalls)
@@ -187,14 +187,17 @@ start() {
 field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 below() { awk -v a="${1:-999}" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 
-# fast NAME LINE: passes if the client's line says median and p99 < 5 ms.
+# fast NAME LINE: passes if the client's line says median < 5 ms and p99
+# < 30 ms: fewer than 1% of the rounds as long as a stall (a loaded
+# machine's hiccups reach 4-6 ms at p99 over 1000 rounds; a socket
+# Nagle holds makes every round 40 ms).
 fast() {
 	local med p99
 	med=$(field median_ms "$2") p99=$(field p99_ms "$2")
-	if [[ -n $med ]] && below "$med" 5 && below "$p99" 5; then
+	if [[ -n $med ]] && below "$med" 5 && below "$p99" 30; then
 		pass "$1: median $med ms, p99 $p99 ms over $ROUNDS rounds"
 	else
-		fail "$1" "want median and p99 < 5 ms: ${2:-no output}"
+		fail "$1" "want median < 5 ms and p99 < 30 ms: ${2:-no output}"
 	fi
 }
 
@@ -645,7 +648,7 @@ if selected attach-watch-fix; then
 	if grep -q "fix: pid $w1 socket .*attach: $CG/watched ([^)]*): program [0-9]*, connect 127.0.0.1:$PORT_wecho nodelay" "$TMP/watch.out" &&
 		{ [[ $root_cg != / ]] || grep -q "fix: pid $w2 socket fd [0-9]* TCP_NODELAY 0 -> 1.*attach: not attached (its cgroup is the root" "$TMP/watch.out"; } &&
 		grep -q "fix: pid $w3 socket .*attach: $CG/passed ([^)]*): left, .*pass.conf:1 says pass" "$TMP/watch.out" &&
-		below "$(field median_ms "$new")" 5 && below "$(field p99_ms "$new")" 5 && [[ $new == *nodelay=1 ]]; then
+		below "$(field median_ms "$new")" 5 && below "$(field p99_ms "$new")" 30 && [[ $new == *nodelay=1 ]]; then
 		pass "attach-watch-fix: the holder's rule attached to its cgroup, a new client there $(field median_ms "$new") ms (p99 $(field p99_ms "$new")) from round 1; the root's holder: its socket only; a pass rule's: left"
 	else
 		echo "new client: $new; pids $w1 $w2 $w3" >>"$TMP/watch.out"

@@ -144,8 +144,10 @@ nodelay() {
     echo "${v:-none}"
 }
 
-# check_fixed NAME: NAME stalled before the fix and every round started
-# after it is fast and intact. FIXAT is the number of rounds printed when
+# check_fixed NAME: NAME stalled before the fix, and the rounds started
+# after it are fast (median), fewer than 1% of them as long as a held
+# round (p99: a loaded machine's hiccup may reach 50 ms; a socket the fix
+# missed holds every round), and all intact. FIXAT is the number of rounds printed when
 # `naglefix fix` returned (set by fix_running).
 check_fixed() {
     local name=$1 before after
@@ -159,11 +161,11 @@ check_fixed() {
         fail "$name: stalls before the fix" "median $before ms, expected >= $STALL_MIN_MS"
     elif ((an < 100)); then
         fail "$name: rounds after the fix" "only $an"
-    elif ! lt "$amed" "$FAST_MAX_MS" || ! lt "$amax" "$HELD_MIN_MS"; then
-        fail "$name: rounds after the fix < $FAST_MAX_MS ms (median), none stalled" \
+    elif ! lt "$amed" "$FAST_MAX_MS" || ! lt "$ap99" "$HELD_MIN_MS"; then
+        fail "$name: rounds after the fix < $FAST_MAX_MS ms (median), under 1% as long as a stall (p99 < $HELD_MIN_MS ms)" \
             "before: median $before ms; after: median $amed, p99 $ap99, max $amax ms over $an rounds"
     else
-        pass "$name: $before ms a round before; after 'fix PID' $an rounds, median $amed, p99 $ap99, max $amax ms (none stalled), every echo intact"
+        pass "$name: $before ms a round before; after 'fix PID' $an rounds, median $amed, p99 $ap99, max $amax ms, every echo intact"
     fi
 }
 

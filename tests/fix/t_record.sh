@@ -56,6 +56,8 @@ check_no_tcp() {
     sleep 60 &
     s=$!
     CLIENT_PIDS+=("$s")
+    # until the fork has become sleep (fix names the process by its comm)
+    wait_until 5 grep -qx sleep "/proc/$s/comm"
     "${FIX[@]}" -m nodelay "$s" >"$W/notcp.fix" 2>&1
     rc=$?
     if ((rc == 6)) && grep -qx "naglefix fix: pid $s (sleep) holds no TCP socket: nothing to fix" "$W/notcp.fix"; then
