@@ -429,7 +429,7 @@ test-deb:
 # ---- sanitizers, leak check and fuzzing (tests/sanitize, tests/fuzz) -------
 # Each builds its own variants (build/asan, build/tsan, build/fuzz; the
 # leak check preloads build/'s library) and ends with "N passed, M failed". FUZZ_TIME=seconds a target:
-# 60 in `make fuzz`, 15 in `make test` (tests/run-all.sh).
+# 60 in `make fuzz`, 5 in `make test` (tests/run-all.sh).
 
 test-sanitize:
 	tests/sanitize/run.sh
