@@ -585,8 +585,10 @@ if selected attach-accept-server; then
 	"$NF" attach -c "$TMP/accept.conf" --cgroup "$CG" >"$TMP/accept.out" 2>&1
 	start served --cg "$CG" python3 "$TOP/tests/fix/http_server.py" 600
 	fixed=$(python3 "$TOP/tests/fix/http_client.py" "$PORT_served" 13)
+	# every answer under 30 ms (none as long as a stall; a loaded
+	# machine's hiccup reached 8 ms in 12 rounds), the median under 5
 	if ! below "$(field median_ms "$bare")" 30 && below "$(field median_ms "$fixed")" 5 &&
-		below "$(field max_ms "$fixed")" 5; then
+		below "$(field max_ms "$fixed")" 30; then
 		pass "attach-accept-server: http.server's split answers $(field median_ms "$bare") ms bare, $(field median_ms "$fixed") ms (max $(field max_ms "$fixed")) under 'accept 127.0.0.1:* nodelay'"
 	else
 		fail attach-accept-server "bare: $bare; attached: $fixed" "$TMP/accept.out"

@@ -156,8 +156,8 @@ static double bulk_round(int fd, unsigned *segs)
 static void run_bulk(int unused)
 {
 	struct ct_peer p;
-	double t[BULK_ROUNDS];
-	unsigned segs, most = 0;
+	double t[BULK_ROUNDS], s[BULK_ROUNDS], segs_med;
+	unsigned segs;
 	int fd;
 
 	(void)unused;
@@ -167,11 +167,15 @@ static void run_bulk(int unused)
 		chatty_round(fd);
 	for (int i = 0; i < BULK_ROUNDS; i++) {
 		t[i] = bulk_round(fd, &segs);
-		most = segs > most ? segs : most;
+		s[i] = segs;
 		ct_say("bulk round %d: %u data segments, read waited %.3f ms", i, segs, t[i]);
 	}
-	CHECK(most <= BULK_MAX_SEGS, "%u segments for %d writes, want <= %.0f (batching lost)",
-	      most, BULK_WRITES, BULK_MAX_SEGS);
+	/* the median round: a writer descheduled on a loaded machine lets the
+	 * ACKs catch up in one round (196 segments seen), while batching lost
+	 * to TCP_NODELAY makes every round about one segment a write */
+	segs_med = ct_median(s, BULK_ROUNDS);
+	CHECK(segs_med <= BULK_MAX_SEGS, "%.0f segments (median) for %d writes, want <= %.0f (batching lost)",
+	      segs_med, BULK_WRITES, BULK_MAX_SEGS);
 	ct_expect_median(t, BULK_ROUNDS, CT_FAST_MS, "bulk writer's read");
 	close(fd);
 	ct_peer_stop(&p);
