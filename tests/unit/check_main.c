@@ -18,6 +18,7 @@ int main(void)
 	srunner_add_suite(sr, conn_suite());
 	srunner_add_suite(sr, config_suite());
 	srunner_add_suite(sr, exe_suite());
+	srunner_add_suite(sr, addr_suite());
 	srunner_add_suite(sr, coalesce_suite());
 	srunner_add_suite(sr, audit_suite());
 	srunner_add_suite(sr, audit_log_suite());

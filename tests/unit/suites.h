@@ -20,6 +20,9 @@ Suite *config_suite(void);
 /* Whether the loader will preload into a program file (src/common/exe.c). */
 Suite *exe_suite(void);
 
+/* An address and port as the messages write them (src/common/addr.c). */
+Suite *addr_suite(void);
+
 /* The coalesce buffer (src/actions/coalesce/coalesce.c) against the fakes of fake.h. */
 Suite *coalesce_suite(void);
 
