@@ -12,6 +12,10 @@ it checks, and a check that something is absent needs a control that has it.
   nofinding LOG CONTROL          LOG (absent: empty) has no finding, CONTROL has some
   norecv LOG CONTROL             LOG (absent: empty) has no recv_split finding; CONTROL has
                                  some, and a recv_split summary (its process was audited)
+  pauses LOG CONTROL GAPS MAX_MS LOG's recv_split findings, of a sender pausing between its
+                                 GAPS+1 pieces longer than MAX_MS: none of a gap over MAX_MS,
+                                 and fewer than GAPS/2 (the median gap is none); CONTROL as
+                                 for norecv
   group REPORT SIDE PEER WRITES MIN_FINDINGS MIN_MEDIAN|null
                                  REPORT (naglefix report --json) has that split_write group
   fix REPORT SIDE PEER FIX MIN_FINDINGS MIN_MEDIAN
@@ -51,6 +55,17 @@ def check_median(g, min_median):
             die("median %r, expected null" % g["median_stall_ms"])
     elif g["median_stall_ms"] is None or g["median_stall_ms"] < float(min_median):
         die("median %r ms, expected >= %s" % (g["median_stall_ms"], min_median))
+
+
+def check_control(path):
+    """Dies unless the log at path has recv_split findings and a recv_split
+    summary (its process was audited); returns how many finding lines."""
+    control = recv_findings(path)
+    if not control:
+        die("the control %s has no recv_split finding: the check would prove nothing" % path)
+    if not [o for o in lines(path) if o["event"] == "summary" and o.get("of") == "recv_split"]:
+        die("the control %s has no recv_split summary" % path)
+    return len(control)
 
 
 def die(msg):
@@ -107,14 +122,18 @@ def main():
         found = recv_findings(args[0]) if os.path.exists(args[0]) else []
         if found:
             die("%d recv_split finding(s), want none: %r" % (len(found), found[0]))
-        control = recv_findings(args[1])
-        if not control:
-            die("the control %s has no recv_split finding: the check would prove nothing"
-                % args[1])
-        if not [o for o in lines(args[1])
-                if o["event"] == "summary" and o.get("of") == "recv_split"]:
-            die("the control %s has no recv_split summary" % args[1])
-        print("none; control: %d lines" % len(control))
+        print("none; control: %d lines" % check_control(args[1]))
+    elif cmd == "pauses":
+        found = recv_findings(args[0]) if os.path.exists(args[0]) else []
+        gaps, most = int(args[2]), float(args[3])
+        n = sum(o.get("count", 1) for o in found)
+        long_ = [o for o in found if (o.get("stall_ms") or o.get("worst_stall_ms") or 0) > most]
+        if long_:
+            die("a recv_split finding of a gap over %g ms: %r" % (most, long_[0]))
+        if 2 * n >= gaps:
+            die("%d recv_split finding(s) of %d gaps: %r" % (n, gaps, found[0]))
+        check_control(args[1])
+        print("%d of %d gaps%s" % (n, gaps, ", each in the delayed ACK's window" if n else ""))
     elif cmd == "findings":
         with open(args[0]) as f:
             total = sum(g["findings"] for g in json.load(f))

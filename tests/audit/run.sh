@@ -110,8 +110,14 @@ if start_server echo-audited "$NAGLEFIX" audit -l "$WORK/server.log" -- \
         $((ROUNDS / 2)) 30
     ok "audited server: naglefix audit's table at its exit shows [6,7] and the quickack line" \
         grep -q "^$H:$SPORT .*accept .*\[6,7\].*accept $H:$SPORT quickack" "$LEGACY_BUILD/echo-audited.err"
-    ok "one-way sender, 100 ms pauses: no recv_split (the split client's, same server, has)" \
-        "${CHECK[@]}" norecv "$WORK/oneway.log" "$WORK/server.log"
+    # The rule sees when each read returned, not when its piece came: a
+    # read of one piece that a loaded host ran 45-65 ms late leaves a gap
+    # to the next in the delayed ACK's window, which nothing the kernel
+    # reports tells from a held piece (audit_recv.c). So: no finding of a
+    # gap over 60 ms (the window ends at 55 here, the pauses are 100),
+    # and the median gap none. Without the rule, all 11 gaps are findings.
+    ok "one-way sender, 100 ms pauses: no recv_split of a pause, the median gap none (the split client's, same server, has)" \
+        "${CHECK[@]}" pauses "$WORK/oneway.log" "$WORK/server.log" 11 60
     ok "java split (client audited): no recv_split, so no quickack (the audited server's log has)" \
         "${CHECK[@]}" norecv "$WORK/java-split.log" "$WORK/server.log"
 else
@@ -264,9 +270,13 @@ ok "audit: a config rule for the peer does not hide its stalls" \
 # --- exec: repeat counts and the summary are written before the image goes -
 audit_run exec "$WORK/exec.log" python3 "$AUDIT_DIR/exec_client.py" "$H" "$PORT" 10
 ok "exec: a summary is written before exec" grep -q '"event":"summary"' "$WORK/exec.log"
-ok "exec: report counts all 9 stalled rounds" \
-    sh -c '"$1" report --json "$2" | python3 -c "import json,sys; sys.exit(json.load(sys.stdin)[0][\"findings\"] != 9)"' \
-    sh "$NAGLEFIX" "$WORK/exec.log"
+# (the rounds the client saw stall, not a fixed 9 of its 10: a loaded host
+# may part a round's two sends by more than the delayed ACK, and that
+# round is not held)
+"$NAGLEFIX" report --json "$WORK/exec.log" >"$WORK/exec.json"
+seen=$(sed -n 's/^stalled=//p' "$WORK/exec.out")
+ok "exec: report counts every stalled round (of 9)" \
+    "${CHECK[@]}" findings "$WORK/exec.json" "${seen:-0}" 5
 
 # --- fork: the writes listed before it are the parent's, not the child's ------
 audit_run fork "$WORK/fork.log" python3 "$AUDIT_DIR/fork_client.py" "$H" "$PORT" 4

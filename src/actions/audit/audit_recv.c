@@ -43,7 +43,12 @@
  * arrival interval) while the ACK still waits 40 ms (bounded by the RTT):
  * hence d, not tcpi_ato alone. So a one-way sender pausing 100 ms is no
  * finding; one pausing 35-55 ms on loopback (the window) cannot be told
- * from a held piece by anything the kernel reports, and is one.
+ * from a held piece by anything the kernel reports, and is one. So can a
+ * longer pause that a late read shortened: the gap is between the reads'
+ * returns, and a read that a loaded host ran 45-65 ms after its piece came
+ * leaves the next piece of a sender pausing 100 ms in the window (its
+ * arrival is known only at a TCP_INFO at every read, a system call the
+ * rule does not spend).
  */
 #include "nf_audit.h"
 
