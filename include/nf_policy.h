@@ -37,6 +37,9 @@ enum nf_side {
 #define NF_FLUSH_MIN_US     10u
 #define NF_FLUSH_MAX_US     1000000u
 #define NF_AUTO_FLUSH_DEFAULT_US 1000u      /* auto flush=: the timer's push */
+#define NF_DRAIN_DEFAULT_MS 5000u           /* coalesce drain=, milliseconds */
+#define NF_DRAIN_MIN_MS     1u
+#define NF_DRAIN_MAX_MS     60000u
 
 /* How a coalesce connection begins (start=). */
 enum nf_start {
@@ -53,6 +56,9 @@ struct nf_opts {
 			       longest Nagle may hold a write no wait follows */
 	int audit;          /* nodelay/coalesce/auto: also log what the fix prevented */
 	enum nf_start start; /* coalesce: how a new connection begins */
+	uint32_t drain_ms;  /* coalesce: how long close, shutdown, exec, exit and
+			       a child's start wait for a peer that takes
+			       nothing, before the held bytes are given up */
 };
 
 /* An address prefix and a port range; family 0 means any address. */

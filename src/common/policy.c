@@ -80,6 +80,7 @@ struct nf_opts nf_policy_opts_default(enum nf_action action)
 						  : NF_FLUSH_DEFAULT_US,
 		.audit = 0,
 		.start = NF_START_WHOLE,
+		.drain_ms = NF_DRAIN_DEFAULT_MS,
 	};
 	return o;
 }
@@ -139,13 +140,14 @@ static int parse_size(const char *s, uint32_t *out)
 	return 0;
 }
 
-/* "500us", "2ms", "1s": microseconds within [NF_FLUSH_MIN_US, NF_FLUSH_MAX_US]. */
-static int parse_duration(const char *s, uint32_t *out)
+/* "500us", "2ms", "1s": microseconds within [min_us, max_us]. */
+static int parse_duration(const char *s, unsigned long long min_us,
+			  unsigned long long max_us, unsigned long long *out)
 {
 	unsigned long long v, mult;
 	const char *end;
 
-	if (parse_uint(s, NF_FLUSH_MAX_US, &v, &end) < 0)
+	if (parse_uint(s, max_us, &v, &end) < 0)
 		return -EINVAL;
 	if (strcmp(end, "us") == 0)
 		mult = 1;
@@ -155,9 +157,9 @@ static int parse_duration(const char *s, uint32_t *out)
 		mult = 1000000;
 	else
 		return -EINVAL;
-	if (v * mult < NF_FLUSH_MIN_US || v * mult > NF_FLUSH_MAX_US)
+	if (v * mult < min_us || v * mult > max_us)
 		return -EINVAL;
-	*out = (uint32_t)(v * mult);
+	*out = v * mult;
 	return 0;
 }
 
@@ -169,7 +171,24 @@ static int set_buffer(const char *s, struct nf_opts *o)
 
 static int set_flush(const char *s, struct nf_opts *o)
 {
-	return parse_duration(s, &o->flush_us);
+	unsigned long long us;
+
+	if (parse_duration(s, NF_FLUSH_MIN_US, NF_FLUSH_MAX_US, &us) < 0)
+		return -EINVAL;
+	o->flush_us = (uint32_t)us;
+	return 0;
+}
+
+/* Whole milliseconds only: "250ms", "2s". */
+static int set_drain(const char *s, struct nf_opts *o)
+{
+	unsigned long long us;
+
+	if (parse_duration(s, NF_DRAIN_MIN_MS * 1000ull, NF_DRAIN_MAX_MS * 1000ull, &us) < 0 ||
+	    us % 1000)
+		return -EINVAL;
+	o->drain_ms = (uint32_t)(us / 1000);
+	return 0;
 }
 
 static int set_audit(const char *s, struct nf_opts *o)
@@ -210,6 +229,8 @@ static const struct option {
 	  "nodelay, coalesce and auto", set_audit, "bad audit value '%s' (expected 0 or 1)" },
 	{ "start", ACTS(NF_ACT_COALESCE), "coalesce", set_start,
 	  "bad start value '%s' (expected whole or split)" },
+	{ "drain", ACTS(NF_ACT_COALESCE), "coalesce", set_drain,
+	  "bad drain time '%s' (expected 1ms to 60s in whole ms, e.g. 5s)" },
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))

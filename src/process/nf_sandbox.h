@@ -17,7 +17,7 @@
  * Called before the program's call that installs a seccomp filter (any
  * mode: strict allows even less). Writes audit's summaries so far and
  * sends what coalesce holds, as at exit (a peer that takes nothing for
- * NF_DRAIN_MS: the bytes are dropped, and the log says so); then the
+ * its rule's drain=: the bytes are dropped, and the log says so); then the
  * library stands aside for good, whether or not the program's call
  * succeeds: its timer thread ended and reaped, every socket `pass`, every
  * descriptor left alone by the hooks' first test. Keeps errno. Once only:

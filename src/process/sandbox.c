@@ -17,7 +17,7 @@
 
 /*
  * A connection whose held bytes could not be sent (a peer that took
- * nothing for NF_DRAIN_MS): its error would be the next send's, but from
+ * nothing for its rule's drain=): its error would be the next send's, but from
  * now on the library sees no send, and the program's later bytes would
  * reach the peer with a hole before them. Shut down instead, in both
  * directions: the peer sees the end, the program's next send EPIPE.
@@ -45,7 +45,7 @@ void nf_sandbox_enter(void)
 	if (nf_standing_aside())
 		return;
 	/* while the log may still be written: audit's summaries so far, and
-	 * what coalesce holds sent (as at exit: NF_DRAIN_MS in all, then
+	 * what coalesce holds sent (as at exit: each its drain=, then
 	 * dropped and said so); from here on no write is held */
 	nf_audit_log_exit();
 	nf_coalesce_end();

@@ -153,7 +153,8 @@ c "$HOLD" test_stdio stdout stdout-inherited fdopen fdopen-early _IO_fdopen fclo
 c - test_segments coalesce after-file
 
 # bytes of a closed socket never reach the next one with its number
-c split.conf test_reuse closed-mid-send close-while-sending close-range-other
+c split-drain-300ms.conf test_reuse closed-mid-send
+c split.conf test_reuse close-while-sending close-range-other
 
 # a signal handler's send keeps its place after bytes already held
 c "$HOLD" test_handler write sendmmsg big read close exit

@@ -5,12 +5,16 @@
  *   closed-mid-send   a thread's overflow send is blocked on a full socket
  *                     when another thread closes the fd and a new socket
  *                     gets the same number: the new peer sees only its own
- *                     bytes, none of the old connection's
+ *                     bytes, none of the old connection's; the close gives
+ *                     up on the held bytes after the rule's drain= (run
+ *                     with conf/split-drain-300ms.conf: 300 ms, no less,
+ *                     and well before the default 5 s)
  *   close-while-sending  a thread writes (buffered) while another thread's
  *                     big send is in flight, then closes: every byte arrives
  *   close-range-other    close_range of an unrelated fd neither waits on
  *                     nor drops the bytes of a live, full connection
- * Run under NAGLEFIX_MODE=coalesce with conf/split.conf. Exit 0 = pass.
+ * Run under NAGLEFIX_MODE=coalesce with conf/split.conf (closed-mid-send:
+ * conf/split-drain-300ms.conf). Exit 0 = pass.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -68,6 +72,9 @@ static void fill(int fd)
 	}
 }
 
+/* conf/split-drain-300ms.conf's drain= */
+#define DRAIN_MS 300
+
 static int shared_fd;
 
 static void *big_write(void *arg)
@@ -88,6 +95,7 @@ static void closed_mid_send(void)
 	char buf[256];
 	pthread_t t;
 	ssize_t r;
+	double t0, took;
 
 	fd = dial(&s1, 4096);
 	(void)accept(l1, NULL, NULL); /* a peer that never reads */
@@ -97,7 +105,11 @@ static void closed_mid_send(void)
 	shared_fd = fd;
 	pthread_create(&t, NULL, big_write, NULL);
 	usleep(100000); /* the overflow send is now blocked, bytes taken out */
+	t0 = ct_now_ms();
 	close(fd);
+	took = ct_now_ms() - t0;
+	CHECK(took >= DRAIN_MS - 1 && took < DRAIN_MS + 2000,
+	      "close gave up after %.0f ms, want the rule's drain=%d ms", took, DRAIN_MS);
 	nfd = dial(&s2, 0);
 	peer2 = accept(l2, NULL, NULL);
 	CHECK(nfd == fd, "the new socket did not reuse fd %d (got %d)", fd, nfd);

@@ -159,7 +159,7 @@ else
     t sandbox-probe-no-shim                "$X" prctl probe
     t sandbox-probe-mode-nodelay           "$P" NAGLEFIX_MODE=nodelay "$X" seccomp probe
     # held bytes it gave up on: the connection is shut down, not left with a hole
-    t sandbox-coalesce-dropped-shut-down   "$P" NAGLEFIX_CONF="$CONF/coalesce-split-1s.conf" "$X" prctl gap
+    t sandbox-coalesce-dropped-shut-down   "$P" NAGLEFIX_CONF="$CONF/coalesce-split-1s-drain-300ms.conf" "$X" prctl gap
 fi
 
 # ---- sockets opened before the library loaded ---------------------------------

@@ -362,6 +362,20 @@ START_TEST(test_policy_flush_times)
 }
 END_TEST
 
+static const struct size_case drain_times[] = {
+	{ "5s", 5000 }, { "200ms", 200 }, { "1ms", 1 }, { "60s", 60000 },
+	{ "60000ms", 60000 }, { "3000us", 3 },
+};
+
+START_TEST(test_policy_drain_times)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "*:80 coalesce drain=%s", drain_times[_i].text);
+	ck_assert_uint_eq(only_rule(line)->opts.drain_ms, drain_times[_i].value);
+}
+END_TEST
+
 START_TEST(test_policy_coalesce_option_defaults)
 {
 	const struct nf_rule *r = only_rule("*:80 coalesce");
@@ -369,6 +383,7 @@ START_TEST(test_policy_coalesce_option_defaults)
 	ck_assert_uint_eq(r->opts.buffer, 16384);
 	ck_assert_uint_eq(r->opts.flush_us, 500);
 	ck_assert_int_eq(r->opts.audit, 0);
+	ck_assert_uint_eq(r->opts.drain_ms, 5000);
 }
 END_TEST
 
@@ -548,6 +563,9 @@ static const struct bad_line bad_options[] = {
 	{ "*:80 coalesce start=Split", "bad start value 'Split' (expected whole or split)" },
 	{ "*:80 coalesce start=", "bad start value '' (expected whole or split)" },
 	{ "*:80 coalesce start=split start=whole", "option 'start' given twice" },
+	{ "*:80 nodelay drain=1s", "option 'drain' applies only to coalesce" },
+	{ "*:80 auto drain=1s", "option 'drain' applies only to coalesce" },
+	{ "*:80 coalesce drain=1s drain=2s", "option 'drain' given twice" },
 };
 
 START_TEST(test_policy_rejects_bad_option)
@@ -587,6 +605,23 @@ static const struct bad_line bad_flushes[] = {
 START_TEST(test_policy_rejects_bad_flush)
 {
 	expect_rejected(&bad_flushes[_i]);
+}
+END_TEST
+
+#define EXPECTED_DRAIN "(expected 1ms to 60s in whole ms, e.g. 5s)"
+static const struct bad_line bad_drains[] = {
+	{ "*:80 coalesce drain=0ms", "bad drain time '0ms' " EXPECTED_DRAIN },
+	{ "*:80 coalesce drain=999us", "bad drain time '999us' " EXPECTED_DRAIN },
+	{ "*:80 coalesce drain=1500us", "bad drain time '1500us' " EXPECTED_DRAIN },
+	{ "*:80 coalesce drain=61s", "bad drain time '61s' " EXPECTED_DRAIN },
+	{ "*:80 coalesce drain=60001ms", "bad drain time '60001ms' " EXPECTED_DRAIN },
+	{ "*:80 coalesce drain=5", "bad drain time '5' " EXPECTED_DRAIN },
+	{ "*:80 coalesce drain=", "bad drain time '' " EXPECTED_DRAIN },
+};
+
+START_TEST(test_policy_rejects_bad_drain)
+{
+	expect_rejected(&bad_drains[_i]);
 }
 END_TEST
 
@@ -1016,6 +1051,7 @@ static TCase *parse_tcase(void)
 	unit_add(tc, test_policy_crlf_error_names_line);
 	unit_add_loop(tc, test_policy_buffer_sizes, 0, N(buffer_sizes));
 	unit_add_loop(tc, test_policy_flush_times, 0, N(flush_times));
+	unit_add_loop(tc, test_policy_drain_times, 0, N(drain_times));
 	unit_add(tc, test_policy_coalesce_option_defaults);
 	unit_add(tc, test_policy_audit_on_nodelay);
 	unit_add(tc, test_policy_audit_on_coalesce);
@@ -1040,6 +1076,7 @@ static TCase *errors_tcase(void)
 	unit_add_loop(tc, test_policy_rejects_bad_option, 0, N(bad_options));
 	unit_add_loop(tc, test_policy_rejects_bad_buffer, 0, N(bad_buffers));
 	unit_add_loop(tc, test_policy_rejects_bad_flush, 0, N(bad_flushes));
+	unit_add_loop(tc, test_policy_rejects_bad_drain, 0, N(bad_drains));
 	unit_add_loop(tc, test_policy_rejects_bad_address, 0, N(bad_addresses));
 	unit_add_loop(tc, test_policy_rejects_bad_prefix, 0, N(bad_prefixes));
 	unit_add_loop(tc, test_policy_rejects_bad_port, 0, N(bad_ports));

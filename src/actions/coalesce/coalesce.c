@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 
 #include "core/nf_aside.h"
+#include "core/nf_clock.h"
 #include "core/nf_copyin.h"
 #include "core/nf_guard.h"
 
@@ -138,7 +139,8 @@ static ssize_t coalesce_send(struct nf_conn *c, int fd, const struct iovec *iov,
 	} else if (!co->full && nf_co_try_make_room(co, (size_t)n)) {
 		r = nf_co_take_in(c, fd, iov, iovcnt, (size_t)n, flags);
 		if (r >= 0 && atomic_load(&ending)) /* see nf_coalesce_end */
-			nf_co_drain_locked(c, fd, DRAIN_FINAL, nf_co_drain_deadline());
+			nf_co_drain_locked(c, fd, DRAIN_FINAL,
+					   nf_co_drain_deadline(c, nf_clock_now_ns()));
 	} else {
 		r = nf_co_send_through(c, fd, iov, iovcnt, (size_t)n, flags);
 	}
@@ -267,7 +269,7 @@ static void drain(struct nf_conn *c, int fd, enum drain_mode mode, int action)
 	}
 	pthread_mutex_lock(&c->lock);
 	if (c->co)
-		nf_co_drain_locked(c, fd, mode, nf_co_drain_deadline());
+		nf_co_drain_locked(c, fd, mode, nf_co_drain_deadline(c, nf_clock_now_ns()));
 	if (action >= 0)
 		atomic_store(&c->action, action);
 	pthread_mutex_unlock(&c->lock);
@@ -309,13 +311,13 @@ void nf_coalesce_drain_abort(struct nf_conn *c, int fd)
 
 /*
  * Flushes the connections holding bytes whose fd is within [first, last]:
- * what the kernel takes now (DRAIN_NONE), or draining as mode says, all
- * against one deadline.
+ * what the kernel takes now (DRAIN_NONE), or draining as mode says, each
+ * its drain= from one start.
  */
 static void flush_range(unsigned first, unsigned last, enum drain_mode mode)
 {
 	int wait = mode != DRAIN_NONE;
-	unsigned long long give_up;
+	unsigned long long since;
 	struct nf_conn *stack[SNAP_STACK], **all;
 	int saved = errno, n;
 
@@ -323,9 +325,9 @@ static void flush_range(unsigned first, unsigned last, enum drain_mode mode)
 	if (atomic_load_explicit(&nf_coalesce_npending, memory_order_relaxed) == 0 ||
 	    nf_standing_aside())
 		return;
-	give_up = nf_co_drain_deadline();
+	since = nf_clock_now_ns();
 	if (!nf_guard_enter()) {
-		nf_co_handler_flush_range(first, last, mode, give_up);
+		nf_co_handler_flush_range(first, last, mode, since);
 		errno = saved;
 		return;
 	}
@@ -336,7 +338,8 @@ static void flush_range(unsigned first, unsigned last, enum drain_mode mode)
 		if (wait) {
 			pthread_mutex_lock(&c->lock);
 			if ((unsigned)c->co->fd >= first && (unsigned)c->co->fd <= last)
-				nf_co_drain_locked(c, c->co->fd, mode, give_up);
+				nf_co_drain_locked(c, c->co->fd, mode,
+						   nf_co_drain_deadline(c, since));
 		} else if (pthread_mutex_trylock(&c->lock) == 0) {
 			nf_co_flush_for_program(c, c->co->fd);
 		} else {

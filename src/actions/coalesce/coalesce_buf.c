@@ -3,7 +3,7 @@
  * which it is sent: bytes appended and timed, sent without blocking under
  * the lock, or taken out (co->inflight) and sent with the program's own in
  * one blocking call without it, what the kernel did not take put back in
- * front; drained when the socket goes, within NF_DRAIN_MS; flushed by the
+ * front; drained when the socket goes, within the rule's drain=; flushed by the
  * timer when due. Locking: coalesce_int.h.
  */
 #include "coalesce_int.h"
@@ -566,12 +566,12 @@ static int wait_done(struct nf_conn *c, enum drain_mode mode, unsigned long long
 static void give_up_on(struct nf_conn *c, int fd, enum drain_mode mode)
 {
 	if (mode == DRAIN_KEEP) {
-		nf_log_msg("fd %d: peer took nothing for %d ms; a child may write before "
-			   "%zu buffered bytes", fd, NF_DRAIN_MS, c->co->len);
+		nf_log_msg("fd %d: peer took nothing for %u ms; a child may write before "
+			   "%zu buffered bytes", fd, (unsigned)c->opts.drain_ms, c->co->len);
 		return;
 	}
-	nf_log_msg("fd %d: peer took nothing for %d ms; %zu buffered bytes dropped",
-		   fd, NF_DRAIN_MS, c->co->len);
+	nf_log_msg("fd %d: peer took nothing for %u ms; %zu buffered bytes dropped",
+		   fd, (unsigned)c->opts.drain_ms, c->co->len);
 	fail_buffer(c, EAGAIN);
 }
 
@@ -617,9 +617,9 @@ void nf_co_drain_locked(struct nf_conn *c, int fd, enum drain_mode mode,
 	}
 }
 
-unsigned long long nf_co_drain_deadline(void)
+unsigned long long nf_co_drain_deadline(const struct nf_conn *c, unsigned long long since)
 {
-	return nf_clock_now_ns() + NF_DRAIN_MS * 1000000ull;
+	return since + c->opts.drain_ms * 1000000ull;
 }
 
 /*

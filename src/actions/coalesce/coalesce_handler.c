@@ -116,10 +116,11 @@ ssize_t nf_co_handler_send(struct nf_conn *c, int fd, const struct iovec *iov, i
  * exec in a handler): the pending set is out of reach (plock), so every
  * descriptor the table has held is looked at, lock-free. What each
  * connection holds goes as the kernel takes it (handler_lock's terms);
- * unless mode is DRAIN_NONE, polling for room until give_up.
+ * unless mode is DRAIN_NONE, polling for room until each one's
+ * nf_co_drain_deadline from since.
  */
 void nf_co_handler_flush_range(unsigned first, unsigned last, enum drain_mode mode,
-			       unsigned long long give_up)
+			       unsigned long long since)
 {
 	unsigned used = (unsigned)nf_conn_used();
 	int wait = mode != DRAIN_NONE;
@@ -133,7 +134,7 @@ void nf_co_handler_flush_range(unsigned first, unsigned last, enum drain_mode mo
 			handler_push_locked(c, (int)fd);
 			left = c->co->len;
 			pthread_mutex_unlock(&c->lock);
-			if (!left || !wait || nf_clock_now_ns() >= give_up)
+			if (!left || !wait || nf_clock_now_ns() >= nf_co_drain_deadline(c, since))
 				break;
 			nf_real.poll(&p, 1, 100);
 		}

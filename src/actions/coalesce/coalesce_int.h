@@ -242,8 +242,9 @@ static inline void nf_co_read_seen(struct nf_coalesce *co)
 void nf_co_drain_locked(struct nf_conn *c, int fd, enum drain_mode mode,
 			unsigned long long give_up);
 
-/* NF_DRAIN_MS from now. */
-unsigned long long nf_co_drain_deadline(void);
+/* When draining c, begun at since (nf_clock_now_ns), gives up: since plus
+ * its rule's drain=. */
+unsigned long long nf_co_drain_deadline(const struct nf_conn *c, unsigned long long since);
 
 /* The timer's look at one pending c at now: its next deadline, or 0. */
 unsigned long long nf_co_flush_one_due(struct nf_conn *c, unsigned long long now);
@@ -262,8 +263,9 @@ ssize_t nf_co_handler_send(struct nf_conn *c, int fd, const struct iovec *iov, i
 void nf_co_handler_push(struct nf_conn *c, int fd);
 
 /* nf_co_handler_push for every fd in [first, last]; unless mode is
- * DRAIN_NONE, polling for room until give_up. */
+ * DRAIN_NONE, polling for room until each one's nf_co_drain_deadline
+ * from since. */
 void nf_co_handler_flush_range(unsigned first, unsigned last, enum drain_mode mode,
-			       unsigned long long give_up);
+			       unsigned long long since);
 
 #endif

@@ -25,9 +25,6 @@
 /* The send flags a buffered write can honour; any other bypasses it. */
 #define NF_COALESCE_FLAGS (MSG_DONTWAIT | MSG_NOSIGNAL | MSG_MORE)
 
-/* How long close, exec and exit wait for a full socket to take the rest. */
-#define NF_DRAIN_MS 5000
-
 /* Connections of the process holding bytes; read lock-free by the hooks. */
 extern atomic_int nf_coalesce_npending;
 
@@ -72,8 +69,9 @@ void nf_coalesce_retire(struct nf_conn *c, int fd, enum nf_action action);
 void nf_coalesce_push(struct nf_conn *c, int fd);
 
 /* fd is closed, shut down or replaced: send what is buffered, waiting up
- * to NF_DRAIN_MS for a full socket (then the bytes are dropped, and said
- * so on the log); a send another thread has in flight is left to it. */
+ * to the rule's drain= (naglefix.conf(5)) for a full socket (then the
+ * bytes are dropped, and said so on the log); a send another thread has
+ * in flight is left to it. */
 void nf_coalesce_drain_final(struct nf_conn *c, int fd);
 
 /* shutdown(SHUT_WR or SHUT_RDWR): as nf_coalesce_drain_final, but of a
@@ -89,8 +87,9 @@ void nf_coalesce_drain_range(unsigned first, unsigned last);
 /* How nf_coalesce_flush_all waits for a full socket. */
 enum nf_flush_how {
 	NF_FLUSH_NOW,   /* not at all: what the kernel takes now (before a wait) */
-	NF_FLUSH_DRAIN, /* NF_DRAIN_MS in all, however many peers are stalled;
-			   then the bytes are dropped */
+	NF_FLUSH_DRAIN, /* each connection its rule's drain= from the start,
+			   however many peers are stalled; then its bytes
+			   are dropped */
 };
 
 /* Flushes every connection holding bytes, as how says. */
@@ -102,16 +101,16 @@ void nf_coalesce_flush_all(enum nf_flush_how how);
 unsigned long long nf_coalesce_flush_due(unsigned long long now_ns);
 
 /* Before fork, posix_spawn, system and popen: every held byte goes into
- * the kernel, waiting for room (NF_DRAIN_MS in all), so a child writing
+ * the kernel, waiting for room (NF_FLUSH_DRAIN's time), so a child writing
  * on an inherited socket comes after it. */
 void nf_coalesce_before_child(void);
 
 /* The process is ending (exit, quick_exit, exec, the last thread's
  * pthread_exit): from now on no write is buffered (each pushes what its
- * socket holds first), and every buffer is drained (NF_DRAIN_MS in all). */
+ * socket holds first), and every buffer is drained (NF_FLUSH_DRAIN's time). */
 void nf_coalesce_end(void);
 
-/* Did c's held bytes fail to go (dropped after NF_DRAIN_MS, or the send
+/* Did c's held bytes fail to go (dropped after its drain=, or the send
  * failed), with that error not yet returned to the program? 1 or 0. */
 int nf_coalesce_dropped(struct nf_conn *c);
 
