@@ -23,7 +23,8 @@ it checks, and a check that something is absent needs a control that has it.
   nogroup REPORT SIDE [FINDING]  REPORT has groups, none on that side (of that finding kind)
   findings REPORT SEEN MIN [TABLE]
                                  REPORT's findings add up to SEEN (the stalls the client
-                                 saw: no more, no fewer), and SEEN >= MIN; so do the
+                                 saw, or the library's summary counted: no more, no
+                                 fewer), and SEEN >= MIN; so do the
                                  FINDINGS column of TABLE (naglefix audit's stderr)
 """
 import os
@@ -139,15 +140,15 @@ def main():
             total = sum(g["findings"] for g in json.load(f))
         seen, least = int(args[1]), int(args[2])
         if seen < least:
-            die("the client saw %d stalls, expected >= %d: nothing to count" % (seen, least))
+            die("%d stalls seen, expected >= %d: nothing to count" % (seen, least))
         if total != seen:
-            die("report counts %d findings, the client saw %d stalls" % (total, seen))
+            die("report counts %d findings, want %d (the stalls seen)" % (total, seen))
         if len(args) > 3:
             with open(args[3]) as f:
                 rows = [l.split() for l in f]
             shown = sum(int(r[2]) for r in rows if len(r) > 2 and r[1] in ("accept", "connect"))
             if shown != seen:
-                die("the table's FINDINGS say %d, the client saw %d stalls" % (shown, seen))
+                die("the table's FINDINGS say %d, want %d (the stalls seen)" % (shown, seen))
         print("%d of %d" % (total, seen))
     elif cmd in ("group", "nogroup", "fix"):
         with open(args[0]) as f:
