@@ -9,7 +9,8 @@
 # and decode.c, fuzz_request.c against src/metrics/request.c, and
 # fuzz_route.c against src/route/msg.c, with
 # clang (-fsanitize=fuzzer,address,undefined, UB fatal)
-# into build/fuzz/, then runs each for FUZZ_TIME seconds (default 60; 5 in
+# into build/fuzz/ (each source compiled once a run into build/fuzz/obj/,
+# the objects shared by the targets and their canaries), then runs each for FUZZ_TIME seconds (default 60; 5 in
 # `make test`, tests/run-all.sh) on top of
 # its committed seed corpus tests/fuzz/corpus/TARGET/ (read only: what the
 # run finds goes to build/fuzz/corpus/TARGET/, kept between runs). A target
@@ -161,23 +162,57 @@ if [[ -z ${NF_FUZZ_INNER:-} ]] && any_selected fuzz-werror-default fuzz-werror-e
     rm -f "$B/cc-args" "$B/cc-stub"
 fi
 
+# obj SOURCE TARGET LOG [FLAG...]: compiles SOURCE with TARGET's defines
+# and FLAGs into an object under build/fuzz/obj/ (once a run: a target and
+# its canary, parse and match, share theirs) and sets OBJ to it. Its
+# messages go to build/fuzz/logs/LOG.log.
+declare -A BUILT
+obj() {
+    local src=$1 t=$2 log=$B/logs/$3.log defs o
+    shift 3
+    read -r -a defs <<<"$(defines "$t")"
+    o=$B/obj/${defs[*]:-plain}/${src#"$TOP"/}.o
+    o=${o// /_}
+    OBJ=$o
+    [[ -n ${BUILT[$o]:-} ]] && return 0
+    mkdir -p "${o%/*}" &&
+        "$CC" "${FLAGS[@]}" "${defs[@]}" "$@" -c -o "$o" "$src" >>"$log" 2>&1 &&
+        BUILT[$o]=1
+}
+
+# objs TARGET SOURCE...: the objects of SOURCEs (obj), in OBJS; status 1 if
+# one did not compile.
+objs() {
+    local t=$1 s
+    shift
+    OBJS=()
+    for s in "$@"; do
+        obj "$s" "$t" "build-$t" || return 1
+        OBJS+=("$OBJ")
+    done
+}
+
 for t in "${TARGETS[@]}"; do
     any_selected "fuzz-canary-$t" "fuzz_$t" || continue
     read -r -a srcs <<<"$(sources "$t")"
-    read -r -a defs <<<"$(defines "$t")"
-    if ! "$CC" "${FLAGS[@]}" "${defs[@]}" -o "$B/fuzz_$t" "$HERE/fuzz_$t.c" "${srcs[@]}" \
-        >"$B/logs/build-$t.log" 2>&1; then
+    : >"$B/logs/build-$t.log"
+    if ! objs "$t" "$HERE/fuzz_$t.c" "${srcs[@]}" ||
+        ! "$CC" "${FLAGS[@]}" -o "$B/fuzz_$t" "${OBJS[@]}" >>"$B/logs/build-$t.log" 2>&1; then
         fail "build-fuzz_$t" "cannot build" "$B/logs/build-$t.log"
         sed 's/^/    /' "$B/logs/build-$t.log" | head -n 20
         continue
     fi
+    # the canary: the harness and the same objects, but the first source's
+    # copy with its fault
+    harness=${OBJS[0]} rest=("${OBJS[@]:2}")
+    : >"$B/logs/build-canary-$t.log"
     if ! selected "fuzz-canary-$t"; then
         :
     elif ! canary_source "$t"; then
         fail "fuzz-canary-$t" "cannot inject the fault into a copy of ${srcs[0]}"
-    elif ! "$CC" "${FLAGS[@]}" "${defs[@]}" -I"${srcs[0]%/*}" -o "$B/canary_$t" "$HERE/fuzz_$t.c" "$B/canary-$t.c" \
-        "${srcs[@]:1}" \
-        >"$B/logs/build-canary-$t.log" 2>&1; then
+    elif ! obj "$B/canary-$t.c" "$t" "build-canary-$t" -I"${srcs[0]%/*}" ||
+        ! "$CC" "${FLAGS[@]}" -o "$B/canary_$t" "$harness" "$OBJ" "${rest[@]}" \
+            >>"$B/logs/build-canary-$t.log" 2>&1; then
         fail "fuzz-canary-$t" "cannot build the canary" "$B/logs/build-canary-$t.log"
     else
         rm -rf "$B/corpus/canary-$t"
