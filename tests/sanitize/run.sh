@@ -70,8 +70,10 @@ TOP=$(cd "$HERE/../.." && pwd -P)
 cd "$TOP" || exit 2
 
 CC=${SANITIZE_CC:-gcc} # its runtimes are the ones preloaded
-ASAN_CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-TSAN_CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer"
+# -g1: line tables only (a report's file:line and its inlined frames),
+# not the descriptions of types and variables no report prints
+ASAN_CFLAGS="-O1 -g1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+TSAN_CFLAGS="-O1 -g1 -fsanitize=thread -fno-omit-frame-pointer"
 WFLAGS="-std=gnu11 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -D_GNU_SOURCE"
 WORK="$TOP/build/sanitize"
 LOGS="$WORK/logs"
