@@ -3,7 +3,10 @@
  * action asked for, each run against its own fresh peer, and compares.
  *
  *   dt_run -p DT_PROG -l LIBNAGLEFIX -w WORKDIR [-a "coalesce pass ..."]
- *          [-S] [-v] (-s SEED | -f OPSFILE)
+ *          [-S] [-v] (-s SEED | -f OPSFILE | -L)
+ *
+ * -L: many in one process, each line of standard input "SEED ACTION..." or
+ * "OPSFILE ACTION..." (a name holding a '/'), as -s or -f with -a would.
  *
  * Prints "PASS <seed> <action>" or "FAIL <seed> <action>: <first difference>"
  * per action, a failing seed's op list, and (with -S) the list shrunk by delta
@@ -840,66 +843,18 @@ static void shrink(struct dt_list *l, const char *action, const char *why0, char
 	*l = cur;
 }
 
-int main(int argc, char **argv)
+/* Runs list L (named TAG in the PASS and FAIL lines) without the library
+ * and under each of ACTIONS (separated by spaces or commas), printing a
+ * line per action; with do_shrink, a failure's list is shrunk (argv0: this
+ * program, for the replay line). Returns 1 if one failed, else 0. */
+static int run_list(struct dt_list *lp, const char *tag, const char *actions, int do_shrink,
+		    const char *argv0)
 {
-	const char *actions = "coalesce", *file = NULL;
-	unsigned long long seed = 0;
-	int opt, do_shrink = 0, failed = 0;
-	struct dt_list l;
-	char tag[64], why[600];
+	struct dt_list l = *lp;
 	struct run *bare = NULL;
+	char why[600];
+	int failed = 0;
 
-	if (getenv("LD_PRELOAD")) { /* the peer (a fork of ours) must never load the library */
-		unsetenv("LD_PRELOAD");
-		execv("/proc/self/exe", argv);
-		perror("dt_run: re-exec without LD_PRELOAD");
-		return 2;
-	}
-	if (argc == 4 && !strcmp(argv[1], "-C")) {
-		/* -C BAREDIR LIBDIR: compare two runs already made (exit statuses
-		 * taken as equal), to debug the comparison itself */
-		struct run *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
-		char path[4200];
-		snprintf(path, sizeof path, "%s/ops", argv[2]);
-		if (dt_read_list(path, &l) < 0)
-			return 2;
-		verbose = 1;
-		load_run(&l, argv[2], a);
-		load_run(&l, argv[3], b);
-		if (compare(&l, a, b, why, sizeof why)) {
-			printf("FAIL %s\n", why);
-			return 1;
-		}
-		printf("PASS\n");
-		return 0;
-	}
-	while ((opt = getopt(argc, argv, "p:l:w:a:s:f:Sv")) != -1) {
-		switch (opt) {
-		case 'p': prog = optarg; break;
-		case 'l': lib = optarg; break;
-		case 'w': work = optarg; break;
-		case 'a': actions = optarg; break;
-		case 's': seed = strtoull(optarg, NULL, 0); break;
-		case 'f': file = optarg; break;
-		case 'S': do_shrink = 1; break;
-		case 'v': verbose = 1; break;
-		default: return 2;
-		}
-	}
-	if (!prog || !lib || !work || lib[0] != '/') {
-		fprintf(stderr, "usage: dt_run -p DT_PROG -l /ABS/libnaglefix.so -w WORKDIR [-a ACTIONS] [-S] [-v] (-s SEED | -f OPS)\n");
-		return 2;
-	}
-	signal(SIGPIPE, SIG_IGN);
-	mkdir(work, 0755);
-	if (file) {
-		if (dt_read_list(file, &l) < 0)
-			return 2;
-		snprintf(tag, sizeof tag, "%s", strrchr(file, '/') ? strrchr(file, '/') + 1 : file);
-	} else {
-		dt_generate(seed, &l);
-		snprintf(tag, sizeof tag, "%llu", seed);
-	}
 	for (const char *a = actions; *a;) {
 		char action[32], rtag[128];
 		size_t n = strcspn(a, " ,");
@@ -936,11 +891,114 @@ int main(int argc, char **argv)
 			fclose(f);
 			printf("  shrunk to %d ops (from %d): %s\n", m.nops, l.nops, mwhy);
 			dt_print_list(stdout, &m);
-			printf("  replay: %s -p %s -l %s -w %s -a %s -v -f %s\n", argv[0], prog, lib, work,
+			printf("  replay: %s -p %s -l %s -w %s -a %s -v -f %s\n", argv0, prog, lib, work,
 			       action, path);
 		}
 		fflush(stdout);
 	}
 	drop_run(&bare);
 	return failed;
+}
+
+/* Loads the list NAME names (an op list file if it holds a '/', else a
+ * seed) into L, its tag into TAG. Returns 0, or -1 if the file is bad. */
+static int load_list(const char *name, int is_file, struct dt_list *l, char *tag, size_t tl)
+{
+	if (is_file) {
+		if (dt_read_list(name, l) < 0)
+			return -1;
+		snprintf(tag, tl, "%s", strrchr(name, '/') ? strrchr(name, '/') + 1 : name);
+	} else {
+		unsigned long long seed = strtoull(name, NULL, 0);
+		dt_generate(seed, l);
+		snprintf(tag, tl, "%llu", seed);
+	}
+	return 0;
+}
+
+/* -L: each line of standard input "NAME ACTION..." (NAME a seed, or an op
+ * list file if it holds a '/'), run as -s/-f NAME -a "ACTION..." would be
+ * in a process of its own. Returns 1 if one failed, 2 if a file was bad. */
+static int run_lines(int do_shrink, const char *argv0)
+{
+	char line[1024], tag[64];
+	struct dt_list l;
+	int failed = 0;
+
+	while (fgets(line, sizeof line, stdin)) {
+		char *name = line, *acts;
+		line[strcspn(line, "\n")] = 0;
+		name += strspn(name, " ");
+		acts = name + strcspn(name, " ");
+		if (*acts)
+			*acts++ = 0;
+		if (!*name)
+			continue;
+		if (load_list(name, strchr(name, '/') != NULL, &l, tag, sizeof tag) < 0) {
+			failed = 2;
+			continue;
+		}
+		if (run_list(&l, tag, *acts ? acts : "coalesce", do_shrink, argv0) && !failed)
+			failed = 1;
+	}
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	const char *actions = "coalesce", *file = NULL, *seedarg = NULL;
+	int opt, do_shrink = 0, lines = 0;
+	struct dt_list l;
+	char tag[64], why[600];
+
+	if (getenv("LD_PRELOAD")) { /* the peer (a fork of ours) must never load the library */
+		unsetenv("LD_PRELOAD");
+		execv("/proc/self/exe", argv);
+		perror("dt_run: re-exec without LD_PRELOAD");
+		return 2;
+	}
+	if (argc == 4 && !strcmp(argv[1], "-C")) {
+		/* -C BAREDIR LIBDIR: compare two runs already made (exit statuses
+		 * taken as equal), to debug the comparison itself */
+		struct run *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+		char path[4200];
+		snprintf(path, sizeof path, "%s/ops", argv[2]);
+		if (dt_read_list(path, &l) < 0)
+			return 2;
+		verbose = 1;
+		load_run(&l, argv[2], a);
+		load_run(&l, argv[3], b);
+		if (compare(&l, a, b, why, sizeof why)) {
+			printf("FAIL %s\n", why);
+			return 1;
+		}
+		printf("PASS\n");
+		return 0;
+	}
+	while ((opt = getopt(argc, argv, "p:l:w:a:s:f:LSv")) != -1) {
+		switch (opt) {
+		case 'p': prog = optarg; break;
+		case 'l': lib = optarg; break;
+		case 'w': work = optarg; break;
+		case 'a': actions = optarg; break;
+		case 's': seedarg = optarg; break;
+		case 'f': file = optarg; break;
+		case 'L': lines = 1; break;
+		case 'S': do_shrink = 1; break;
+		case 'v': verbose = 1; break;
+		default: return 2;
+		}
+	}
+	if (!prog || !lib || !work || lib[0] != '/') {
+		fprintf(stderr, "usage: dt_run -p DT_PROG -l /ABS/libnaglefix.so -w WORKDIR [-a ACTIONS] [-S] [-v] (-s SEED | -f OPS | -L)\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	mkdir(work, 0755);
+	if (lines)
+		return run_lines(do_shrink, argv[0]);
+	if (file ? load_list(file, 1, &l, tag, sizeof tag) < 0 :
+		   load_list(seedarg ? seedarg : "0", 0, &l, tag, sizeof tag) < 0)
+		return 2;
+	return run_list(&l, tag, actions, do_shrink, argv[0]);
 }

@@ -65,15 +65,21 @@ pick() {
 	done
 }
 
-export dt_cmd="${dt[*]}"
-plan | pick | xargs -r -P "$jobs" -L 1 sh -c 'seed=$0; $dt_cmd -s "$seed" -a "$*"' >"$log" 2>&1
-
-# the regression corpus: always replayed, under each action it names
-for f in tests/difftest/regress/*.ops; do
-	[ -e "$f" ] || continue
-	acts=$(sed -n 's/^# actions: //p' "$f" | head -n 1)
-	echo "$f ${acts:-coalesce}"
-done | pick | xargs -r -P "$jobs" -L 1 sh -c 'f=$0; $dt_cmd -f "$f" -a "$*"' >>"$log" 2>&1
+# The seeds, then the regression corpus (always replayed, under each
+# action it names): "NAME ACTION..." lines, dealt out in turn to JOBS
+# dt_run -L processes (one process runs many: no shell and no exec a seed).
+{
+	plan
+	for f in tests/difftest/regress/*.ops; do
+		[ -e "$f" ] || continue
+		acts=$(sed -n 's/^# actions: //p' "$f" | head -n 1)
+		echo "$f ${acts:-coalesce}"
+	done
+} | pick >"$work/plan"
+for ((j = 0; j < jobs; j++)); do
+	awk -v n="$jobs" -v j="$j" 'NR % n == j' "$work/plan" | "${dt[@]}" -L &
+done >"$log" 2>&1
+wait
 
 grep -E '^(FAIL|  run directory)' "$log"
 while read -r verdict name rest; do
@@ -83,6 +89,12 @@ while read -r verdict name rest; do
 	esac
 done < <(grep -E '^(PASS|FAIL) ' "$log")
 SELECTED=$((PASSED + FAILED))
+# every run planned reported (a dt_run that died would take the rest of
+# its lines with it)
+planned=$(awk '{ n += NF - 1 } END { print n + 0 }' "$work/plan")
+if ((SELECTED != planned)); then
+	fail "difftest: every run reported" "$SELECTED verdicts, $planned runs planned (log $log)"
+fi
 
 # print and shrink a few failing seeds (MAX_SHRINK), one per class of
 # difference (the words up to the first number), hangs last: each of their
