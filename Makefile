@@ -143,12 +143,12 @@ $(B)/libnfcli.a: $(CLI_LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/naglefix: $(B)/obj/cli/naglefix.o $(B)/libnfcli.a $(B)/libnfwire.a $(B)/libnfmetrics.a \
-		$(B)/libnfbpf.a $(B)/libnfroute.a $(B)/libnfcore.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(B)/obj/cli/naglefix.o $(B)/libnfcli.a \
-		$(B)/libnfwire.a $(B)/libnfmetrics.a $(B)/libnfbpf.a \
-		$(B)/libnfroute.a \
-		$(B)/libnfcore.a -lpthread -lm
+# What the command links, in this order (make image's static command,
+# conf/image/image.mk, links the same).
+NAGLEFIX_INPUTS := $(B)/obj/cli/naglefix.o $(B)/libnfcli.a $(B)/libnfwire.a $(B)/libnfmetrics.a \
+	$(B)/libnfbpf.a $(B)/libnfroute.a $(B)/libnfcore.a
+$(B)/naglefix: $(NAGLEFIX_INPUTS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(NAGLEFIX_INPUTS) -lpthread -lm
 
 # ---- the packet side's unit tests (tests/wire/check_*.c): one Check
 # program each, linked with the wire and core archives, run by

@@ -1,7 +1,8 @@
 # ---- the OCI image (make image; conf/image/Containerfile): FROM scratch,
-# its root laid out here: the command built again with -static into
-# $(B)/static (no loader, no libc wanted in the image), and the preload
-# library, both stripped. Built by podman (IMAGE_BUILDER=buildah works the
+# its root laid out here: the command linked again with -static into
+# $(B)/static (no loader, no libc wanted in the image) from the objects
+# and archives of $(B) (the same compiler and flags: nothing compiled
+# twice), and the preload library, both stripped. Built by podman (IMAGE_BUILDER=buildah works the
 # same), --pull=never: nothing a registry would have to give. The image is
 # named IMAGE (localhost/naglefix:<the version of include/nf_version.h>), the
 # name conf/kubernetes/daemonset.yaml runs (tests/image/manifests.py checks).
@@ -11,11 +12,17 @@ IMAGE         ?= localhost/naglefix:$(NF_VERSION)
 IMAGE_BUILDER ?= podman
 IMAGE_ROOT    := $(B)/image/root
 
-# Under a lock of $(B)/static: tests/image/run.sh --prepare may be building
-# it beside.
-$(B)/static/naglefix: FORCE_STATIC
+# Under a lock of $(B)/static: tests/image/run.sh --prepare may be making
+# it beside. This make builds the inputs; the make inside the lock
+# (NF_STATIC_LINK set) decides whether to link.
+ifdef NF_STATIC_LINK
+$(B)/static/naglefix: $(NAGLEFIX_INPUTS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -static -o $@ $(NAGLEFIX_INPUTS) -lpthread -lm
+else
+$(B)/static/naglefix: FORCE_STATIC $(NAGLEFIX_INPUTS)
 	@mkdir -p $(B)/static
-	flock $(B)/static/.lock $(MAKE) --no-print-directory B=$(B)/static LDFLAGS='$(LDFLAGS) -static' $@
+	flock $(B)/static/.lock $(MAKE) --no-print-directory NF_STATIC_LINK=1 $@
+endif
 
 # The root laid out afresh each time (two files stripped): nothing stale
 # in it, whatever changed.

@@ -36,7 +36,7 @@
 #   image-doc-run-line   naglefix(1)'s run lines add the measured capabilities
 # Ends with "N passed, M failed".
 #
-# run.sh --prepare: only the image's static command compiled (make
+# run.sh --prepare: only the image's static command linked (make
 # build/static/naglefix, niced; no check, no root needed), the one part of
 # make image no check times nor names: a lane of its own may run it before
 # or beside the suite (both take build/static/.lock).
