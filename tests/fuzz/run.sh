@@ -171,8 +171,8 @@ obj() {
     local src=$1 t=$2 log=$B/logs/$3.log defs o
     shift 3
     read -r -a defs <<<"$(defines "$t")"
-    o=$B/obj/${defs[*]:-plain}/${src#"$TOP"/}.o
-    o=${o// /_}
+    o=${defs[*]:-plain}
+    o=$B/obj/${o//[^A-Za-z0-9_=.]/_}/${src#"$TOP"/}.o
     OBJ=$o
     [[ -n ${BUILT[$o]:-} ]] && return 0
     mkdir -p "${o%/*}" &&
