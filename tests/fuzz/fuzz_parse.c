@@ -35,6 +35,7 @@ static void check_opts(const struct nf_opts *o)
 	EXPECT(o->action >= NF_ACT_PASS && o->action <= NF_ACT_QUICKACK);
 	EXPECT(o->buffer >= NF_BUFFER_MIN && o->buffer <= NF_BUFFER_MAX);
 	EXPECT(o->flush_us >= NF_FLUSH_MIN_US && o->flush_us <= NF_FLUSH_MAX_US);
+	EXPECT(o->drain_ms >= NF_DRAIN_MIN_MS && o->drain_ms <= NF_DRAIN_MAX_MS);
 	EXPECT(o->audit == 0 || o->audit == 1);
 	EXPECT(!o->audit || o->action == NF_ACT_NODELAY || o->action == NF_ACT_COALESCE ||
 	       o->action == NF_ACT_AUTO);
@@ -42,6 +43,8 @@ static void check_opts(const struct nf_opts *o)
 		EXPECT(o->buffer == NF_BUFFER_DEFAULT);
 	if (o->action != NF_ACT_COALESCE && o->action != NF_ACT_AUTO) /* flush= too, and auto's */
 		EXPECT(o->flush_us == NF_FLUSH_DEFAULT_US);
+	if (o->action != NF_ACT_COALESCE) /* drain= is coalesce's alone */
+		EXPECT(o->drain_ms == NF_DRAIN_DEFAULT_MS);
 }
 
 static void check_endpoint(const struct nf_endpoint *ep)
