@@ -56,6 +56,44 @@ int nf_owner_inode(const struct nf_owner_end *local, const struct nf_owner_end *
  */
 int nf_owner_pid(uint64_t ino, struct nf_owner *o);
 
+/* A socket descriptor of a process: socket:[ino] is pid's descriptor fd. */
+struct nf_owner_fd {
+	uint64_t ino;
+	pid_t pid;
+	int fd;
+};
+
+/* A table of them (a grown array; zero it to start, free a). */
+struct nf_owner_fds {
+	struct nf_owner_fd *a;
+	size_t n, cap;
+};
+
+/*
+ * The PIDs /proc shows, newest first: down from the last one the kernel
+ * handed out (ns_last_pid), then down from the highest (the PIDs wrapped
+ * past them), into *out (the caller frees it). Their number, or -errno
+ * (/proc unreadable, no memory). A process holding a connection that
+ * has just stalled is most often a young one: it is read among the first.
+ */
+ssize_t nf_owner_pids(pid_t **out);
+
+/*
+ * Appends process pid's socket descriptors, as /proc/PID/fd shows them
+ * now, to *t. 0 (none added: a process gone, or one not ours to read),
+ * or -ENOMEM. What it says may be stale by the time it is used:
+ * nf_owner_name checks an entry.
+ */
+int nf_owner_fds_of(pid_t pid, struct nf_owner_fds *t);
+
+/*
+ * Names pid as the holder of socket:[ino] at its descriptor fd, as
+ * nf_owner_pid names the first it finds (checked again holding a pidfd):
+ * o->pid, o->fd, o->cmd and o->inode set, 0; or -ESRCH if pid does not
+ * hold it there now (o->pid left as it was).
+ */
+int nf_owner_name(pid_t pid, int fd, uint64_t ino, struct nf_owner *o);
+
 /* Both: the socket of local <-> remote, then its process, into *o
  * (zeroed first). 0, or the first failure's -errno. */
 int nf_owner_find(const struct nf_owner_end *local, const struct nf_owner_end *remote,

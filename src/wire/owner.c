@@ -264,6 +264,139 @@ static int name_holder(const char *pidstr, int fd, const char *want, struct nf_o
 	return 0;
 }
 
+int nf_owner_name(pid_t pid, int fd, uint64_t ino, struct nf_owner *o)
+{
+	char pidstr[16], want[40];
+
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
+	snprintf(want, sizeof(want), "socket:[%llu]", (unsigned long long)ino);
+	o->inode = ino;
+	return name_holder(pidstr, fd, want, o);
+}
+
+/* ---- the processes, newest first, and their socket descriptors ----------- */
+
+/* "socket:[N]" -> N; 0 for another link. */
+static uint64_t socket_ino(const char *link)
+{
+	char *end;
+	unsigned long long v;
+
+	if (strncmp(link, "socket:[", 8) != 0)
+		return 0;
+	v = strtoull(link + 8, &end, 10);
+	return *end == ']' ? v : 0;
+}
+
+static int add_fd(struct nf_owner_fds *t, uint64_t ino, pid_t pid, int fd)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		struct nf_owner_fd *a = realloc(t->a, cap * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		t->a = a;
+		t->cap = cap;
+	}
+	t->a[t->n++] = (struct nf_owner_fd){ ino, pid, fd };
+	return 0;
+}
+
+int nf_owner_fds_of(pid_t pid, struct nf_owner_fds *t)
+{
+	char path[64], link[64];
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	if (!(d = opendir(path)))
+		return 0; /* gone, or not ours to read */
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		ssize_t n = e->d_name[0] == '.' ? -1
+			: readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
+		uint64_t ino;
+
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if ((ino = socket_ino(link)))
+			rc = add_fd(t, ino, pid, atoi(e->d_name));
+	}
+	closedir(d);
+	return rc;
+}
+
+static int descending(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x < y) - (x > y);
+}
+
+/* The PID the kernel handed out last in this PID namespace; 0 if unknown. */
+static pid_t last_pid(void)
+{
+	char buf[32];
+	int fd = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return (pid_t)atoi(buf);
+}
+
+/* a (n PIDs, descending) turned to start at the greatest PID <= last. */
+static void rotate_to(pid_t *a, size_t n, pid_t last)
+{
+	size_t k = 0;
+	pid_t *tmp;
+
+	while (k < n && a[k] > last)
+		k++;
+	if (k == 0 || k == n || !(tmp = malloc(k * sizeof(*tmp))))
+		return; /* no wrap, or no memory: descending is a fine order too */
+	memcpy(tmp, a, k * sizeof(*tmp));
+	memmove(a, a + k, (n - k) * sizeof(*a));
+	memcpy(a + (n - k), tmp, k * sizeof(*tmp));
+	free(tmp);
+}
+
+ssize_t nf_owner_pids(pid_t **out)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+	pid_t *a = NULL, *b;
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	if (!proc)
+		return -errno;
+	while ((e = readdir(proc)) != NULL) {
+		if (!all_digits(e->d_name))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 512;
+			if (!(b = realloc(a, cap * sizeof(*b)))) {
+				closedir(proc);
+				free(a);
+				return -ENOMEM;
+			}
+			a = b;
+		}
+		a[n++] = (pid_t)atoi(e->d_name);
+	}
+	closedir(proc);
+	qsort(a, n, sizeof(*a), descending);
+	rotate_to(a, n, last_pid());
+	*out = a;
+	return (ssize_t)n;
+}
+
 int nf_owner_pid(uint64_t ino, struct nf_owner *o)
 {
 	char want[40];

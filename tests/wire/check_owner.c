@@ -5,7 +5,9 @@
  * addresses found by its IPv4 ends), a child that execs another program
  * holding the socket (its pid, its command line with a control byte made
  * '?'), two processes holding one socket counted, and no owner for ends
- * that are not on this host or a socket in TIME-WAIT. Needs root (other
+ * that are not on this host or a socket in TIME-WAIT; a process's socket
+ * descriptors (nf_owner_fds_of), the PIDs newest first (nf_owner_pids)
+ * and a holder checked live (nf_owner_name). Needs root (other
  * processes' /proc/PID/fd): without it the program says SKIP.
  */
 #include <arpa/inet.h>
@@ -253,6 +255,135 @@ START_TEST(test_owner_time_wait_has_none)
 }
 END_TEST
 
+/* fd's socket inode, from its link as /proc shows it. */
+static uint64_t ino_of(int fd)
+{
+	char path[64], link[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	ck_assert_int_gt(n, 0);
+	link[n] = '\0';
+	return strtoull(link + strlen("socket:["), NULL, 10);
+}
+
+/* How many entries of t are ino's at pid. */
+static unsigned count_in(const struct nf_owner_fds *t, uint64_t ino, pid_t pid)
+{
+	unsigned k = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		k += t->a[i].ino == ino && t->a[i].pid == pid;
+	return k;
+}
+
+/* Where pid is in a (n of them), -1 if not there. */
+static ssize_t index_of(const pid_t *a, ssize_t n, pid_t pid)
+{
+	for (ssize_t i = 0; i < n; i++)
+		if (a[i] == pid)
+			return i;
+	return -1;
+}
+
+/* A process's socket descriptors: both ends of a connection at this
+ * process's descriptors, a child's copy at the child's; a closed
+ * descriptor is not there at the next read, an ended process has none. */
+START_TEST(test_owner_fds_of_a_process)
+{
+	int srv, c = pair(AF_INET, AF_INET, "127.0.0.1", &srv), go[2], status;
+	uint64_t ci = ino_of(c), si = ino_of(srv);
+	struct nf_owner_fds t = { NULL, 0, 0 };
+	pid_t pid;
+	char b;
+
+	ck_assert_int_eq(pipe(go), 0);
+	if ((pid = fork()) == 0) {
+		close(go[1]);
+		(void)!read(go[0], &b, 1);
+		_exit(0);
+	}
+	close(go[0]);
+	ck_assert_int_eq(nf_owner_fds_of(getpid(), &t), 0);
+	ck_assert_int_eq(nf_owner_fds_of(pid, &t), 0);
+	ck_assert_uint_eq(count_in(&t, ci, getpid()), 1);
+	ck_assert_uint_eq(count_in(&t, si, getpid()), 1);
+	ck_assert_uint_eq(count_in(&t, ci, pid), 1);
+	for (size_t i = 0; i < t.n; i++)
+		if (t.a[i].ino == ci && t.a[i].pid == getpid())
+			ck_assert_int_eq(t.a[i].fd, c);
+	close(go[1]);
+	waitpid(pid, &status, 0);
+	close(c);
+	t.n = 0;
+	ck_assert_int_eq(nf_owner_fds_of(getpid(), &t), 0);
+	ck_assert_uint_eq(count_in(&t, ci, getpid()), 0);
+	ck_assert_uint_eq(count_in(&t, si, getpid()), 1);
+	ck_assert_int_eq(nf_owner_fds_of(pid, &t), 0);
+	ck_assert_uint_eq(count_in(&t, si, pid), 0);
+	free(t.a);
+	close(srv);
+}
+END_TEST
+
+/* The PIDs newest first: a child made after this process comes before
+ * it; PID 1 is there; each once. */
+START_TEST(test_owner_pids_newest_first)
+{
+	int go[2], status;
+	pid_t pid, *a;
+	ssize_t n, me, child;
+	char b;
+
+	ck_assert_int_eq(pipe(go), 0);
+	if ((pid = fork()) == 0) {
+		close(go[1]);
+		(void)!read(go[0], &b, 1);
+		_exit(0);
+	}
+	close(go[0]);
+	n = nf_owner_pids(&a);
+	ck_assert_int_gt(n, 2);
+	me = index_of(a, n, getpid());
+	child = index_of(a, n, pid);
+	ck_assert_int_ge(me, 0);
+	ck_assert_int_ge(child, 0);
+	ck_assert_int_lt(child, me);
+	ck_assert_int_ge(index_of(a, n, 1), 0);
+	ck_assert_int_eq(index_of(a + child + 1, n - child - 1, pid), -1);
+	free(a);
+	close(go[1]);
+	waitpid(pid, &status, 0);
+}
+END_TEST
+
+/* nf_owner_name names a live holder, and says -ESRCH for a descriptor
+ * that holds the socket no more (closed, or another file there now) and
+ * for a process that has ended. */
+START_TEST(test_owner_name_checks_live)
+{
+	int srv, c = pair(AF_INET, AF_INET, "127.0.0.1", &srv), status;
+	uint64_t ci = ino_of(c);
+	struct nf_owner o;
+	pid_t pid;
+
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(nf_owner_name(getpid(), c, ci, &o), 0);
+	ck_assert_int_eq(o.pid, getpid());
+	ck_assert_int_eq(o.fd, c);
+	ck_assert_msg(strstr(o.cmd, "check_owner") != NULL, "cmd \"%s\"", o.cmd);
+	ck_assert_int_eq(nf_owner_name(getpid(), srv, ci, &o), -ESRCH);
+	if ((pid = fork()) == 0)
+		_exit(0);
+	waitpid(pid, &status, 0);
+	ck_assert_int_eq(nf_owner_name(pid, c, ci, &o), -ESRCH);
+	close(c);
+	ck_assert_int_eq(nf_owner_name(getpid(), c, ci, &o), -ESRCH);
+	close(srv);
+}
+END_TEST
+
 static Suite *owner_suite(void)
 {
 	Suite *s = suite_create("owner");
@@ -266,6 +397,9 @@ static Suite *owner_suite(void)
 	unit_add(tc, test_owner_two_processes_counted);
 	unit_add(tc, test_owner_not_on_this_host);
 	unit_add(tc, test_owner_time_wait_has_none);
+	unit_add(tc, test_owner_fds_of_a_process);
+	unit_add(tc, test_owner_pids_newest_first);
+	unit_add(tc, test_owner_name_checks_live);
 	suite_add_tcase(s, tc);
 	return s;
 }

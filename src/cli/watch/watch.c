@@ -540,6 +540,7 @@ static void close_all(struct nf_watch *w)
 	nf_watch_json_free(w);
 	nf_watch_capwork_stop(w);
 	nf_watch_netns_close_all(w);
+	nf_watch_holders_free(w);
 	nf_watch_stream_close(w);
 	nf_watch_wires_free(w);
 	free(w->specs);

@@ -106,6 +106,7 @@ struct nf_watch {
 	struct nf_watch_proc *procs, *walk; /* watch_procs.c's: the last walk, the next */
 	size_t nprocs, capprocs, nwalk, capwalk;
 	unsigned walks;
+	struct nf_owner_fds fds;      /* watch_holders.c's: the socket descriptors last walked */
 	struct nf_ring_stats gone_rs; /* the captures closed, their counts */
 	struct nf_watch_capwork *capwork; /* watch_capwork.c's thread; NULL: the loop does it */
 	/* the stream (watch_stream.c) */
@@ -332,6 +333,19 @@ void nf_watch_wires_free(struct nf_watch *w);
  * (or none watch may read). */
 int nf_watch_owner(struct nf_watch *w, const struct nf_watch_look *look, const struct nf_end *local,
 		   const struct nf_end *remote, struct nf_owner *o, const struct nf_watch_ns **where);
+
+/* --- watch_holders.c: the host's socket descriptors, for naming --- */
+
+/* The process holding socket:[ino] into *o (as nf_owner_pid: o->pid,
+ * o->fd, o->cmd; o->npids: its holders in the table, 1 at least), from
+ * the socket descriptors of the last walk of /proc, each checked live;
+ * if none of them holds ino now, from a walk made now, newest process
+ * first, that stops at the first holder. 0, -ESRCH if no process holds
+ * it (or none watch may read), or -errno (/proc unreadable, no memory). */
+int nf_watch_holder(struct nf_watch *w, uint64_t ino, struct nf_owner *o);
+
+/* Frees the table. */
+void nf_watch_holders_free(struct nf_watch *w);
 
 /* --- watch_fix.c: --fix --- */
 

@@ -5,7 +5,8 @@
  * The kernel is asked for the socket inside the namespace it may live in
  * (sock_diag answers for its own namespace only: the lookup is made from
  * inside, nf_watch_enter); the processes holding it are then found
- * in /proc, which a network namespace does not divide.
+ * in /proc, which a network namespace does not divide (watch_holders.c's
+ * table).
  */
 #include "watch_int.h"
 
@@ -78,6 +79,5 @@ int nf_watch_owner(struct nf_watch *w, const struct nf_watch_look *look, const s
 	if (where)
 		*where = ns;
 	o->uid = uid;
-	closed = nf_owner_pid(ino, o);
-	return closed == -ENOENT ? -ESRCH : closed;
+	return nf_watch_holder(w, ino, o);
 }
