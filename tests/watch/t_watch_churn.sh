@@ -5,7 +5,12 @@
 #
 # For the whole test, in the background: CHURN (default 50) network
 # namespaces nfq<PID>-N made (ip netns add, one batch) and removed half a
-# second later, every second; and a busy loop pinned to the last CPU.
+# second later, every second; a busy loop pinned to the last CPU; and
+# other programs' stalls in bursts, as a test suite's or a service's
+# clients start together: every second BURST (default 20; 0 none) split
+# clients of 13 rounds at once, each a new connection whose holder watch
+# names too, against a second EchoServer: naming a burst's holders must
+# not hold watch's loop till the churn client has ended.
 # Watch then opens and closes a capture in each (each open and close
 # waits for an RCU grace period in the kernel). RUNS times (default 3;
 # `RUNS=10` for the issue's measure): watch --json -t 7 over every
@@ -17,7 +22,7 @@
 # judged up to 420 ms late; a stall judged after its client ended has no
 # process left to name (the issue saw 2 runs of 5 unnamed).
 # Every namespace the test made is removed at its end, on failure too.
-# Env: RUNS, CHURN, T. Output in build/watch-churn/.
+# Env: RUNS, CHURN, BURST. Output in build/watch-churn/.
 # Ends with "N passed, M failed".
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,6 +32,7 @@ export LC_ALL=C
 clean_env
 RUNS=${RUNS:-3}
 CHURN=${CHURN:-50}
+BURST=${BURST:-20}
 W=$TOP/build/watch-churn
 NAME="watch names the holder under namespace churn and a busy core"
 rm -rf "$W"
@@ -72,15 +78,38 @@ BG+=($!)
 taskset -c "$(($(nproc) - 1))" sh -c 'while :; do :; done' &
 BG+=($!)
 
-start_server echo java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME" ||
+cc -O2 -o "$W/split_client" "$HERE/../programs/split_client.c" ||
+    { fail "$NAME" "cc split_client.c"; finish; exit; }
+launch_server echo java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME"
+launch_server churn-burst java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME"
+server_port echo ||
     { fail "$NAME" "the EchoServer did not start" "$LEGACY_BUILD/echo.err"; finish; exit; }
 port=$SERVER_PORT
+server_port churn-burst ||
+    { fail "$NAME" "the second EchoServer did not start" "$LEGACY_BUILD/churn-burst.err"; finish; exit; }
+burst_port=$SERVER_PORT
+
+bursts() {
+    local k
+    while :; do
+        for ((k = 0; k < BURST; k++)); do
+            nice -n 19 "$W/split_client" 127.0.0.1 "$burst_port" 13 >/dev/null 2>&1 &
+        done
+        sleep 1
+    done
+}
+if ((BURST > 0)); then
+    bursts &
+    BG+=($!)
+fi
 
 # judged FILE PID: true once watch's FILE holds a wire_stall line of the
-# client's server, or watch (PID) has ended
+# client's server, or watch (PID) has ended. A line at a time (grep): jq
+# fails on the whole file while the line being written is cut short, and
+# the burst clients' lines come all the time.
 judged() {
-    jq -e --arg peer "127.0.0.1:$port" 'select(.event == "wire_stall" and .peer == $peer)' "$1" \
-        >/dev/null 2>&1 || gone "$2"
+    grep -q "^{\"event\":\"wire_stall\",.*\"peer\":\"127\.0\.0\.1:$port\"" "$1" 2>/dev/null ||
+        gone "$2"
 }
 
 # capturing PID: watch (timeout PID's child) has a packet socket bound to
