@@ -58,6 +58,9 @@ batch() { # batch add|del: every namespace of the test, in one ip
 }
 on_exit() {
     local p
+    # the churn loop ends after its ip in hand (a KILL would leave that ip
+    # adding namespaces after the del below)
+    [[ -n ${CHURN_PID:-} ]] && kill -TERM "$CHURN_PID" 2>/dev/null && wait "$CHURN_PID" 2>/dev/null
     for p in "${BG[@]}"; do kill -KILL "$p" 2>/dev/null; done
     wait "${BG[@]}" 2>/dev/null
     batch del
@@ -66,6 +69,7 @@ on_exit() {
 trap on_exit EXIT
 
 churn() {
+    trap 'exit 0' TERM # run once the command in hand has ended
     while :; do
         batch add
         sleep 0.5
@@ -74,7 +78,7 @@ churn() {
     done
 }
 churn >/dev/null 2>&1 &
-BG+=($!)
+CHURN_PID=$!
 taskset -c "$(($(nproc) - 1))" sh -c 'while :; do :; done' &
 BG+=($!)
 
