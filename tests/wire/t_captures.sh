@@ -312,9 +312,13 @@ capture_client() {
 
 # ---- the stalling programs ---------------------------------------------------
 
-compile_java || fail "compile Java sources"
-timeout 120 javac -d "$LEGACY_BUILD" "$HERE/../programs/JHttpServer.java" || fail "compile JHttpServer.java"
-start_server java-echo java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFETIME"
+# The Java programs (tests/programs/*.java: EchoServer, JHttpServer,
+# LegacyClient), compiled once into a folder of their own that outlives
+# $W (compile_java compiles only when a class is older than its source).
+JCLASSES=$TOP/build/wire-classes
+mkdir -p "$JCLASSES"
+LEGACY_BUILD=$JCLASSES compile_java || fail "compile Java sources"
+start_server java-echo java -cp "$JCLASSES" EchoServer 0 "$SERVER_LIFETIME"
 jport=$SERVER_PORT
 start_server py-server python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME"
 pyport=$SERVER_PORT
@@ -326,12 +330,12 @@ printf 'hello world\n' >"$W/www/hello.txt"
 # answer on its first connection took 43 ms once (classes loaded), later
 # than the ACK timeout after the request, so the server was not yet in
 # ping-pong mode at round 2, which did not stall (ROUNDS-2 stalls)
-run_client none java -cp "$LEGACY_BUILD" LegacyClient "$H" "$jport" 11 single >/dev/null
+run_client none java -cp "$JCLASSES" LegacyClient "$H" "$jport" 11 single >/dev/null
 run_client none python3 "$LEGACY_DIR/legacy_client.py" "$H" "$pyport" 11 single >/dev/null
 run_client none python3 "$LEGACY_DIR/legacy_client.py" ::1 "$py6port" 11 single >/dev/null
 
 capture_client java tcpdump "$H:$jport" connect $((ROUNDS - 1)) -i lo -- \
-    java -cp "$LEGACY_BUILD" LegacyClient "$H" "$jport" "$ROUNDS" split
+    java -cp "$JCLASSES" LegacyClient "$H" "$jport" "$ROUNDS" split
 capture_client python4 tcpdump "$H:$pyport" connect $((ROUNDS - 1)) -i any -- \
     python3 "$LEGACY_DIR/legacy_client.py" "$H" "$pyport" "$ROUNDS" split
 capture_client python6 dumpcap "[::1]:$py6port" connect $((ROUNDS - 1)) -i lo -q -- \
@@ -380,7 +384,7 @@ hsport=$SERVER_PORT
 capture_client http.server tcpdump "$H:$hsport" accept $((ROUNDS - 1)) -i lo \
     --time-stamp-precision=nano -- \
     python3 "$HERE/../programs/http_rounds.py" "$H" "$hsport" "$ROUNDS" /hello.txt
-start_server jhttp java -cp "$LEGACY_BUILD" JHttpServer "$SERVER_LIFETIME"
+start_server jhttp java -cp "$JCLASSES" JHttpServer "$SERVER_LIFETIME"
 jhport=$SERVER_PORT
 capture_client HttpServer tcpdump "$H:$jhport" accept $((ROUNDS - 1)) -i lo -- \
     python3 "$HERE/../programs/http_rounds.py" "$H" "$jhport" "$ROUNDS" /hello.txt
@@ -436,7 +440,7 @@ control() {
 # the one-write control: LegacyClient and legacy_client.py, single
 if selected "one write"; then
     if cap_start single tcpdump "tcp port $jport or tcp port $pyport" -i lo; then
-        j=$(run_client none java -cp "$LEGACY_BUILD" LegacyClient "$H" "$jport" "$ROUNDS" single)
+        j=$(run_client none java -cp "$JCLASSES" LegacyClient "$H" "$jport" "$ROUNDS" single)
         p=$(run_client none python3 "$LEGACY_DIR/legacy_client.py" "$H" "$pyport" "$ROUNDS" single)
         if cap_stop && measured "one write: java" "$j" && measured "one write: python" "$p"; then
             assert_ms_lt "one write: java single, fast" "$j" 5
@@ -459,12 +463,12 @@ if selected "-m nodelay"; then
     start_server http.server-nodelay "$HERE/../programs/serve_port.sh" "$NAGLEFIX" -m nodelay -- \
         python3 -m http.server --protocol HTTP/1.1 --bind "$H" --directory "$W/www" PORT
     hsnd=$SERVER_PORT
-    start_server jhttp-nodelay "$NAGLEFIX" -m nodelay -- java -cp "$LEGACY_BUILD" JHttpServer \
+    start_server jhttp-nodelay "$NAGLEFIX" -m nodelay -- java -cp "$JCLASSES" JHttpServer \
         "$SERVER_LIFETIME"
     jhnd=$SERVER_PORT
     nd_ports="$jport,$pyport,$py6port,$hsnd,$jhnd"
     if cap_start nodelay tcpdump "tcp port ${nd_ports//,/ or tcp port }" -i lo; then
-        nd_fast java nodelay java -cp "$LEGACY_BUILD" LegacyClient "$H" "$jport" "$ROUNDS" split
+        nd_fast java nodelay java -cp "$JCLASSES" LegacyClient "$H" "$jport" "$ROUNDS" split
         nd_fast python4 nodelay python3 "$LEGACY_DIR/legacy_client.py" "$H" "$pyport" "$ROUNDS" split
         nd_fast python6 nodelay python3 "$LEGACY_DIR/legacy_client.py" ::1 "$py6port" "$ROUNDS" split
         nd_fast node nodelay node "$LEGACY_DIR/legacy_client.js" "$H" "$jport" "$ROUNDS" split
