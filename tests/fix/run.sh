@@ -203,15 +203,34 @@ launch_server fix-java-echo java -cp "$LEGACY_BUILD" EchoServer 0 "$SERVER_LIFET
 launch_server fix-py-echo python3 "$HERE/echo_server.py" "$H" "$SERVER_LIFETIME"
 launch_server fix-py-echo6 python3 "$HERE/echo_server.py" ::1 "$SERVER_LIFETIME"
 launch_server fix-legacy-py python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME"
-timeout 120 javac -d "$W" "$HERE"/*.java || fail "compile tests/fix Java sources"
+# The programs below are made in $W, which outlives the run, and remade
+# only when stale (javac's start alone is a second or two here).
+# stale OUT SRC...: true if OUT is missing or older than a SRC.
+stale() {
+    local out=$1 src
+    shift
+    for src; do [[ $out -nt $src ]] || return 0; done
+    return 1
+}
+for src in "$HERE"/*.java; do
+    cls=${src##*/}
+    stale "$W/${cls%.java}.class" "$src" || continue
+    timeout 120 javac -d "$W" "$HERE"/*.java || fail "compile tests/fix Java sources"
+    break
+done
 for p in nodelay_of deny_getfd; do
+    stale "$W/$p" "$HERE/$p.c" || continue
     cc -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/$p" "$HERE/$p.c" || fail "build $p"
 done
+# api_check links the command's archives: built every run (a header of
+# src/ it includes is not among stale's sources)
 cc -std=gnu11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -iquote "$TOP/src" -I"$TOP/include" \
     -o "$W/api_check" "$HERE/api_check.c" "$TOP/build/libnfcli.a" "$TOP/build/libnfcore.a" ||
     fail "build api_check"
-cc -static -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/static_client" "$HERE/static_client.c" ||
-    fail "build static_client (cc -static)"
+if stale "$W/static_client" "$HERE/static_client.c"; then
+    cc -static -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/static_client" "$HERE/static_client.c" ||
+        fail "build static_client (cc -static)"
+fi
 
 server_port fix-java-echo || exit 1
 JPORT=$SERVER_PORT
