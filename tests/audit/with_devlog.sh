@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # with_devlog.sh OUT CMD...: runs CMD in a private mount namespace whose
 # /dev has a /dev/log datagram socket of ours (an overlay over the real
-# /dev), and writes every datagram received there to OUT, one a line.
+# /dev), and writes every datagram received there to OUT, one a line,
+# until CMD has exited and a last datagram of its own, sent then, is read
+# (what CMD sent is queued before it).
 # Exits 77 if mount namespaces or overlayfs are not available.
 set -u
 out=$1
@@ -20,9 +22,21 @@ print(\"ready\", flush=True)
 with open(sys.argv[1], \"wb\") as f:
     try:
         while True:
-            f.write(s.recv(65536) + b\"\\n\")
+            d = s.recv(65536)
+            if d == b\"with_devlog.sh: end\":
+                break
+            f.write(d + b\"\\n\")
             f.flush()
     except OSError:
         pass
-" "$out" | { read -r _; "$@"; rc=$?; wait; exit $rc; }
+" "$out" | {
+        read -r _
+        "$@"
+        rc=$?
+        python3 -c "
+import socket
+socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b\"with_devlog.sh: end\", \"/dev/log\")
+"
+        exit $rc
+    }
 ' sh "$out" "$@"
