@@ -138,6 +138,35 @@ static void disable_generators(void)
 	closedir(dir);
 }
 
+/*
+ * Masks the host's boot units no check uses (a link to /dev/null in the
+ * overlay's /etc/systemd/system): the machine boots to inside.sh's
+ * service alone, and under emulation each unit started on the way costs
+ * time. journald, tmpfiles and sysctl stay.
+ */
+static const char *const masked[] = {
+	"systemd-timesyncd.service",	  "systemd-pstore.service",
+	"systemd-sysusers.service",	  "systemd-update-utmp.service",
+	"systemd-random-seed.service",	  "systemd-journal-flush.service",
+	"systemd-modules-load.service",	  "systemd-binfmt.service",
+	"kmod-static-nodes.service",	  "proc-sys-fs-binfmt_misc.automount",
+	"systemd-ask-password-console.path", "dev-hugepages.mount",
+	"dev-mqueue.mount",		  "sys-fs-fuse-connections.mount",
+	"sys-kernel-config.mount",
+};
+
+static void mask_units(void)
+{
+	char link[160];
+
+	mkdir("/rw/upper/etc/systemd/system", 0755);
+	for (size_t i = 0; i < sizeof(masked) / sizeof(masked[0]); i++) {
+		snprintf(link, sizeof(link), "/rw/upper/etc/systemd/system/%s", masked[i]);
+		if (symlink("/dev/null", link) != 0 && errno != EEXIST)
+			die("mask %s", masked[i]);
+	}
+}
+
 static void mount_or_die(const char *src, const char *dst, const char *type,
 			 unsigned long flags, const char *opts)
 {
@@ -163,6 +192,7 @@ int main(void)
 	mkdir("/rw/upper/etc/tmpfiles.d", 0755);
 	write_file("/rw/upper/etc/tmpfiles.d/tmp.conf", "d /tmp 1777 root root -\n");
 	disable_generators();
+	mask_units();
 	/* systemd takes a root with /.dockerenv for a container, and then
 	 * reads its own argv instead of the kernel command line: hide it */
 	if (access("/lower/.dockerenv", F_OK) == 0 &&
