@@ -88,6 +88,9 @@ run_service() {
 }
 below() { awk -v a="${1:-999}" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 
+# the server lives while its stdin (a sleep) does, and prints its port;
+# started before make install, which its start-up overlaps
+{ sleep 600 | "$PYTHON" "$TOP/tests/programs/legacy_server.py" 0 600 >"$SCRATCH/server.out" 2>&1 & }
 rm -f /etc/naglefix.conf # a fresh machine's: make install puts the example there
 if make -s -C "$TOP" install >"$SCRATCH/install.log" 2>&1 && [[ -f $LIB ]] &&
 	cmp -s /etc/naglefix.conf "$TOP/conf/naglefix.conf"; then
@@ -96,8 +99,6 @@ else
 	fail "make install" "no $LIB" "$SCRATCH/install.log"
 fi
 
-# the server lives while its stdin (a sleep) does, and prints its port
-{ sleep 600 | "$PYTHON" "$TOP/tests/programs/legacy_server.py" 0 600 >"$SCRATCH/server.out" 2>&1 & }
 port=""
 for _ in $(seq 40); do
 	port=$(sed -n 's/^PORT //p' "$SCRATCH/server.out")
@@ -298,20 +299,24 @@ printf '[Service]\nStandardOutput=append:%s/watch.out\nStandardError=append:%s/w
 	"$SCRATCH" "$SCRATCH" >"$WUNIT.d/output.conf"
 ip addr add 10.77.0.1/32 dev lo
 ip netns add nfvm && ip -n nfvm link set lo up
-# srv NAME ADDRESS [NETNS]: a legacy server (its port in $SCRATCH/NAME.port)
+# srv NAME ADDRESS [NETNS]: a legacy server started (it prints its port
+# in $SCRATCH/NAME.srv); the three start at once, python's start-up being
+# seconds under emulation
 srv() {
 	local pre=()
 	[[ -z ${3:-} ]] || pre=(ip netns exec "$3")
 	{ sleep 300 | "${pre[@]}" "$PYTHON" "$TOP/tests/programs/legacy_server.py" 0 300 "$2" \
 		>"$SCRATCH/$1.srv" 2>&1 & }
-	for _ in $(seq 60); do
-		sed -n 's/^PORT //p' "$SCRATCH/$1.srv" >"$SCRATCH/$1.port"
-		[[ -s $SCRATCH/$1.port ]] && return 0
-		sleep 0.5
-	done
-	return 1
 }
-srv local 127.0.0.1 && srv far 10.77.0.1 && srv ns 127.0.0.1 nfvm
+# srv_port NAME: the server's port in $SCRATCH/NAME.port, once it said it
+srv_port() {
+	sed -n 's/^PORT //p' "$SCRATCH/$1.srv" >"$SCRATCH/$1.port"
+	[[ -s $SCRATCH/$1.port ]]
+}
+srv local 127.0.0.1
+srv far 10.77.0.1
+srv ns 127.0.0.1 nfvm
+for s in local far ns; do wait_until 60 srv_port "$s"; done
 p_local=$(cat "$SCRATCH/local.port")
 p_far=$(cat "$SCRATCH/far.port")
 p_ns=$(cat "$SCRATCH/ns.port")
