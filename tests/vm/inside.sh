@@ -91,6 +91,9 @@ below() { awk -v a="${1:-999}" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 # the server lives while its stdin (a sleep) does, and prints its port;
 # started before make install, which its start-up overlaps
 { sleep 600 | "$PYTHON" "$TOP/tests/programs/legacy_server.py" 0 600 >"$SCRATCH/server.out" 2>&1 & }
+# the attach section's echo server, also started here
+mkfifo "$SCRATCH/hold" && exec 9<>"$SCRATCH/hold" # the server's stdin
+"$PYTHON" "$TOP/tests/fix/echo_server.py" 127.0.0.1 600 <"$SCRATCH/hold" >"$SCRATCH/echo.out" 2>&1 9>&- &
 rm -f /etc/naglefix.conf # a fresh machine's: make install puts the example there
 if make -s -C "$TOP" install >"$SCRATCH/install.log" 2>&1 && [[ -f $LIB ]] &&
 	cmp -s /etc/naglefix.conf "$TOP/conf/naglefix.conf"; then
@@ -200,8 +203,7 @@ systemctl stop nf-named
 # one at its stop); bpftool, Debian's, sees it there. Then the whole host
 # (--host: the root of this machine's cgroup2, /sys/fs/cgroup).
 
-mkfifo "$SCRATCH/hold" && exec 9<>"$SCRATCH/hold" # the server's stdin
-"$PYTHON" "$TOP/tests/fix/echo_server.py" 127.0.0.1 600 <"$SCRATCH/hold" >"$SCRATCH/echo.out" 2>&1 9>&- &
+# the echo server (started before make install, above)
 eport=""
 for _ in $(seq 40); do
 	eport=$(sed -n 's/^PORT //p' "$SCRATCH/echo.out")
