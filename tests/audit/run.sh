@@ -335,26 +335,12 @@ ended() {
     "$NAGLEFIX" report --json "$WORK/ended-$name.log" >"$WORK/ended-$name.json" 2>&1
 }
 
-# The seven runs go side by side (each its own server, port, client and
-# files; most of their time is the stalls and the wait before the end),
-# then are judged one by one, in this order.
-ENDED_HOW=("SIGTERM:wait:1:TERM" "SIGKILL:wait:1:KILL" "SIGSEGV:segv:1" "abort:abort:1"
-    "a forked child and its parent, SIGTERM:fork:1:TERM" "_exit:_exit:0.2" "exec:exec:0.2")
-ended_name() {
-    echo "ended by $1 $2 s after the last stall: every stall the client saw is one finding (report, table)"
-}
-ended_pids=()
-for how in "${ENDED_HOW[@]}"; do
+for how in "SIGTERM:wait:1:TERM" "SIGKILL:wait:1:KILL" "SIGSEGV:segv:1" "abort:abort:1" \
+    "a forked child and its parent, SIGTERM:fork:1:TERM" "_exit:_exit:0.2" "exec:exec:0.2"; do
     IFS=: read -r what end after sig <<<"$how"
-    any_selected "$(ended_name "$what" "$after")" || continue
-    ended "$end$sig" "$end" "$after" "$sig" &
-    ended_pids+=($!)
-done
-((${#ended_pids[@]} == 0)) || wait "${ended_pids[@]}"
-for how in "${ENDED_HOW[@]}"; do
-    IFS=: read -r what end after sig <<<"$how"
-    name=$(ended_name "$what" "$after")
+    name="ended by $what $after s after the last stall: every stall the client saw is one finding (report, table)"
     any_selected "$name" || continue
+    ended "$end$sig" "$end" "$after" "$sig"
     seen=$(sed -n 's/^stalled=//p' "$WORK/ended-$end$sig.client")
     least=$((ENDED_ROUNDS / 2))
     [[ $end == fork ]] && least=$((least * 2))
