@@ -1,20 +1,15 @@
 /*
  * watch_holders.c - the host's socket descriptors as watch last walked
- * them (watch_int.h): the table a holder is named from (watch_owner.c).
- * A walk of all /proc reads every process's descriptors: on a host of
- * thousands of processes, both cores busy, one took 50 to 500 ms here.
- * A full walk for each stall, in watch's loop, made a burst of stalls (a
- * test suite's clients, a service's connections opening together) wait
- * for one another: the last were judged 730 ms late, their connections
- * closed by then, and said "gone" though their process had been there
- * to see. So the processes are walked newest first (a connection that
- * has just stalled is most often a young process's) and the walk stops
- * at the holder; what it read is kept, and names the other holders of a
- * burst, each checked live (nf_owner_name). A socket the table does not
- * hold (newer than the walk, given to another process since, or held by
- * a process older than where the walk stopped) has /proc walked again,
- * so a holder is said gone only when a walk made after its stall, over
- * every process, found none.
+ * them (watch_int.h): the table a holder is named from (watch_owner.c),
+ * so that a burst of stalls costs one walk of /proc, not one each. A
+ * holder found in the table is named only after it is checked live
+ * (nf_owner_name: the descriptor read again, holding a pidfd); a socket
+ * the table does not hold (newer than the walk, given to another process
+ * since, or held by a process older than where the walk stopped) has
+ * /proc walked again, newest process first (a connection that has just
+ * stalled is most often a young process's), stopping at the holder. So a
+ * holder is said gone only when a walk made after its stall, over every
+ * process, found none.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,20 +32,30 @@ static const struct nf_owner_fd *first_of(const struct nf_owner_fds *t, uint64_t
 	return lo < t->n && t->a[lo].ino == ino ? &t->a[lo] : NULL;
 }
 
+/* The processes the table (sorted by_ino) has holding ino, 1 at least. */
+static unsigned holders_of(const struct nf_owner_fds *t, uint64_t ino)
+{
+	const struct nf_owner_fd *f = first_of(t, ino), *end = t->a + t->n;
+	unsigned n = 0;
+
+	for (; f && f < end && f->ino == ino; f++)
+		n += f == t->a || f[-1].ino != ino || f[-1].pid != f->pid;
+	return n ? n : 1;
+}
+
 /* The table's holders of ino, the first that still holds it named into
- * *o, o->npids their number. 0, or -ESRCH. */
+ * *o, o->npids as holders_of. 0, or -ESRCH (o->pid 0). */
 static int name_from(const struct nf_owner_fds *t, uint64_t ino, struct nf_owner *o)
 {
 	const struct nf_owner_fd *f = first_of(t, ino), *end = t->a + t->n;
-	unsigned held = 0;
-	int rc = -ESRCH;
 
-	for (; f && f < end && f->ino == ino; f++, held++)
-		if (rc < 0)
-			rc = nf_owner_name(f->pid, f->fd, ino, o);
-	if (rc == 0)
-		o->npids = held;
-	return rc;
+	for (; f && f < end && f->ino == ino; f++)
+		if (nf_owner_name(f->pid, f->fd, ino, o) == 0) {
+			o->npids = holders_of(t, ino);
+			return 0;
+		}
+	o->pid = 0;
+	return -ESRCH;
 }
 
 static int by_ino(const void *a, const void *b)
@@ -98,7 +103,12 @@ static int walk(struct nf_watch *w, uint64_t ino, struct nf_owner *o)
 		qsort(t.a, t.n, sizeof(*t.a), by_ino);
 	free(w->fds.a);
 	w->fds = t;
-	return rc ? name_from(&w->fds, ino, o) : -ESRCH;
+	if (!rc) {
+		o->pid = 0;
+		return -ESRCH;
+	}
+	o->npids = holders_of(&w->fds, ino); /* o as read_proc named it */
+	return 0;
 }
 
 int nf_watch_holder(struct nf_watch *w, uint64_t ino, struct nf_owner *o)

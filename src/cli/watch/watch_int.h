@@ -330,15 +330,16 @@ void nf_watch_wires_free(struct nf_watch *w);
  * socket made there); *where (may be NULL) the namespace it was found in.
  * 0, or -errno: -ENOENT none here; -ENOTCONN here but closed, no file
  * (TIME-WAIT: its process let it go); -ESRCH a socket no process holds
- * (or none watch may read). */
+ * (or none watch may read); -EIO /proc unreadable. */
 int nf_watch_owner(struct nf_watch *w, const struct nf_watch_look *look, const struct nf_end *local,
 		   const struct nf_end *remote, struct nf_owner *o, const struct nf_watch_ns **where);
 
 /* --- watch_holders.c: the host's socket descriptors, for naming --- */
 
 /* The process holding socket:[ino] into *o (as nf_owner_pid: o->pid,
- * o->fd, o->cmd; o->npids: its holders in the table, 1 at least), from
- * the socket descriptors of the last walk of /proc, each checked live;
+ * o->fd, o->cmd; o->npids: the processes the table has holding it, 1 at
+ * least), from the socket descriptors of the last walk of /proc, each
+ * checked live;
  * if none of them holds ino now, from a walk made now, newest process
  * first, that stops at the first holder. 0, -ESRCH if no process holds
  * it (or none watch may read), or -errno (/proc unreadable, no memory). */

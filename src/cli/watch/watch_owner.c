@@ -66,7 +66,7 @@ int nf_watch_owner(struct nf_watch *w, const struct nf_watch_look *look, const s
 	const struct nf_watch_ns *ns;
 	uint64_t ino = 0;
 	uid_t uid = 0;
-	int closed;
+	int closed, rc;
 
 	end_of(local, &l);
 	end_of(remote, &r);
@@ -79,5 +79,7 @@ int nf_watch_owner(struct nf_watch *w, const struct nf_watch_look *look, const s
 	if (where)
 		*where = ns;
 	o->uid = uid;
-	return nf_watch_holder(w, ino, o);
+	rc = nf_watch_holder(w, ino, o);
+	/* /proc unreadable is not "none here": the codes above keep their sense */
+	return rc == -ENOENT || rc == -ENOTCONN ? -EIO : rc;
 }
