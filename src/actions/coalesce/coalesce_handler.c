@@ -129,12 +129,14 @@ void nf_co_handler_flush_range(unsigned first, unsigned last, enum drain_mode mo
 		struct nf_conn *c = nf_conn_get((int)fd);
 		struct pollfd p = { .fd = (int)fd, .events = POLLOUT };
 		size_t left = 1;
+		unsigned long long give_up;
 
 		while (c && nf_co_of(c) && left && handler_lock(c)) {
 			handler_push_locked(c, (int)fd);
 			left = c->co->len;
+			give_up = nf_co_drain_deadline(c, since); /* c->opts: under the lock */
 			pthread_mutex_unlock(&c->lock);
-			if (!left || !wait || nf_clock_now_ns() >= nf_co_drain_deadline(c, since))
+			if (!left || !wait || nf_clock_now_ns() >= give_up)
 				break;
 			nf_real.poll(&p, 1, 100);
 		}
