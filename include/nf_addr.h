@@ -12,7 +12,8 @@
 
 /* family (AF_INET, AF_INET6) and addr (network order; IPv4 in its first
  * 4 bytes) with port (host order; -1: none) into buf; "?" for another
- * family. Returns buf. Calls only inet_ntop and snprintf. */
+ * family. Returns buf. Calls no function for IPv4 (or v4-mapped);
+ * inet_ntop and snprintf for IPv6. */
 const char *nf_addr_format(int family, const uint8_t *addr, int port, char buf[NF_ADDR_MAX]);
 
 #endif

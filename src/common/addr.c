@@ -31,8 +31,8 @@ static char *decimal(char *p, unsigned v)
 }
 
 /* An IPv4 address a (4 bytes), and ":port" unless port < 0, into buf as
- * inet_ntop and "%s:%d" write them: a scan's table formats thousands of
- * rows, and inet_ntop's own sprintf of each byte was a third of it. */
+ * inet_ntop and "%s:%d" write them, without their sprintf of each byte
+ * (a scan's table formats thousands of rows). */
 static const char *format4(const uint8_t *a, int port, char buf[NF_ADDR_MAX])
 {
 	char *p = buf;
