@@ -5,7 +5,8 @@ then "\\n"; only then does it read (the echoed line, to know the server has
 read everything). Nagle holds nothing (each piece leaves after the last was
 acknowledged): the gaps the server sees are the sender's own pauses, which
 audit must not take for a piece held until its delayed ACK (recv_split).
-Prints pieces=<n> period_ms=<p>.
+Prints pieces=<n> period_ms=<p>, then local=<its address:port> (the peer
+the server's log names it by).
 Usage: oneway_client.py HOST PORT COUNT PERIOD_MS
 """
 import socket
@@ -23,8 +24,10 @@ def main():
     s.send(b"\n")
     if s.makefile("rb").readline() != b"tick" * count + b"\n":
         raise SystemExit("bad echo")
+    local = s.getsockname()
     s.close()
     print("pieces=%d period_ms=%d" % (count, period))
+    print("local=%s:%d" % local[:2])
 
 
 if __name__ == "__main__":

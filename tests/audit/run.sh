@@ -96,12 +96,14 @@ if start_server echo-audited "$NAGLEFIX" audit -l "$WORK/server.log" -- \
         >"$WORK/oneway.out" 2>&1
     ok "one-way sender to the audited server: 12 pieces 100 ms apart, echoed" \
         grep -q '^pieces=12 period_ms=100$' "$WORK/oneway.out"
-    cp "$WORK/server.log" "$WORK/oneway.log" # what the server logged for it
+    oneway=$(sed -n 's/^local=//p' "$WORK/oneway.out")
     served=$(run_client none java -cp "$LEGACY_BUILD" LegacyClient "$H" "$SPORT" "$ROUNDS" split)
     n="java split client, bare, to the audited server still stalls"
     selected "$n" && assert_ms_ge "$n" "$served" 30
     stop_server echo-audited
     ok "audited server: exits at the end of its stdin" test $? = 0
+    # the lines naming the one-way sender (none held: see the check below)
+    grep -F "\"peer\":\"${oneway:-none}\"" "$WORK/server.log" >"$WORK/oneway.log"
     ok "audited server: log is JSON lines" "${CHECK[@]}" valid "$WORK/server.log"
     ok "audited server: summaries add up" "${CHECK[@]}" summary "$WORK/server.log"
     "$NAGLEFIX" report --json "$WORK/server.log" >"$WORK/server.json"
@@ -115,9 +117,11 @@ if start_server echo-audited "$NAGLEFIX" audit -l "$WORK/server.log" -- \
     # to the next in the delayed ACK's window, which nothing the kernel
     # reports tells from a held piece (audit_recv.c). So: no finding of a
     # gap over 60 ms (the window ends at 55 here, the pauses are 100),
-    # and the median gap none. Without the rule, all 11 gaps are findings.
-    ok "one-way sender, 100 ms pauses: no recv_split of a pause, the median gap none (the split client's, same server, has)" \
-        "${CHECK[@]}" pauses "$WORK/oneway.log" "$WORK/server.log" 11 60
+    # and 2 at most of the 11 gaps (then each is a line naming the sender:
+    # a repeat line, naming no peer, would begin at the 4th). Without the
+    # rule, all 11 gaps are findings.
+    ok "one-way sender, 100 ms pauses: no recv_split of a pause, 2 at most cut short (the split client's, same server, has)" \
+        "${CHECK[@]}" pauses "$WORK/oneway.log" "$WORK/server.log" 2 60
     ok "java split (client audited): no recv_split, so no quickack (the audited server's log has)" \
         "${CHECK[@]}" norecv "$WORK/java-split.log" "$WORK/server.log"
 else
@@ -281,7 +285,7 @@ import json, sys
 print(sum(o["findings"] for o in (json.loads(l) for l in open(sys.argv[1]) if l.strip())
           if o["event"] == "summary"))' \
     "$WORK/exec.log" 2>/dev/null)
-ok "exec: report counts every stalled round (of 9)" \
+ok "exec: every finding is in the log before exec (as its summary counts, 5 at least)" \
     "${CHECK[@]}" findings "$WORK/exec.json" "${made:-0}" 5
 
 # --- fork: the writes listed before it are the parent's, not the child's ------
