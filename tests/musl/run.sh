@@ -57,15 +57,15 @@ own_tests() (
     finish
 )
 
-# later_parts: the parts run after integration, each as part() runs it,
-# with counts of their own, left in $later.counts as "PASSED FAILED SELECTED".
-later_parts() (
+# untimed_parts: the parts that judge no time, run beside integration,
+# each as part() runs it, with counts of their own, left in $later.counts
+# as "PASSED FAILED SELECTED".
+untimed_parts() (
     PASSED=0 FAILED=0 SELECTED=0
     # the commands' usage checks (each in its command's suite: tests/usage.sh)
     for u in cli audit fix wire watch; do
         part "musl usage $u" env NAGLEFIX_BUILD="$MB" bash "tests/$u/t_usage.sh"
     done
-    part "musl coalesce" env NAGLEFIX_BUILD="$MB" tests/coalesce/run.sh
     part "musl own" own_tests
     echo "$PASSED $FAILED $SELECTED" >"$later.counts"
 )
@@ -127,20 +127,22 @@ if [[ -e $MB/libnaglefix.so ]]; then
     else
         fail "musl exports" "the musl library's exports, src/naglefix.map and src/core/nf_hook_list.h differ"
     fi
-    # The parts after integration run beside it (most of their time, as
-    # integration's, is spent waiting on a peer or a timer, and each times
-    # only itself), their output held in a file and printed whole after
-    # integration's, in the same order.
+    # The parts that judge no time run beside integration (a timed check
+    # runs alone: tests/README.md), their output held in a file and printed
+    # whole after integration's; coalesce, timed too, after both.
     later="$MB/tests/musl/later"
     mkdir -p "$MB/tests/musl"
     rm -f "$later.counts"
-    later_parts >"$later.out" 2>&1 &
+    untimed_parts >"$later.out" 2>&1 &
     later_pid=$!
+    trap 'kill "$later_pid" 2>/dev/null' EXIT
     part "musl integration" env NAGLEFIX_BUILD="$MB" tests/integration/run.sh
     wait "$later_pid"
+    trap - EXIT
     cat "$later.out"
-    read -r p f s <"$later.counts" 2>/dev/null || { p=0 f=1 s=1; echo "FAIL musl: the later parts left no counts"; }
+    read -r p f s <"$later.counts" 2>/dev/null || { p=0 f=1 s=1; echo "FAIL musl: the untimed parts left no counts"; }
     PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SELECTED=$((SELECTED + s))
+    part "musl coalesce" env NAGLEFIX_BUILD="$MB" tests/coalesce/run.sh
 fi
 
 finish
