@@ -204,7 +204,8 @@ launch_server fix-py-echo python3 "$HERE/echo_server.py" "$H" "$SERVER_LIFETIME"
 launch_server fix-py-echo6 python3 "$HERE/echo_server.py" ::1 "$SERVER_LIFETIME"
 launch_server fix-legacy-py python3 "$LEGACY_DIR/legacy_server.py" 0 "$SERVER_LIFETIME"
 # The programs below are made in $W, which outlives the run, and remade
-# only when stale (javac's start alone is a second or two here).
+# only when stale (javac's start alone is a second or two here); the C
+# ones also when this script, which holds their flags, is newer.
 # stale OUT SRC...: true if OUT is missing or older than a SRC.
 stale() {
     local out=$1 src
@@ -219,7 +220,7 @@ for src in "$HERE"/*.java; do
     break
 done
 for p in nodelay_of deny_getfd; do
-    stale "$W/$p" "$HERE/$p.c" || continue
+    stale "$W/$p" "$HERE/$p.c" "$HERE/run.sh" || continue
     cc -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/$p" "$HERE/$p.c" || fail "build $p"
 done
 # api_check links the command's archives: built every run (a header of
@@ -227,7 +228,7 @@ done
 cc -std=gnu11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -iquote "$TOP/src" -I"$TOP/include" \
     -o "$W/api_check" "$HERE/api_check.c" "$TOP/build/libnfcli.a" "$TOP/build/libnfcore.a" ||
     fail "build api_check"
-if stale "$W/static_client" "$HERE/static_client.c"; then
+if stale "$W/static_client" "$HERE/static_client.c" "$HERE/run.sh"; then
     cc -static -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/static_client" "$HERE/static_client.c" ||
         fail "build static_client (cc -static)"
 fi
