@@ -45,11 +45,12 @@
 #            so only the injected files and what links them are rebuilt.
 #
 # A check passes iff its command exits 0 and the sanitizers wrote no report
-# (they write to build/sanitize/reports/CHECK/, so reports from peers and
+# (they write to build/sanitize/reports[-PART]/CHECK/, so reports from peers and
 # children whose exit status nobody looks at count too; the outputs and the
 # integration tests' logs are searched for reports as well). Prints "PASS name"
 # or "FAIL name: why" with the report's head, and ends with "N passed, M
-# failed"; exit status 0 iff nothing failed. Logs: build/sanitize/logs/.
+# failed"; exit status 0 iff nothing failed. Logs: build/sanitize/logs/
+# (logs-timed/, logs-plain/ for a part).
 # T=pattern runs only the checks whose name it matches (tests/lib.sh), and
 # builds only what they need; the suites they run (asan-unit,
 # asan-integration...) run whole.
@@ -76,8 +77,6 @@ ASAN_CFLAGS="-O1 -g1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno
 TSAN_CFLAGS="-O1 -g1 -fsanitize=thread -fno-omit-frame-pointer"
 WFLAGS="-std=gnu11 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -D_GNU_SOURCE"
 WORK="$TOP/build/sanitize"
-LOGS="$WORK/logs"
-REPORTS="$WORK/reports"
 LIMIT=${SANITIZE_TIMEOUT:-300} # seconds any one check may take
 
 # What starts a sanitizer's report, wherever it was written.
@@ -99,6 +98,10 @@ PREPARE=0
 # TSan), SANITIZE_PART=plain only the others; tests/run-all.sh runs the two
 # in different lanes. Unset or empty: all.
 SANITIZE_PART=${SANITIZE_PART:-}
+# each part its own logs and reports: the two may run at once, and each
+# empties its own at its start
+LOGS="$WORK/logs${SANITIZE_PART:+-$SANITIZE_PART}"
+REPORTS="$WORK/reports${SANITIZE_PART:+-$SANITIZE_PART}"
 TIMED='@(asan-integration|tsan-audit-threads|tsan-coalesce-threads)*'
 # part_has NAME: true if check NAME is in this run's part (tests/lib.sh asks)
 part_has() {
