@@ -44,7 +44,8 @@
 #define BULK_WRITES 2000
 #define BULK_PIECE 10
 #define BULK_ROUNDS 7
-#define BULK_MAX_SEGS 50.0 /* "a few dozen": Nagle's batching kept */
+#define BULK_MAX_SEGS 300.0 /* Nagle's batching kept: 4-196 a round, a median
+				    of 57 on a loaded machine; lost, 1,462 */
 
 static int unsent(int fd)
 {
