@@ -187,28 +187,38 @@ START_TEST(test_owner_other_process_and_its_command)
 }
 END_TEST
 
-/* A socket held by this process and a forked child: two holders. */
-START_TEST(test_owner_two_processes_counted)
+/* A forked child holding what this process holds, until *go (the write
+ * end of its pipe, returned through it) is closed; its pid. */
+static pid_t waiting_child(int *go)
 {
-	int srv, c = pair(AF_INET, AF_INET, "127.0.0.1", &srv), status, rc;
-	int go[2];
-	struct nf_owner o;
+	int p[2];
 	pid_t pid;
 	char b;
 
-	ck_assert_int_eq(pipe(go), 0);
-	pid = fork();
-	if (pid == 0) {
-		close(go[1]);
-		(void)!read(go[0], &b, 1); /* until the parent closes its end */
+	ck_assert_int_eq(pipe(p), 0);
+	if ((pid = fork()) == 0) {
+		close(p[1]);
+		(void)!read(p[0], &b, 1); /* until the parent closes its end */
 		_exit(0);
 	}
-	close(go[0]);
+	ck_assert_int_ge(pid, 0);
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+/* A socket held by this process and a forked child: two holders. */
+START_TEST(test_owner_two_processes_counted)
+{
+	int srv, c = pair(AF_INET, AF_INET, "127.0.0.1", &srv), status, rc, go;
+	struct nf_owner o;
+	pid_t pid = waiting_child(&go);
+
 	rc = owner_of(c, &o);
 	ck_assert_msg(rc == 0, "nf_owner_find: %s", strerror(-rc));
 	ck_assert_uint_eq(o.npids, 2);
 	ck_assert(o.pid == getpid() || o.pid == pid);
-	close(go[1]);
+	close(go);
 	waitpid(pid, &status, 0);
 	close(c);
 	close(srv);
@@ -292,19 +302,11 @@ static ssize_t index_of(const pid_t *a, ssize_t n, pid_t pid)
  * descriptor is not there at the next read, an ended process has none. */
 START_TEST(test_owner_fds_of_a_process)
 {
-	int srv, c = pair(AF_INET, AF_INET, "127.0.0.1", &srv), go[2], status;
+	int srv, c = pair(AF_INET, AF_INET, "127.0.0.1", &srv), go, status;
 	uint64_t ci = ino_of(c), si = ino_of(srv);
 	struct nf_owner_fds t = { NULL, 0, 0 };
-	pid_t pid;
-	char b;
+	pid_t pid = waiting_child(&go);
 
-	ck_assert_int_eq(pipe(go), 0);
-	if ((pid = fork()) == 0) {
-		close(go[1]);
-		(void)!read(go[0], &b, 1);
-		_exit(0);
-	}
-	close(go[0]);
 	ck_assert_int_eq(nf_owner_fds_of(getpid(), &t), 0);
 	ck_assert_int_eq(nf_owner_fds_of(pid, &t), 0);
 	ck_assert_uint_eq(count_in(&t, ci, getpid()), 1);
@@ -313,7 +315,7 @@ START_TEST(test_owner_fds_of_a_process)
 	for (size_t i = 0; i < t.n; i++)
 		if (t.a[i].ino == ci && t.a[i].pid == getpid())
 			ck_assert_int_eq(t.a[i].fd, c);
-	close(go[1]);
+	close(go);
 	waitpid(pid, &status, 0);
 	close(c);
 	t.n = 0;
@@ -331,18 +333,10 @@ END_TEST
  * it; PID 1 is there; each once. */
 START_TEST(test_owner_pids_newest_first)
 {
-	int go[2], status;
-	pid_t pid, *a;
+	int go, status;
+	pid_t pid = waiting_child(&go), *a;
 	ssize_t n, me, child;
-	char b;
 
-	ck_assert_int_eq(pipe(go), 0);
-	if ((pid = fork()) == 0) {
-		close(go[1]);
-		(void)!read(go[0], &b, 1);
-		_exit(0);
-	}
-	close(go[0]);
 	n = nf_owner_pids(&a);
 	ck_assert_int_gt(n, 2);
 	me = index_of(a, n, getpid());
@@ -353,7 +347,7 @@ START_TEST(test_owner_pids_newest_first)
 	ck_assert_int_ge(index_of(a, n, 1), 0);
 	ck_assert_int_eq(index_of(a + child + 1, n - child - 1, pid), -1);
 	free(a);
-	close(go[1]);
+	close(go);
 	waitpid(pid, &status, 0);
 }
 END_TEST
