@@ -155,25 +155,6 @@ static int fd_is(const char *pid, const char *fd, const char *want)
 	return strcmp(link, want) == 0;
 }
 
-/* The first descriptor of process pid that is want, or -1. */
-static int find_fd(const char *pid, const char *want)
-{
-	char path[300];
-	DIR *d;
-	struct dirent *e;
-	int found = -1;
-
-	snprintf(path, sizeof(path), "/proc/%s/fd", pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while (found < 0 && (e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.' && fd_is(pid, e->d_name, want))
-			found = atoi(e->d_name);
-	closedir(d);
-	return found;
-}
-
 static int all_digits(const char *s)
 {
 	if (!*s)
@@ -399,26 +380,32 @@ ssize_t nf_owner_pids(pid_t **out)
 
 int nf_owner_pid(uint64_t ino, struct nf_owner *o)
 {
-	char want[40];
-	DIR *proc = opendir("/proc");
-	struct dirent *e;
+	struct nf_owner_fds t = { NULL, 0, 0 };
+	pid_t *pids;
+	ssize_t n = nf_owner_pids(&pids);
 
-	if (!proc)
-		return -errno;
-	snprintf(want, sizeof(want), "socket:[%llu]", (unsigned long long)ino);
+	if (n < 0)
+		return (int)n;
 	o->inode = ino;
 	o->pid = 0;
 	o->npids = 0;
-	while ((e = readdir(proc)) != NULL) {
-		int fd;
+	for (ssize_t i = 0; i < n; i++) {
+		int held = 0;
 
-		if (!all_digits(e->d_name) || (fd = find_fd(e->d_name, want)) < 0)
-			continue;
-		if (o->pid == 0 && name_holder(e->d_name, fd, want, o) < 0)
-			continue;
-		o->npids++;
+		t.n = 0;
+		if (nf_owner_fds_of(pids[i], &t) < 0)
+			break;
+		for (size_t k = 0; k < t.n; k++) {
+			if (t.a[k].ino != ino || held)
+				continue;
+			if (o->pid == 0 && nf_owner_name(pids[i], t.a[k].fd, ino, o) < 0)
+				continue;
+			held = 1;
+		}
+		o->npids += (unsigned)held;
 	}
-	closedir(proc);
+	free(t.a);
+	free(pids);
 	return o->pid ? 0 : -ENOENT;
 }
 
