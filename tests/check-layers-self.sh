@@ -82,8 +82,8 @@ fi
 
 # bad NAME FILE LINE EXPECT [FILE2 LINE2]: FILE (of a copy of its own)
 # with LINE added at its end (and FILE2 with LINE2) must make
-# check-layers.sh exit 1 with EXPECT (a fixed string) in its output. Two run at a time (each checker run is a shell's CPU for
-# about 10 s); their verdicts are said in order by said().
+# check-layers.sh exit 1 with EXPECT (a fixed string) in its output. Two
+# run at a time; their verdicts are said in order by said().
 order=""
 running=0
 bad() {

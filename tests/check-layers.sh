@@ -118,16 +118,23 @@ cli/scan cli/common wire common
 cli/common wire common
 '
 
+# Each step below is one awk over files in $tmp, and each check's counts
+# are computed there too: a process costs this machine about 5 ms of CPU,
+# and check-layers-self.sh runs this script once a case.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+printf '%s\n' "$ARROWS" >"$tmp/table"
 
 find src include -path src/man -prune -o \( -name '*.c' -o -name '*.h' \) -print | sort >"$tmp/files"
 
-# file<TAB>included, one line per quoted include; the included name made a
-# path relative to TOP, found as the compiler finds it (-iquote src
-# -Iinclude): beside the file, else under src/, else in include/.
-# shellcheck disable=SC2046 # the list's names hold no blank
-awk -v list="$tmp/files" '
+# edges: file<TAB>included, one line per quoted include; the included
+# name made a path relative to TOP, found as the compiler finds it
+# (-iquote src -Iinclude): beside the file, else under src/, else in
+# include/. folders: file<TAB>folder for every file and every included
+# name, which may be a header that does not exist (its folder: "?").
+# counts: the files of src/, its NAME_int.h, include/'s headers and src/'s
+# headers that are no NAME_int.h.
+awk -v list="$tmp/files" -v edges="$tmp/edges" -v folders="$tmp/folders" -v counts="$tmp/counts" '
 	# norm(P): P with its "." and "DIR/.." steps taken out
 	function norm(p,   n, a, out, i, k) {
 		n = split(p, a, "/")
@@ -146,36 +153,58 @@ awk -v list="$tmp/files" '
 			p = p "/" out[i]
 		return p
 	}
-	BEGIN { while ((getline f <list) > 0) have[f] = 1 }
-	/^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*"/ {
-		inc = $0
-		sub(/^[[:space:]]*#[[:space:]]*include[[:space:]]*"/, "", inc)
-		sub(/".*/, "", inc)
-		d = FILENAME
-		sub(/\/[^\/]*$/, "", d)
-		p = norm(d "/" inc)
-		if (!(p in have))
-			p = norm("src/" inc)
-		if (!(p in have))
-			p = norm("include/" inc)
-		printf "%s\t%s\n", FILENAME, p
-	}' $(cat "$tmp/files") >"$tmp/edges"
-
-# file<TAB>folder for every file (and every included name, which may be a
-# header that does not exist: its folder is "?").
-{ cat "$tmp/files"; cut -f2 "$tmp/edges"; } | sort -u |
-	while read -r f; do
-		if [ ! -e "$f" ]; then
-			d='?'
-		else
-			case $f in
-			src/*) d=${f#src/}; d=${d%/*} ;;
-			include/*) d=common ;;
-			*) d='?' ;;
-			esac
-		fi
-		printf '%s\t%s\n' "$f" "$d"
-	done >"$tmp/folders"
+	# folder(F): the folder of F, read from its path; "?" if F does not exist
+	function folder(f,   d, x) {
+		if (!(f in have)) {
+			if ((getline x <f) < 0)
+				return "?"
+			close(f)
+		}
+		if (f ~ /^src\//) {
+			d = substr(f, 5)
+			sub(/\/[^\/]*$/, "", d)
+			return d
+		}
+		return f ~ /^include\// ? "common" : "?"
+	}
+	BEGIN {
+		while ((getline f <list) > 0) {
+			have[f] = 1
+			name[++n] = f
+			nsrc += f ~ /^src\//
+			nint += f ~ /_int\.h$/
+			ninc += f ~ /^include\/.*\.h$/
+			nnf += f ~ /^src\/.*\.h$/ && f !~ /_int\.h$/
+		}
+		for (i = 1; i <= n; i++) {
+			f = name[i]
+			d = f
+			sub(/\/[^\/]*$/, "", d)
+			while ((getline line <f) > 0) {
+				if (line !~ /^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*"/)
+					continue
+				inc = line
+				sub(/^[[:space:]]*#[[:space:]]*include[[:space:]]*"/, "", inc)
+				sub(/".*/, "", inc)
+				p = norm(d "/" inc)
+				if (!(p in have))
+					p = norm("src/" inc)
+				if (!(p in have))
+					p = norm("include/" inc)
+				printf "%s\t%s\n", f, p >edges
+				named[p] = 1
+			}
+			close(f)
+		}
+		for (i = 1; i <= n; i++)
+			printf "%s\t%s\n", name[i], folder(name[i]) >folders
+		for (p in named)
+			if (!(p in have))
+				printf "%s\t%s\n", p, folder(p) >folders
+		print nsrc, nint, ninc, nnf >counts
+	}'
+: >>"$tmp/edges"
+read -r nsrc nint ninc nnf <"$tmp/counts"
 
 passed=0
 failed=0
@@ -195,20 +224,33 @@ finish() {
 	[ "$failed" -eq 0 ]
 }
 
-# ---- arrows between folders
-printf '%s\n' "$ARROWS" | awk 'NF { ok[$1, $1] = 1; known[$1] = 1; for (i = 2; i <= NF; i++) ok[$1, $i] = 1 }
-	END { for (k in ok) print k }' | tr '\034' ' ' >"$tmp/allowed"
-awk -F'\t' 'FILENAME == ARGV[1] { split($0, a, " "); ok[a[1], a[2]] = 1; known[a[1]] = 1; next }
-	    FILENAME == ARGV[2] { dir[$1] = $2; next }
-	    {
+# ---- arrows between folders (counts: src/'s folders, the arrows between
+# all folders)
+awk -F'\t' -v table="$tmp/table" -v counts="$tmp/fcounts" '
+	BEGIN {
+		while ((getline l <table) > 0) {
+			n = split(l, a, " ")
+			if (!n)
+				continue
+			known[a[1]] = 1
+			for (i = 1; i <= n; i++)
+				ok[a[1], a[i]] = 1
+		}
+	}
+	FILENAME == ARGV[1] { dir[$1] = $2; if ($1 ~ /^src\// && !fseen[$2]++) nf++; next }
+	{
 		from = dir[$1]; to = dir[$2]
+		if (from != to && !aseen[from, to]++)
+			na++
 		if (to == "?")
 			printf "  %s includes %s: no such header (beside it, under src/ or in include/)\n", $1, $2
 		else if (!(from in known))
 			printf "  %s includes %s: folder %s is in no row of ARROWS\n", $1, $2, from
 		else if (from != to && !ok[from, to])
 			printf "  %s includes %s (%s -> %s: not an arrow of ARROWS)\n", $1, $2, from, to
-	    }' "$tmp/allowed" "$tmp/folders" "$tmp/edges" >"$tmp/wrong"
+	}
+	END { print nf + 0, na + 0 >counts }' "$tmp/folders" "$tmp/edges" >"$tmp/wrong"
+read -r nfolders narrows <"$tmp/fcounts"
 if ! selected layers-folders; then
 	:
 elif [ -s "$tmp/wrong" ]; then
@@ -216,7 +258,7 @@ elif [ -s "$tmp/wrong" ]; then
 	cat "$tmp/wrong"
 	failed=$((failed + 1))
 else
-	echo "PASS layers-folders: $(grep -c '^src/' "$tmp/files") files in $(grep '^src/' "$tmp/folders" | cut -f2 | sort -u | wc -l | tr -d ' ') folders, $(awk -F'\t' 'NR == FNR { d[$1] = $2; next } d[$1] != d[$2] { print d[$1], d[$2] }' "$tmp/folders" "$tmp/edges" | sort -u | wc -l | tr -d ' ') arrows between them"
+	echo "PASS layers-folders: $nsrc files in $nfolders folders, $narrows arrows between them"
 	passed=$((passed + 1))
 fi
 
@@ -234,16 +276,15 @@ elif [ -s "$tmp/private" ]; then
 	cat "$tmp/private"
 	failed=$((failed + 1))
 else
-	echo "PASS layers-private: $(grep -c '_int\.h$' "$tmp/files") private headers, each included from its own folder only"
+	echo "PASS layers-private: $nint private headers, each included from its own folder only"
 	passed=$((passed + 1))
 fi
 
 # ---- header names: NAME_int.h (its folder's own) or nf_NAME.h (offered:
 # reached from another folder, directly or through its folder's nf_
 # headers); include/'s are nf_NAME.h.
-grep '\.h$' "$tmp/files" >"$tmp/headers" || true
 awk -F'\t' 'FILENAME == ARGV[1] { dir[$1] = $2; next }
-	    FILENAME == ARGV[2] { hdr[++nh] = $1; next }
+	    FILENAME == ARGV[2] { if ($1 ~ /\.h$/) hdr[++nh] = $1; next }
 	    { from[++ne] = $1; to[ne] = $2 }
 	    END {
 		for (i = 1; i <= ne; i++)
@@ -274,7 +315,7 @@ awk -F'\t' 'FILENAME == ARGV[1] { dir[$1] = $2; next }
 					printf "  %s: a second door of %s (a command'"'"'s folder has one, nf_%s.h)\n", h, dir[h], cmd
 			}
 		}
-	    }' "$tmp/folders" "$tmp/headers" "$tmp/edges" >"$tmp/names"
+	    }' "$tmp/folders" "$tmp/files" "$tmp/edges" >"$tmp/names"
 if ! selected layers-header-names; then
 	:
 elif [ -s "$tmp/names" ]; then
@@ -282,7 +323,7 @@ elif [ -s "$tmp/names" ]; then
 	cat "$tmp/names"
 	failed=$((failed + 1))
 else
-	echo "PASS layers-header-names: $(grep -c '^include/' "$tmp/headers") in include/, $(grep '^src/' "$tmp/headers" | grep -vc '_int\.h$') nf_NAME.h and $(grep -c '_int\.h$' "$tmp/headers") NAME_int.h in src/, one door a command's folder"
+	echo "PASS layers-header-names: $ninc in include/, $nnf nf_NAME.h and $nint NAME_int.h in src/, one door a command's folder"
 	passed=$((passed + 1))
 fi
 
@@ -333,7 +374,13 @@ loops() {
 	     }' "$1"
 }
 
-awk '{ print $1, $2, $3, "includes", $4 }' "$tmp/arrows" >"$tmp/marrows"
+# marrows: the arrows as loops() reads them; counts: the modules, the
+# arrows between them
+awk -v counts="$tmp/mcounts" '
+	FILENAME == ARGV[1] { split($0, f, "\t"); if (!mseen[f[2]]++) nm++; next }
+	{ print $1, $2, $3, "includes", $4; if (!aseen[$1, $2]++) na++ }
+	END { print nm + 0, na + 0 >counts }' "$tmp/modules" "$tmp/arrows" >"$tmp/marrows"
+read -r nmodules nmarrows <"$tmp/mcounts"
 loops "$tmp/marrows" >"$tmp/loops"
 if ! selected layers-no-cycle; then
 	:
@@ -342,40 +389,46 @@ elif [ -s "$tmp/loops" ]; then
 	cat "$tmp/loops"
 	failed=$((failed + 1))
 else
-	echo "PASS layers-no-cycle: $(cut -f2 "$tmp/modules" | sort -u | wc -l | tr -d ' ') modules, $(cut -d' ' -f1,2 "$tmp/arrows" | sort -u | wc -l | tr -d ' ') arrows between them"
+	echo "PASS layers-no-cycle: $nmodules modules, $nmarrows arrows between them"
 	passed=$((passed + 1))
 fi
 
 # ---- calls between the command's files. A file defines the nf_
 # functions whose definition starts a line (not static, no ';' at the end
 # of that line); it calls every nf_NAME( it does not define.
-grep '^src/cli/.*\.c$' "$tmp/files" >"$tmp/cfiles"
-# shellcheck disable=SC2046 # the list's names hold no blank
-awk -v defs="$tmp/defs" -v calls="$tmp/calls" -v cfolder="$tmp/cfolder" -F'\t' '
-	FILENAME == ARGV[1] { dir[$1] = $2; next }
-	FNR == 1 {
-		b = FILENAME
-		sub(/.*\//, "", b)
-		sub(/\.c$/, "", b)
-		print b, dir[FILENAME] >cfolder
-	}
-	/^[A-Za-z_]/ && !/^(static|extern|typedef)/ && !/;[[:space:]]*$/ {
-		line = $0
-		while (match(line, /nf_[A-Za-z0-9_]*\(/)) {
-			print b, substr(line, RSTART, RLENGTH - 1) >defs
-			line = substr(line, RSTART + RLENGTH)
+awk -v list="$tmp/files" -v folders="$tmp/folders" -v defs="$tmp/defs" -v calls="$tmp/calls" \
+    -v cfolder="$tmp/cfolder" '
+	BEGIN {
+		while ((getline l <folders) > 0) {
+			split(l, a, "\t")
+			dir[a[1]] = a[2]
 		}
-	}
-	{
-		line = $0
-		while (match(line, /nf_[A-Za-z0-9_]*[[:space:]]*\(/)) {
-			name = substr(line, RSTART, RLENGTH - 1)
-			sub(/[[:space:]]*$/, "", name)
-			if (!seen[b, name]++)
-				print b, name >calls
-			line = substr(line, RSTART + RLENGTH)
+		while ((getline f <list) > 0) {
+			if (f !~ /^src\/cli\/.*\.c$/)
+				continue
+			b = f
+			sub(/.*\//, "", b)
+			sub(/\.c$/, "", b)
+			print b, dir[f] >cfolder
+			while ((getline line <f) > 0) {
+				if (line ~ /^[A-Za-z_]/ && line !~ /^(static|extern|typedef)/ && line !~ /;[[:space:]]*$/) {
+					l = line
+					while (match(l, /nf_[A-Za-z0-9_]*\(/)) {
+						print b, substr(l, RSTART, RLENGTH - 1) >defs
+						l = substr(l, RSTART + RLENGTH)
+					}
+				}
+				while (match(line, /nf_[A-Za-z0-9_]*[[:space:]]*\(/)) {
+					name = substr(line, RSTART, RLENGTH - 1)
+					sub(/[[:space:]]*$/, "", name)
+					if (!seen[b, name]++)
+						print b, name >calls
+					line = substr(line, RSTART + RLENGTH)
+				}
+			}
+			close(f)
 		}
-	}' "$tmp/folders" $(cat "$tmp/cfiles")
+	}'
 : >>"$tmp/defs"
 : >>"$tmp/calls"
 : >>"$tmp/cfolder"
@@ -384,23 +437,44 @@ awk 'NR == FNR { owner[$2] = $1; next }
 	"$tmp/defs" "$tmp/calls" | sort -u >"$tmp/carrows"
 
 # ---- calls between the command's folders: each an arrow of ARROWS, to
-# a function the door of the folder called declares (its nf_ headers)
-grep '^src/cli/.*/nf_[^/]*\.h$' "$tmp/files" | while read -r h; do
-	d=${h#src/}
-	grep -o 'nf_[A-Za-z0-9_]*[[:space:]]*(' "$h" | sed "s/[[:space:]]*(\$//; s|^|${d%/*} |"
-done >"$tmp/doors"
-awk 'FILENAME == ARGV[1] { ok[$1, $2] = 1; next }
-     FILENAME == ARGV[2] { dir[$1] = $2; next }
-     FILENAME == ARGV[3] { door[$1, $2] = 1; next }
-     {
+# a function the door of the folder called declares (its nf_ headers).
+# counts: the arrows of calls between folders, the folders, the files,
+# the arrows of calls between files.
+awk -v list="$tmp/files" -v counts="$tmp/ccounts" '
+	BEGIN {
+		while ((getline h <list) > 0) {
+			if (h !~ /^src\/cli\/.*\/nf_[^\/]*\.h$/)
+				continue
+			d = substr(h, 5)
+			sub(/\/[^\/]*$/, "", d)
+			while ((getline line <h) > 0)
+				while (match(line, /nf_[A-Za-z0-9_]*[[:space:]]*\(/)) {
+					name = substr(line, RSTART, RLENGTH - 1)
+					sub(/[[:space:]]*$/, "", name)
+					door[d, name] = 1
+					line = substr(line, RSTART + RLENGTH)
+				}
+			close(h)
+		}
+	}
+	FILENAME == ARGV[1] { if (NF) for (i = 1; i <= NF; i++) ok[$1, $i] = 1; next }
+	FILENAME == ARGV[2] { dir[$1] = $2; nfile++; if (!fseen[$2]++) nfold++; next }
+	{
 	from = dir[$1]; to = dir[$2]
+	if (!pseen[$1, $2]++)
+		npairs++
 	if (from == to)
 		next
+	if (!fpseen[from, to]++)
+		nfpairs++
 	if (!ok[from, to])
 		printf "  %s.c calls %s of %s.c (%s -> %s: not an arrow of ARROWS)\n", $1, $5, $2, from, to
 	else if (!door[to, $5])
 		printf "  %s.c calls %s of %s.c, not in the door of %s (its nf_*.h)\n", $1, $5, $2, to
-     }' "$tmp/allowed" "$tmp/cfolder" "$tmp/doors" "$tmp/carrows" >"$tmp/cwrong"
+	}
+	END { print nfpairs + 0, nfold + 0, nfile + 0, npairs + 0 >counts }' \
+	"$tmp/table" "$tmp/cfolder" "$tmp/carrows" >"$tmp/cwrong"
+read -r ncfarrows ncfolders ncfiles ncarrows <"$tmp/ccounts"
 if ! selected layers-cli-calls; then
 	:
 elif [ -s "$tmp/cwrong" ]; then
@@ -408,7 +482,7 @@ elif [ -s "$tmp/cwrong" ]; then
 	cat "$tmp/cwrong"
 	failed=$((failed + 1))
 else
-	echo "PASS layers-cli-calls: $(awk 'NR == FNR { d[$1] = $2; next } d[$1] != d[$2] { print d[$1], d[$2] }' "$tmp/cfolder" "$tmp/carrows" | sort -u | wc -l | tr -d ' ') arrows of calls between $(cut -d' ' -f2 "$tmp/cfolder" | sort -u | wc -l | tr -d ' ') folders of src/cli, each in ARROWS"
+	echo "PASS layers-cli-calls: $ncfarrows arrows of calls between $ncfolders folders of src/cli, each in ARROWS"
 	passed=$((passed + 1))
 fi
 
@@ -421,14 +495,13 @@ elif [ -s "$tmp/circles" ]; then
 	cat "$tmp/circles"
 	failed=$((failed + 1))
 else
-	echo "PASS layers-cli-no-circle: $(wc -l <"$tmp/cfolder" | tr -d ' ') files, $(cut -d' ' -f1,2 "$tmp/carrows" | sort -u | wc -l | tr -d ' ') arrows of calls between them"
+	echo "PASS layers-cli-no-circle: $ncfiles files, $ncarrows arrows of calls between them"
 	passed=$((passed + 1))
 fi
 
 # ---- messages: stderr written by the helper alone (see the top)
 helper=src/cli/common/util.c
-# shellcheck disable=SC2046 # the list's names hold no blank
-awk '
+awk -v list="$tmp/files" -v helper="$helper" -v counts="$tmp/scounts" '
 	function said(   w, id) {
 		w = "(^|[^A-Za-z0-9_])"; id = "([^A-Za-z0-9_]|$)"
 		if (cur ~ w "(v?fprintf|fputs|fputc|putc|fwrite)(_unlocked)?[ \t]*\\(" && cur ~ w "stderr" id ||
@@ -442,32 +515,70 @@ awk '
 		}
 		cur = ""
 	}
-	FNR == 1 { said(); file = FILENAME; incomment = 0; q = "" }
-	{
-		line = $0
-		for (i = 1; i <= length(line); i++) {
-			c = substr(line, i, 1); n = substr(line, i + 1, 1)
+	# add(S): S to the statement (its line, if S starts it, in at)
+	function add(t) {
+		if (t ~ /[^ \t]/ && cur ~ /^[ \t]*$/)
+			at = FNR
+		cur = cur t
+	}
+	# scan(LINE): LINE (number FNR of file) read into statements, from
+	# one character that matters (/ ; { } and the quotes) to the next
+	function scan(rest,   c) {
+		while (rest != "") {
 			if (incomment) {
-				if (c == "*" && n == "/") { incomment = 0; i++ }
-				continue
+				if (!(c = index(rest, "*/")))
+					break
+				incomment = 0
+				rest = substr(rest, c + 2)
+			} else if (q != "") {
+				if (!match(rest, q == "\"" ? "[\\\\\"]" : "[\\\\\047]"))
+					break
+				c = substr(rest, RSTART, 1)
+				rest = substr(rest, RSTART + (c == "\\" ? 2 : 1))
+				if (c != "\\") {
+					q = ""
+					cur = cur c
+				}
+			} else if (!match(rest, /[\/;{}"\047]/)) {
+				add(rest)
+				break
+			} else {
+				add(substr(rest, 1, RSTART - 1))
+				c = substr(rest, RSTART, 1)
+				rest = substr(rest, RSTART + 1)
+				if (c == "/" && rest ~ /^\*/) {
+					incomment = 1
+					rest = substr(rest, 2)
+				} else if (c == "/" && rest ~ /^\//) {
+					break
+				} else if (c == ";" || c == "{" || c == "}") {
+					said()
+				} else {
+					if (c != "/")
+						q = c
+					add(c)
+				}
 			}
-			if (q != "") {
-				if (c == "\\") i++
-				else if (c == q) { q = ""; cur = cur c }
-				continue
-			}
-			if (c == "/" && n == "*") { incomment = 1; i++; continue }
-			if (c == "/" && n == "/") break
-			if (c == ";" || c == "{" || c == "}") { said(); continue }
-			if (c !~ /[ \t]/ && cur ~ /^[ \t]*$/) at = FNR
-			if (c == "\"" || c == "\047") q = c
-			cur = cur c
 		}
 		if (cur ~ /^[ \t]*#/) said()  # a preprocessor line ends at its end
 		cur = cur " "
 	}
-	END { said() }
-' $(find src/cli -name '*.[ch]' ! -path "$helper" | sort) >"$tmp/stderr"
+	BEGIN {
+		while ((getline file <list) > 0) {
+			if (file !~ /^src\/cli\/.*\.[ch]$/ || file == helper)
+				continue
+			nfile++
+			incomment = 0; q = ""; FNR = 0
+			while ((getline line <file) > 0) {
+				FNR++
+				scan(line)
+			}
+			close(file)
+			said()
+		}
+		print nfile + 0 >counts
+	}' >"$tmp/stderr"
+read -r nmsgfiles <"$tmp/scounts"
 if ! selected layers-cli-messages; then
 	:
 elif [ -s "$tmp/stderr" ]; then
@@ -475,7 +586,7 @@ elif [ -s "$tmp/stderr" ]; then
 	cat "$tmp/stderr"
 	failed=$((failed + 1))
 else
-	echo "PASS layers-cli-messages: $(find src/cli -name '*.[ch]' ! -path "$helper" | wc -l | tr -d ' ') files of src/cli, none writes to stderr but $helper"
+	echo "PASS layers-cli-messages: $nmsgfiles files of src/cli, none writes to stderr but $helper"
 	passed=$((passed + 1))
 fi
 
