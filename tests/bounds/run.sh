@@ -155,20 +155,19 @@ for i in range(200):
 fi
 
 # 300,000 peers, each with a caller of 400 bytes: rows past 64 MiB not counted
+# (made by awk: a third of python's CPU for the same bytes)
 if any_selected report-rows-bounded; then
-	fifo_of rows.fifo python3 -c '
-caller = "c" * 400
-for i in range(300000):
-    print("{\"event\":\"split_write\",\"side\":\"connect\",\"peer\":\"10.%d.%d.%d:80\","
-          "\"writes\":[6,7],\"stall_ms\":40.5,\"caller\":\"%s%d\"}" % (i >> 16, (i >> 8) & 255, i & 255, caller, i))
-'
+	fifo_of rows.fifo awk 'BEGIN { c = sprintf("%400s", ""); gsub(/ /, "c", c)
+		for (i = 0; i < 300000; i++)
+			printf "{\"event\":\"split_write\",\"side\":\"connect\",\"peer\":\"10.%d.%d.%d:80\",\"writes\":[6,7],\"stall_ms\":40.5,\"caller\":\"%s%d\"}\n", int(i / 65536), int(i / 256) % 256, i % 256, c, i }'
 	bounded report-rows-bounded 120 98304 1 "of peers past the first" 1 "$NF" report "$FIFO"
 fi
 
-# 3,000,000 distinct stalls of one peer: those past 64 MiB out of the median
+# 3,000,000 distinct stalls of one peer (40.000 to 3039.999 ms, by seq: half
+# awk's CPU for the same bytes): those past 64 MiB out of the median
 if any_selected report-stalls-bounded; then
-	fifo_of stalls.fifo awk 'BEGIN { for (i = 0; i < 3000000; i++)
-		printf "{\"event\":\"split_write\",\"side\":\"connect\",\"peer\":\"192.0.2.3:80\",\"writes\":[6,7],\"stall_ms\":%d.%03d}\n", 40 + int(i / 1000), i % 1000 }'
+	fifo_of stalls.fifo seq -f '{"event":"split_write","side":"connect","peer":"192.0.2.3:80","writes":[6,7],"stall_ms":%.3f}' \
+		40 0.001 3039.999
 	bounded report-stalls-bounded 120 98304 0 "stalls left out of the medians" 1 "$NF" report "$FIFO"
 fi
 
