@@ -303,9 +303,12 @@ static inline __attribute__((always_inline)) void detect(struct nf_wire *w, stru
 		own_data(w, c, i, p, now, p->flags);
 		if (p->flags & NF_TCP_FIN)
 			c->d[i].f |= DF_FIN;
+		/* here only: a plain ACK neither closes nor reopens, nor sets
+		 * a FIN; after this, a connection with both FINs is closed */
+		if (((p->flags & NF_TCP_RST) || (c->d[0].f & c->d[1].f & DF_FIN)) &&
+		    !nf_conn_closed(c))
+			nf_wire_close(w, c);
 	}
-	if (((p->flags & NF_TCP_RST) || (c->d[0].f & c->d[1].f & DF_FIN)) && !nf_conn_closed(c))
-		nf_wire_close(w, c);
 }
 
 /* ---- the loop: each segment's connection, then its signature --------------- */
