@@ -32,12 +32,29 @@ static void frame(const struct nf_frame *f, struct nf_seg *s, struct nf_seg_more
 	(*n)++;
 }
 
-/* The segment of the common frame d (caplen bytes) whose numbers are k,
- * seen at ts, into *s and *more, as nf_seg_make would make it from the
- * segment nf_pkt_decode would give. */
+/* The MSS option of the SYN in the common frame d (caplen bytes, of
+ * link), 0 if none: as the decoded segment would have it. Out of line
+ * and reading the frame again, so that the caller's numbers (struct
+ * nf_common) never have their address taken and stay in registers. */
+static __attribute__((noinline)) uint16_t common_syn_mss(uint32_t link, const uint8_t *d,
+							 size_t caplen)
+{
+	struct nf_common k;
+	struct nf_pkt p;
+
+	if (!nf_pkt_common_read(link, d, caplen, &k))
+		return 0;
+	nf_pkt_common_write(&k, d, caplen, &p);
+	return p.mss;
+}
+
+/* The segment of the common frame d (caplen bytes, of link) whose
+ * numbers are k, seen at ts, into *s and *more, as nf_seg_make would
+ * make it from the segment nf_pkt_decode would give. */
 static inline __attribute__((always_inline)) void common_seg(const struct nf_common *k,
-							     const uint8_t *d, size_t caplen,
-							     uint64_t ts, struct nf_seg *s,
+							     uint32_t link, const uint8_t *d,
+							     size_t caplen, uint64_t ts,
+							     struct nf_seg *s,
 							     struct nf_seg_more *more)
 {
 	nf_seg_ends4(k->saddr, k->sport, k->daddr, k->dport, s);
@@ -49,28 +66,28 @@ static inline __attribute__((always_inline)) void common_seg(const struct nf_com
 	s->win = k->win;
 	s->flags = k->flags;
 	if (k->flags & NF_TCP_SYN) { /* rare: by way of the decoded segment */
-		struct nf_pkt p;
-
-		nf_pkt_common_write(k, d, caplen, &p);
 		s->bits |= NF_SEG_MORE;
 		memset(more->tail, 0, sizeof(more->tail));
-		more->mss = p.mss;
+		more->mss = common_syn_mss(link, d, caplen);
 	}
 }
 
 /*
- * The records of a pcap file in our byte order that are whole in the
+ * The records of a pcap file of link in our byte order that are whole in the
  * buffer, from its start, until s holds max segments: as nf_pcap_record
  * and frame() would read them, the buffer's cursor and the capture's
  * numbers kept in registers (a store through a byte pointer would make
  * the compiler load them again each time). Returns at the first record
  * it does not read at once (nf_cap_next's to read, end or fail).
  */
-static size_t pcap_run(struct nf_cap *c, struct nf_seg *s, struct nf_seg_more *more, size_t n,
-		       size_t max, unsigned long long skipped[NF_SKIP_NKINDS])
+static inline __attribute__((always_inline)) size_t pcap_run_link(struct nf_cap *c, uint32_t link,
+								  struct nf_seg *s,
+								  struct nf_seg_more *more,
+								  size_t n, size_t max,
+								  unsigned long long *skipped)
 {
 	const uint8_t *mem = c->b.mem;
-	uint32_t start = c->b.start, end = c->b.end, snaplen = c->snaplen, link = c->link;
+	uint32_t start = c->b.start, end = c->b.end, snaplen = c->snaplen;
 	uint64_t sub_ns = c->sub_ns;
 
 	while (n < max && end - start >= NF_PCAP_REC_HDR) {
@@ -83,7 +100,7 @@ static size_t pcap_run(struct nf_cap *c, struct nf_seg *s, struct nf_seg_more *m
 			break;
 		ts = (uint64_t)nf_cap_rd32(r, 0) * 1000000000u + (uint64_t)nf_cap_rd32(r + 4, 0) * sub_ns;
 		if (nf_pkt_common_read(link, d, caplen, &k)) {
-			common_seg(&k, d, caplen, ts, &s[n], &more[n]);
+			common_seg(&k, link, d, caplen, ts, &s[n], &more[n]);
 			n++;
 		} else {
 			struct nf_frame f = { .ts_ns = ts, .link = link, .caplen = caplen,
@@ -98,6 +115,17 @@ static size_t pcap_run(struct nf_cap *c, struct nf_seg *s, struct nf_seg_more *m
 	return n;
 }
 
+/* pcap_run_link for c's link type: Ethernet's, the most common, as a
+ * constant (the decoder's tests of other links fold away, and a
+ * register is left for the frame's numbers). */
+static size_t pcap_run(struct nf_cap *c, struct nf_seg *s, struct nf_seg_more *more, size_t n,
+		       size_t max, unsigned long long skipped[NF_SKIP_NKINDS])
+{
+	if (c->link == NF_LINK_ETHERNET)
+		return pcap_run_link(c, NF_LINK_ETHERNET, s, more, n, max, skipped);
+	return pcap_run_link(c, c->link, s, more, n, max, skipped);
+}
+
 /* The enhanced packet blocks of a pcapng file that nf_pcapng_record
  * takes at once, until s holds max segments: the common frame read into
  * registers, any other through frame(). */
@@ -110,7 +138,7 @@ static size_t pcapng_run(struct nf_cap *c, struct nf_seg *s, struct nf_seg_more 
 		struct nf_common k;
 
 		if (nf_pkt_common_read(f.link, f.data, f.caplen, &k)) {
-			common_seg(&k, f.data, f.caplen, f.ts_ns, &s[n], &more[n]);
+			common_seg(&k, f.link, f.data, f.caplen, f.ts_ns, &s[n], &more[n]);
 			n++;
 		} else {
 			frame(&f, s, more, &n, skipped);
