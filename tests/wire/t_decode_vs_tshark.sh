@@ -104,53 +104,142 @@ compare() {
     return "$st"
 }
 
-# read FILE: capdump's lines in $TMP/ours (its message in $TMP/err, its
-# status in $ours_rc), tshark's in $TMP/theirs (its status in $theirs_rc).
-read_both() {
-    local args=() x
-    timeout 20 "$DUMP" "$1" >"$TMP/ours" 2>"$TMP/err"
-    ours_rc=$?
-    for x in "${FIELDS[@]}"; do args+=(-e "$x"); done
-    timeout 60 tshark -r "$1" -T fields -E occurrence=f "${args[@]}" >"$TMP/theirs" 2>"$TMP/terr"
-    theirs_rc=$?
+# tshark's start costs 0.6-0.9 s of CPU, the reading of a fixture next
+# to nothing: one tshark reads every capture that capdump read whole, in
+# one pcapng stream (batch.py: each file in pcapng form, a marker section
+# after each; the captures' own sections, blocks and byte orders kept as
+# they are), its lines split at the markers into each file's; a classic
+# pcap joins in pcapng form as editcap (tshark's own reader, wiretap)
+# writes it. A capture capdump stops on is read by a tshark of its own:
+# its verdict depends on where the file ends. If the stream's tshark
+# fails or its markers are not each where they belong, every file of it
+# is read by a tshark of its own as well.
+cat >"$TMP/batch.py" <<'PY2'
+import struct, sys
+def marker(k):  # a section of one interface (LINKTYPE_USER0) and one frame at 3141592653 s + k us
+    ts, data = 3141592653000000 + k, b"nf37"
+    return (struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1, 28)
+            + struct.pack("<IIHHII", 1, 20, 147, 0, 0, 20)
+            + struct.pack("<IIIIIII", 6, 36, 0, ts >> 32, ts & 0xffffffff, 4, 4) + data
+            + struct.pack("<I", 36))
+with open(sys.argv[1], "wb") as out:
+    for k, path in enumerate(sys.argv[2:]):
+        with open(path, "rb") as f:
+            out.write(f.read())
+        out.write(marker(k))
+PY2
+# split.awk: tshark's lines of the stream into $TMP/theirs.N for the
+# N-th file (N from the list in members); exit 1 unless every marker
+# came, in order, and no line after the last.
+cat >"$TMP/split.awk" <<'AWK'
+BEGIN {
+    FS = "\t"
+    while ((getline line < list) > 0) m[n++] = line
+    k = 0; out = dir "/theirs." m[0]; printf "" > out
+}
+k >= n { exit 1 }
+$1 == sprintf("3141592653.%06d000", k) && $(NF - 1) == "45" && $NF == "user_dlt:data" {
+    close(out); k++
+    if (k < n) { out = dir "/theirs." m[k]; printf "" > out }
+    next
+}
+{ print > out }
+END { exit k == n ? 0 : 1 }
+AWK
+
+theirs_args=()
+for x in "${FIELDS[@]}"; do theirs_args+=(-e "$x"); done
+# tshark_one N FILE: tshark's lines of FILE in $TMP/theirs.N, its status
+# in theirs_rc[N].
+tshark_one() {
+    timeout 60 tshark -r "$2" -T fields -E occurrence=f "${theirs_args[@]}" >"$TMP/theirs.$1" 2>"$TMP/terr.$1"
+    theirs_rc[$1]=$?
 }
 
-frames() { echo "$(wc -l <"$TMP/ours") frames, $(awk -F'\t' 'NF > 3' "$TMP/ours" | wc -l) TCP"; }
-
-for f in tests/wire/fixtures/*.pcap tests/wire/fixtures/*.pcapng; do
-    name=decode-vs-tshark-${f##*/}
+# Every capture: its check's name and path, capdump's lines in
+# $TMP/ours.N (its message in $TMP/err.N, its status in ours_rc[N]).
+names=() paths=() ours_rc=() theirs_rc=()
+if ! public_captures >"$TMP/public" 2>"$TMP/public.err"; then
+    public_missing=1
+fi
+while read -r f; do
+    case $f in
+    /usr/share/*) name=decode-vs-tshark-public-${f#/usr/share/} ;;
+    *) name=decode-vs-tshark-${f##*/} ;;
+    esac
     selected "$name" || continue
-    read_both "$f"
-    if ((ours_rc != 0 || theirs_rc != 0)); then
-        fail "$name" "capdump or tshark failed" "$TMP/err"
-    elif compare "$TMP/ours" "$TMP/theirs" >"$TMP/diff" 2>&1; then
-        pass "$name ($(frames))"
+    n=${#names[@]}
+    names+=("$name") paths+=("$f")
+    timeout 20 "$DUMP" "$f" >"$TMP/ours.$n" 2>"$TMP/err.$n"
+    ours_rc[n]=$?
+done < <(printf '%s\n' tests/wire/fixtures/*.pcap tests/wire/fixtures/*.pcapng; cat "$TMP/public")
+
+# The stream: every capture capdump read whole, in pcapng form.
+members=() forms=()
+for n in "${!names[@]}"; do
+    ((ours_rc[n] == 0)) || continue
+    if [[ $(head -c 4 "${paths[n]}" | od -An -tx1 | tr -d ' \n') == 0a0d0d0a ]]; then
+        forms+=("${paths[n]}")
+    elif timeout 20 editcap -F pcapng "${paths[n]}" "$TMP/ng.$n" >/dev/null 2>&1; then
+        forms+=("$TMP/ng.$n")
+    else
+        continue
+    fi
+    members+=("$n")
+done
+alone=() # the captures read by a tshark of their own
+if ((${#members[@]})); then
+    printf '%s\n' "${members[@]}" >"$TMP/members"
+    python3 "$TMP/batch.py" "$TMP/batch.pcapng" "${forms[@]}" &&
+        timeout 300 tshark -r "$TMP/batch.pcapng" -T fields -E occurrence=f "${theirs_args[@]}" \
+            >"$TMP/batch.out" 2>"$TMP/batch.err" &&
+        awk -v dir="$TMP" -v list="$TMP/members" -f "$TMP/split.awk" "$TMP/batch.out"
+    batch_rc=$?
+    for n in "${members[@]}"; do theirs_rc[n]=$batch_rc; done
+    if ((batch_rc != 0)); then
+        echo "note: one tshark over ${#members[@]} captures failed (status $batch_rc): a tshark for each"
+        alone+=("${members[@]}")
+    fi
+fi
+for n in "${!names[@]}"; do
+    [[ -n ${theirs_rc[n]:-} ]] || alone+=("$n")
+done
+for n in "${alone[@]}"; do tshark_one "$n" "${paths[n]}"; done
+
+frames() { echo "$(wc -l <"$TMP/ours.$1") frames, $(awk -F'\t' 'NF > 3' "$TMP/ours.$1" | wc -l) TCP"; }
+
+# The verdicts, in the captures' order.
+for n in "${!names[@]}"; do
+    name=${names[n]} f=${paths[n]}
+    [[ $name == decode-vs-tshark-public-* ]] && break
+    if ((ours_rc[n] != 0 || theirs_rc[n] != 0)); then
+        fail "$name" "capdump or tshark failed" "$TMP/err.$n"
+    elif compare "$TMP/ours.$n" "$TMP/theirs.$n" >"$TMP/diff" 2>&1; then
+        pass "$name ($(frames "$n"))"
     else
         fail "$name" "differs from tshark" "$TMP/diff"
     fi
 done
-
-if ! public_captures >"$TMP/public" 2>"$TMP/public.err"; then
+if ((${public_missing:-0})); then
     fail "public captures" "not installed" "$TMP/public.err"
 fi
-while read -r f; do
-    name=decode-vs-tshark-public-${f#/usr/share/}
-    selected "$name" || continue
-    read_both "$f"
-    if ((theirs_rc == 0 && ours_rc != 0)); then
-        fail "$name" "tshark reads it whole, capdump stopped (status $ours_rc)" "$TMP/err"
-    elif ((theirs_rc != 0)) && { ((ours_rc != 1)) || [[ $(wc -l <"$TMP/err") != 1 ]] ||
-        ! grep -qF "$f: offset " "$TMP/err"; }; then
-        fail "$name" "tshark stops (status $theirs_rc), capdump's status $ours_rc: not one line naming the file and an offset" \
-            "$TMP/err"
-    elif ! compare "$TMP/ours" "$TMP/theirs" >"$TMP/diff" 2>&1; then
+for n in "${!names[@]}"; do
+    name=${names[n]} f=${paths[n]}
+    [[ $name == decode-vs-tshark-public-* ]] || continue
+    if ((theirs_rc[n] == 0 && ours_rc[n] != 0)); then
+        fail "$name" "tshark reads it whole, capdump stopped (status ${ours_rc[n]})" "$TMP/err.$n"
+    elif ((theirs_rc[n] != 0)) && { ((ours_rc[n] != 1)) || [[ $(wc -l <"$TMP/err.$n") != 1 ]] ||
+        ! grep -qF "$f: offset " "$TMP/err.$n"; }; then
+        fail "$name" "tshark stops (status ${theirs_rc[n]}), capdump's status ${ours_rc[n]}: not one line naming the file and an offset" \
+            "$TMP/err.$n"
+    elif ! compare "$TMP/ours.$n" "$TMP/theirs.$n" >"$TMP/diff" 2>&1; then
         fail "$name" "differs from tshark" "$TMP/diff"
-    elif ((theirs_rc == 0)); then
-        pass "$name ($(frames))"
+    elif ((theirs_rc[n] == 0)); then
+        pass "$name ($(frames "$n"))"
     else
-        pass "$name ($(frames) before: $(sed "s|^$f: ||" "$TMP/err"); tshark stops there too)"
+        pass "$name ($(frames "$n") before: $(sed "s|^$f: ||" "$TMP/err.$n"); tshark stops there too)"
     fi
-done <"$TMP/public"
+done
 
 name=decode-pipe-same-as-file
 if selected "$name"; then
