@@ -172,9 +172,25 @@ declare -A LOOKS
 # 0.1 s of CPU, and there are some 500): the checker runs cmp.py or
 # naive.py on each request line (NAME, then its arguments, tab-separated)
 # as `python3 NAME.py ARGS` would, and answers with one line: the status,
-# a tab, what it printed (its lines joined by " / ").
+# a tab, what it printed (its lines joined by " / "). It also starts the
+# model and scan (request "run LIMIT OUT ERR CMD..."): one process each,
+# not a timeout(1) and the command (each start costs some 9 ms of CPU on
+# a loaded machine, and there are some 530).
 cat >"$TMP/checker.py" <<'EOF2'
-import contextlib, io, sys
+import contextlib, io, subprocess, sys
+def run(limit, out, err, *cmd):
+    # as `timeout LIMIT CMD >OUT 2>ERR` would: CMD's status, 124 if it
+    # outlived LIMIT seconds (killed), 128 + N if signal N ended it
+    with open(out, "wb") as o, open(err, "wb") as e:
+        try:
+            rc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=o, stderr=e,
+                                timeout=float(limit)).returncode
+        except subprocess.TimeoutExpired:
+            return 124
+        except OSError as x:
+            e.write(("%s: %s\n" % (cmd[0], x.strerror)).encode())
+            return 127
+    return 128 - rc if rc < 0 else rc
 progs = {}
 for path in sys.argv[1:]:
     name = path.rsplit("/", 1)[-1][:-3]
@@ -182,6 +198,10 @@ for path in sys.argv[1:]:
 for line in sys.stdin:
     name, *args = line.rstrip("\n").split("\t")
     out, status = io.StringIO(), 0
+    if name == "run":
+        sys.stdout.write("%d\t\n" % run(*args))
+        sys.stdout.flush()
+        continue
     sys.argv = [name + ".py"] + args
     with contextlib.redirect_stdout(out):
         try:
@@ -208,12 +228,12 @@ run_case() {
 	local name=$1 expect=$2 rc
 	shift 2
 	selected "$name" || return 0
-	local f=$TMP/case.pcap
-	if ! timeout 30 "$MODEL" -o "$f" "$@" >"$TMP/truth" 2>"$TMP/model.err"; then
+	local f=${CASE_FILE:-$TMP/case.pcap}
+	if ! checker run 30 "$TMP/truth" "$TMP/model.err" "$MODEL" -o "$f" "$@"; then
 		fail "$name" "the model failed: $(head -n 1 "$TMP/model.err")"
 		return
 	fi
-	timeout 30 "$NF" scan --json "$f" >"$TMP/scan.json" 2>"$TMP/scan.err"
+	checker run 30 "$TMP/scan.json" "$TMP/scan.err" "$NF" scan --json "$f"
 	rc=$?
 	if ((rc != 0)); then
 		fail "$name" "scan exit status $rc: $(head -n 1 "$TMP/scan.err")"
@@ -317,21 +337,49 @@ done
 # The capture's forms, on the plain stall (client holder, 20 ms, 40 ms)
 # and on the server-side one; each file also read whole by capinfos
 # (Wireshark's reader, as tshark's, without tshark's 0.7 s of CPU a start
-# loading every dissector).
+# loading every dissector): one capinfos for all of them at the end
+# (capinfos_all), each file judged on its own row.
+FORM_NAMES=() FORM_FILES=() FORM_WANT=()
 form_case() {
-	local name=$1
+	local name=$1 line want=
 	shift
-	run_case "$name" stall "$@"
+	CASE_FILE=$TMP/form.${#FORM_NAMES[@]}.pcap run_case "$name" stall "$@"
 	selected "$name/capinfos" || return 0
-	local n want
-	want=$(sed -n 's/^summary .*packets=\([0-9]*\).*/\1/p' "$TMP/truth")
-	n=$(timeout 60 capinfos -T -r -c -M "$TMP/case.pcap" 2>"$TMP/capinfos.err") &&
-		n=${n##*$'\t'} || n="exit status $?: ${n##*$'\t'}"
-	if [[ -n $want && $n == "$want" ]]; then
-		pass "$name/capinfos"
-	else
-		fail "$name/capinfos" "capinfos counted '${n}' packets, the model wrote '$want'" "$TMP/capinfos.err"
+	if [[ -s $TMP/truth ]]; then
+		while IFS= read -r line; do
+			[[ $line =~ ^summary\ .*packets=([0-9]*) ]] && want=${BASH_REMATCH[1]}
+		done <"$TMP/truth"
 	fi
+	FORM_FILES+=("$TMP/form.${#FORM_NAMES[@]}.pcap")
+	FORM_NAMES+=("$name") FORM_WANT+=("$want")
+}
+# capinfos_all: the verdict "NAME/capinfos" of every form: capinfos's
+# count of its file's packets, the model's. If the one capinfos fails
+# (a file it cannot read to its end without an error), each file is read
+# by a capinfos of its own, as the status of each then says.
+capinfos_all() {
+	local k n rc file count
+	local -A got=()
+	((${#FORM_NAMES[@]})) || return 0
+	timeout 120 capinfos -T -r -c -M "${FORM_FILES[@]}" >"$TMP/capinfos.out" 2>"$TMP/capinfos.err"
+	rc=$?
+	if ((rc == 0)); then
+		while IFS=$'\t' read -r file count; do got[$file]=$count; done <"$TMP/capinfos.out"
+	fi
+	for k in "${!FORM_NAMES[@]}"; do
+		if ((rc == 0)); then
+			n=${got[${FORM_FILES[k]}]:-no row}
+		else
+			n=$(timeout 60 capinfos -T -r -c -M "${FORM_FILES[k]}" 2>"$TMP/capinfos.err") &&
+				n=${n##*$'\t'} || n="exit status $?: ${n##*$'\t'}"
+		fi
+		if [[ -n ${FORM_WANT[k]} && $n == "${FORM_WANT[k]}" ]]; then
+			pass "${FORM_NAMES[k]}/capinfos"
+		else
+			fail "${FORM_NAMES[k]}/capinfos" "capinfos counted '${n}' packets, the model wrote '${FORM_WANT[k]}'" \
+				"$TMP/capinfos.err"
+		fi
+	done
 }
 base=(--rtt 20 --ack-timer 40 --rounds "$ROUNDS")
 # The sizes: pieces of 1000 bytes (R's MSS estimate grows to the first,
@@ -388,4 +436,9 @@ for sc in split split-server; do
 			--ack-timer 200 --rounds "$ROUNDS" --format pcapng --ipv6
 	done
 done
+capinfos_all
+# the checker ends at its input's end: waited for, so that its CPU and
+# its children's count in this script's
+exec {CHECKER[1]}>&-
+wait "$CHECKER_PID"
 finish
