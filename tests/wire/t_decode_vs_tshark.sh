@@ -253,4 +253,8 @@ if selected "$name"; then
         fail "$name" "standard input read otherwise than the file" "$TMP/pipe"
     fi
 fi
+# compare.py's python3 ends at its input's end: waited for, so that its
+# CPU counts in this script's
+exec {COMPARE[1]}>&-
+wait "$COMPARE_PID"
 finish
