@@ -52,16 +52,51 @@ highfd() {
 highfd highfd-above64k-from-start 200000:200000
 highfd highfd-above64k-raised-after-load 20000:20000
 
+# ---- what judges no time, side by side -----------------------------------
+# Python's start-up takes seconds under emulation: every server of the
+# checks below starts here at once (each lives while its stdin, a sleep or
+# a fifo, does, and prints "PORT n"), with the address and the namespaces
+# they live on, beside make install and two Check programs, none of which
+# judges a time. The timed checks begin once all the servers said their
+# port and the programs ended: they run alone.
+ip addr add 10.77.0.1/32 dev lo
+ip netns add nfvm && ip -n nfvm link set lo up
+NS=nfvm$$ # the last section's: made before its watch starts
+ns_made=0
+ip netns add "$NS" && ip -n "$NS" link set lo up && ns_made=1
+# srv NAME ADDRESS [NETNS [PORT]]: a legacy server started (it prints its
+# port in $SCRATCH/NAME.srv)
+srv() {
+	local pre=()
+	[[ -z ${3:-} ]] || pre=(ip netns exec "$3")
+	{ sleep 900 | "${pre[@]}" "$PYTHON" "$TOP/tests/programs/legacy_server.py" "${4:-0}" 900 "$2" \
+		>"$SCRATCH/$1.srv" 2>&1 & }
+}
+# srv_port NAME: the server's port in $SCRATCH/NAME.port, once it said it
+srv_port() {
+	sed -n 's/^PORT //p' "$SCRATCH/$1.srv" >"$SCRATCH/$1.port"
+	[[ -s $SCRATCH/$1.port ]]
+}
+srv service 127.0.0.1 # the drop-in's service's and fix --unit's
+srv local 127.0.0.1   # the hardened watch unit's three
+srv far 10.77.0.1
+srv ns 127.0.0.1 nfvm
+((ns_made)) && srv late 127.0.0.1 "$NS" 7301 # watch in a network namespace
+# the attach section's echo server
+mkfifo "$SCRATCH/hold" && exec 9<>"$SCRATCH/hold" # the server's stdin
+"$PYTHON" "$TOP/tests/fix/echo_server.py" 127.0.0.1 900 <"$SCRATCH/hold" >"$SCRATCH/echo.srv" 2>&1 9>&- &
+
 # The unit test that dup2()s a pipe to fd 150,000 before the table is
 # built (it says SKIPPED where it cannot raise the limit).
 unit_log=$SCRATCH/unit.log
 (cd "$TOP/tests/unit" && CK_RUN_SUITE=conn CK_RUN_CASE=startup CK_DEFAULT_TIMEOUT=60 \
-	timeout 120 "$B/check_naglefix") >"$unit_log" 2>&1
-if grep -q '^100%' "$unit_log" && ! grep -q SKIPPED "$unit_log"; then
-	pass "unit conn/startup with an open fd 150000: $(grep -m1 '^100%' "$unit_log")"
-else
-	fail "unit conn/startup with an open fd 150000" "skipped or failed" "$unit_log"
-fi
+	timeout 120 "$B/check_naglefix") >"$unit_log" 2>&1 &
+unit_pid=$!
+# The command's cgroup checks on this machine's own hierarchy (systemd
+# mounts cgroup2 alone here); said in their section below.
+cg_log=$SCRATCH/cgroup.log
+T= CK_DEFAULT_TIMEOUT=60 timeout 120 "$B/cli/check_cgroup" >"$cg_log" 2>&1 &
+cg_pid=$!
 
 # ---- the systemd drop-in, as the README writes it ------------------------
 
@@ -69,6 +104,16 @@ SERVICE=legacy-client
 UNIT=/etc/systemd/system/$SERVICE.service
 DROPIN=/etc/systemd/system/$SERVICE.service.d/naglefix.conf
 LIB=/usr/local/lib/naglefix/libnaglefix.so
+
+rm -f /etc/naglefix.conf # a fresh machine's: make install puts the example there
+make -s -C "$TOP" install >"$SCRATCH/install.log" 2>&1
+install_rc=$?
+wait "$unit_pid"
+if grep -q '^100%' "$unit_log" && ! grep -q SKIPPED "$unit_log"; then
+	pass "unit conn/startup with an open fd 150000: $(grep -m1 '^100%' "$unit_log")"
+else
+	fail "unit conn/startup with an open fd 150000" "skipped or failed" "$unit_log"
+fi
 
 # systemd reads a unit's files when it first loads the unit: a unit
 # written here and not started yet needs no daemon-reload, and each costs
@@ -88,26 +133,23 @@ run_service() {
 }
 below() { awk -v a="${1:-999}" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 
-# the server lives while its stdin (a sleep) does, and prints its port;
-# started before make install, which its start-up overlaps
-{ sleep 600 | "$PYTHON" "$TOP/tests/programs/legacy_server.py" 0 600 >"$SCRATCH/server.out" 2>&1 & }
-# the attach section's echo server, also started here
-mkfifo "$SCRATCH/hold" && exec 9<>"$SCRATCH/hold" # the server's stdin
-"$PYTHON" "$TOP/tests/fix/echo_server.py" 127.0.0.1 600 <"$SCRATCH/hold" >"$SCRATCH/echo.out" 2>&1 9>&- &
-rm -f /etc/naglefix.conf # a fresh machine's: make install puts the example there
-if make -s -C "$TOP" install >"$SCRATCH/install.log" 2>&1 && [[ -f $LIB ]] &&
-	cmp -s /etc/naglefix.conf "$TOP/conf/naglefix.conf"; then
+if ((install_rc == 0)) && [[ -f $LIB ]] && cmp -s /etc/naglefix.conf "$TOP/conf/naglefix.conf"; then
 	pass "make install puts the library at $LIB and the example /etc/naglefix.conf"
 else
 	fail "make install" "no $LIB" "$SCRATCH/install.log"
 fi
 
-port=""
-for _ in $(seq 40); do
-	port=$(sed -n 's/^PORT //p' "$SCRATCH/server.out")
-	[[ -n $port ]] && break
-	sleep 0.5
-done
+# every server up (see above), and the cgroup checks ended: from here on
+# the timed checks
+echo_port() {
+	sed -n 's/^PORT //p' "$SCRATCH/echo.srv" >"$SCRATCH/echo.port"
+	[[ -s $SCRATCH/echo.port ]]
+}
+for s in service local far ns; do wait_until 60 srv_port "$s"; done
+((ns_made)) && wait_until 60 srv_port late
+wait_until 60 echo_port
+wait "$cg_pid"
+port=$(cat "$SCRATCH/service.port")
 
 cat >"$UNIT" <<EOF
 [Unit]
@@ -164,11 +206,9 @@ fi
 
 # ---- a unit named by its cgroup (cgroup2 alone, at /sys/fs/cgroup) --------
 
-# The command's cgroup checks on this machine's own hierarchy (systemd
-# mounts cgroup2 alone here), then a real unit: a split client started
+# The command's cgroup checks on this machine's own hierarchy (run at the
+# start, beside make install), then a real unit: a split client started
 # by systemd, fixed by `naglefix fix --unit`, whose lines name it.
-cg_log=$SCRATCH/cgroup.log
-T= CK_DEFAULT_TIMEOUT=60 timeout 120 "$B/cli/check_cgroup" >"$cg_log" 2>&1
 if grep -q '^100%' "$cg_log" && ! grep '^SKIP' "$cg_log" | grep -qv 'no name=systemd'; then
 	pass "check_cgroup on cgroup2 alone: $(grep -m1 '^100%' "$cg_log")"
 else
@@ -203,13 +243,8 @@ systemctl stop nf-named
 # one at its stop); bpftool, Debian's, sees it there. Then the whole host
 # (--host: the root of this machine's cgroup2, /sys/fs/cgroup).
 
-# the echo server (started before make install, above)
-eport=""
-for _ in $(seq 40); do
-	eport=$(sed -n 's/^PORT //p' "$SCRATCH/echo.out")
-	[[ -n $eport ]] && break
-	sleep 0.5
-done
+# the echo server (started at the start, above)
+eport=$(cat "$SCRATCH/echo.port")
 ASVC=attach-client
 printf '%s\n' "[Unit]" "Description=a split-writing client that leaves TCP_NODELAY alone" \
 	"[Service]" "Type=oneshot" \
@@ -299,26 +334,8 @@ install -m 0644 "$TOP/conf/naglefix-watch.service" "$WUNIT"
 mkdir -p "$WUNIT.d"
 printf '[Service]\nStandardOutput=append:%s/watch.out\nStandardError=append:%s/watch.err\n' \
 	"$SCRATCH" "$SCRATCH" >"$WUNIT.d/output.conf"
-ip addr add 10.77.0.1/32 dev lo
-ip netns add nfvm && ip -n nfvm link set lo up
-# srv NAME ADDRESS [NETNS]: a legacy server started (it prints its port
-# in $SCRATCH/NAME.srv); the three start at once, python's start-up being
-# seconds under emulation
-srv() {
-	local pre=()
-	[[ -z ${3:-} ]] || pre=(ip netns exec "$3")
-	{ sleep 300 | "${pre[@]}" "$PYTHON" "$TOP/tests/programs/legacy_server.py" 0 300 "$2" \
-		>"$SCRATCH/$1.srv" 2>&1 & }
-}
-# srv_port NAME: the server's port in $SCRATCH/NAME.port, once it said it
-srv_port() {
-	sed -n 's/^PORT //p' "$SCRATCH/$1.srv" >"$SCRATCH/$1.port"
-	[[ -s $SCRATCH/$1.port ]]
-}
-srv local 127.0.0.1
-srv far 10.77.0.1
-srv ns 127.0.0.1 nfvm
-for s in local far ns; do wait_until 60 srv_port "$s"; done
+# the three servers (started at the start, above): 127.0.0.1, 10.77.0.1
+# (an address on lo), and in the namespace nfvm
 p_local=$(cat "$SCRATCH/local.port")
 p_far=$(cat "$SCRATCH/far.port")
 p_ns=$(cat "$SCRATCH/ns.port")
@@ -406,21 +423,25 @@ probe() {
 	printf '[Service]\nStandardOutput=append:%s/%s.out\nStandardError=append:%s/%s.out\n' \
 		"$SCRATCH" "$1" "$SCRATCH" "$1" >"$u.d/output.conf"
 	systemctl start "$1"
-	for _ in $(seq 120); do
-		grep -q '^PROBE done' "$SCRATCH/$1.out" 2>/dev/null && break
-		sleep 0.5
-	done
+	wait_until 60 grep -qs '^PROBE done' "$SCRATCH/$1.out"
 }
 install -D -m 0755 "$B/vm/unit_probe" "$PROBE"
 touch /tmp/nf-host-tmp                  # PrivateTmp hides it
 mkdir -p /usr/lib/modules/nf-probe      # ProtectKernelModules hides it
 sysctl -q -w kernel.dmesg_restrict=0    # a plain process may ask syslog(2)'s size
 probe nf-probe "$WUNIT"
+# the probe's line of each directive, the first (read once: each process
+# started costs a tenth of a second and more under emulation)
+declare -A said=()
+while IFS= read -r line; do
+	[[ $line =~ ^PROBE\ ([A-Za-z]+):\  && -z ${said[${BASH_REMATCH[1]}]:-} ]] &&
+		said[${BASH_REMATCH[1]}]=$line
+done <"$SCRATCH/nf-probe.out"
 for d in $(sed -n '/^\[Service\]/,/^\[/s/^\([A-Za-z]*\)=.*/\1/p' "$WUNIT" | sort -u); do
 	case $d in
 	Type | ExecStart | Restart | RestartSec | StandardOutput | StandardError | RuntimeDirectoryPreserve) continue ;;
 	esac
-	line=$(grep -m1 "^PROBE $d: " "$SCRATCH/nf-probe.out")
+	line=${said[$d]:-}
 	if [[ $line == "PROBE $d: ok "* ]]; then
 		pass "unit directive $d: ${line#PROBE "$d": ok }"
 	else
@@ -445,23 +466,19 @@ ip netns del nfvm
 # and its server on its loopback; watch, run from the host's namespace,
 # finds the stall there, names the client's pid and the namespace.
 
-NS=nfvm$$
-if ip netns add "$NS" && ip -n "$NS" link set lo up; then
+# (the namespace $NS and its server on port 7301, "late", were made at the
+# start, above)
+if ((ns_made)); then
 	"$TOP/build/naglefix" watch --json >"$SCRATCH/watch-ns.out" 2>"$SCRATCH/watch-ns.err" &
 	wpid=$!
-	for _ in $(seq 100); do # its capture in the namespace
-		ip netns exec "$NS" awk 'NR > 1 && $4 != "0000" { f = 1 } END { exit !f }' /proc/net/packet && break
-		sleep 0.1
-	done
-	ip netns exec "$NS" "$PYTHON" "$TOP/tests/programs/legacy_server.py" 7301 60 < <(sleep 60) \
-		>"$SCRATCH/ns-server.out" 2>&1 &
-	srv=$!
-	wait_until 10 grep -qs PORT "$SCRATCH/ns-server.out"
+	wait_until 10 capturing_in "$NS" # its capture in the namespace
 	ip netns exec "$NS" "$PYTHON" "$TOP/tests/programs/legacy_client.py" 127.0.0.1 7301 13 split \
 		>"$SCRATCH/ns-client.out" 2>&1 &
 	cpid=$!
 	wait "$cpid"
-	sleep 0.5
+	# the stall's line (watch writes it as it finds it: the last blocks
+	# handed over 10 ms after their first packet, each tick 250 ms)
+	wait_until 10 grep -qs '"event":"wire_stall".*"peer":"127.0.0.1:7301"' "$SCRATCH/watch-ns.out"
 	kill -INT "$wpid"
 	wait "$wpid"
 	got=$(sed -n 's/.*"event":"wire_stall".*"pid":\([0-9]*\),.*"netns":"\([^"]*\)".*"peer":"127.0.0.1:7301","conns":[0-9]*,"stalls":\([0-9]*\),.*/\1 \2 \3/p' \
@@ -472,8 +489,6 @@ if ip netns add "$NS" && ip -n "$NS" link set lo up; then
 	else
 		fail "watch sees a namespace's loopback stall" "'$got' (client pid $cpid)" "$SCRATCH/watch-ns.out"
 	fi
-	kill "$srv"
-	wait "$srv"
 	ip netns del "$NS"
 else
 	fail "watch sees a namespace's loopback stall" "ip netns add failed"
