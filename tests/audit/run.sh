@@ -471,24 +471,44 @@ ok "report of a log and a text file: exit 1, the table of the log, one line on t
         grep -q 'text.log: not an audit log' '$WORK/report4.err' && grep -q '^$H:$PORT ' '$WORK/report4.out'"
 
 # --- bad log paths: one message, output and exit status intact --------------
+# (the six runs judge no time: they run side by side, each with files of
+# its own, then are judged in order)
 mkdir -p "$WORK/a-directory"
 ln -sf "$WORK/symlink-target" "$WORK/a-symlink"
-for bad in "$WORK/a-directory" "$WORK/a-symlink" "$WORK/missing-dir/x.log"; do
+BAD=("$WORK/a-directory" "$WORK/a-symlink" "$WORK/missing-dir/x.log")
+# bad_run N BAD HOW: the Java client ended by exit 3, under a log it
+# cannot write, BAD, given by HOW (cli: -l; lib: NAGLEFIX_LOG); its output,
+# errors and status in $WORK/bad-N.{out,err,rc}
+bad_run() {
+    local cmd
+    if [[ $3 == cli ]]; then
+        cmd=("$NAGLEFIX" audit -l "$2" --)
+    else
+        cmd=(env NAGLEFIX_LOG="$2" "$NAGLEFIX" -m audit --)
+    fi
+    timeout 60 "${cmd[@]}" sh -c '"$@"; exit 3' sh "${JAVA[@]}" split \
+        >"$WORK/bad-$1.out" 2>"$WORK/bad-$1.err"
+    echo $? >"$WORK/bad-$1.rc"
+}
+i=0 runs=()
+for bad in "${BAD[@]}"; do
+    for how in cli lib; do
+        bad_run "$i" "$bad" "$how" &
+        runs+=($!) i=$((i + 1))
+    done
+done
+wait "${runs[@]}"
+i=0
+for bad in "${BAD[@]}"; do
     what=${bad##*/}
     for how in cli lib; do
-        if [[ $how == cli ]]; then
-            cmd=("$NAGLEFIX" audit -l "$bad" --)
-        else
-            cmd=(env NAGLEFIX_LOG="$bad" "$NAGLEFIX" -m audit --)
-        fi
-        timeout 60 "${cmd[@]}" sh -c '"$@"; exit 3' sh "${JAVA[@]}" split \
-            >"$WORK/bad.out" 2>"$WORK/bad.err"
-        rc=$?
+        rc=$(cat "$WORK/bad-$i.rc")
         ok "bad log ($what, $how): exit status 3 kept" test "$rc" = 3
-        ok "bad log ($what, $how): output intact" grep -q '^median_ms=' "$WORK/bad.out"
+        ok "bad log ($what, $how): output intact" grep -q '^median_ms=' "$WORK/bad-$i.out"
         ok "bad log ($what, $how): one message" \
-            test "$(grep -c 'naglefix\( audit\)\?: cannot write log' "$WORK/bad.err")" = 1 -a \
-            "$(wc -l <"$WORK/bad.err")" = 1
+            test "$(grep -c 'naglefix\( audit\)\?: cannot write log' "$WORK/bad-$i.err")" = 1 -a \
+            "$(wc -l <"$WORK/bad-$i.err")" = 1
+        i=$((i + 1))
     done
 done
 ok "the symlink was not followed" test ! -e "$WORK/symlink-target"
