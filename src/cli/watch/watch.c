@@ -421,8 +421,10 @@ static int on_clock(struct nf_watch *w, struct clocks *c)
 		c->next_tick = mono + TICK_MS * 1000000u;
 	}
 	if (mono >= c->next_scan) {
-		nf_watch_netns_scan(w);
+		nf_watch_netns_scan(w, 1);
 		c->next_scan = mono + NF_WATCH_SCAN_MS * 1000000u;
+	} else {
+		nf_watch_netns_scan(w, 0); /* a census the thread took, applied as it comes */
 	}
 	if (mono >= c->next_flush) {
 		nf_watch_json_flush(w);

@@ -1,7 +1,8 @@
 /*
  * watch_int.h - what the files of naglefix watch share: watch.c (the
  * command, its loop), watch_netns.c (the network namespaces watched),
- * watch_setns.c (entering one), watch_cap.c (a namespace's capture),
+ * watch_census.c and watch_procs.c (where they show), watch_scanwork.c
+ * (the census taken off the loop), watch_setns.c (entering one), watch_cap.c (a namespace's capture),
  * watch_stream.c (the captures read as one stream), watch_wires.c (the
  * detectors), watch_capwork.c (rings opened and closed off the loop),
  * watch_owner.c (a connection's process, in its namespace),
@@ -23,6 +24,7 @@ struct nf_watch_sent;
 struct nf_watch_metrics;
 struct nf_watch_held;
 struct nf_watch_capwork;
+struct nf_watch_scanwork;
 
 #define NF_WATCH_FLUSH_S 60 /* the JSON lines of rows that stalled again, this often */
 #define NF_WATCH_NS_NAME NF_HOLDER_NETNS_MAX
@@ -81,6 +83,38 @@ struct nf_watch_look {
 	int only;
 };
 
+/* A process and the inode of its network namespace; reads: how many walks
+ * in a row found it there reading its link. */
+struct nf_watch_proc {
+	long pid;
+	uint64_t ino;
+	uint8_t reads;
+};
+
+/* A namespace a census found: its inode, its descriptor (-1: the set
+ * held it already) and the name it is to be watched as. */
+struct nf_watch_census_ent {
+	uint64_t ino;
+	int fd;
+	char name[NF_WATCH_NS_NAME];
+};
+
+/* Where the host's namespaces show, read (watch_census.c). */
+struct nf_watch_census {
+	int all_ns;                   /* every namespace (else the specs' and those held) */
+	const char *const *specs;     /* --netns words */
+	size_t nspecs;
+	uint64_t nsfs_dev;
+	uint64_t *known;              /* in: the inodes the set held at the last census */
+	size_t nknown, capknown;
+	struct nf_watch_census_ent *ent; /* out: each namespace found, once */
+	size_t nent, capent;
+	int failed;                   /* /proc could not be read: nothing known is gone */
+	struct nf_watch_proc *procs, *walk; /* watch_procs.c's: the last walk, the next */
+	size_t nprocs, capprocs, nwalk, capwalk;
+	unsigned walks;
+};
+
 struct nf_watch {
 	const char *ifname;   /* -i, NULL: every interface */
 	double seconds;       /* -t, 0: until a signal */
@@ -103,9 +137,8 @@ struct nf_watch {
 	uint64_t nsfs_dev;
 	unsigned scan_gen;
 	int said_enter;               /* a namespace could not be entered: said once */
-	struct nf_watch_proc *procs, *walk; /* watch_procs.c's: the last walk, the next */
-	size_t nprocs, capprocs, nwalk, capwalk;
-	unsigned walks;
+	struct nf_watch_census census; /* the census, the loop's or watch_scanwork.c's */
+	struct nf_watch_scanwork *scanwork; /* its thread; NULL: the loop takes it */
 	struct nf_owner_fds fds;      /* watch_holders.c's: the socket descriptors last walked */
 	struct nf_ring_stats gone_rs; /* the captures closed, their counts */
 	struct nf_watch_capwork *capwork; /* watch_capwork.c's thread; NULL: the loop does it */
@@ -153,14 +186,17 @@ struct nf_watch {
  */
 int nf_watch_netns_open(struct nf_watch *w);
 
-/* Looks again (watch's loop calls it every NF_WATCH_SCAN_MS): namespaces
- * come since are opened, those gone (no process in them, no name) closed:
- * their capture, their descriptor, their loopback's detector if it found
- * nothing. The host's is never closed. */
+/* Looks again (watch's loop calls it at each clock; due: NF_WATCH_SCAN_MS
+ * have passed since it was last due): the census watch_scanwork.c's
+ * thread took, if it is ready (without the thread: one taken now, if
+ * due), applied: namespaces come since are opened, those gone (no
+ * process in them, no name) closed: their capture, their descriptor,
+ * their loopback's detector if it found nothing. The host's is never
+ * closed. */
 #define NF_WATCH_SCAN_MS 250
-void nf_watch_netns_scan(struct nf_watch *w);
+void nf_watch_netns_scan(struct nf_watch *w, int due);
 
-/* Closes every namespace. */
+/* Closes every namespace (the census's thread stopped first). */
 void nf_watch_netns_close_all(struct nf_watch *w);
 
 /* Every tick: the captures watch_capwork.c opened since taken in
@@ -171,27 +207,60 @@ void nf_watch_netns_tick(struct nf_watch *w, uint64_t now_ms);
 /* The kernel's counts of every capture, those closed included. */
 void nf_watch_netns_ring_stats(struct nf_watch *w, struct nf_ring_stats *s);
 
-/* --- watch_procs.c: each process's namespace --- */
+/* --- watch_census.c: where namespaces show; watch_procs.c: each
+ * process's --- */
 
-/* A process and the inode of its network namespace; reads: how many walks
- * in a row found it there reading its link. */
-struct nf_watch_proc {
-	long pid;
-	uint64_t ino;
-	uint8_t reads;
-};
+/*
+ * Takes census c: an entry for each namespace named under /run/netns
+ * (c->all_ns; else each --netns word's file) or a process is in (c->all_ns:
+ * every one; else those of c->known only), once; with a descriptor
+ * opened for each not in c->known, named "pid:N" (N the topmost process
+ * in it) or by its name. The entries of the last census are cleared
+ * first. Reads the host only; c->failed if /proc could not be read.
+ */
+void nf_watch_census_take(struct nf_watch_census *c);
+
+/* Its entries gone (the descriptors left in them closed). */
+void nf_watch_census_clear(struct nf_watch_census *c);
+
+/* Frees all it holds. */
+void nf_watch_census_free(struct nf_watch_census *c);
+
+/* fd's namespace inode, if fd is a network namespace (of nsfs_dev, if
+ * not 0): 0, or -errno (-EINVAL: another file, another kind). */
+int nf_watch_ns_inode(uint64_t nsfs_dev, int fd, uint64_t *ino);
+
+/* A --netns word's file (a PID's, a path, or a name under /run/netns)
+ * into path, and the name it is watched as (a PID as "pid:PID"). */
+void nf_watch_spec_path(const char *spec, char *path, size_t len, char *name, size_t namelen);
 
 /* /proc walked: each process (PID order) and its namespace's inode, in
- * *out (owned by w, valid until the next walk). A process read twice in
+ * *out (owned by c, valid until the next walk). A process read twice in
  * a row is not read again but every 8th walk. Returns their number, or
  * -1 if /proc could not be read (the last walk is kept). */
-ssize_t nf_watch_procs(struct nf_watch *w, const struct nf_watch_proc **out);
+ssize_t nf_watch_procs(struct nf_watch_census *c, const struct nf_watch_proc **out);
 
 /* The inode of pid's network namespace, 0 if unreadable. */
 uint64_t nf_watch_proc_ns(long pid);
 
 /* Frees the walks. */
-void nf_watch_procs_free(struct nf_watch *w);
+void nf_watch_procs_free(struct nf_watch_census *c);
+
+/* --- watch_scanwork.c: the census taken off the loop --- */
+
+/* Starts the thread that takes census c every NF_WATCH_SCAN_MS (c
+ * seeded: c->known). 0, or -errno: then the loop takes it. */
+int nf_watch_scanwork_start(struct nf_watch *w, struct nf_watch_census *c);
+
+/* The census, if the thread has taken one the loop has not applied yet
+ * (the loop's until nf_watch_scanwork_back); NULL if not. Never waits. */
+struct nf_watch_census *nf_watch_scanwork_ready(struct nf_watch *w);
+
+/* The census applied (c->known the set's now): the thread's again. */
+void nf_watch_scanwork_back(struct nf_watch *w);
+
+/* Stops the thread (a census in hand finished). */
+void nf_watch_scanwork_stop(struct nf_watch *w);
 
 /* --- watch_setns.c --- */
 

@@ -1,36 +1,29 @@
 /*
  * watch_netns.c - the network namespaces naglefix watch watches
  * (watch_int.h): its own ("host"), and, when it runs in the host's
- * (kthreadd's), every other one of the host, found where they show:
- * /proc/PID/ns/net of each process (one per namespace inode; watch_procs.c
- * walks them) and the names under /run/netns; or only those --netns
- * names. Each is held by a descriptor from the moment
- * it is found (a process leaving it cannot have its number reused under
- * us); its capture is made inside it (setns, the ring, setns back: a
- * socket keeps the namespace it was made in). Looked for again every
- * NF_WATCH_SCAN_MS: one that no process is in and no name holds any more
- * is closed (its capture, its descriptor), so that the kernel can free
- * it. Its capture is watch_cap.c's.
+ * (kthreadd's), every other one of the host, found where they show
+ * (/proc/PID/ns/net of each process, the names under /run/netns: a
+ * census, watch_census.c's); or only those --netns names. Each is held
+ * by a descriptor from the moment it is found (a process leaving it
+ * cannot have its number reused under us); its capture is made inside it
+ * (setns, the ring, setns back: a socket keeps the namespace it was made
+ * in). Looked for again every NF_WATCH_SCAN_MS, the census taken off the
+ * loop (watch_scanwork.c): one that no process is in and no name holds
+ * any more is closed (its capture, its descriptor), so that the kernel
+ * can free it. Its capture is watch_cap.c's.
  */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/nsfs.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "watch_int.h"
 #include "cli/common/nf_cli.h"
-
-#define RUN_NETNS "/run/netns"
 
 /* ---- the set ------------------------------------------------------------------- */
 
@@ -40,22 +33,6 @@ static struct nf_watch_ns *find(struct nf_watch *w, uint64_t ino)
 		if (w->ns[i]->ino == ino)
 			return w->ns[i];
 	return NULL;
-}
-
-/* fd's namespace inode, if fd is a network namespace: 0, or -errno
- * (-EINVAL: another file, or another kind of namespace). */
-static int ns_inode(const struct nf_watch *w, int fd, uint64_t *ino)
-{
-	struct stat st;
-
-	if (fstat(fd, &st))
-		return -errno;
-	if (w->nsfs_dev && (uint64_t)st.st_dev != w->nsfs_dev)
-		return -EINVAL;
-	if (ioctl(fd, NS_GET_NSTYPE) != CLONE_NEWNET)
-		return -EINVAL;
-	*ino = (uint64_t)st.st_ino;
-	return 0;
 }
 
 /* A namespace found (fd, its inode ino, named name) joins the set with
@@ -121,7 +98,7 @@ static struct nf_watch_ns *open_path(struct nf_watch *w, const char *path, const
 	}
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return NULL;
-	if ((rc = ns_inode(w, fd, &ino)) < 0) {
+	if ((rc = nf_watch_ns_inode(w->nsfs_dev, fd, &ino)) < 0) {
 		close(fd);
 		errno = -rc;
 		return NULL;
@@ -132,118 +109,6 @@ static struct nf_watch_ns *open_path(struct nf_watch *w, const char *path, const
 		return ns;
 	}
 	return add(w, fd, ino, name);
-}
-
-/* ---- where namespaces show ----------------------------------------------------- */
-
-/* Each name under /run/netns (ip netns add): seen, or added. */
-static void scan_named(struct nf_watch *w)
-{
-	DIR *d = opendir(RUN_NETNS);
-	struct dirent *e;
-	char path[sizeof(RUN_NETNS) + NAME_MAX + 2];
-
-	if (!d)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), RUN_NETNS "/%s", e->d_name);
-		open_path(w, path, e->d_name);
-	}
-	closedir(d);
-}
-
-static int all_digits(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return 0;
-	return 1;
-}
-
-/* pid's parent (/proc/PID/stat's fourth field), 0 if unreadable. */
-static long parent_of(long pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	if (!(p = strrchr(buf, ')'))) /* the command may hold spaces and parentheses */
-		return 0;
-	return strtol(p + 3, NULL, 10); /* ") S PPID" */
-}
-
-/* The process that stands for namespace ino, found at pid: the topmost of
- * its ancestors in ino (a container's init, the process unshare made),
- * whose parent is in another namespace; pid itself if it cannot tell. */
-static long top_of(long pid, uint64_t ino)
-{
-	for (int i = 0; i < 64; i++) {
-		long up = parent_of(pid);
-
-		if (up <= 1 || nf_watch_proc_ns(up) != ino)
-			break;
-		pid = up;
-	}
-	return pid;
-}
-
-/* Each process's namespace: seen, or (if add) added as "pid:N", N the
- * topmost process in it (not whichever /proc lists first: PIDs wrap).
- * The link is read first (no descriptor for a namespace known already). */
-static void scan_procs(struct nf_watch *w, int add_new)
-{
-	const struct nf_watch_proc *p;
-	ssize_t n = nf_watch_procs(w, &p);
-	struct nf_watch_ns *last = NULL;
-
-	if (n < 0) { /* /proc unreadable now (no descriptor left?): nothing is closed */
-		for (size_t i = 0; i < w->nns; i++)
-			w->ns[i]->seen = w->scan_gen;
-		return;
-	}
-	for (ssize_t i = 0; i < n; i++) {
-		char path[64], name[NF_WATCH_NS_NAME];
-		uint64_t ino = p[i].ino;
-		long top;
-
-		if ((last && last->ino == ino) || (last = find(w, ino))) {
-			last->seen = w->scan_gen;
-			continue;
-		}
-		if (!add_new)
-			continue;
-		top = top_of(p[i].pid, ino);
-		snprintf(path, sizeof(path), "/proc/%ld/ns/net", top);
-		snprintf(name, sizeof(name), "pid:%ld", top);
-		if (!(last = open_path(w, path, name)) || last->ino != ino) {
-			snprintf(path, sizeof(path), "/proc/%ld/ns/net", p[i].pid);
-			snprintf(name, sizeof(name), "pid:%ld", p[i].pid);
-			last = open_path(w, path, name); /* top went, or left */
-		}
-	}
-}
-
-/* A --netns word's file: a PID's, a path, or a name under /run/netns. */
-static void spec_path(const char *spec, char *path, size_t len)
-{
-	if (all_digits(spec))
-		snprintf(path, len, "/proc/%.20s/ns/net", spec);
-	else if (strchr(spec, '/'))
-		snprintf(path, len, "%s", spec);
-	else
-		snprintf(path, len, RUN_NETNS "/%s", spec);
 }
 
 /* A --netns word's namespace: seen, or added (named by the word: a PID
@@ -257,8 +122,7 @@ static struct nf_watch_ns *open_spec(struct nf_watch *w, const char *spec)
 	if (strcmp(spec, "host") == 0) {
 		ns = w->ns[0];
 	} else {
-		spec_path(spec, path, sizeof(path));
-		snprintf(name, sizeof(name), "%s%.40s", all_digits(spec) ? "pid:" : "", spec);
+		nf_watch_spec_path(spec, path, sizeof(path), name, sizeof(name));
 		ns = open_path(w, path, name);
 	}
 	if (ns == w->ns[0] && !ns->cap)
@@ -323,40 +187,7 @@ static void raise_nofile(void)
 	}
 }
 
-int nf_watch_netns_open(struct nf_watch *w)
-{
-	raise_nofile();
-	w->self_fd = -1;
-	w->scan_gen = 1;
-	if (open_home(w))
-		return 1;
-	for (size_t i = 0; i < w->nspecs; i++) {
-		struct nf_watch_ns *ns = open_spec(w, w->specs[i]);
-
-		if (!ns) {
-			nf_cli_warnx(0, "--netns %s: %s", w->specs[i],
-				errno == ENOENT ? "no such network namespace"
-				: errno == EINVAL ? "not a network namespace" : strerror(errno));
-			return 1;
-		}
-		if (!ns->cap && ns->retry)
-			nf_cli_warnx(0, "--netns %s: no interface %s there",
-				w->specs[i], w->ifname);
-		if (!ns->cap) /* else said why */
-			return 1;
-	}
-	if (w->all_ns) {
-		scan_named(w);
-		scan_procs(w, 1);
-	}
-	if (!w->nrings && w->ns[0]->retry) { /* -i's interface: in no namespace */
-		nf_cli_warnx(0, "no interface %s in any network namespace", w->ifname);
-		return 1;
-	}
-	return 0;
-}
-
-/* Closes those the scan just made did not see (never the host's). */
+/* Closes those the census just applied did not see (never the host's). */
 static void close_unseen(struct nf_watch *w)
 {
 	size_t k = 1;
@@ -379,6 +210,101 @@ static void recapture(struct nf_watch *w)
 			nf_watch_cap_open(w, w->ns[i]);
 }
 
+/* The inodes the set holds, for c's next census (no memory: none, and
+ * the census opens a descriptor for each one it finds, closed here). */
+static void tell_known(struct nf_watch *w, struct nf_watch_census *c)
+{
+	c->nknown = 0;
+	if (w->nns > c->capknown) {
+		uint64_t *a = realloc(c->known, w->nns * 2 * sizeof(*a));
+
+		if (!a)
+			return;
+		c->known = a;
+		c->capknown = w->nns * 2;
+	}
+	for (size_t i = 0; i < w->nns; i++)
+		c->known[i] = w->ns[i]->ino;
+	c->nknown = w->nns;
+}
+
+/* Census c applied: each namespace it found seen (added, with the
+ * descriptor it opened, if the set did not hold it), those it did not
+ * closed, then c told what the set holds now. */
+static void apply(struct nf_watch *w, struct nf_watch_census *c)
+{
+	w->scan_gen++;
+	w->ns[0]->seen = w->scan_gen;
+	for (size_t i = 0; c->failed && i < w->nns; i++)
+		w->ns[i]->seen = w->scan_gen; /* /proc unreadable now: nothing is closed */
+	for (size_t i = 0; i < c->nent; i++) {
+		struct nf_watch_census_ent *e = &c->ent[i];
+		struct nf_watch_ns *ns = find(w, e->ino);
+
+		if (ns) {
+			ns->seen = w->scan_gen;
+			if (e->fd >= 0)
+				close(e->fd);
+		} else if (e->fd >= 0) {
+			add(w, e->fd, e->ino, e->name); /* the descriptor its now, or closed */
+		}
+		e->fd = -1;
+	}
+	nf_watch_census_clear(c);
+	close_unseen(w);
+	recapture(w);
+	tell_known(w, c);
+}
+
+/* The census set up (after open_home and the --netns words): every
+ * namespace, or the words' (those not the host's). */
+static void census_init(struct nf_watch *w)
+{
+	struct nf_watch_census *c = &w->census;
+
+	c->all_ns = w->all_ns;
+	c->specs = w->specs;
+	c->nspecs = w->nspecs;
+	c->nsfs_dev = w->nsfs_dev;
+	tell_known(w, c);
+}
+
+int nf_watch_netns_open(struct nf_watch *w)
+{
+	raise_nofile();
+	w->self_fd = -1;
+	w->scan_gen = 1;
+	if (open_home(w))
+		return 1;
+	for (size_t i = 0; i < w->nspecs; i++) {
+		struct nf_watch_ns *ns = open_spec(w, w->specs[i]);
+
+		if (!ns) {
+			nf_cli_warnx(0, "--netns %s: %s", w->specs[i],
+				errno == ENOENT ? "no such network namespace"
+				: errno == EINVAL ? "not a network namespace" : strerror(errno));
+			return 1;
+		}
+		if (!ns->cap && ns->retry)
+			nf_cli_warnx(0, "--netns %s: no interface %s there",
+				w->specs[i], w->ifname);
+		if (!ns->cap) /* else said why */
+			return 1;
+	}
+	census_init(w);
+	if (w->all_ns) {
+		nf_watch_census_take(&w->census);
+		apply(w, &w->census);
+	}
+	if (!w->nrings && w->ns[0]->retry) { /* -i's interface: in no namespace */
+		nf_cli_warnx(0, "no interface %s in any network namespace", w->ifname);
+		return 1;
+	}
+	if (w->all_ns || w->nspecs) /* else nothing comes or goes */
+		nf_watch_scanwork_start(w, &w->census); /* else (it failed) the loop takes it */
+	return 0;
+}
+
 void nf_watch_netns_tick(struct nf_watch *w, uint64_t now_ms)
 {
 	nf_watch_cap_collect(w);
@@ -386,32 +312,30 @@ void nf_watch_netns_tick(struct nf_watch *w, uint64_t now_ms)
 		nf_watch_cap_resize(w, w->ns[i], now_ms);
 }
 
-void nf_watch_netns_scan(struct nf_watch *w)
+void nf_watch_netns_scan(struct nf_watch *w, int due)
 {
+	struct nf_watch_census *c;
+
 	if (!w->all_ns && !w->nspecs)
 		return; /* its own only: nothing comes or goes */
-	w->scan_gen++;
-	w->ns[0]->seen = w->scan_gen;
-	if (w->all_ns) {
-		scan_named(w);
-		scan_procs(w, 1);
-	} else {
-		for (size_t i = 0; i < w->nspecs; i++)
-			open_spec(w, w->specs[i]);
-		scan_procs(w, 0);
+	if ((c = nf_watch_scanwork_ready(w)) != NULL) {
+		apply(w, c);
+		nf_watch_scanwork_back(w);
+	} else if (!w->scanwork && due) {
+		nf_watch_census_take(&w->census);
+		apply(w, &w->census);
 	}
-	close_unseen(w);
-	recapture(w);
 }
 
 void nf_watch_netns_close_all(struct nf_watch *w)
 {
+	nf_watch_scanwork_stop(w);
 	for (size_t i = 0; i < w->nns; i++)
 		drop(w, w->ns[i]);
 	free(w->ns);
 	w->ns = NULL;
 	w->nns = w->capns = 0;
-	nf_watch_procs_free(w);
+	nf_watch_census_free(&w->census);
 	if (w->self_fd >= 0)
 		close(w->self_fd);
 	w->self_fd = -1;

@@ -1,6 +1,6 @@
 /*
  * watch_procs.c - each process of the host and the network namespace it
- * is in (watch_int.h), for watch_netns.c's scan every 250 ms. Reading
+ * is in (watch_int.h), for watch_census.c's census every 250 ms. Reading
  * /proc/PID/ns/net costs about 5 us a process (2,000 processes: 4% of a
  * CPU at four walks a second), so a walk reads it only for a process it
  * has not read twice yet (one that moves to a namespace of its own just
@@ -50,72 +50,72 @@ static long pid_of(const char *s)
 }
 
 /* Room for one more in the walk being made. 0, or -1. */
-static int room(struct nf_watch *w)
+static int room(struct nf_watch_census *c)
 {
 	size_t n;
 	struct nf_watch_proc *a;
 
-	if (w->nwalk < w->capwalk)
+	if (c->nwalk < c->capwalk)
 		return 0;
-	n = w->capwalk ? w->capwalk * 2 : 256;
-	if (!(a = realloc(w->walk, n * sizeof(*a))))
+	n = c->capwalk ? c->capwalk * 2 : 256;
+	if (!(a = realloc(c->walk, n * sizeof(*a))))
 		return -1;
-	w->walk = a;
-	w->capwalk = n;
+	c->walk = a;
+	c->capwalk = n;
 	return 0;
 }
 
 /* The last walk's entry for pid, from *k on (pid order), or NULL. */
-static const struct nf_watch_proc *last_of(const struct nf_watch *w, size_t *k, long pid)
+static const struct nf_watch_proc *last_of(const struct nf_watch_census *c, size_t *k, long pid)
 {
-	while (*k < w->nprocs && w->procs[*k].pid < pid)
+	while (*k < c->nprocs && c->procs[*k].pid < pid)
 		(*k)++;
-	return *k < w->nprocs && w->procs[*k].pid == pid ? &w->procs[*k] : NULL;
+	return *k < c->nprocs && c->procs[*k].pid == pid ? &c->procs[*k] : NULL;
 }
 
-ssize_t nf_watch_procs(struct nf_watch *w, const struct nf_watch_proc **out)
+ssize_t nf_watch_procs(struct nf_watch_census *c, const struct nf_watch_proc **out)
 {
-	int full = w->walks++ % FULL_WALK == 0;
+	int full = c->walks++ % FULL_WALK == 0;
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 	size_t k = 0;
 
 	if (!d)
 		return -1;
-	w->nwalk = 0;
+	c->nwalk = 0;
 	while ((e = readdir(d)) != NULL) {
 		long pid = pid_of(e->d_name);
-		const struct nf_watch_proc *was = pid ? last_of(w, &k, pid) : NULL;
+		const struct nf_watch_proc *was = pid ? last_of(c, &k, pid) : NULL;
 		struct nf_watch_proc p = { pid, 0, 1 };
 
-		if (!pid || room(w) < 0)
+		if (!pid || room(c) < 0)
 			continue;
 		if (was && was->ino && was->reads >= 2 && !full)
 			p = *was;
 		else if ((p.ino = nf_watch_proc_ns(pid)) != 0)
 			p.reads = was && was->ino == p.ino ? (uint8_t)(was->reads + 1) : 1;
 		if (p.ino)
-			w->walk[w->nwalk++] = p;
+			c->walk[c->nwalk++] = p;
 	}
 	closedir(d);
 	{ /* this walk becomes the last one */
-		struct nf_watch_proc *t = w->procs;
-		size_t c = w->capprocs;
+		struct nf_watch_proc *t = c->procs;
+		size_t cap = c->capprocs;
 
-		w->procs = w->walk;
-		w->nprocs = w->nwalk;
-		w->capprocs = w->capwalk;
-		w->walk = t;
-		w->capwalk = c;
+		c->procs = c->walk;
+		c->nprocs = c->nwalk;
+		c->capprocs = c->capwalk;
+		c->walk = t;
+		c->capwalk = cap;
 	}
-	*out = w->procs;
-	return (ssize_t)w->nprocs;
+	*out = c->procs;
+	return (ssize_t)c->nprocs;
 }
 
-void nf_watch_procs_free(struct nf_watch *w)
+void nf_watch_procs_free(struct nf_watch_census *c)
 {
-	free(w->procs);
-	free(w->walk);
-	w->procs = w->walk = NULL;
-	w->nprocs = w->nwalk = w->capprocs = w->capwalk = 0;
+	free(c->procs);
+	free(c->walk);
+	c->procs = c->walk = NULL;
+	c->nprocs = c->nwalk = c->capprocs = c->capwalk = 0;
 }
