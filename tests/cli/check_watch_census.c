@@ -135,7 +135,6 @@ START_TEST(test_scanwork_hands_census_over)
 	int i;
 
 	ck_assert_ptr_nonnull(w);
-	w->epfd = -1; /* no stream: the census is looked for */
 	make_child();
 	ino = nf_watch_proc_ns(child);
 	census_init(&w->census, 1);

@@ -249,8 +249,7 @@ void nf_watch_procs_free(struct nf_watch_census *c);
 /* --- watch_scanwork.c: the census taken off the loop --- */
 
 /* Starts the thread that takes census c every NF_WATCH_SCAN_MS (c
- * seeded: c->known); a census ready ends the stream's wait (w->epfd, if
- * open). 0, or -errno: then the loop takes it. */
+ * seeded: c->known). 0, or -errno: then the loop takes it. */
 int nf_watch_scanwork_start(struct nf_watch *w, struct nf_watch_census *c);
 
 /* The census, if the thread has taken one the loop has not applied yet
@@ -352,8 +351,8 @@ void nf_watch_stream_hold_lo(struct nf_watch_ns *ns);
  * first packet at most, watch_cap.c), so that a segment two captures see comes twice
  * in a row and the detector drops the second; a namespace's loopback
  * frames as they are read (one capture: all as read). Waits up to
- * timeout_ms. Returns 1, 0 if none came in time (or a signal came, or
- * watch_scanwork.c's census is ready), -1 with errno.
+ * timeout_ms. Returns 1, 0 if none came in time (or a signal came), -1
+ * with errno.
  */
 #define NF_WATCH_HOLD_MS 80
 int nf_watch_stream_next(struct nf_watch *w, int timeout_ms, struct nf_ring_frame *f,

@@ -11,19 +11,13 @@
  * inodes the set then holds, and hands it back. So the thread knows
  * exactly which namespaces want a descriptor, and no census is skipped.
  * The thread reads /proc and /run/netns and opens namespace files; it
- * touches nothing of the loop's. A census ready wakes the loop (an
- * eventfd in the stream's epoll), so that a new namespace waits for no
- * tick.
+ * touches nothing of the loop's.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdlib.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "watch_int.h"
 
@@ -34,7 +28,6 @@ struct nf_watch_scanwork {
 	struct nf_watch_census *c;
 	int ready;                    /* the census is the loop's (read without the lock too) */
 	int stop;
-	int efd;                      /* written when it is ready; -1 none (the loop's tick) */
 };
 
 /* The lock held: waits until the census is the thread's again and
@@ -53,15 +46,6 @@ static int wait_turn(struct nf_watch_scanwork *sw, struct timespec *at)
 	return sw->stop ? -1 : 0;
 }
 
-/* The loop woken (efd -1: not; a counter full: woken already). */
-static void wake(int efd)
-{
-	uint64_t one = 1;
-
-	if (efd >= 0 && write(efd, &one, sizeof(one)) < 0)
-		return;
-}
-
 static void *work(void *arg)
 {
 	struct nf_watch_scanwork *sw = arg;
@@ -74,23 +58,9 @@ static void *work(void *arg)
 		nf_watch_census_take(sw->c);
 		pthread_mutex_lock(&sw->lock);
 		__atomic_store_n(&sw->ready, 1, __ATOMIC_RELEASE);
-		wake(sw->efd);
 	}
 	pthread_mutex_unlock(&sw->lock);
 	return NULL;
-}
-
-/* An eventfd in the stream's epoll (no capture: data.ptr NULL), or -1. */
-static int wake_fd(struct nf_watch *w)
-{
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.ptr = NULL };
-	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-
-	if (fd >= 0 && (w->epfd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev))) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
 }
 
 int nf_watch_scanwork_start(struct nf_watch *w, struct nf_watch_census *c)
@@ -108,14 +78,11 @@ int nf_watch_scanwork_start(struct nf_watch *w, struct nf_watch_census *c)
 	pthread_cond_init(&sw->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	sw->c = c;
-	sw->efd = wake_fd(w);
 	sigfillset(&all); /* SIGINT and SIGTERM are the loop's: the thread blocks them all */
 	pthread_sigmask(SIG_SETMASK, &all, &was);
 	rc = pthread_create(&sw->thread, NULL, work, sw);
 	pthread_sigmask(SIG_SETMASK, &was, NULL);
 	if (rc) {
-		if (sw->efd >= 0)
-			close(sw->efd);
 		pthread_cond_destroy(&sw->cond);
 		pthread_mutex_destroy(&sw->lock);
 		free(sw);
@@ -153,8 +120,6 @@ void nf_watch_scanwork_stop(struct nf_watch *w)
 	pthread_cond_signal(&sw->cond);
 	pthread_mutex_unlock(&sw->lock);
 	pthread_join(sw->thread, NULL);
-	if (sw->efd >= 0)
-		close(sw->efd); /* out of the epoll with it */
 	pthread_cond_destroy(&sw->cond);
 	pthread_mutex_destroy(&sw->lock);
 	free(sw);

@@ -282,8 +282,7 @@ static int wait_rings(struct nf_watch *w, int ms)
 	if (n < 0)
 		return errno == EINTR ? 0 : -1;
 	for (int i = 0; i < n; i++)
-		if (ev[i].data.ptr) /* NULL: watch_scanwork.c's census ready, the wait ended */
-			mark_ready(w, ev[i].data.ptr);
+		mark_ready(w, ev[i].data.ptr);
 	return 0;
 }
 
