@@ -63,7 +63,7 @@
 # (build/sanitize/locks/NAME.lock, flock(1)) while make runs, so the
 # suite's make of the same directory waits for it and then finds all up
 # to date. Its logs: build/sanitize/prepare/; exit status 0 iff every
-# build was made. Each build log's time: LOGS/times.
+# build was made. Each build's and each check's time: LOGS/times.
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -161,7 +161,8 @@ run() {
     mkdir -p "$REP"
     local -a vars=()
     [[ $envfn != none ]] && mapfile -t vars < <("$envfn" "$REP" "$detect")
-    timeout -k 5 "$LIMIT" env "${vars[@]}" "$@" >"$LOG" 2>&1
+    local TIMEFORMAT="$name %R s wall %U user %S sys"
+    { time timeout -k 5 "$LIMIT" env "${vars[@]}" "$@" >"$LOG" 2>&1; } 2>>"$LOGS/times"
     RC=$?
 }
 
