@@ -206,12 +206,23 @@ caught() {
     fi
 }
 
+# model_capture B: makes the model's capture (WORK/model.pcap; its
+# summary in LOGS/model.truth) with build B's model, unless this run made
+# it already: ASan's and TSan's scans read the same capture.
+MODEL_MADE=0
+model_capture() {
+    ((MODEL_MADE)) && return 0
+    "$1/tests/wire/model" -o "$WORK/model.pcap" --conns 4000 --concurrent 800 --rounds 8 --gap 100 \
+        --mix onewrite:90,split:5,split-server:5 --rtt 2 --seed 11 --truth summary >"$LOGS/model.truth" 2>&1 &&
+        MODEL_MADE=1
+}
+
 # scan_check NAME ENVFN BUILD [PREFIX...]: BUILD's naglefix scan over
-# every fixture capture, then over a model capture (BUILD's model): a
+# every fixture capture, then over a model capture (model_capture): a
 # check each; the second also passes only if scan found the model's
 # stalls, no more, no fewer.
 scan_check() {
-    local name=$1 envfn=$2 b=$3 cap="$WORK/$1-model.pcap" want got
+    local name=$1 envfn=$2 b=$3 cap="$WORK/model.pcap" want got
     shift 3
     any_selected "$name-fixtures" "$name-public" "$name-model" || return 0
     # shellcheck disable=SC2016 # for the inner shell
@@ -231,13 +242,12 @@ scan_check() {
         fail "$name-public" "the public captures are not installed" "$LOGS/$name-public.err"
     fi
     selected "$name-model" || return 0
-    if ! "$b/tests/wire/model" -o "$cap" --conns 4000 --concurrent 800 --rounds 8 --gap 100 \
-        --mix onewrite:90,split:5,split-server:5 --rtt 2 --seed 11 --truth summary >"$LOGS/$name-model.truth" 2>&1; then
-        fail "$name-model" "the model failed" "$LOGS/$name-model.truth"
+    if ! model_capture "$b"; then
+        fail "$name-model" "the model failed" "$LOGS/model.truth"
         return
     fi
     check "$name-model" "$envfn" "$@" "$b/naglefix" scan --json "$cap"
-    want=$(sed -n 's/^summary .*stalls=\([0-9]*\).*/\1/p' "$LOGS/$name-model.truth")
+    want=$(sed -n 's/^summary .*stalls=\([0-9]*\).*/\1/p' "$LOGS/model.truth")
     got=$(sed -n 's/.*"event":"wire_stall".*"stalls":\([0-9]*\).*/\1/p' "$LOG" | awk '{ s += $1 } END { print s + 0 }')
     if [[ -n $want && $want -gt 0 && $got == "$want" ]]; then
         pass "$name-model found the model's $want stalls"
