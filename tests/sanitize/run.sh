@@ -208,7 +208,8 @@ caught() {
 
 # model_capture B: makes the model's capture (WORK/model.pcap; its
 # summary in LOGS/model.truth) with build B's model, unless this run made
-# it already: ASan's and TSan's scans read the same capture.
+# it already: ASan's and TSan's scans read the same capture (and TSan's
+# build makes no model when ASan's scan runs).
 MODEL_MADE=0
 model_capture() {
     ((MODEL_MADE)) && return 0
@@ -324,7 +325,10 @@ build_asan() {
         build asan-unit . B=$A CC="$CC" CFLAGS="$ASAN_CFLAGS" LDFLAGS="$UNIT_LDFLAGS" $A/tests/check_naglefix
 }
 build_tsan() {
-    build tsan . B=$TS CC="$CC" CFLAGS="$TSAN_CFLAGS" all $TS/tests/check_naglefix $TS/tests/wire/model \
+    local -a model=()
+    # TSan's model only if no ASan scan makes the capture (model_capture)
+    any_selected asan-scan-model || model=("$TS/tests/wire/model")
+    build tsan . B=$TS CC="$CC" CFLAGS="$TSAN_CFLAGS" all $TS/tests/check_naglefix "${model[@]}" \
         $TS/tests/coalesce/test_integrity $TS/tests/coalesce/test_handler $TS/tests/auto/test_auto
 }
 
