@@ -73,6 +73,12 @@ if [[ -z ${T_CAPTURES_LOCKED:-} ]]; then
     exec env T_CAPTURES_LOCKED=1 flock -w 600 -o -E 75 "$HERE/../../build/wire-captures.lock" \
         bash "$HERE/t_captures.sh" "$@"
 fi
+# The servers started first (EchoServer, legacy_server.py) serve until the
+# -m nodelay controls, after every capture; common.sh's default lifetime of
+# 120 s is shorter than a run on a loaded machine (200 s): a server the
+# run outlives refuses its later clients. Each still exits at the script's
+# end (cleanup closes its stdin).
+SERVER_LIFETIME=${SERVER_LIFETIME:-600}
 # shellcheck source-path=SCRIPTDIR source=../programs/common.sh
 . "$HERE/../programs/common.sh"
 export LC_ALL=C
