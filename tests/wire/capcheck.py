@@ -10,6 +10,11 @@ the arguments or a file could not be read (2).
 
   capcheck.py truth CAPTURE
       the ground truth's rows, as JSON lines (for a look by hand)
+  capcheck.py fields
+      the tshark fields it reads, one a line (for --fields)
+  --fields FILE (found, none, real): CAPTURE's packets as tshark printed
+      them (-Y tcp, FIELDS below, tab-separated) in FILE instead of a
+      tshark of its own (the script's one tshark over every capture)
   SCAN "-" (scan did not run): only the capture's and the ground truth's
   checks
   capcheck.py found NAME SCAN CAPTURE --side connect|accept --server A:P
@@ -73,7 +78,13 @@ def endname(addr, port):
     return ("[%s]:%s" % (addr, port)) if ":" in addr else ("%s:%s" % (addr, port))
 
 
-def packets(capture):
+def tshark_lines(capture, fields):
+    """tshark's lines of FIELDS for capture's TCP packets: read from the
+    file fields (what the script's one tshark printed for this capture) if
+    given, else from a tshark of its own."""
+    if fields:
+        with open(fields, encoding="utf-8") as f:
+            return f.read().splitlines()
     cmd = ["tshark", "-n", "-r", capture, "-Y", "tcp", "-T", "fields", "-E", "separator=/t"]
     for f in FIELDS:
         cmd += ["-e", f]
@@ -81,7 +92,11 @@ def packets(capture):
                          check=False)
     if out.returncode != 0:
         sys.exit("capcheck: tshark -r %s failed: %s" % (capture, out.stderr.decode()[-300:]))
-    for line in out.stdout.decode().splitlines():
+    return out.stdout.decode().splitlines()
+
+
+def packets(capture, fields=None):
+    for line in tshark_lines(capture, fields):
         v = line.split("\t")
         if len(v) < len(FIELDS) or not v[8]:
             continue
@@ -103,10 +118,10 @@ class Dir:
         self.r_data = False  # R sent data since s1
 
 
-def truth(capture):
+def truth(capture, fields=None):
     """Per connection: {"client", "server", "stalls": [(holder, ms, size1, size2)], ...}."""
     conns = {}
-    for p in packets(capture):
+    for p in packets(capture, fields):
         key = tuple(sorted((p["src"], p["dst"])))
         c = conns.get(key)
         if c is None or (p["syn"] and not p["ackf"] and c["data"]):
@@ -214,7 +229,7 @@ def near(v, want, tol):
 
 
 def cmd_found(a):
-    rows, conns = scan_rows(a.scan), truth(a.capture)
+    rows, conns = scan_rows(a.scan), truth(a.capture, a.fields)
     server, nm = a.server, a.name
     mine = sorted((c for c in conns if c["server"] == server), key=lambda c: c["first"])
     holder_of = (lambda c: c["client"]) if a.side == "connect" else (lambda c: server)
@@ -281,7 +296,7 @@ def cmd_found(a):
 
 
 def cmd_none(a):
-    rows, conns = scan_rows(a.scan), truth(a.capture)
+    rows, conns = scan_rows(a.scan), truth(a.capture, a.fields)
     ports = [int(p) for p in a.ports.split(",")]
     mine = conns_on(conns, ports)
     nm = a.name
@@ -320,7 +335,7 @@ def audit_ends(paths):
 
 
 def cmd_real(a):
-    rows, conns = scan_rows(a.scan), truth(a.capture)
+    rows, conns = scan_rows(a.scan), truth(a.capture, a.fields)
     ports = [int(p) for p in a.ports.split(",")]
     mine = conns_on(conns, ports)
     nm = a.name
@@ -368,6 +383,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("truth")
     t.add_argument("capture")
+    sub.add_parser("fields")
     f = sub.add_parser("found")
     n = sub.add_parser("none")
     r = sub.add_parser("real")
@@ -375,6 +391,7 @@ def main():
         p.add_argument("name")
         p.add_argument("scan")
         p.add_argument("capture")
+        p.add_argument("--fields")
     f.add_argument("--side", choices=("connect", "accept"), required=True)
     f.add_argument("--server", required=True)
     f.add_argument("--program-ms", type=float)
@@ -388,6 +405,9 @@ def main():
     r.add_argument("--audit", nargs="*")
     r.add_argument("--audit-sides", default="connect,accept")
     a = ap.parse_args()
+    if a.cmd == "fields":
+        print("\n".join(FIELDS))
+        return
     if a.cmd == "truth":
         for c in truth(a.capture):
             for s in c["stalls"]:

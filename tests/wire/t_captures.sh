@@ -114,11 +114,22 @@ on_exit() {
 }
 trap on_exit EXIT
 
-# results CMD...: capcheck.py's lines -> pass / fail (read in this shell:
-# the counts are its variables); its failure to run is a failure too
+# results KIND NAME SCAN CAPTURE OPTS...: capcheck.py KIND's checks of
+# CAPTURE and SCAN, queued until verdicts (at the end: one tshark reads
+# every capture's packets); each is still judged on its own capture
+QUEUED=0
 results() {
+    QUEUED=$((QUEUED + 1))
+    mkdir -p "$W/verdicts"
+    printf '%s\0' "$@" >"$W/verdicts/$QUEUED"
+}
+
+# verdict KIND NAME SCAN CAPTURE OPTS...: capcheck.py's lines -> pass /
+# fail (read in this shell: the counts are its variables); its failure to
+# run is a failure too
+verdict() {
     local kind name why rc
-    "$@" >"$W/capcheck.out" 2>"$W/capcheck.err"
+    "${CHECK[@]}" "$@" >"$W/capcheck.out" 2>"$W/capcheck.err"
     rc=$?
     while IFS=$'\t' read -r kind name why; do
         case $kind in
@@ -128,7 +139,59 @@ results() {
             *) fail "capcheck" "unexpected line: $kind $name $why" ;;
         esac
     done <"$W/capcheck.out"
-    ((rc == 0)) || fail "capcheck.py $2 ${3:-}" "exit $rc" "$W/capcheck.err"
+    ((rc == 0)) || fail "capcheck.py $1 $2" "exit $rc" "$W/capcheck.err"
+}
+
+# classic FILE: FILE is a classic pcap (tcpdump's), which holds one
+# interface by its format
+classic() {
+    case $(od -An -tx1 -N4 "$1" 2>/dev/null | tr -d ' \n') in
+        d4c3b2a1 | a1b2c3d4 | 4d3cb2a1 | a1b23c4d) return 0 ;;
+    esac
+    return 1
+}
+
+# verdicts: the checks results queued, in their order. tshark's start
+# costs 0.6-0.9 s of CPU: the classic pcap captures among them go into one
+# pcapng (mergecap -a -I none: each file's interface kept apart, so a
+# packet's frame.interface_id is its file's place), one tshark prints
+# capcheck.py's fields of it, and awk splits its lines by that id into
+# each capture's (capcheck.py --fields). A pcapng capture (dumpcap's: it
+# may hold several interfaces) gets a tshark of its own, and so does every
+# capture if mergecap, the tshark or the split fails (a capture cut short:
+# mergecap fails, then its own tshark fails its checks, as before).
+verdicts() {
+    local i n cap
+    local -a q caps=() fields=()
+    local -A place=()
+    for ((i = 1; i <= QUEUED; i++)); do
+        mapfile -d '' q <"$W/verdicts/$i"
+        cap=${q[3]}
+        if [[ -n ${place[$cap]:-} ]] || ! classic "$cap"; then continue; fi
+        place[$cap]=${#caps[@]}
+        caps+=("$cap")
+    done
+    n=${#caps[@]}
+    while read -r i; do fields+=(-e "$i"); done < <(python3 "$HERE/capcheck.py" fields)
+    mkdir -p "$W/fields"
+    for ((i = 0; i < n; i++)); do : >"$W/fields/$i.tsv"; done
+    if ((n == 0)) || ! mergecap -a -I none -F pcapng -w "$W/all.pcapng" "${caps[@]}" \
+        2>"$W/all.merge.err" || ! timeout 300 tshark -n -r "$W/all.pcapng" -Y tcp -T fields \
+        -E separator=/t -e frame.interface_id "${fields[@]}" >"$W/all.tsv" 2>"$W/all.tshark.err" ||
+        ! awk -F'\t' -v d="$W/fields" -v n="$n" '
+            $1 !~ /^[0-9]+$/ || $1 >= n { exit 1 }
+            { print substr($0, length($1) + 2) > (d "/" $1 ".tsv") }' "$W/all.tsv"; then
+        place=()
+    fi
+    for ((i = 1; i <= QUEUED; i++)); do
+        mapfile -d '' q <"$W/verdicts/$i"
+        cap=${q[3]}
+        if [[ -n ${place[$cap]:-} ]]; then
+            verdict "${q[@]}" --fields "$W/fields/${place[$cap]}.tsv"
+        else
+            verdict "${q[@]}"
+        fi
+    done
 }
 
 # ---- capturing -------------------------------------------------------------
@@ -294,7 +357,7 @@ found() {
     local name=$1 side=$2 server=$3 ms=$4 stalls=$5
     shift 5
     [[ -z $ms ]] || set -- --program-ms "$ms" "$@"
-    results "${CHECK[@]}" found "$name" "$SCAN_JSON" "$W/$name.pcap" --side "$side" \
+    results found "$name" "$SCAN_JSON" "$W/$name.pcap" --side "$side" \
         --server "$server" --stalls "$stalls" "$@"
 }
 
@@ -429,7 +492,7 @@ check_memccp() {
     found "$name" connect "$server" "" truth \
         --run-ms "$(awk -v a="$asis" -v f="$fixed" 'BEGIN { printf "%.3f", a - f }')" --run-conn 2
     scan "$name-nodelay"
-    results "${CHECK[@]}" none "$name -m nodelay" "$SCAN_JSON" "$W/$name-nodelay.pcap" \
+    results none "$name -m nodelay" "$SCAN_JSON" "$W/$name-nodelay.pcap" \
         --ports "$SERVER_PORT" --conns 4
 }
 check_memccp
@@ -440,7 +503,7 @@ check_memccp
 # nothing, nor the ground truth, with at least CONNS connections captured.
 control() {
     scan "$1" "$2"
-    results "${CHECK[@]}" none "$1" "$SCAN_JSON" "$2" --ports "$3" --conns "$4"
+    results none "$1" "$SCAN_JSON" "$2" --ports "$3" --conns "$4"
 }
 
 # the one-write control: LegacyClient and legacy_client.py, single
@@ -504,7 +567,7 @@ real_check() {
     local name=$1 ports=$2 conns=$3
     shift 3
     scan "$name"
-    results "${CHECK[@]}" real "$name" "$SCAN_JSON" "$W/$name.pcap" --ports "$ports" \
+    results real "$name" "$SCAN_JSON" "$W/$name.pcap" --ports "$ports" \
         --conns "$conns" "$@"
 }
 
@@ -754,4 +817,5 @@ check_git() {
 }
 check_git
 
+verdicts
 finish
