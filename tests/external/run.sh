@@ -488,6 +488,38 @@ regrtest() {
     elapsed "$start" >"$TMP/$name.time"
 }
 
+# CPY_LONG: the test modules that take longest (seconds of wall, a run
+# under coalesce at a load of 12, 2026-12-05: test_subprocess 76,
+# test_events 62, test_tasks 60, test_ssl 30, test_os 24; the other 25
+# 1-19 each). regrtest -j hands modules to its workers in the order given,
+# test_asyncio's in name order, which left test_tasks to start last: one
+# worker idle for its last minute (195 s for the set against 165 s of
+# work a worker).
+CPY_LONG=(test_asyncio.test_subprocess test_asyncio.test_events test_asyncio.test_tasks
+    test_asyncio.test_ssl test_os)
+
+# long_first MODULE...: the modules regrtest makes of MODULE... (a package
+# it splits, test_asyncio, into its modules), one a line, those of CPY_LONG
+# first: the same set, in an order that keeps both workers busy to the
+# end. The names as given if this python's regrtest has no
+# split_test_packages.
+long_first() {
+    local all=() m l
+    mapfile -t all < <("${PYH[@]}" -c '
+import sys
+names = sys.argv[1:]
+try:
+    from test.libregrtest.findtests import split_test_packages
+    names = split_test_packages(names)
+except (ImportError, AttributeError):
+    pass
+print(*names, sep="\n")' "$@")
+    for l in "${CPY_LONG[@]}"; do
+        for m in "${all[@]}"; do [[ $m != "$l" ]] || echo "$m"; done
+    done
+    for m in "${all[@]}"; do [[ " ${CPY_LONG[*]} " == *" $m "* ]] || echo "$m"; done
+}
+
 # summary NAME: "run=2,368 failures=6 skipped=46, 52.1 s" from regrtest's log.
 summary() {
     echo "$(sed -n 's/^Total tests: //p' "$TMP/$1.log" | tail -n 1), $(cat "$TMP/$1.time") s"
@@ -500,11 +532,13 @@ summary() {
 # under the library is judged against a bare run of its module; one
 # verdict per test module.
 cpython_set() {
-    local set=$1 action=$2 lib bare kind mod why sus=()
+    local set=$1 action=$2 lib bare kind mod why sus=() order=()
     shift 2
     lib=$set-${action// /_}
     bare=$lib-bare
-    regrtest "$lib" "$action" "$@"
+    mapfile -t order < <(long_first "$@")
+    ((${#order[@]})) || order=("$@")
+    regrtest "$lib" "$action" "${order[@]}"
     echo "cpython $action: $*: $(summary "$lib")"
     lib_messages "cpython $action"
     mapfile -t sus < <("${PYH[@]}" "$HERE/regrtest_diff.py" suspects "$TMP/$lib.xml" "$TMP/$lib.log")
@@ -523,7 +557,7 @@ cpython_set() {
     "${PYH[@]}" "$HERE/regrtest_diff.py" new "$TMP/$bare.xml" "$TMP/$lib.xml" >"$TMP/$lib.new"
     local rerun=()
     if [[ -s $TMP/$lib.new ]]; then
-        regrtest "$lib-rerun" "$action" --matchfile "$TMP/$lib.new" "$@"
+        regrtest "$lib-rerun" "$action" --matchfile "$TMP/$lib.new" "${order[@]}"
         echo "cpython $action rerun of $(wc -l <"$TMP/$lib.new") new failures: $(summary "$lib-rerun")"
         lib_messages "cpython $action (rerun)"
         rerun=("$TMP/$lib-rerun.xml")
