@@ -1,6 +1,6 @@
 # daemons.sh: git daemon, rsync's daemon and OpenSSH's sshd, with their
 # own clients, both ends under one action (sourced by tests/external/run.sh, whose lib_env,
-# lib_messages, free_port, up, TMP and LIB it uses).
+# lib_messages, free_port, up, PYH, TMP and LIB it uses).
 #
 # Two C programs nobody here wrote that speak a request/response protocol
 # in small pieces over TCP: git's pkt-lines (a 4-byte length, then the
@@ -196,15 +196,20 @@ part_git() {
 
 # ---- rsync ----------------------------------------------------------------
 
-# make_tree DIR: files of 0 B to 3 MiB, 200 small ones in a subtree, a
-# symlink.
+# make_tree DIR: files of 0 B to 3 MiB, 200 small ones in a subtree (of
+# i * 37 random bytes, f1 to f200: written by one python, not 200 head
+# processes, 2.4 s of CPU on this machine), a symlink.
 make_tree() {
-    local dir=$1 i
+    local dir=$1
     mkdir -p "$dir/a/b"
     head -c 3145735 /dev/urandom >"$dir/big"
     head -c 1 /dev/urandom >"$dir/one"
     : >"$dir/empty"
-    for ((i = 1; i <= 200; i++)); do head -c $((i * 37)) /dev/urandom >"$dir/a/b/f$i"; done
+    "${PYH[@]}" -c '
+import os, sys
+for i in range(1, 201):
+    with open(os.path.join(sys.argv[1], "f%d" % i), "wb") as f:
+        f.write(os.urandom(i * 37))' "$dir/a/b" || return 1
     ln -s a/b/f7 "$dir/link"
 }
 
@@ -307,7 +312,7 @@ part_rsync() {
         fail "rsync" "rsync not installed: run tests/install-deps.sh"
         return
     fi
-    make_tree "$TMP/tree"
+    make_tree "$TMP/tree" || { fail "rsync: a tree to serve" "make_tree failed"; return; }
     for action in "${DAEMON_ACTIONS[@]}"; do rsync_run "$action"; done
     audit_found rsync "$TMP/rsync-audit"
     START_FAILED=0
