@@ -216,8 +216,9 @@ static long top_of(long pid, uint64_t ino)
 
 /* A namespace the set does not hold, found at pid: its entry, named
  * "pid:N", N the topmost process in it (not whichever /proc lists first:
- * PIDs wrap), its descriptor opened there (or at pid, if N went or left). */
-static void note_new(struct nf_watch_census *c, long pid, uint64_t ino)
+ * PIDs wrap), its descriptor opened there (or at pid, if N went or left).
+ * 1 if ino has its entry now. */
+static int note_new(struct nf_watch_census *c, long pid, uint64_t ino)
 {
 	char path[64], name[NF_WATCH_NS_NAME];
 	long top = top_of(pid, ino);
@@ -226,10 +227,21 @@ static void note_new(struct nf_watch_census *c, long pid, uint64_t ino)
 	snprintf(path, sizeof(path), "/proc/%ld/ns/net", top);
 	snprintf(name, sizeof(name), "pid:%ld", top);
 	if (note_path(c, path, name, &got) == 0 && got == ino)
-		return;
+		return 1;
 	snprintf(path, sizeof(path), "/proc/%ld/ns/net", pid);
 	snprintf(name, sizeof(name), "pid:%ld", pid);
-	note_path(c, path, name, &got);
+	return note_path(c, path, name, &got) == 0 && got == ino;
+}
+
+/* pid's namespace ino: its entry, made if the set holds it or (every
+ * namespace watched) opened. 1 if it has one now. */
+static int census_proc(struct nf_watch_census *c, long pid, uint64_t ino)
+{
+	if (entry_of(c, ino))
+		return 1;
+	if (held(c, ino))
+		return note(c, ino, -1, "") != NULL;
+	return c->all_ns && note_new(c, pid, ino);
 }
 
 /* Each process's namespace: an entry; one the set does not hold, only
@@ -246,15 +258,8 @@ static int census_procs(struct nf_watch_census *c)
 	for (ssize_t i = 0; i < n; i++) {
 		uint64_t ino = p[i].ino;
 
-		if (ino == last)
-			continue;
-		last = ino;
-		if (entry_of(c, ino))
-			continue;
-		if (held(c, ino))
-			note(c, ino, -1, "");
-		else if (c->all_ns)
-			note_new(c, p[i].pid, ino);
+		if (ino != last && census_proc(c, p[i].pid, ino))
+			last = ino; /* else the next process in it tries again */
 	}
 	return 0;
 }
