@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,9 +24,12 @@
 
 static pid_t child = -1;
 
-/* A child in a network namespace of its own, waiting to be killed. */
+/* A child in a network namespace of its own, waiting to be killed; it
+ * dies with the test's process too (a failed check or a timeout kills
+ * that), so neither it nor its namespace outlives the test. */
 static void make_child(void)
 {
+	pid_t parent = getpid();
 	int ready[2];
 	char c;
 
@@ -34,6 +38,8 @@ static void make_child(void)
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
 		close(ready[0]);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(1); /* the parent is gone already */
 		if (unshare(CLONE_NEWNET) || write(ready[1], "r", 1) != 1)
 			_exit(1);
 		pause();
