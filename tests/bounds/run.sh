@@ -155,7 +155,7 @@ for i in range(200):
 fi
 
 # 300,000 peers, each with a caller of 400 bytes: rows past 64 MiB not counted
-# (made by awk: a third of python's CPU for the same bytes)
+# (made by awk, cheaper than python for the same bytes)
 if any_selected report-rows-bounded; then
 	fifo_of rows.fifo awk 'BEGIN { c = sprintf("%400s", ""); gsub(/ /, "c", c)
 		for (i = 0; i < 300000; i++)
@@ -163,8 +163,8 @@ if any_selected report-rows-bounded; then
 	bounded report-rows-bounded 120 98304 1 "of peers past the first" 1 "$NF" report "$FIFO"
 fi
 
-# 3,000,000 distinct stalls of one peer (40.000 to 3039.999 ms, by seq: half
-# awk's CPU for the same bytes): those past 64 MiB out of the median
+# 3,000,000 distinct stalls of one peer (40.000 to 3039.999 ms, by seq,
+# cheaper than awk for the same bytes): those past 64 MiB out of the median
 if any_selected report-stalls-bounded; then
 	fifo_of stalls.fifo seq -f '{"event":"split_write","side":"connect","peer":"192.0.2.3:80","writes":[6,7],"stall_ms":%.3f}' \
 		40 0.001 3039.999

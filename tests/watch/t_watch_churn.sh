@@ -17,15 +17,13 @@
 # namespace, and while it runs a Java LegacyClient making 13 split
 # rounds (12 stalls of 44 ms) against an EchoServer on this host's
 # loopback. Checked in each run: the row of the client's stalls names the
-# client (its pid, its command). With the grace periods in watch's loop,
-# a pass over the namespaces took up to 545 ms here and stalls were
-# judged up to 420 ms late; a stall judged after its client ended has no
-# process left to name (the issue saw 2 runs of 5 unnamed).
+# client (its pid, its command): a stall judged late, after its client
+# ended, has no process left to name, so watch's loop must not wait on
+# the namespaces' grace periods nor on a census of them (that runs in a
+# thread of its own, src/cli/watch/watch_scanwork.c).
 # The issue's measure adds a fork load beside it: RUNS=10 with two
 # `nice -n 19 sh -c 'while :; do /bin/true; done'` running (the test does
-# not start them). Under that load a census of the namespaces took up to
-# 480 ms of wall time (1-3 ms of CPU): it runs in a thread of its own
-# (src/cli/watch/watch_scanwork.c), not in watch's loop.
+# not start them).
 # Every namespace the test made is removed at its end, on failure too.
 # Env: RUNS, CHURN, BURST. Output in build/watch-churn/.
 # Ends with "N passed, M failed".

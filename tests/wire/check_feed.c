@@ -286,7 +286,8 @@ static void got_free(struct got *g)
 /* The same segments (and their more, where they have it), the same
  * frames skipped, the same end and message. The loops test with if and
  * abort on a difference: a ck_assert that holds still writes its line
- * to Check's log, and 3 million of them were 90% of the program's CPU. */
+ * to Check's log, and millions of such lines would be most of the
+ * program's CPU. */
 static void assert_same(const struct got *a, const struct got *b, const char *what)
 {
 	ck_assert_msg(a->n == b->n, "%s: %zu segments against %zu", what, a->n, b->n);

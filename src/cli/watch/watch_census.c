@@ -4,9 +4,9 @@
  * and each process's /proc/PID/ns/net (watch_procs.c's walk). It reads
  * the host only: the set watched is watch_netns.c's, which is told only
  * the inodes it held at the last census and gets a descriptor for each
- * other one found. It runs off watch's loop (watch_scanwork.c): a walk of
- * /proc is a millisecond of CPU, but under a fork load on a busy host it
- * took up to 330 ms of wall time, during which no ring was read.
+ * other one found. It runs off watch's loop (watch_scanwork.c): a walk
+ * of /proc can take far longer in wall time than in CPU (the thread off
+ * the CPU mid-walk), and no ring would be read meanwhile.
  */
 #include <ctype.h>
 #include <dirent.h>

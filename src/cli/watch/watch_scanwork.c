@@ -1,9 +1,8 @@
 /*
  * watch_scanwork.c - the census of namespaces (watch_census.c) taken off
  * watch's loop, by a thread of its own, every NF_WATCH_SCAN_MS
- * (watch_int.h). Taken in the loop, a census held it from 1 ms to
- * 330 ms under a fork load (its CPU: 1-3 ms; the rest, the thread off
- * the CPU mid-walk), and stalls were judged that much later.
+ * (watch_int.h), so that however long a census waits off the CPU, the
+ * loop reads its rings and judges stalls on time meanwhile.
  *
  * One census passes between the two, never both at once: the thread
  * takes it, hands it over (ready) and waits; the loop, at its next
