@@ -2,7 +2,8 @@
  * watch_int.h - what the files of naglefix watch share: watch.c (the
  * command, its loop), watch_netns.c (the network namespaces watched),
  * watch_census.c and watch_procs.c (where they show), watch_scanwork.c
- * (the census taken off the loop), watch_setns.c (entering one), watch_cap.c (a namespace's capture),
+ * (the census taken off the loop), watch_setns.c (entering one),
+ * watch_cap.c (a namespace's capture),
  * watch_stream.c (the captures read as one stream), watch_wires.c (the
  * detectors), watch_capwork.c (rings opened and closed off the loop),
  * watch_owner.c (a connection's process, in its namespace),

@@ -246,7 +246,7 @@ static void apply(struct nf_watch *w, struct nf_watch_census *c)
 			if (e->fd >= 0)
 				close(e->fd);
 		} else if (e->fd >= 0) {
-			add(w, e->fd, e->ino, e->name); /* the descriptor its now, or closed */
+			add(w, e->fd, e->ino, e->name); /* the descriptor add's now, or closed */
 		}
 		e->fd = -1;
 	}
