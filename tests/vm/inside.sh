@@ -54,8 +54,9 @@ highfd highfd-above64k-raised-after-load 20000:20000
 
 # ---- what judges no time, side by side -----------------------------------
 # Python's start-up takes seconds under emulation: every server of the
-# checks below starts here at once (each lives while its stdin, a sleep or
-# a fifo, does, and prints "PORT n"), with the address and the namespaces
+# checks below starts here at once (each lives while its stdin, a fifo
+# this script holds, does, at most an hour, and prints "PORT n"; each is
+# killed at the end), with the address and the namespaces
 # they live on, beside make install and two Check programs, none of which
 # judges a time. The timed checks begin once all the servers said their
 # port and the programs ended: they run alone.
@@ -65,12 +66,15 @@ NS=nfvm$$ # the last section's: made before its watch starts
 ns_made=0
 ip netns add "$NS" && ip -n "$NS" link set lo up && ns_made=1
 # srv NAME ADDRESS [NETNS [PORT]]: a legacy server started (it prints its
-# port in $SCRATCH/NAME.srv)
+# port in $SCRATCH/NAME.srv; its pid joins SRV_PIDS)
+mkfifo "$SCRATCH/srv-hold" && exec 8<>"$SCRATCH/srv-hold" # the servers' stdin
+SRV_PIDS=()
 srv() {
 	local pre=()
 	[[ -z ${3:-} ]] || pre=(ip netns exec "$3")
-	{ sleep 900 | "${pre[@]}" "$PYTHON" "$TOP/tests/programs/legacy_server.py" "${4:-0}" 900 "$2" \
-		>"$SCRATCH/$1.srv" 2>&1 & }
+	"${pre[@]}" "$PYTHON" "$TOP/tests/programs/legacy_server.py" "${4:-0}" 3600 "$2" \
+		<"$SCRATCH/srv-hold" >"$SCRATCH/$1.srv" 2>&1 8>&- &
+	SRV_PIDS+=("$!")
 }
 # srv_port NAME: the server's port in $SCRATCH/NAME.port, once it said it
 srv_port() {
@@ -84,7 +88,7 @@ srv ns 127.0.0.1 nfvm
 ((ns_made)) && srv late 127.0.0.1 "$NS" 7301 # watch in a network namespace
 # the attach section's echo server
 mkfifo "$SCRATCH/hold" && exec 9<>"$SCRATCH/hold" # the server's stdin
-"$PYTHON" "$TOP/tests/fix/echo_server.py" 127.0.0.1 900 <"$SCRATCH/hold" >"$SCRATCH/echo.srv" 2>&1 9>&- &
+"$PYTHON" "$TOP/tests/fix/echo_server.py" 127.0.0.1 3600 <"$SCRATCH/hold" >"$SCRATCH/echo.srv" 2>&1 8>&- 9>&- &
 
 # The unit test that dup2()s a pipe to fd 150,000 before the table is
 # built (it says SKIPPED where it cannot raise the limit).
@@ -506,6 +510,11 @@ if ((ns_made)); then
 else
 	fail "watch sees a namespace's loopback stall" "ip netns add failed"
 fi
+
+# every server ends (ip netns del leaves "late" running in its namespace)
+exec 8>&-
+kill "${SRV_PIDS[@]}" 2>/dev/null
+wait "${SRV_PIDS[@]}" 2>/dev/null
 
 finish # the counts, and SKIP T first if T named nothing here
 echo DONE
