@@ -17,9 +17,11 @@
  * its own detector, which no other capture feeds: they are handed out
  * as they are read, from the ring's memory, and a busy loopback never
  * waits on the hold. With one capture there is nothing to order, and
- * nothing is copied. A namespace whose ring is being replaced by a
- * bigger one (watch_cap.c) has two captures for a moment, both seeing
- * the packets between the new one's start and the old one's stop: its
+ * nothing is copied, once the frames held while there were two have
+ * gone out (until then, the frames read are held behind them). A
+ * namespace whose ring is being replaced by a bigger one (watch_cap.c)
+ * has two captures for a moment, both seeing the packets between the
+ * new one's start and the old one's stop: its
  * loopback frames go through the heap too for a while, so that their
  * copies come in a row as well.
  *
@@ -302,14 +304,15 @@ static void end_turn(struct nf_watch *w, struct nf_watch_cap *c)
 		w->resize_due = 1;
 }
 
-/* Is f, of c, handed out as read (no other capture can see it)? */
+/* Is f, of c, handed out as read (no other capture can see it, and no
+ * frame held, older, is still to go out before it)? */
 static int direct(const struct nf_watch *w, const struct nf_watch_cap *c,
 		  const struct nf_ring_frame *f)
 {
 	const struct nf_watch_ns *ns = c->ns;
 
 	if (w->nrings <= 1)
-		return 1;
+		return !w->nheld; /* held while there were two: they go first */
 	return ns->lo && f->ifindex == (int)ns->lo && !ns->old &&
 	       (!ns->lo_held_until || w->now_ns >= ns->lo_held_until);
 }
