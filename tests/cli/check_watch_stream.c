@@ -3,7 +3,9 @@
  * out (src/cli/watch/watch_stream.c), on the loopback of a network
  * namespace this test makes: two captures of it, their frames held;
  * one removed (as a replaced ring is closed), the frames read after
- * from the one left do not overtake those still held. Root only
+ * from the one left do not overtake those still held; and a call that
+ * must not wait (watch --metrics-file's) hands out none before it is
+ * due. Root only
  * (unshare(CLONE_NEWNET)); else SKIP.
  */
 #include <arpa/inet.h>
@@ -76,6 +78,46 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+START_TEST(test_stream_no_wait_gives_none_early)
+{
+	struct nf_watch *w = calloc(1, sizeof(*w));
+	struct nf_watch_ns ns = { 0 };
+	struct nf_watch_cap *c[2];
+	struct sockaddr_in at = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	struct nf_ring_frame f;
+	struct nf_watch_ns *got;
+	uint64_t end;
+	int sink, early = 0, n = 0;
+
+	ck_assert_ptr_nonnull(w);
+	own_namespace();
+	ck_assert_int_ge(sink = socket(AF_INET, SOCK_STREAM, 0), 0);
+	at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(sink, (struct sockaddr *)&at, sizeof(at)), 0);
+	ck_assert_int_eq(listen(sink, 64), 0);
+	ck_assert_int_eq(nf_watch_stream_open(w), 0);
+	c[0] = capture(w, &ns);
+	c[1] = capture(w, &ns);
+	send_some(5);
+	while (nf_watch_stream_next(w, 0, &f, &got) > 0)
+		early++;
+	ck_assert_uint_gt(w->nheld, 0);
+	for (end = mono_ms() + 300; mono_ms() < end;)
+		if (nf_watch_stream_next(w, 0, &f, &got) > 0)
+			n++;
+	ck_assert_int_eq(early, 0); /* none due yet: NF_WATCH_HOLD_MS */
+	ck_assert_int_ge(n, 2 * 5 * 3); /* then each, twice */
+	for (int i = 0; i < 2; i++) {
+		nf_watch_stream_remove(w, c[i]);
+		nf_ring_close(c[i]->ring);
+		free(c[i]);
+	}
+	nf_watch_stream_close(w);
+	close(sink);
+	free(w);
+}
+END_TEST
+
 START_TEST(test_stream_held_frames_first_after_a_capture_goes)
 {
 	struct nf_watch *w = calloc(1, sizeof(*w));
@@ -84,8 +126,10 @@ START_TEST(test_stream_held_frames_first_after_a_capture_goes)
 	struct sockaddr_in at = { .sin_family = AF_INET, .sin_port = htons(PORT) };
 	struct nf_ring_frame f;
 	struct nf_watch_ns *got;
-	uint64_t last = 0, end;
-	int sink, n = 0, back = 0;
+	const struct timespec ms20 = { 0, 20000000 };
+	struct timespec now;
+	uint64_t split, end;
+	int sink, n = 0, newer = 0, back = 0;
 
 	ck_assert_ptr_nonnull(w);
 	own_namespace();
@@ -97,6 +141,7 @@ START_TEST(test_stream_held_frames_first_after_a_capture_goes)
 	a = capture(w, &ns);
 	b = capture(w, &ns);
 	send_some(5);
+	nanosleep(&ms20, NULL); /* their last segments through lo's backlog */
 	while (nf_watch_stream_next(w, 1, &f, &got) > 0) /* not due yet: none */
 		n++;
 	ck_assert_int_eq(n, 0);
@@ -104,6 +149,8 @@ START_TEST(test_stream_held_frames_first_after_a_capture_goes)
 	nf_watch_stream_remove(w, b); /* its frames held go; a's stay */
 	nf_ring_close(b->ring);
 	free(b);
+	clock_gettime(CLOCK_REALTIME, &now);
+	split = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 	send_some(5);
 	for (end = mono_ms() + 400; mono_ms() < end;) {
 		int rc = nf_watch_stream_next(w, 50, &f, &got);
@@ -112,11 +159,13 @@ START_TEST(test_stream_held_frames_first_after_a_capture_goes)
 		if (rc == 0)
 			continue;
 		n++;
-		if (f.ts_ns < last)
-			back++;
-		last = f.ts_ns;
+		if (f.ts_ns >= split)
+			newer++;
+		else if (newer)
+			back++; /* one held before the removal, after one read since */
 	}
 	ck_assert_int_ge(n, 10 * 3); /* the 10 handshakes, by a, once at least */
+	ck_assert_int_ge(newer, 5 * 3);
 	ck_assert_int_eq(back, 0);
 	nf_watch_stream_remove(w, a);
 	nf_ring_close(a->ring);
@@ -134,6 +183,7 @@ static Suite *stream_suite(void)
 	const char *why = geteuid() ? "needs root (unshare CLONE_NEWNET)" : NULL;
 
 	tcase_set_timeout(tc, 30);
+	unit_add_unless(tc, test_stream_no_wait_gives_none_early, why);
 	unit_add_unless(tc, test_stream_held_frames_first_after_a_capture_goes, why);
 	suite_add_tcase(s, tc);
 	return s;

@@ -353,17 +353,15 @@ static int read_rings(struct nf_watch *w, struct nf_ring_frame *f, struct nf_wat
 	return 0;
 }
 
-/* ms (rounded up, at most max) until the oldest frame held may go out;
- * 0 now. */
-static int due_in(const struct nf_watch *w, uint64_t now, int max)
+/* ms (rounded up) until the oldest frame held may go out; 0 now. */
+static int due_in(const struct nf_watch *w, uint64_t now)
 {
 	uint64_t hold_ns = w->draining ? 0 : NF_WATCH_HOLD_MS * 1000000ull;
 	uint64_t due = head_ts(w->merge[0]) + hold_ns;
 
 	if (due <= now || due > now + 2 * hold_ns || w->nheld >= HELD_MAX)
 		return 0; /* due; a clock set back; too many held */
-	due = (due - now + 999999) / 1000000;
-	return due < (uint64_t)max ? (int)due : max;
+	return (int)((due - now + 999999) / 1000000); /* 2 * hold_ns at most */
 }
 
 /* Has every ring with frames still to read been read up to time t (its
@@ -379,13 +377,19 @@ static int read_up_to(const struct nf_watch *w, uint64_t t)
 	return 1;
 }
 
-/* The oldest frame held, if it is due (*ms: in how long, if not) and no
- * ring may still hold an older one for the shared detector: 1 with *f,
- * *ns. */
+/* The oldest frame held, if it is due (*ms: in how long, if not, at most
+ * max; a max of 0 does not make it due) and no ring may still hold an
+ * older one for the shared detector: 1 with *f, *ns. */
 static int give_held(struct nf_watch *w, int max, int *ms, struct nf_ring_frame *f,
 		     struct nf_watch_ns **ns)
 {
-	if (!w->nheld || (*ms = due_in(w, w->now_ns, max)) > 0)
+	int due;
+
+	if (!w->nheld)
+		return 0;
+	due = due_in(w, w->now_ns);
+	*ms = due < max ? due : max;
+	if (due > 0)
 		return 0;
 	if (!w->draining && w->now_ns - w->polled_ns >= POLL_NS)
 		wait_rings(w, 0); /* blocks handed over since: their rings to read first */
