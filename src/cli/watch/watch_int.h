@@ -351,7 +351,8 @@ void nf_watch_stream_hold_lo(struct nf_watch_ns *ns);
  * frames of that time have come: a block is handed over 50 ms after its
  * first packet at most, watch_cap.c), so that a segment two captures see comes twice
  * in a row and the detector drops the second; a namespace's loopback
- * frames as they are read (one capture: all as read). Waits up to
+ * frames as they are read (one capture: all as read, once those held
+ * while there were two have gone out). Waits up to
  * timeout_ms. Returns 1, 0 if none came in time (or a signal came), -1
  * with errno.
  */
