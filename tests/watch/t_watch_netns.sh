@@ -100,7 +100,9 @@ VX=nfvx$$
 BA=192.0.2.1
 CA=192.0.2.2
 rm -rf "$W"
-mkdir -p "$W"
+mkdir -p "$W/state"
+# what --fix records for `naglefix fix --undo` goes here, not to /run/naglefix
+export NAGLEFIX_STATE_DIR=$W/state
 need_built make "$NAGLEFIX"
 
 if [[ $EUID -ne 0 ]]; then
