@@ -5,7 +5,9 @@
  * DIR/peer.C, how the connection ended and how many reply bytes it sent to
  * DIR/peer.C.end ("eof 0", "reset 1234"...). It stops by itself:
  * when dt_run says the program is gone (SIGUSR1) and every connection has
- * ended, or 1.5 s after that signal, and at the latest after 8 s.
+ * ended, or once a wait of 1.5 s after that signal found nothing to read
+ * (a peer kept off the CPU that long still reads what is there first),
+ * and at the latest after 8 s.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -201,7 +203,7 @@ void dt_peer_serve(struct dt_peer *p, const char *dir)
 	struct pc st[DT_MAXCONN];
 	struct sigaction sa;
 	sigset_t blk, old;
-	long start = now_us(), gone_at = 0;
+	long start = now_us(), gone_at = 0, quiet_from = 0; /* since: no byte, no accept */
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_usr1;
@@ -220,13 +222,13 @@ void dt_peer_serve(struct dt_peer *p, const char *dir)
 	}
 	for (;;) {
 		struct pollfd pf[2 * DT_MAXCONN];
-		int np = 0, open_ = 0, who[2 * DT_MAXCONN];
+		int np = 0, open_ = 0, n, who[2 * DT_MAXCONN];
 		long now = now_us(), wake = now + 100000;
 		struct timespec ts;
 
 		if (prog_gone && !gone_at)
-			gone_at = now;
-		if ((gone_at && now - gone_at > 1500000) || now - start > 8000000)
+			gone_at = quiet_from = now;
+		if (now - start > 8000000)
 			break;
 		for (int c = 0; c < p->nconn; c++) {
 			struct pc *s = &st[c];
@@ -277,20 +279,24 @@ void dt_peer_serve(struct dt_peer *p, const char *dir)
 		 * retried to a closed port would be refused */
 		if (!open_ && gone_at)
 			break;
-		if (gone_at && gone_at + 1500000 < wake)
-			wake = gone_at + 1500000;
+		if (gone_at && quiet_from + 1500000 < wake)
+			wake = quiet_from + 1500000;
 		if (wake < now)
 			wake = now;
 		ts.tv_sec = (wake - now) / 1000000;
 		ts.tv_nsec = (wake - now) % 1000000 * 1000;
-		if (ppoll(pf, (nfds_t)np, &ts, &old) < 0)
+		if ((n = ppoll(pf, (nfds_t)np, &ts, &old)) < 0)
 			continue;
 		now = now_us();
+		if (!n && gone_at && now - quiet_from >= 1500000)
+			break; /* nothing came since quiet_from: unread data would wake it */
 		for (int i = 0; i < np; i++) {
 			int c = who[i] % DT_MAXCONN;
 			struct pc *s = &st[c];
 			if (!pf[i].revents)
 				continue;
+			if (gone_at && (who[i] < DT_MAXCONN || (pf[i].revents & (POLLIN | POLLHUP | POLLERR))))
+				quiet_from = now;
 			if (who[i] < DT_MAXCONN) {
 				s->fd = accept4(p->lfd[c], NULL, NULL, SOCK_NONBLOCK);
 				if (s->fd >= 0)
