@@ -176,7 +176,10 @@ else
         (lower && lane "${PLAIN2[@]}") &
         others+=("$!")
     fi
-    lane "${TIMED1[@]}" "${TIMED2[@]}"
+    # in a subshell too: a suite's CPU is its shell's children's, which
+    # would count a plain lane's subshell that ended meanwhile
+    (lane "${TIMED1[@]}" "${TIMED2[@]}") &
+    others+=("$!")
     wait "${others[@]}"
 fi
 
