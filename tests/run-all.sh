@@ -24,7 +24,8 @@
 # closing line and "== cpu NAME: U s user, S s sys" (its processes' CPU
 # time): lanes never interleave. LANES=2 (the default) runs the plain
 # suites in one lane, PLAIN1 then PLAIN2; LANES=3 the three lanes above
-# (faster, but its load failed checks judged on a host's worst moments);
+# (no faster: the timed lane, the longer here, is not split; and its
+# load failed checks judged on a host's worst moments);
 # LANES=1 every suite in one lane at the caller's priority, the plain ones
 # first. tests/README.md says how long each takes here.
 set -u
