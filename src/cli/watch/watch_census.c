@@ -8,7 +8,6 @@
  * of /proc can take far longer in wall time than in CPU (the thread off
  * the CPU mid-walk), and no ring would be read meanwhile.
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -144,25 +143,20 @@ static void census_named(struct nf_watch_census *c)
 	closedir(d);
 }
 
-static int all_digits(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return 0;
-	return 1;
-}
-
 void nf_watch_spec_path(const char *spec, char *path, size_t len, char *name, size_t namelen)
 {
-	if (all_digits(spec))
-		snprintf(path, len, "/proc/%.20s/ns/net", spec);
+	long pid = nf_watch_pid_of(spec);
+
+	if (pid)
+		snprintf(path, len, "/proc/%ld/ns/net", pid);
 	else if (strchr(spec, '/'))
 		snprintf(path, len, "%s", spec);
 	else
 		snprintf(path, len, RUN_NETNS "/%s", spec);
-	snprintf(name, namelen, "%s%.40s", all_digits(spec) ? "pid:" : "", spec);
+	if (pid)
+		snprintf(name, namelen, "pid:%ld", pid);
+	else
+		snprintf(name, namelen, "%.40s", spec);
 }
 
 /* Each --netns word's file (but "host": watch's own, always held). */

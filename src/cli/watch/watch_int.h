@@ -244,6 +244,9 @@ ssize_t nf_watch_procs(struct nf_watch_census *c, const struct nf_watch_proc **o
 /* The inode of pid's network namespace, 0 if unreadable. */
 uint64_t nf_watch_proc_ns(long pid);
 
+/* s, all digits, as a PID (1 to 10^9); 0 for anything else. */
+long nf_watch_pid_of(const char *s);
+
 /* Frees the walks. */
 void nf_watch_procs_free(struct nf_watch_census *c);
 

@@ -35,7 +35,7 @@ uint64_t nf_watch_proc_ns(long pid)
 	return strncmp(link, "net:[", 5) == 0 ? strtoull(link + 5, NULL, 10) : 0;
 }
 
-static long pid_of(const char *s)
+long nf_watch_pid_of(const char *s)
 {
 	long v = 0;
 
@@ -84,7 +84,7 @@ ssize_t nf_watch_procs(struct nf_watch_census *c, const struct nf_watch_proc **o
 		return -1;
 	c->nwalk = 0;
 	while ((e = readdir(d)) != NULL) {
-		long pid = pid_of(e->d_name);
+		long pid = nf_watch_pid_of(e->d_name);
 		const struct nf_watch_proc *was = pid ? last_of(c, &k, pid) : NULL;
 		struct nf_watch_proc p = { pid, 0, 1 };
 
