@@ -176,6 +176,67 @@ START_TEST(test_stream_held_frames_first_after_a_capture_goes)
 }
 END_TEST
 
+/* One connection to 127.0.0.1:PORT, accepted on sink, both closed. */
+static void one_conn(int sink)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0), in;
+
+	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&to, sizeof(to)), 0);
+	ck_assert_int_ge(in = accept(sink, NULL, NULL), 0);
+	close(in);
+	close(fd);
+}
+
+START_TEST(test_stream_steady_stream_read_straight_after_a_capture_goes)
+{
+	struct nf_watch *w = calloc(1, sizeof(*w));
+	struct nf_watch_ns ns = { 0 };
+	struct nf_watch_cap *a, *b;
+	struct sockaddr_in at = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	const struct timespec ms1 = { 0, 1000000 };
+	struct nf_ring_frame f;
+	struct nf_watch_ns *got;
+	uint64_t end;
+	int sink, n = 0;
+
+	ck_assert_ptr_nonnull(w);
+	own_namespace();
+	ck_assert_int_ge(sink = socket(AF_INET, SOCK_STREAM, 0), 0);
+	at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(sink, (struct sockaddr *)&at, sizeof(at)), 0);
+	ck_assert_int_eq(listen(sink, 64), 0);
+	ck_assert_int_eq(nf_watch_stream_open(w), 0);
+	a = capture(w, &ns);
+	b = capture(w, &ns);
+	send_some(5);
+	while (nf_watch_stream_next(w, 1, &f, &got) > 0)
+		n++;
+	ck_assert_uint_gt(w->nheld, 0);
+	nf_watch_stream_remove(w, b);
+	nf_ring_close(b->ring);
+	free(b);
+	/* a segment every ms or so, never a gap of NF_WATCH_HOLD_MS: once the
+	 * hold after the fall to one capture has passed, none is held */
+	for (end = mono_ms() + 400; mono_ms() < end;) {
+		one_conn(sink);
+		nanosleep(&ms1, NULL);
+		while (nf_watch_stream_next(w, 0, &f, &got) > 0)
+			n++;
+	}
+	ck_assert_int_gt(n, 100);
+	ck_assert_uint_eq(w->nheld, 0);
+	nf_watch_stream_remove(w, a);
+	nf_ring_close(a->ring);
+	free(a);
+	nf_watch_stream_close(w);
+	close(sink);
+	free(w);
+}
+END_TEST
+
 static Suite *stream_suite(void)
 {
 	Suite *s = suite_create("watch_stream");
@@ -185,6 +246,7 @@ static Suite *stream_suite(void)
 	tcase_set_timeout(tc, 30);
 	unit_add_unless(tc, test_stream_no_wait_gives_none_early, why);
 	unit_add_unless(tc, test_stream_held_frames_first_after_a_capture_goes, why);
+	unit_add_unless(tc, test_stream_steady_stream_read_straight_after_a_capture_goes, why);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -153,6 +153,7 @@ struct nf_watch {
 	struct nf_watch_cap **merge;  /* the captures holding frames, a heap by the oldest */
 	size_t nmerge;
 	size_t nheld;                 /* frames held in all */
+	uint64_t single_ns;           /* when the captures fell to one (CLOCK_REALTIME) */
 	uint64_t polled_ns;           /* the rings last looked at (CLOCK_REALTIME) */
 	uint64_t now_ns;              /* the time as last read (CLOCK_REALTIME) */
 	unsigned calls;

@@ -18,7 +18,8 @@
  * as they are read, from the ring's memory, and a busy loopback never
  * waits on the hold. With one capture there is nothing to order, and
  * nothing is copied, once the frames held while there were two have
- * gone out (until then, the frames read are held behind them). A
+ * gone out (until then, the frames read are held behind them, for no
+ * longer than the hold after the fall to one). A
  * namespace whose ring is being replaced by a bigger one (watch_cap.c)
  * has two captures for a moment, both seeing the packets between the
  * new one's start and the old one's stop: its
@@ -253,7 +254,8 @@ void nf_watch_stream_remove(struct nf_watch *w, struct nf_watch_cap *c)
 	c->q = NULL;
 	c->qlen = 0;
 	epoll_ctl(w->epfd, EPOLL_CTL_DEL, nf_ring_fd(c->ring), NULL);
-	w->nrings--;
+	if (--w->nrings == 1)
+		w->single_ns = clock_of(CLOCK_REALTIME);
 }
 
 void nf_watch_stream_hold_lo(struct nf_watch_ns *ns)
@@ -353,11 +355,17 @@ static int read_rings(struct nf_watch *w, struct nf_ring_frame *f, struct nf_wat
 	return 0;
 }
 
-/* ms (rounded up) until the oldest frame held may go out; 0 now. */
+/* ms (rounded up) until the oldest frame held may go out; 0 now. With
+ * one capture left, a frame is held only to follow those held before:
+ * none is due later than the hold after the fall to one, so that a
+ * steady stream ends up handed out as read again. */
 static int due_in(const struct nf_watch *w, uint64_t now)
 {
 	uint64_t hold_ns = w->draining ? 0 : NF_WATCH_HOLD_MS * 1000000ull;
 	uint64_t due = head_ts(w->merge[0]) + hold_ns;
+
+	if (w->nrings <= 1 && due > w->single_ns + hold_ns)
+		due = w->single_ns + hold_ns;
 
 	if (due <= now || due > now + 2 * hold_ns || w->nheld >= HELD_MAX)
 		return 0; /* due; a clock set back; too many held */
