@@ -10,15 +10,19 @@ $(B)/tests/difftest/dt_prog: $(DT_DIR)/dt_prog.c
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -o $@ $< -lpthread
 
-# dt_run is two sources: an object each, so each has its .d file.
+# dt_run and dt_clock_check are several sources: an object each, so each
+# has its .d file.
 $(B)/tests/difftest/%.o: $(DT_DIR)/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(XCPPFLAGS) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(B)/tests/difftest/dt_run: $(B)/tests/difftest/dt_run.o $(B)/tests/difftest/dt_peer.o
+$(B)/tests/difftest/dt_run: $(B)/tests/difftest/dt_run.o $(B)/tests/difftest/dt_peer.o $(B)/tests/difftest/dt_clock.o
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^
 
-difftest: all $(B)/tests/difftest/dt_prog $(B)/tests/difftest/dt_run
+$(B)/tests/difftest/dt_clock_check: $(B)/tests/difftest/dt_clock_check.o $(B)/tests/difftest/dt_clock.o
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^
+
+difftest: all $(B)/tests/difftest/dt_prog $(B)/tests/difftest/dt_run $(B)/tests/difftest/dt_clock_check
 	$(DT_DIR)/run.sh $(if $(SEEDS),-n $(SEEDS)) $(if $(FIRST),-s $(FIRST)) $(if $(ACTIONS),-a "$(ACTIONS)")
 
 .PHONY: difftest

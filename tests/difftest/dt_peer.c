@@ -7,7 +7,8 @@
  * when dt_run says the program is gone (SIGUSR1) and every connection has
  * ended, or once a wait of 1.5 s after that signal found nothing to read
  * (a peer kept off the CPU that long still reads what is there first),
- * and at the latest after 8 s.
+ * and at the latest after PEER_DEADLINE_US (past dt_run's longest wait for
+ * a program: 10 x its limit); it dies with dt_run.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,6 +23,8 @@
 
 #include "dt.h"
 #include "dt_peer.h"
+
+#define PEER_DEADLINE_US 60000000L
 
 static volatile sig_atomic_t prog_gone;
 
@@ -228,7 +231,7 @@ void dt_peer_serve(struct dt_peer *p, const char *dir)
 
 		if (prog_gone && !gone_at)
 			gone_at = quiet_from = now;
-		if (now - start > 8000000)
+		if (now - start > PEER_DEADLINE_US)
 			break;
 		for (int c = 0; c < p->nconn; c++) {
 			struct pc *s = &st[c];

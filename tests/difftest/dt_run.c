@@ -15,7 +15,8 @@
  * Exit status: 0 if all passed, 1 if one failed, 2 on a usage error.
  *
  * What fails (each check below names the rule that lets a difference pass):
- *  - a hang (the program runs past RUN_LIMIT_MS) or a death by a signal;
+ *  - a hang (the program runs past RUN_LIMIT_MS of the time its lane had
+ *    a CPU: wait_for()) or a death by a signal;
  *  - in each run, the peer's bytes of a connection differ from the
  *    concatenation of what the program was told it wrote (a prefix is enough
  *    where the peer closed or reset early); inside a thread block the threads'
@@ -30,6 +31,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -37,6 +39,7 @@
 #include <unistd.h>
 
 #include "dt.h"
+#include "dt_clock.h"
 #include "dt_exp.h"
 #include "dt_gen.h"
 #include "dt_peer.h"
@@ -98,17 +101,31 @@ static void free_run(struct run *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* Waits for PID up to MS milliseconds; its wait status, or -1 on timeout. */
-static int wait_for(pid_t pid, int ms)
+/* Waits for PID up to MS milliseconds of its run's time (dt_clock.h: wall
+ * time less the time the run was kept off a CPU; PGRP: the run's process
+ * group, 0 for PID alone), and never past 10 x MS of wall time. Its wait
+ * status, or -1 on timeout. */
+static int wait_for(pid_t pid, pid_t pgrp, int ms)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), st;
 	struct pollfd p = { pfd, POLLIN, 0 };
 	if (pfd >= 0) {
-		int r;
-		while ((r = poll(&p, 1, ms)) < 0 && errno == EINTR)
-			;
+		long long limit = ms * 1000000LL, wall = 0;
+		struct dt_clock c;
+		int r, ended = 0;
+		dt_clock_start(&c, pgrp);
+		for (long long used = 0; used < limit && wall < 10 * limit;) {
+			long long left = (limit - used) / 1000000 + 1, t0 = c.last;
+			r = poll(&p, 1, left < 50 ? (int)left : 50);
+			if (r > 0 || (r < 0 && errno != EINTR)) {
+				ended = 1;
+				break;
+			}
+			used = dt_clock_tick(&c);
+			wall += c.last - t0;
+		}
 		close(pfd);
-		if (r == 0)
+		if (!ended)
 			return -1;
 	}
 	while (waitpid(pid, &st, 0) < 0)
@@ -220,6 +237,8 @@ static int run_once(const struct dt_list *l, const char *action, const char *dir
 	sigprocmask(SIG_BLOCK, &usr1, &old);
 	peer = fork();
 	if (peer == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		setpgid(0, 0); /* its own group: wait_for() reads its delays */
 		dt_peer_serve(&pe, dir);
 		_exit(0);
 	}
@@ -253,18 +272,18 @@ static int run_once(const struct dt_list *l, const char *action, const char *dir
 		if (!strncmp(env[i], "LD_PRELOAD=", 11) || !strncmp(env[i], "NAGLEFIX_", 9))
 			free(env[i]);
 	free(env);
-	r->status = wait_for(pid, RUN_LIMIT_MS);
+	r->status = wait_for(pid, pid, RUN_LIMIT_MS);
 	if (r->status == -1) {
 		r->hang = 1;
 		kill(-pid, SIGKILL);
-		wait_for(pid, 1000);
+		wait_for(pid, 0, 1000);
 	}
 	kill(-pid, SIGKILL); /* anything it left behind */
 	kill(peer, SIGUSR1);
-	if (wait_for(peer, PEER_LIMIT_MS) == -1) {
+	if (wait_for(peer, peer, PEER_LIMIT_MS) == -1) {
 		r->peer_hang = 1;
 		kill(peer, SIGKILL);
-		wait_for(peer, 1000);
+		wait_for(peer, 0, 1000);
 	}
 	load_run(l, dir, r);
 	return 0;

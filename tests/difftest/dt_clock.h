@@ -1,0 +1,32 @@
+/* dt_clock.h: a run's clock (dt_clock.c): the wall time of a run less the
+ * time its tasks were kept off a CPU, so that a run in a SCHED_IDLE lane
+ * beside busy tasks is not taken for a hang. */
+#ifndef DT_CLOCK_H
+#define DT_CLOCK_H
+#include <sys/types.h>
+
+#define DT_CLOCK_TASKS 64
+
+struct dt_clock {
+	pid_t pgrp;
+	long long last, used; /* ns: the last tick, the run's time so far */
+	unsigned long long own; /* the caller's thread's run delay at the last tick */
+	int n;
+	struct {
+		pid_t tid;
+		unsigned long long on, delay; /* ns on a CPU, and runnable off one */
+	} t[DT_CLOCK_TASKS]; /* the group's tasks at the last tick */
+};
+
+/* Starts C for the run of process group PGRP (0: the caller's delay
+ * alone); the caller waits beside the run, of the same scheduling class. */
+void dt_clock_start(struct dt_clock *c, pid_t pgrp);
+
+/* Advances C to now: adds the wall time since the last tick less the
+ * longest time any one of the run's tasks, or the caller, spent runnable
+ * but off a CPU in it (tasks wait side by side: the longest, not the sum;
+ * a task runnable at the tick that had no CPU since the last one: the
+ * whole slice).
+ * Returns the run's time so far in ns. */
+long long dt_clock_tick(struct dt_clock *c);
+#endif
