@@ -1,8 +1,8 @@
 /* dt_clock.c: a run's clock (dt_clock.h). A task's time runnable but off a
  * CPU is the second field of /proc/PID/task/TID/schedstat (ns). The run's
- * tasks are those of its process group (its threads, and the children its
- * FORK ops made), found by a walk of /proc at each tick: some 70 processes
- * here, well under a millisecond. A task that ended between two ticks takes
+ * tasks are those of its process groups (the program's threads and the
+ * children its FORK ops made; the peer's), found by a walk of /proc at each
+ * tick: some 70 processes here, well under a millisecond. A task that ended between two ticks takes
  * its delay with it: the caller's own delay in the same slice stands in. */
 #include <dirent.h>
 #include <fcntl.h>
@@ -114,15 +114,28 @@ static long long threads_kept_off(const struct dt_clock *old, struct dt_clock *c
 	return max;
 }
 
-void dt_clock_start(struct dt_clock *c, pid_t pgrp)
+void dt_clock_start(struct dt_clock *c, const pid_t *pgrp, int n)
 {
 	unsigned long long on;
 	memset(c, 0, sizeof *c);
-	c->pgrp = pgrp;
+	for (int i = 0; i < n && i < DT_CLOCK_GROUPS; i++)
+		c->pgrp[c->ngrp++] = pgrp[i];
 	c->last = now_ns();
 	sched_of("/proc/thread-self/schedstat", &on, &c->own);
 	dt_clock_tick(c);
 	c->used = 0;
+}
+
+/* Whether process PID (a /proc name) is in one of C's groups. */
+static int in_run(const struct dt_clock *c, const char *pid)
+{
+	pid_t g;
+	if (pid[0] < '1' || pid[0] > '9' || (g = pgrp_of(pid)) <= 0)
+		return 0;
+	for (int i = 0; i < c->ngrp; i++)
+		if (c->pgrp[i] == g)
+			return 1;
+	return 0;
 }
 
 long long dt_clock_tick(struct dt_clock *c)
@@ -131,18 +144,20 @@ long long dt_clock_tick(struct dt_clock *c)
 	unsigned long long on, own = c->own;
 	long long t = now_ns(), slice = t - c->last, max;
 	struct dirent *e;
-	DIR *d = c->pgrp > 0 ? opendir("/proc") : NULL;
+	DIR *d = c->ngrp ? opendir("/proc") : NULL;
 	sched_of("/proc/thread-self/schedstat", &on, &own);
 	max = (long long)(own - c->own);
 	c->n = 0;
 	while (d && (e = readdir(d)))
-		if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && pgrp_of(e->d_name) == c->pgrp) {
+		if (in_run(c, e->d_name)) {
 			long long k = threads_kept_off(&old, c, e->d_name, slice);
 			if (k > max)
 				max = k;
 		}
 	if (d)
 		closedir(d);
+	if (c->n == DT_CLOCK_TASKS)
+		max = slice;
 	c->used += slice - (max < slice ? max : slice);
 	c->last = t;
 	c->own = own;

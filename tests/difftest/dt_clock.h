@@ -5,22 +5,26 @@
 #define DT_CLOCK_H
 #include <sys/types.h>
 
-#define DT_CLOCK_TASKS 64
+#define DT_CLOCK_TASKS 64 /* past them, a tick counts its whole slice kept off */
+#define DT_CLOCK_GROUPS 2
 
 struct dt_clock {
-	pid_t pgrp;
+	pid_t pgrp[DT_CLOCK_GROUPS];
+	int ngrp;
 	long long last, used; /* ns: the last tick, the run's time so far */
 	unsigned long long own; /* the caller's thread's run delay at the last tick */
 	int n;
 	struct {
 		pid_t tid;
 		unsigned long long on, delay; /* ns on a CPU, and runnable off one */
-	} t[DT_CLOCK_TASKS]; /* the group's tasks at the last tick */
+	} t[DT_CLOCK_TASKS]; /* the groups' tasks at the last tick */
 };
 
-/* Starts C for the run of process group PGRP (0: the caller's delay
- * alone); the caller waits beside the run, of the same scheduling class. */
-void dt_clock_start(struct dt_clock *c, pid_t pgrp);
+/* Starts C for a run made of the N (at most DT_CLOCK_GROUPS) process
+ * groups PGRP (N 0: the caller's delay alone: a group that waits on
+ * another, as a program on its peer, is kept off when the other is); the
+ * caller waits beside the run, of the same scheduling class. */
+void dt_clock_start(struct dt_clock *c, const pid_t *pgrp, int n);
 
 /* Advances C to now: adds the wall time since the last tick less the
  * longest time any one of the run's tasks, or the caller, spent runnable

@@ -1,35 +1,42 @@
-/* dt_clock_check: the run's clock (dt_clock.h) against two runs made here.
- * Prints "PASS NAME" or "FAIL NAME: why" per check; exit status 1 if one
- * failed.
- *  - a run asleep (a hang): its clock keeps the wall's pace, so a hang is
- *    still found (300 ms of run time within 3 s of wall time);
- *  - a run kept off its CPU: a SCHED_IDLE loop pinned beside two nice 19
- *    loops gets at most 3/33 of that CPU (weights 3 and 15 each): in 1 s of
- *    wall its clock gains under 500 ms (the wall clock alone: 1 s);
+/* dt_clock_check: the run's clock (dt_clock.h) against runs made here, each
+ * a child of this process in a process group of its own. Prints "PASS
+ * NAME", "FAIL NAME: why" or "SKIP NAME: why" per check, then "N passed, M
+ * failed"; exit status 1 if one failed. Every loop runs SCHED_IDLE (no
+ * more than the plain lane it runs in takes from others) and dies with
+ * this process.
+ *  - a run asleep (a hang) is timed at the wall's pace less this
+ *    process's own delay, and reaches 300 ms (within 30 s of wall);
+ *  - a run spinning alone (a livelock) reaches 300 ms (within 30 s);
+ *  - a run kept off its CPU: one loop pinned beside five others of the same
+ *    class gets a sixth of that CPU: in 1 s of wall its clock gains under
+ *    500 ms (the wall clock alone: 1 s);
  *  - a run kept off every CPU: a loop in a cgroup of its own (cgroup v1's
  *    cpu controller, made here and removed) allowed 10 ms a second is
  *    runnable and off a CPU 99% of the time, and its run delay grows only
  *    when it next runs: in 1 s of wall its clock gains under 500 ms. SKIP
  *    where that controller cannot be written (not root, cgroup v2 only). */
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "dt_clock.h"
 
 #define CPU_V1 "/sys/fs/cgroup/cpu"
+#define CG_PREFIX "naglefix-dtclock-"
+
+static int cpu, failed, checks;
 
 /* Writes S to DIR/FILE; 0, or -1. */
 static int put(const char *dir, const char *file, const char *s)
 {
-	char path[256];
+	char path[512];
 	FILE *f;
 	int r;
 	snprintf(path, sizeof path, "%s/%s", dir, file);
@@ -39,46 +46,68 @@ static int put(const char *dir, const char *file, const char *s)
 	return fclose(f) || r ? -1 : 0;
 }
 
+/* Removes the empty cgroups an earlier check that died left in CPU_V1. */
+static void remove_stale(void)
+{
+	char path[512];
+	struct dirent *e;
+	DIR *d = opendir(CPU_V1);
+	while (d && (e = readdir(d)))
+		if (!strncmp(e->d_name, CG_PREFIX, strlen(CG_PREFIX))) {
+			snprintf(path, sizeof path, CPU_V1 "/%s", e->d_name);
+			rmdir(path);
+		}
+	if (d)
+		closedir(d);
+}
+
 /* Makes DIR, a cgroup of cgroup v1's cpu controller allowed 10 ms of CPU a
- * second; 0, or -1 (nothing left made). */
+ * second; 0, or -1 with errno (nothing left made). */
 static int make_throttled(char *dir, size_t n)
 {
-	snprintf(dir, n, CPU_V1 "/naglefix-dtclock-%d", (int)getpid());
+	int e;
+	snprintf(dir, n, CPU_V1 "/" CG_PREFIX "%d", (int)getpid());
 	if (mkdir(dir, 0755) < 0)
 		return -1;
 	if (put(dir, "cpu.cfs_period_us", "1000000") < 0 || put(dir, "cpu.cfs_quota_us", "10000") < 0) {
+		e = errno;
 		rmdir(dir);
+		errno = e;
 		return -1;
 	}
 	return 0;
 }
 
-/* A child in its own process group (and in cgroup CG, if not NULL), on
- * CPU, spinning (SPIN) or asleep, at POLICY (SCHED_OTHER at nice NICE, or
- * SCHED_IDLE). */
-static pid_t child(const char *cg, int cpu, int spin, int policy, int nice)
+/* A SCHED_IDLE child on CPU (OWN: in a process group of its own; CG, if not
+ * NULL: in that cgroup, joined last), spinning (SPIN) or asleep. It dies
+ * with this process. */
+static pid_t child(const char *cg, int own, int spin)
 {
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 	if (pid == 0) {
 		struct sched_param sp = { 0 };
 		cpu_set_t set;
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
 		CPU_ZERO(&set);
 		CPU_SET(cpu, &set);
-		setpgid(0, 0);
+		sched_setaffinity(0, sizeof set, &set);
+		sched_setscheduler(0, SCHED_IDLE, &sp);
+		if (own)
+			setpgid(0, 0);
 		if (cg && put(cg, "cgroup.procs", "0") < 0)
 			_exit(1);
-		sched_setaffinity(0, sizeof set, &set);
-		sched_setscheduler(0, policy, &sp);
-		if (policy == SCHED_OTHER)
-			setpriority(PRIO_PROCESS, 0, nice);
 		for (;;)
 			if (!spin)
 				pause();
-		_exit(0);
 	}
+	if (own && pid > 0)
+		setpgid(pid, pid);
 	return pid;
 }
 
+/* Kills and reaps PID. */
 static void end(pid_t pid)
 {
 	kill(pid, SIGKILL);
@@ -86,69 +115,116 @@ static void end(pid_t pid)
 }
 
 /* Ticks C every 50 ms until it reaches RUN_MS or WALL_MS passed; the run
- * time reached, in ms. */
-static long long tick_until(struct dt_clock *c, long long run_ms, long long wall_ms)
+ * time reached, in ms (*WALL: the wall time, ms). */
+static long long tick_until(struct dt_clock *c, long long run_ms, long long wall_ms, long long *wall)
 {
 	long long start = c->last, used = 0;
 	while (used < run_ms * 1000000 && c->last - start < wall_ms * 1000000) {
 		usleep(50000);
 		used = dt_clock_tick(c);
 	}
+	*wall = (c->last - start) / 1000000;
 	return used / 1000000;
 }
 
-static int verdict(const char *name, int ok, const char *fmt, long long v)
+/* Prints check NAME's verdict (OK; else FMT with V and W) and counts it. */
+static void verdict(const char *name, int ok, const char *fmt, long long v, long long w)
 {
-	printf(ok ? "PASS %s\n" : "FAIL %s: ", name);
-	if (!ok) {
-		printf(fmt, v);
-		putchar('\n');
+	checks++;
+	if (ok) {
+		printf("PASS %s\n", name);
+		return;
 	}
-	return !ok;
+	failed++;
+	printf("FAIL %s: ", name);
+	printf(fmt, v, w);
+	putchar('\n');
+}
+
+/* A run asleep: timed at the wall's pace less the caller's own delay. */
+static void check_asleep(void)
+{
+	struct dt_clock c;
+	pid_t run = child(NULL, 1, 0);
+	unsigned long long own0;
+	long long ms, wall, own;
+	dt_clock_start(&c, &run, 1);
+	own0 = c.own;
+	ms = tick_until(&c, 300, 30000, &wall);
+	own = (long long)(c.own - own0) / 1000000;
+	end(run);
+	verdict("clock: a run asleep is timed at the wall's pace", ms >= 300 && ms * 10 >= (wall - own) * 9,
+		"%lld ms of run time in %lld ms of wall time (want 300, and 90%% of the wall less our own delay)",
+		ms, wall);
+}
+
+/* A run spinning alone: timed (a livelock is a hang too). */
+static void check_spinning(void)
+{
+	struct dt_clock c;
+	pid_t run = child(NULL, 1, 1);
+	long long ms, wall;
+	dt_clock_start(&c, &run, 1);
+	ms = tick_until(&c, 300, 30000, &wall);
+	end(run);
+	verdict("clock: a run spinning is timed", ms >= 300, "%lld ms of run time in %lld ms of wall time (want 300)",
+		ms, wall);
+}
+
+/* A run sharing its CPU with five loops of its class. */
+static void check_sharing(void)
+{
+	struct dt_clock c;
+	pid_t busy[5], run;
+	long long ms, wall;
+	for (int i = 0; i < 5; i++)
+		busy[i] = child(NULL, 0, 1);
+	run = child(NULL, 1, 1);
+	dt_clock_start(&c, &run, 1);
+	ms = tick_until(&c, 1000, 1000, &wall);
+	end(run);
+	for (int i = 0; i < 5; i++)
+		end(busy[i]);
+	verdict("clock: a run kept off its CPU is not timed", ms < 500,
+		"%lld ms of run time in %lld ms of wall time (want < 500)", ms, wall);
+}
+
+/* A run throttled by a cgroup: runnable, off every CPU, no delay shown. */
+static void check_throttled(void)
+{
+	struct dt_clock c;
+	char cg[512];
+	long long ms, wall;
+	pid_t run;
+	remove_stale();
+	if (make_throttled(cg, sizeof cg) < 0) {
+		printf("SKIP clock: a run kept off every CPU: no cgroup made in " CPU_V1 ": %s\n", strerror(errno));
+		return;
+	}
+	run = child(cg, 1, 1);
+	dt_clock_start(&c, &run, 1);
+	ms = tick_until(&c, 1000, 1000, &wall);
+	end(run);
+	verdict("clock: a run kept off every CPU is not timed", ms < 500,
+		"%lld ms of run time in %lld ms of wall time (want < 500)", ms, wall);
+	if (rmdir(cg) < 0) {
+		checks++;
+		failed++;
+		printf("FAIL clock: the check's cgroup %s removed: %s\n", cg, strerror(errno));
+	}
 }
 
 int main(void)
 {
 	cpu_set_t set;
-	struct dt_clock c;
-	int cpu = 0, failed = 0, checks = 2;
-	char cg[256];
-	pid_t run, busy[2];
-	long long ms;
-
 	sched_getaffinity(0, sizeof set, &set);
 	while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &set))
 		cpu++;
-	run = child(NULL, cpu, 0, SCHED_OTHER, 0);
-	dt_clock_start(&c, run);
-	ms = tick_until(&c, 300, 3000);
-	end(run);
-	failed += verdict("clock: a run asleep is timed at the wall's pace", ms >= 300,
-			  "%lld ms of run time in 3 s of wall time", ms);
-
-	busy[0] = child(NULL, cpu, 1, SCHED_OTHER, 19);
-	busy[1] = child(NULL, cpu, 1, SCHED_OTHER, 19);
-	run = child(NULL, cpu, 1, SCHED_IDLE, 0);
-	dt_clock_start(&c, run);
-	ms = tick_until(&c, 1000, 1000);
-	end(run);
-	end(busy[0]);
-	end(busy[1]);
-	failed += verdict("clock: a run kept off its CPU is not timed", ms < 500,
-			  "%lld ms of run time in 1 s of wall time (want < 500)", ms);
-
-	if (make_throttled(cg, sizeof cg) < 0) {
-		printf("SKIP clock: a run kept off every CPU: no cgroup of " CPU_V1 " made: %s\n", strerror(errno));
-	} else {
-		run = child(cg, cpu, 1, SCHED_OTHER, 0);
-		dt_clock_start(&c, run);
-		ms = tick_until(&c, 1000, 1000);
-		end(run);
-		rmdir(cg);
-		failed += verdict("clock: a run kept off every CPU is not timed", ms < 500,
-				  "%lld ms of run time in 1 s of wall time (want < 500)", ms);
-		checks++;
-	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	check_asleep();
+	check_spinning();
+	check_sharing();
+	check_throttled();
 	printf("%d passed, %d failed\n", checks - failed, failed);
 	return failed ? 1 : 0;
 }

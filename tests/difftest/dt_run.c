@@ -60,6 +60,7 @@ struct tline {
 
 struct run {
 	int hang, status, peer_hang;
+	long hang_wall_ms; /* a hang's wall time */
 	struct tline t[DT_MAXOPS];
 	unsigned char *peer[DT_MAXCONN];
 	long npeer[DT_MAXCONN];
@@ -101,37 +102,44 @@ static void free_run(struct run *r)
 	memset(r, 0, sizeof *r);
 }
 
-/* Waits for PID up to MS milliseconds of its run's time (dt_clock.h: wall
- * time less the time the run was kept off a CPU; PGRP: the run's process
- * group, 0 for PID alone), and never past 10 x MS of wall time. Its wait
- * status, or -1 on timeout. */
-static int wait_for(pid_t pid, pid_t pgrp, int ms)
+/* Whether PID ended by now (then *ST is its wait status) or waiting on it
+ * failed (*ST -1). */
+static int ended(pid_t pid, int pfd, int *st)
 {
-	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), st;
 	struct pollfd p = { pfd, POLLIN, 0 };
-	if (pfd >= 0) {
-		long long limit = ms * 1000000LL, wall = 0;
-		struct dt_clock c;
-		int r, ended = 0;
-		dt_clock_start(&c, pgrp);
-		for (long long used = 0; used < limit && wall < 10 * limit;) {
-			long long left = (limit - used) / 1000000 + 1, t0 = c.last;
-			r = poll(&p, 1, left < 50 ? (int)left : 50);
-			if (r > 0 || (r < 0 && errno != EINTR)) {
-				ended = 1;
-				break;
-			}
-			used = dt_clock_tick(&c);
-			wall += c.last - t0;
-		}
-		close(pfd);
-		if (!ended)
-			return -1;
+	pid_t r;
+	if (pfd >= 0 && poll(&p, 1, 0) == 0)
+		return 0;
+	while ((r = waitpid(pid, st, pfd >= 0 ? 0 : WNOHANG)) < 0 && errno == EINTR)
+		;
+	if (r < 0)
+		*st = -1;
+	return r != 0;
+}
+
+/* Waits for PID up to MS milliseconds of its run's time (dt_clock.h: wall
+ * time less the time the run was kept off a CPU; the run: the N process
+ * groups PGRP), and never past 10 x MS of wall time. Its wait status, or -1
+ * on timeout (*WALL_MS, if not NULL: the wall time waited). Without a pidfd
+ * it looks every 50 ms. */
+static int wait_for(pid_t pid, const pid_t *pgrp, int n, int ms, long *wall_ms)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), st = -1, done;
+	struct pollfd p = { pfd, POLLIN, 0 };
+	long long limit = ms * 1000000LL, wall = 0, used = 0;
+	struct dt_clock c;
+	dt_clock_start(&c, pgrp, n);
+	while (!(done = ended(pid, pfd, &st)) && used < limit && wall < 10 * limit) {
+		long long left = (limit - used) / 1000000 + 1, t0 = c.last;
+		poll(&p, pfd >= 0, left < 50 ? (int)left : 50);
+		used = dt_clock_tick(&c);
+		wall += c.last - t0;
 	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return st;
+	if (pfd >= 0)
+		close(pfd);
+	if (wall_ms)
+		*wall_ms = (long)(wall / 1000000);
+	return done ? st : -1;
 }
 
 static char *envdup(const char *k, const char *v)
@@ -238,10 +246,13 @@ static int run_once(const struct dt_list *l, const char *action, const char *dir
 	peer = fork();
 	if (peer == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(0); /* dt_run died before the prctl */
 		setpgid(0, 0); /* its own group: wait_for() reads its delays */
 		dt_peer_serve(&pe, dir);
 		_exit(0);
 	}
+	setpgid(peer, peer); /* the group before the peer runs (or it did) */
 	env = make_env(action, l, dir);
 	pid = fork();
 	if (pid == 0) {
@@ -263,6 +274,7 @@ static int run_once(const struct dt_list *l, const char *action, const char *dir
 		execve(prog, (char *[]){ (char *)prog, path, (char *)dir, ports, NULL }, env);
 		_exit(127);
 	}
+	setpgid(pid, pid); /* the group before the program runs (or it did) */
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	for (int c = 0; c < l->nconn; c++)
 		close(pe.lfd[c]);
@@ -272,18 +284,18 @@ static int run_once(const struct dt_list *l, const char *action, const char *dir
 		if (!strncmp(env[i], "LD_PRELOAD=", 11) || !strncmp(env[i], "NAGLEFIX_", 9))
 			free(env[i]);
 	free(env);
-	r->status = wait_for(pid, pid, RUN_LIMIT_MS);
+	r->status = wait_for(pid, (pid_t[]){ pid, peer }, 2, RUN_LIMIT_MS, &r->hang_wall_ms);
 	if (r->status == -1) {
 		r->hang = 1;
 		kill(-pid, SIGKILL);
-		wait_for(pid, 0, 1000);
+		wait_for(pid, NULL, 0, 1000, NULL);
 	}
 	kill(-pid, SIGKILL); /* anything it left behind */
 	kill(peer, SIGUSR1);
-	if (wait_for(peer, peer, PEER_LIMIT_MS) == -1) {
+	if (wait_for(peer, &peer, 1, PEER_LIMIT_MS, NULL) == -1) {
 		r->peer_hang = 1;
 		kill(peer, SIGKILL);
-		wait_for(peer, 0, 1000);
+		wait_for(peer, NULL, 0, 1000, NULL);
 	}
 	load_run(l, dir, r);
 	return 0;
@@ -602,7 +614,7 @@ static void describe(char *s, size_t n, const struct tline *t)
 static const char *status_str(const struct run *r, char *buf, size_t n)
 {
 	if (r->hang)
-		snprintf(buf, n, "hang (over %d ms)", RUN_LIMIT_MS);
+		snprintf(buf, n, "hang (over %d ms; %ld ms of wall time)", RUN_LIMIT_MS, r->hang_wall_ms);
 	else if (WIFSIGNALED(r->status))
 		snprintf(buf, n, "killed by %s", sigabbrev_np(WTERMSIG(r->status)) ?: "?");
 	else
