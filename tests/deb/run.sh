@@ -243,15 +243,17 @@ if [ -d /run/systemd/system ]; then
 		'[ "$(systemctl is-enabled naglefix-watch)" = disabled ] && ! systemctl is-active -q naglefix-watch'
 fi
 
-# naglefix fix on a running client: root's record in /run/naglefix, which
-# only the purge removes. Twice at most: other tests on this machine use
-# /run/naglefix too, and may empty it between fix and the look.
+# naglefix fix on a running client, once its first round ended (200 rounds
+# of 44 ms: it is still there; fixed, the rest take under a second): root's
+# record in /run/naglefix, which only the purge removes. Twice at most:
+# other tests on this machine use /run/naglefix too, and may empty it
+# between fix and the look.
 recorded() {
 	local client
-	"$W/split_client" 127.0.0.1 "${port:-0}" 40 >"$W/fixed.out" 2>&1 &
+	"$W/split_client" 127.0.0.1 "${port:-0}" 200 each >"$W/fixed.out" 2>&1 &
 	client=$!
 	pids+=("$client")
-	sleep 0.5
+	wait_until 30 grep -q '^round 1 ' "$W/fixed.out"
 	/usr/bin/naglefix fix -m nodelay "$client" >"$W/fix.log" 2>&1
 	[ -e "/run/naglefix/fix-$client" ] && grep -q "0 -> 1" "$W/fix.log"
 	local rc=$?
