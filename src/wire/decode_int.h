@@ -99,6 +99,7 @@ NF_INLINE void tcp_syn_options(const struct cur *c, size_t th, struct nf_pkt *p)
 /* The numbers of a common frame (nf_pkt_common_read), host order but the
  * addresses, which are as on the wire. */
 struct nf_common {
+	const uint8_t *ip; /* the IPv4 header in the frame, whose numbers these are */
 	uint32_t saddr, daddr;
 	uint16_t sport, dport;
 	uint32_t seq, ack, len;
@@ -131,6 +132,14 @@ NF_INLINE uint32_t be32_at(const uint8_t *p)
 
 	__builtin_memcpy(&v, p, 4);
 	return __builtin_bswap32(v);
+}
+
+NF_INLINE uint64_t be64_at(const uint8_t *p)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, p, 8);
+	return __builtin_bswap64(v);
 }
 
 /*
@@ -172,6 +181,7 @@ NF_INLINE int nf_pkt_common_read(uint32_t link, const uint8_t *d, size_t caplen,
 	th = (uint32_t)(ip[32] >> 4) * 4;
 	if (th < 20 || tot < 20 + th)
 		return 0;
+	k->ip = ip;
 	__builtin_memcpy(&k->saddr, ip + 12, 4);
 	__builtin_memcpy(&k->daddr, ip + 16, 4);
 	k->sport = be16_at(ip + 20);

@@ -217,14 +217,21 @@ int nf_wire_listen_has(const struct nf_wire *w, const struct nf_end *e);
 /* --- detect.c: the signature and the loop over segments (nf_wire_segments) --- */
 
 /* The hash of what makes a segment the same segment (a second copy of it,
- * seen on lo or "any" going and coming, has the same). */
+ * seen on lo or "any" going and coming, has the same), from its two
+ * words: seq << 32 | ack, and len << 24 | flags << 16 | win. */
+static inline uint32_t nf_seg_sig_words(uint64_t seq_ack, uint64_t len_flags_win)
+{
+	uint64_t h = seq_ack * 0x9e3779b97f4a7c15ull;
+
+	h ^= len_flags_win * 0xc2b2ae3d27d4eb4full;
+	return (uint32_t)(h ^ h >> 32);
+}
+
 static inline uint32_t nf_seg_sig_of(uint32_t seq, uint32_t ack, uint32_t len, uint8_t flags,
 				     uint16_t win)
 {
-	uint64_t h = ((uint64_t)seq << 32 | ack) * 0x9e3779b97f4a7c15ull;
-
-	h ^= ((uint64_t)len << 24 | (uint64_t)flags << 16 | win) * 0xc2b2ae3d27d4eb4full;
-	return (uint32_t)(h ^ h >> 32);
+	return nf_seg_sig_words((uint64_t)seq << 32 | ack,
+				(uint64_t)len << 24 | (uint64_t)flags << 16 | win);
 }
 
 static inline uint32_t nf_wire_seg_sig(const struct nf_pkt *p)
@@ -265,17 +272,23 @@ static inline uint64_t nf_rotl32(uint64_t v)
  * cannot cancel out; an IPv6 interface's last bytes, those that vary
  * most, come low), a product for the addresses and one for the rest,
  * folded and mixed so that every bit of the upper half, the index's tag
- * and home, depends on every input bit.
+ * and home, depends on every input bit. nf_conn_hash_mix is that last
+ * part, of the two words made of the addresses (x) and the rest (y).
  */
-static inline uint64_t nf_conn_hash_words(uint64_t a0, uint64_t a1, uint16_t lport, uint64_t b0,
-					  uint64_t b1, uint16_t hport)
+static inline uint64_t nf_conn_hash_mix(uint64_t x, uint64_t y)
 {
-	uint64_t h = (a0 ^ nf_rotl32(b0)) * 0x9e3779b97f4a7c15ull +
-		     (nf_rotl32(a1) ^ b1 ^ ((uint64_t)lport << 16 | hport)) * 0xc2b2ae3d27d4eb4full;
+	uint64_t h = x * 0x9e3779b97f4a7c15ull + y * 0xc2b2ae3d27d4eb4full;
 
 	h ^= h >> 32;
 	h *= 0xff51afd7ed558ccdull;
 	return h ^ h >> 29;
+}
+
+static inline uint64_t nf_conn_hash_words(uint64_t a0, uint64_t a1, uint16_t lport, uint64_t b0,
+					  uint64_t b1, uint16_t hport)
+{
+	return nf_conn_hash_mix(a0 ^ nf_rotl32(b0),
+				nf_rotl32(a1) ^ b1 ^ ((uint64_t)lport << 16 | hport));
 }
 
 static inline uint64_t nf_conn_hash(const uint8_t *lo, uint16_t lport, const uint8_t *hi,
@@ -340,7 +353,8 @@ static inline int nf_seg_ends(uint8_t family, uint64_t s0, uint64_t s1, uint16_t
  * traffic, half one way and half the other, and a branch on it was
  * mispredicted about every other segment. The ends compared as one
  * number (the address big-endian, then the port), the lower chosen by
- * a mask. The same s as nf_seg_ends makes.
+ * a mask; the hash's two words made from the two heads so chosen (an
+ * IPv4 address's other words are zero). The same s as nf_seg_ends makes.
  */
 static inline void nf_seg_ends4(uint32_t saddr, uint16_t sport, uint32_t daddr, uint16_t dport,
 				struct nf_seg *s)
@@ -348,13 +362,15 @@ static inline void nf_seg_ends4(uint32_t saddr, uint16_t sport, uint32_t daddr, 
 	uint64_t ks = (uint64_t)__builtin_bswap32(saddr) << 16 | sport;
 	uint64_t kd = (uint64_t)__builtin_bswap32(daddr) << 16 | dport;
 	uint64_t src = ks > kd, m = -src;
-	uint64_t a = (saddr ^ daddr) & m, p = (uint64_t)((sport ^ dport) & m);
-	uint64_t lo = saddr ^ a, hi = daddr ^ a;
-	uint16_t lport = (uint16_t)(sport ^ p), hport = (uint16_t)(dport ^ p);
+	uint64_t hs = nf_end_head(AF_INET, sport, saddr), hd = nf_end_head(AF_INET, dport, daddr);
+	uint64_t x = (hs ^ hd) & m, lo = hs ^ x, hi = hd ^ x;
 
-	s->tag = (uint32_t)(nf_conn_hash_words(lo, 0, lport, hi, 0, hport) >> 32);
-	s->head[0] = nf_end_head(AF_INET, lport, lo);
-	s->head[1] = nf_end_head(AF_INET, hport, hi);
+	/* nf_conn_hash_words(lo's address, 0, lo's port, hi's address, 0,
+	 * hi's port), its words taken from the two heads */
+	s->tag = (uint32_t)(nf_conn_hash_mix(lo >> 32 | (hi & 0xffffffff00000000ull),
+					     (lo & 0xffff0000u) | (hi >> 16 & 0xffffu)) >> 32);
+	s->head[0] = lo;
+	s->head[1] = hi;
 	s->bits = (uint8_t)src;
 }
 
