@@ -269,8 +269,10 @@ void nf_wire_row_stall(struct nf_wire *w, struct conn *c, int i, const struct nf
 	d->row = x;
 	d->joined = !c->a[i].row;
 	d->s = *s;
-	d->self = c->ends[i];
-	d->peer = c->ends[!i];
+	if (w->o.on_conn || w->o.on_stall) { /* only they read the ends (count) */
+		d->self = c->ends[i];
+		d->peer = c->ends[!i];
+	}
 	c->a[i].row = x;
 }
 
