@@ -170,7 +170,7 @@ while read -r f; do
     selected "$name" || continue
     n=${#names[@]}
     names+=("$name") paths+=("$f")
-    timeout 20 "$DUMP" "$f" >"$TMP/ours.$n" 2>"$TMP/err.$n"
+    timeout 300 "$DUMP" "$f" >"$TMP/ours.$n" 2>"$TMP/err.$n"
     ours_rc[n]=$?
 done < <(printf '%s\n' tests/wire/fixtures/*.pcap tests/wire/fixtures/*.pcapng; cat "$TMP/public")
 
@@ -180,7 +180,7 @@ for n in "${!names[@]}"; do
     ((ours_rc[n] == 0)) || continue
     if [[ $(head -c 4 "${paths[n]}" | od -An -tx1 | tr -d ' \n') == 0a0d0d0a ]]; then
         forms+=("${paths[n]}")
-    elif timeout 20 editcap -F pcapng "${paths[n]}" "$TMP/ng.$n" >/dev/null 2>&1; then
+    elif timeout 300 editcap -F pcapng "${paths[n]}" "$TMP/ng.$n" >/dev/null 2>&1; then
         forms+=("$TMP/ng.$n")
     else
         continue
@@ -244,9 +244,9 @@ done
 name=decode-pipe-same-as-file
 if selected "$name"; then
     f=tests/wire/fixtures/sections.pcapng
-    timeout 20 "$DUMP" "$f" >"$TMP/file" 2>&1
+    timeout 300 "$DUMP" "$f" >"$TMP/file" 2>&1
     # shellcheck disable=SC2002 # the point is a pipe
-    cat "$f" | timeout 20 "$DUMP" - >"$TMP/pipe" 2>&1
+    cat "$f" | timeout 300 "$DUMP" - >"$TMP/pipe" 2>&1
     if [[ -s $TMP/file ]] && cmp -s "$TMP/file" "$TMP/pipe"; then
         pass "$name ($(wc -l <"$TMP/pipe") frames)"
     else

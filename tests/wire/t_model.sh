@@ -229,11 +229,11 @@ run_case() {
 	shift 2
 	selected "$name" || return 0
 	local f=${CASE_FILE:-$TMP/case.pcap}
-	if ! checker run 30 "$TMP/truth" "$TMP/model.err" "$MODEL" -o "$f" "$@"; then
+	if ! checker run 300 "$TMP/truth" "$TMP/model.err" "$MODEL" -o "$f" "$@"; then
 		fail "$name" "the model failed: $(head -n 1 "$TMP/model.err")"
 		return
 	fi
-	checker run 30 "$TMP/scan.json" "$TMP/scan.err" "$NF" scan --json "$f"
+	checker run 300 "$TMP/scan.json" "$TMP/scan.err" "$NF" scan --json "$f"
 	rc=$?
 	if ((rc != 0)); then
 		fail "$name" "scan exit status $rc: $(head -n 1 "$TMP/scan.err")"
@@ -267,7 +267,7 @@ run_case() {
 }
 
 # scan must exist before anything here means something
-if ! timeout 10 "$NF" scan --help >/dev/null 2>&1; then
+if ! timeout 300 "$NF" scan --help >/dev/null 2>&1; then
 	fail "scan-exists" "'naglefix scan --help' fails: no scan command"
 	finish
 	exit
