@@ -59,7 +59,7 @@ start_daemon() {
         daemon_env "$action"
         env "${ENVV[@]}" "${args[@]}" >>"$log" 2>&1 &
         DAEMON_PID=$!
-        wait_until 5 up "$DAEMON_PID" "$DAEMON_PORT" && ! gone "$DAEMON_PID" && return 0
+        wait_until 60 up "$DAEMON_PID" "$DAEMON_PORT" && ! gone "$DAEMON_PID" && return 0
         stop_daemon
     done
     return 1

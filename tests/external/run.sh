@@ -171,19 +171,19 @@ start_nginx() {
             >"$dir/nginx.out" 2>>"$dir/nginx.err" &
         NGINX_PID=$!
         URL=http://127.0.0.1:$NGINX_PORT
-        wait_until 5 up "$NGINX_PID" "$NGINX_PORT" && ! gone "$NGINX_PID" && return 0
+        wait_until 60 up "$NGINX_PID" "$NGINX_PORT" && ! gone "$NGINX_PID" && return 0
         stop_nginx
     done
     return 1
 }
 
-# stop_nginx: TERM (nginx's fast shutdown), KILL after 10 s. Returns the
+# stop_nginx: TERM (nginx's fast shutdown), KILL after 60 s. Returns the
 # exit status.
 stop_nginx() {
     local rc
     [[ -n $NGINX_PID ]] || return 0
     kill -TERM "$NGINX_PID" 2>/dev/null
-    wait_until 10 gone "$NGINX_PID"
+    wait_until 60 gone "$NGINX_PID"
     kill -KILL "$NGINX_PID" 2>/dev/null
     wait "$NGINX_PID"
     rc=$?
