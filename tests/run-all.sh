@@ -10,12 +10,14 @@
 #          under 5 ms, a flush 20 ms after the writes), at the caller's
 #          priority, TIMED1 then TIMED2;
 #   plain  the suites that judge none (external: CPython's tests and the
-#          daemons' runs judged against the same run bare; wire-plain:
-#          wire's programs and its captures on file; sanitize-plain:
-#          sanitize's untimed checks), in two lanes (PLAIN1, PLAIN2) under
-#          SCHED_IDLE and the lowest best-effort I/O priority, so a timed
-#          check keeps its CPU. PLAIN1 first runs the --prepare of the
-#          timed suites in PREPARE: their builds, which judge no time.
+#          daemons' runs judged against the same run bare; cli: the
+#          command's functions but watch's stream (cli-timed, a timed
+#          suite); wire-plain: wire's programs and its captures on file;
+#          sanitize-plain: sanitize's untimed checks), in two lanes
+#          (PLAIN1, PLAIN2) under SCHED_IDLE and the lowest best-effort
+#          I/O priority, so a timed check keeps its CPU. PLAIN1 first
+#          runs the --prepare of the timed suites in PREPARE: their
+#          builds, which judge no time.
 # Everything the suites' make targets need is built first, once (two makes
 # building one file at once would collide); a suite that builds more
 # builds into a directory of its own (build/asan, build/musl, build/fuzz,
@@ -42,7 +44,7 @@ start_all=$EPOCHREALTIME
 # (legacy, audit, watch, readme); and watch --fix's whole-host check
 # (t_watch_fix.sh) fails on any socket whose TCP_NODELAY changes while it
 # runs, as fix's and attach's clients' do.
-TIMED1=(legacy audit wire watch fix attach readme)
+TIMED1=(legacy audit wire watch cli-timed fix attach readme)
 TIMED2=(integration coalesce auto stress metrics install image deb musl sanitize vm)
 # The plain suites in two lanes, of about equal length here.
 PLAIN1=(exports layers inventory unit cli man bounds security sanitize-plain difftest)
@@ -63,6 +65,10 @@ suite() {
     # no time (tests/wire/run.sh's WIRE_PART)
     wire) WIRE_PART=timed make -s test-wire ;;
     wire-plain) WIRE_PART=plain tests/wire/run.sh ;;
+    # the command's functions but watch's stream, whose hold is a time
+    # (tests/cli/run.sh's CLI_PART)
+    cli) CLI_PART=plain make -s test-cli ;;
+    cli-timed) CLI_PART=timed make -s test-cli ;;
     # sanitize's checks that judge a time (tests/sanitize/run.sh)
     sanitize) SANITIZE_PART=timed make -s test-sanitize ;;
     sanitize-plain) SANITIZE_PART=plain make -s test-sanitize ;;
