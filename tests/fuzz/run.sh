@@ -24,10 +24,14 @@
 # built from a copy of its source (src/common/policy.c; src/wire/pcapng.c for cap;
 # src/metrics/request.c for request; src/route/msg.c for route)
 # with a heap overflow injected where the seed corpus reaches it must
-# crash within a few seconds.
+# crash within CANARY_RUNS inputs (a count, not a time: the seeds that
+# reach it are replayed first), within 600 s of wall.
 #
 # Prints "PASS name" or "FAIL name: why", ends with "N passed, M failed";
-# exit status 0 iff nothing failed. Env: FUZZ_TIME, FUZZ_CC (clang), WERROR
+# exit status 0 iff nothing failed. Env: FUZZ_TIME, FUZZ_INPUT_TIMEOUT
+# (seconds of wall one input may take, default 1: libFuzzer's -timeout is
+# wall time, so a run kept off the CPU needs more; tests/run-all.sh gives
+# 60), FUZZ_CC (clang), WERROR
 # (as make's: empty, warnings are not errors; fuzz-werror-* prove it), T
 # (tests/lib.sh: the checks whose name it matches, and only their builds).
 set -u
@@ -38,6 +42,8 @@ cd "$TOP" || exit 2
 
 CC=${FUZZ_CC:-clang}
 TIME=${FUZZ_TIME:-60}
+INPUT_TIMEOUT=${FUZZ_INPUT_TIMEOUT:-1}
+CANARY_RUNS=100000
 B="$TOP/build/fuzz"
 # shellcheck disable=SC2054 # the commas are clang's
 FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -84,19 +90,21 @@ command -v "$CC" >/dev/null 2>&1 || {
 unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 mkdir -p "$B/artifacts" "$B/logs"
 
-# fuzz NAME BINARY TARGET SECONDS: runs BINARY on the corpus found so far
-# (build/fuzz/corpus/NAME/, where new inputs go) and TARGET's seeds; sets
+# fuzz NAME BINARY TARGET LIMIT: runs BINARY on the corpus found so far
+# (build/fuzz/corpus/NAME/, where new inputs go) and TARGET's seeds, for
+# LIMIT: SECONDS of wall, or "runs=N" inputs (within 600 s of wall); sets
 # RC and LOG.
 fuzz() {
-    local name=$1 bin=$2 target=$3 secs=$4 work="$B/corpus/$1" dict=$HERE/policy.dict
+    local name=$1 bin=$2 target=$3 limit=(-"$4") cap=600 work="$B/corpus/$1" dict=$HERE/policy.dict
+    [[ $4 == runs=* ]] || limit=(-max_total_time="$4") cap=$(($4 + 120))
     [[ $target == cap ]] && dict=$HERE/cap.dict
     [[ $target == request ]] && dict=$HERE/request.dict
     [[ $target == route ]] && dict=$HERE/route.dict
     LOG="$B/logs/$name.log"
     mkdir -p "$work"
     rm -f "$B/artifacts/$name-"*
-    # -timeout: no input may take a second; -rss_limit_mb: nor eat the machine.
-    timeout -k 10 $((secs + 120)) "$bin" -max_total_time="$secs" -timeout=1 -rss_limit_mb=2048 \
+    # -timeout: no input may take INPUT_TIMEOUT s; -rss_limit_mb: nor eat the machine.
+    timeout -k 10 "$cap" "$bin" "${limit[@]}" -timeout="$INPUT_TIMEOUT" -rss_limit_mb=2048 \
         -dict="$dict" -print_final_stats=1 -artifact_prefix="$B/artifacts/$name-" \
         "$work" "$HERE/corpus/$target" >"$LOG" 2>&1
     RC=$?
@@ -216,7 +224,7 @@ for t in "${TARGETS[@]}"; do
         fail "fuzz-canary-$t" "cannot build the canary" "$B/logs/build-canary-$t.log"
     else
         rm -rf "$B/corpus/canary-$t"
-        fuzz "canary-$t" "$B/canary_$t" "$t" 20
+        fuzz "canary-$t" "$B/canary_$t" "$t" "runs=$CANARY_RUNS"
         if ((RC != 0)) && grep -q 'heap-buffer-overflow' "$LOG" && compgen -G "$B/artifacts/canary-$t-crash-*" >/dev/null; then
             pass "fuzz-canary-$t (the injected overflow was found)"
         else
