@@ -163,10 +163,14 @@ echo "== build: $(elapsed "$start") s"
 
 # lower: this (sub)shell and what it starts under SCHED_IDLE (a task of
 # any other policy that wakes takes the CPU from it at once; nice 19, if
-# chrt cannot set it) and the lowest best-effort I/O priority.
+# chrt cannot set it) and the lowest best-effort I/O priority; its Check
+# programs' per-test timeouts (caps on a hang, 30-120 s) 4 times as long
+# (CK_TIMEOUT_MULTIPLIER, if not set): such a lane may wait seconds for
+# a CPU.
 lower() {
     chrt -i -p 0 "$BASHPID" >/dev/null 2>&1 || renice -n 19 -p "$BASHPID" >/dev/null
     ionice -c 2 -n 7 -p "$BASHPID" 2>/dev/null
+    export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-4}
     return 0
 }
 
