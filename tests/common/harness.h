@@ -39,8 +39,8 @@
 
 #include "nf_fnv.h"
 
-#define CT_TIMEOUT_S 30        /* no test process lives longer */
-#define CT_PEER_LIFETIME_S 60  /* nor any peer */
+#define CT_TIMEOUT_S (30 * ct_wait_scale())       /* no test process lives longer */
+#define CT_PEER_LIFETIME_S (60 * ct_wait_scale()) /* nor any peer */
 #define CT_ROUNDS 11           /* timed rounds per measurement */
 #define CT_FAST_MS 5.0         /* a fast round trip: median below this */
 /* Rounds timed to show a stall: a stalled round lasts at least the delayed
@@ -48,6 +48,19 @@
  * the median of 5 is a stall iff 3 rounds are; a fast connection would
  * need 3 of 5 rounds slowed 30 ms to pass for one. */
 #define CT_STALL_ROUNDS 5
+
+/* What the bounds on waits for an event that must come (CT_TIMEOUT_S,
+ * CT_PEER_LIFETIME_S, peer.h's CT_WAIT_MS) are multiplied by:
+ * NFTEST_WAIT_SCALE, a whole number from 1 to 100 (else 1), for a run a
+ * busy host may keep off the CPU for seconds (tests/sanitize/run.sh's
+ * integrity checks). No time a test judges is scaled. */
+static inline int ct_wait_scale(void)
+{
+	const char *s = getenv("NFTEST_WAIT_SCALE");
+	int n = s ? atoi(s) : 1;
+
+	return n >= 1 && n <= 100 ? n : 1;
+}
 
 static const char *ct_prog = "test";
 static const char *ct_variant = "";

@@ -43,7 +43,7 @@
 
 #define CT_HOLD_MS 50          /* the untimed first round waits this long first */
 #define CT_SLOW_MS 200.0       /* ... and must still be faster than this: fail early */
-#define CT_WAIT_MS 3000        /* longest wait for a report that must come */
+#define CT_WAIT_MS (3000 * ct_wait_scale()) /* longest wait for a report that must come */
 #define CT_BUFFER 16384        /* buffer= of conf/flush-1s.conf */
 #define CT_ACK_EVERY (256 * 1024) /* hash peers ack every this many bytes */
 #define CT_REC_MAX 65536       /* largest record payload (records role) */

@@ -95,14 +95,21 @@ PREPARE=0
 
 # SANITIZE_PART=timed runs only the checks that judge a time (TIMED: the
 # integration tests' rounds under ASan, the threaded split clients' under
-# TSan), SANITIZE_PART=plain only the others; tests/run-all.sh runs the two
-# in different lanes. Unset or empty: all.
+# TSan, auto's median round trips against 5 ms under TSan, a signal
+# handler's write held under flush=1s), SANITIZE_PART=plain only the
+# others; tests/run-all.sh runs the two in different lanes. Unset or
+# empty: all.
 SANITIZE_PART=${SANITIZE_PART:-}
 # each part its own logs and reports: the two may run at once, and each
 # empties its own at its start
 LOGS="$WORK/logs${SANITIZE_PART:+-$SANITIZE_PART}"
 REPORTS="$WORK/reports${SANITIZE_PART:+-$SANITIZE_PART}"
-TIMED='@(asan-integration|tsan-audit-threads|tsan-coalesce-threads)*'
+TIMED='@(asan-integration|tsan-audit-threads|tsan-coalesce-threads|tsan-auto-chatty|tsan-auto-reader-thread|tsan-handler-write)*'
+# The integrity checks' waits for an ack, a peer's report and their own end
+# (tests/common/harness.h's CT_WAIT_MS, CT_TIMEOUT_S) 8 times as long:
+# they judge no time, and the timed lane beside them can keep them off
+# the CPU for seconds.
+INTEGRITY_WAIT=NFTEST_WAIT_SCALE=8
 # part_has NAME: true if check NAME is in this run's part (tests/lib.sh asks)
 part_has() {
     # shellcheck disable=SC2053 # TIMED is a pattern
@@ -511,7 +518,7 @@ if any_selected "${TSAN_CHECKS[@]}" && build_tsan; then
         'cd tests/unit && exec env CK_DEFAULT_TIMEOUT=120 ../../$0/tests/check_naglefix' "$TS"
     for v in single threads4 shared2; do
         check "tsan-integrity-$v" tsan_env "${NOASLR[@]}" LD_PRELOAD="$TOP/$TS/libnaglefix.so" \
-            NAGLEFIX_MODE=coalesce "$TS/tests/coalesce/test_integrity" "$v"
+            NAGLEFIX_MODE=coalesce "$INTEGRITY_WAIT" "$TS/tests/coalesce/test_integrity" "$v"
     done
     # auto: the lock-free list between senders, readers and the timer, and
     # the program's TCP_NODELAY set while another thread pushes
@@ -642,7 +649,7 @@ if any_selected canary-{asan,ubsan}-{integration,unit} canary-lsan-unit canary-t
     fi
     if any_selected canary-tsan-{integrity,unit} && canary_build tsan; then
         caught canary-tsan-integrity 'data race' tsan_env "${NOASLR[@]}" \
-            LD_PRELOAD="$C/build/c-tsan/libnaglefix.so" NAGLEFIX_MODE=coalesce \
+            LD_PRELOAD="$C/build/c-tsan/libnaglefix.so" NAGLEFIX_MODE=coalesce "$INTEGRITY_WAIT" \
             "$C/build/c-tsan/tests/coalesce/test_integrity" threads4
         # shellcheck disable=SC2016 # for the inner shell
         caught canary-tsan-unit 'data race' tsan_env "${NOASLR[@]}" /bin/sh -c \
