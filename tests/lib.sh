@@ -58,6 +58,10 @@
 #                              CASE, if set, as Check's CK_RUN_SUITE and
 #                              CK_RUN_CASE (T reaches it by itself:
 #                              tests/unit/unit.c)
+#   in_part PART TIMED         for a suite run as a timed and a plain part
+#                              (tests/run-all.sh's lanes): true if a file
+#                              that judges a time (TIMED 1) or none (0)
+#                              belongs to PART (timed, plain; empty: all)
 #   elapsed START              seconds since START (an $EPOCHREALTIME), as
 #                              "%.2f", in any locale (a comma in the clock
 #                              is read as a dot)
@@ -194,6 +198,14 @@ check_part() {
     [[ $prog == /* ]] || prog=$PWD/$prog
     part "${prog##*/}" env -C "$dir" CK_DEFAULT_TIMEOUT="${CK_DEFAULT_TIMEOUT:-60}" \
         ${SUITE:+CK_RUN_SUITE="$SUITE"} ${CASE:+CK_RUN_CASE="$CASE"} "$prog"
+}
+
+in_part() {
+    case $1 in
+    timed) (($2)) ;;
+    plain) ((!$2)) ;;
+    *) true ;;
+    esac
 }
 
 elapsed() {

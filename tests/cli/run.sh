@@ -22,25 +22,17 @@ cd "$TOP" || exit 2
 
 TIMED=" check_watch_stream "
 CLI_PART=${CLI_PART:-}
-# in_part TIMED: true if this run's part holds a file that judges a time
-# (TIMED 1) or not (0)
-in_part() {
-	case $CLI_PART in
-	timed) (($1)) ;;
-	plain) ((!$1)) ;;
-	*) true ;;
-	esac
-}
 
 ran=0
 for t in build/tests/cli/check_*; do
 	[ -x "$t" ] || continue
-	if [[ $TIMED == *" ${t##*/} "* ]]; then in_part 1; else in_part 0; fi || continue
+	if [[ $TIMED == *" ${t##*/} "* ]]; then in_part "$CLI_PART" 1; else in_part "$CLI_PART" 0; fi ||
+		continue
 	check_part tests/cli "$t"
 	ran=$((ran + 1))
 done
 ((ran > 0)) || fail "test-cli" "no program in build/tests/cli (make test-cli builds them)"
-if ! in_part 0; then
+if ! in_part "$CLI_PART" 0; then
 	:
 elif [ -x build/naglefix ]; then
 	part usage_man.py python3 tests/cli/usage_man.py build/naglefix src/man/naglefix.1 src/cli

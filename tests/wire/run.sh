@@ -21,17 +21,8 @@ cd "$TOP" || exit 2
 # runs the two in different lanes. Unset or empty: all.
 PLAIN_SCRIPTS=" t_decode_vs_tshark.sh t_model.sh "
 WIRE_PART=${WIRE_PART:-}
-# in_part PLAIN: true if this run's part holds a file that is plain
-# (PLAIN 1) or not (0)
-in_part() {
-	case $WIRE_PART in
-	plain) (($1)) ;;
-	timed) ((!$1)) ;;
-	*) true ;;
-	esac
-}
 
-if in_part 1; then
+if in_part "$WIRE_PART" 0; then
 	for t in build/tests/wire/check_*; do
 		[ -x "$t" ] || continue
 		check_part tests/wire "$t"
@@ -42,7 +33,8 @@ if [[ -n ${SUITE:-}${CASE:-} ]]; then
 else
 	for s in tests/wire/t_*.sh; do
 		[ -e "$s" ] || continue
-		if [[ $PLAIN_SCRIPTS == *" ${s##*/} "* ]]; then in_part 1; else in_part 0; fi || continue
+		if [[ $PLAIN_SCRIPTS == *" ${s##*/} "* ]]; then in_part "$WIRE_PART" 0; else in_part "$WIRE_PART" 1; fi ||
+			continue
 		part "${s##*/}" bash "$s"
 	done
 fi
