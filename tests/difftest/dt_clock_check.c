@@ -141,13 +141,37 @@ static void verdict(const char *name, int ok, const char *fmt, long long v, long
 	putchar('\n');
 }
 
-/* A run asleep: timed at the wall's pace less the caller's own delay. */
+/* Whether PID is asleep (state S); waits for it up to 30 s. */
+static int asleep(pid_t pid)
+{
+	char path[64], b[512];
+	const char *p;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 3000; i++, usleep(10000)) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(b, 1, sizeof b - 1, f) : 0;
+		if (f)
+			fclose(f);
+		b[n] = 0;
+		if ((p = strrchr(b, ')')) && p[1] == ' ' && p[2] == 'S')
+			return 1;
+	}
+	return 0;
+}
+
+/* A run asleep: timed at the wall's pace less the caller's own delay (the
+ * clock started once it sleeps: before, it was runnable, maybe kept off). */
 static void check_asleep(void)
 {
 	struct dt_clock c;
 	pid_t run = child(NULL, 1, 0);
 	unsigned long long own0;
 	long long ms, wall, own;
+	if (!asleep(run)) {
+		end(run);
+		verdict("clock: a run asleep is timed at the wall's pace", 0, "the run not asleep after %lld s", 30, 0);
+		return;
+	}
 	dt_clock_start(&c, &run, 1);
 	own0 = c.own;
 	ms = tick_until(&c, 300, 30000, &wall);
