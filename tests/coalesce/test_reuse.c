@@ -76,6 +76,7 @@ static void fill(int fd)
 #define DRAIN_MS 300
 
 static int shared_fd;
+static volatile pid_t sender; /* the sending thread, once it sends */
 
 static void *big_write(void *arg)
 {
@@ -83,6 +84,7 @@ static void *big_write(void *arg)
 
 	(void)arg;
 	memset(big, 'b', sizeof(big));
+	sender = ct_tid();
 	(void)!write(shared_fd, big, sizeof(big)); /* fails when the fd goes */
 	return NULL;
 }
@@ -103,8 +105,9 @@ static void closed_mid_send(void)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	CHECK(write(fd, "OLD-CONNECTION-SECRET", 21) == 21, "held write");
 	shared_fd = fd;
+	sender = 0;
 	pthread_create(&t, NULL, big_write, NULL);
-	usleep(100000); /* the overflow send is now blocked, bytes taken out */
+	ct_wait_blocked(&sender); /* the overflow send blocked, bytes taken out */
 	t0 = ct_now_ms();
 	close(fd);
 	took = ct_now_ms() - t0;
@@ -148,6 +151,7 @@ static void *write_big(void *arg)
 
 	(void)arg;
 	memset(b, 'b', big);
+	sender = ct_tid();
 	CHECK(write(shared_fd, b, big) == (ssize_t)big, "big write");
 	free(b);
 	return NULL;
@@ -163,8 +167,9 @@ static void close_while_sending(void)
 	shared_fd = dial(&sa, 0);
 	CHECK(write(shared_fd, "sssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssss", 63) == 63,
 	      "first write");
+	sender = 0;
 	pthread_create(&writer, NULL, write_big, NULL);
-	usleep(100000); /* the big send is in flight, waiting for the reader */
+	ct_wait_blocked(&sender); /* the big send in flight, waiting for the reader */
 	CHECK(write(shared_fd, "XYZ", 3) == 3, "small write");
 	close(shared_fd);
 	pthread_join(writer, NULL);

@@ -222,6 +222,39 @@ static inline void ct_sleep_ms(double ms)
 		;
 }
 
+/* The calling thread's id, for ct_wait_blocked. */
+static inline pid_t ct_tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* Waits until thread *TID of this process (0 until that thread stores its
+ * ct_tid(), right before the call to wait on) sleeps (state S or D: the
+ * call is blocked, in the kernel or on the library's lock) or has ended;
+ * every 1 ms, for CT_TIMEOUT_S at most. A fixed sleep instead is a race a
+ * loaded host loses. */
+static inline void ct_wait_blocked(const volatile pid_t *tid)
+{
+	char path[64], b[512];
+	const char *p;
+
+	for (long i = 0; i < CT_TIMEOUT_S * 1000L; i++, ct_sleep_ms(1)) {
+		int fd;
+		ssize_t n;
+
+		if (!*tid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)*tid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			return; /* ended */
+		n = read(fd, b, sizeof(b) - 1);
+		close(fd);
+		b[n > 0 ? n : 0] = '\0';
+		if ((p = strrchr(b, ')')) && p[1] == ' ' && (p[2] == 'S' || p[2] == 'D'))
+			return;
+	}
+}
+
 static inline int ct_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
