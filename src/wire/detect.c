@@ -152,10 +152,16 @@ static int within_tie(const struct dir *h, uint32_t gap, uint32_t floor_us)
 }
 
 /* Is S2, now, tied to R's ACK: 1 yes, 0 no, 2 not known until H's round
- * trip is (none seen yet, and S2 within NF_TIE_WAIT_US). */
-static int tied(const struct dir *h, uint32_t now, uint32_t floor_us)
+ * trip is (none seen yet, and S2 within NF_TIE_WAIT_US). The ACK's time
+ * is that of its last copy, R's newest segment (r->dup_us): two captures
+ * (a veth's two ends) see it leave R and then reach H, milliseconds
+ * apart when the receiving stack runs late, and H reacts to the latter. */
+static int tied(const struct dir *h, const struct dir *r, uint32_t now, uint32_t floor_us)
 {
-	uint32_t gap = now - h->ack_us;
+	uint32_t gap = now - h->ack_us, near = now - r->dup_us;
+
+	if (near < gap)
+		gap = near;
 
 	if (within_tie(h, gap, floor_us))
 		return 1;
@@ -233,7 +239,7 @@ static inline __attribute__((always_inline)) void own_data(struct nf_wire *w, st
 		h->f &= (uint16_t)~DF_PEND;
 	}
 	if (state_of(h) == ST_ACKED && small && plain && p->seq == h->nxt &&
-	    (tie = tied(h, now, w->tie_floor_us)))
+	    (tie = tied(h, &c->d[!i], now, w->tie_floor_us)))
 		found(w, c, i, p, now, tie == 2);
 	f = h->f & ~(DF_STATE | DF_HEARD);
 	if (small && plain) { /* S1: its end and time are nxt and data_us below */

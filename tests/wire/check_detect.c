@@ -32,6 +32,7 @@ struct tl {
 	uint32_t nxt[2];
 	uint16_t mss[2]; /* the MSS each end's SYN says (1460 unless set) */
 	int dup; /* feed every segment twice (a capture on lo and any) */
+	double copy_ms; /* ... the second copy this much later (a veth's two ends) */
 };
 
 static int firsts;
@@ -106,8 +107,10 @@ static void seg_full(struct tl *t, double ms, int from, uint32_t len, uint8_t fl
 	if (!seq_back)
 		t->nxt[from] += len + !!(flags & NF_TCP_SYN) + !!(flags & NF_TCP_FIN);
 	nf_wire_packet(t->w, &p);
-	if (t->dup)
+	if (t->dup) {
+		p.ts_ns += (uint64_t)(t->copy_ms * 1e6);
 		nf_wire_packet(t->w, &p);
+	}
 }
 
 static void seg(struct tl *t, double ms, int from, uint32_t len)
@@ -180,6 +183,7 @@ struct step {
 	uint8_t flags;  /* NF_TCP_FIN (ACK is added) */
 	uint8_t zwin;   /* a window of 0 */
 	uint32_t back;  /* a resend of the last back bytes */
+	double copy;    /* with dup: its second copy this much later, not the row's copy */
 	enum what what; /* a check: what, and the value it must have */
 	double value;
 };
@@ -188,6 +192,8 @@ struct step {
 #define FIN(t, f) { .kind = STEP_SEG, .ms = (t), .from = (f), .flags = NF_TCP_FIN }
 #define ZERO_WIN(t, f) { .kind = STEP_SEG, .ms = (t), .from = (f), .zwin = 1 }
 #define RESEND(t, f, n) { .kind = STEP_SEG, .ms = (t), .from = (f), .len = (n), .back = (n) }
+#define LATE_COPY(t, f, n, late) \
+	{ .kind = STEP_SEG, .ms = (t), .from = (f), .len = (n), .copy = (late) }
 #define WANT(w, v) { .kind = STEP_CHECK, .what = (w), .value = (v) }
 
 /* The classic stall as seen near both ends (loopback), a round from t:
@@ -219,6 +225,7 @@ struct detect_case {
 	int no_handshake;
 	double srtt, crtt;
 	int dup;                /* every segment fed twice (lo and any) */
+	double copy;            /* ... the second copy this many ms later (0: at once) */
 	int rounds;
 	double every;
 	struct step once[4], round[12], then[36];
@@ -402,6 +409,22 @@ static const struct detect_case cases[] = {
 	  .rounds = 4, .every = 100, .round = { STALL_ROUND(10, 40) },
 	  .then = { WANT(W_ROWS, 1), WANT(W_STALLS, 4), WANT(W_DUPLICATES, 3 + 4 * 4),
 		    WANT(W_RETRANSMITS, 0) } },
+	/* a veth between two namespaces, captured at both ends (watch): each
+	 * segment seen leaving its sender and 0.03 ms later reaching the
+	 * other end; the server's timer ACK reaches the client 1.6 ms after
+	 * it left (the receiving stack's softirq ran late, under load), and
+	 * the client's S2 leaves 0.015 ms after that */
+	{ ROW("copies_at_a_veths_two_ends_ack_late", REAL_CAPTURES),
+	  .dup = 1, .copy = 0.03,
+	  .rounds = 4, .every = 100,
+	  .round = { SEG(10, C, 6), LATE_COPY(50, S, 0, 1.6), SEG(51.615, C, 7), SEG(51.7, S, 13) },
+	  .then = { WANT(W_ROWS, 1), WANT(W_STALLS, 4), WANT(W_RETRANSMITS, 0) } },
+	/* the same, the client's S2 3 ms after the ACK reached it: its pause */
+	{ ROW("copies_at_a_veths_two_ends_pause_after_late_ack", REAL_CAPTURES),
+	  .dup = 1, .copy = 0.03,
+	  .rounds = 4, .every = 100,
+	  .round = { SEG(10, C, 6), LATE_COPY(50, S, 0, 1.6), SEG(54.6, C, 7), SEG(54.7, S, 13) },
+	  .then = { WANT(W_ROWS, 0) } },
 	{ ROW("mid_connection_side_from_ports", REAL_CAPTURES), /* no SYN: 40000 is ephemeral */
 	  .no_handshake = 1,
 	  .once = { SEG(0, S, 13) },
@@ -481,8 +504,10 @@ static void play(const struct detect_case *c, struct tl *t, const struct step *s
 	for (const struct step *end = s + n; s < end && s->kind != STEP_END; s++) {
 		if (s->kind == STEP_CHECK)
 			check_step(c, t, s);
-		else
+		else {
+			t->copy_ms = s->copy ? s->copy : c->copy;
 			seg_full(t, s->ms + shift, s->from, s->len, s->flags, s->zwin ? 0 : 512, s->back);
+		}
 	}
 }
 
@@ -498,6 +523,7 @@ static void run_case(int _i)
 	for (int e = C; e <= S; e++)
 		t.mss[e] = c->mss[e] ? c->mss[e] : 1460;
 	t.dup = c->dup;
+	t.copy_ms = c->copy;
 	if (!c->no_handshake)
 		handshake(&t, 0, c->srtt ? c->srtt : 0.05, c->crtt ? c->crtt : 0.05);
 	play(c, &t, c->once, STEPS(c->once), 0);
