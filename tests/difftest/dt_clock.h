@@ -7,11 +7,13 @@
 
 #define DT_CLOCK_TASKS 64 /* past them, a tick counts its whole slice kept off */
 #define DT_CLOCK_GROUPS 2
+#define DT_CLOCK_WALK_AFTER_MS 200 /* the groups' tasks read from then on */
 
 struct dt_clock {
 	pid_t pgrp[DT_CLOCK_GROUPS];
 	int ngrp;
 	long long last, used; /* ns: the last tick, the run's time so far */
+	long long walk_from; /* ns: the first tick that reads the groups' tasks */
 	unsigned long long own; /* the caller's thread's run delay at the last tick */
 	int n;
 	struct {
@@ -27,7 +29,9 @@ struct dt_clock {
 void dt_clock_start(struct dt_clock *c, const pid_t *pgrp, int n);
 
 /* Advances C to now: adds the wall time since the last tick less the
- * longest time any one of the run's tasks, or the caller, spent runnable
+ * longest time any one of the run's tasks (read from DT_CLOCK_WALK_AFTER_MS
+ * of wall on: a task first seen counts its delay so far, up to the
+ * slice), or the caller, spent runnable
  * but off a CPU in it (tasks wait side by side: the longest, not the sum;
  * a task runnable at the tick that had no CPU since the last one: the
  * whole slice).
