@@ -325,6 +325,47 @@ else
 		"$SCRATCH/attach-all.out"
 fi
 rmdir /sys/fs/cgroup/nf-all-a /sys/fs/cgroup/nf-all-b
+
+# detach --all puts back the routes attach set quickack on, in every
+# namespace it recorded: one made for it (--netns) and this machine's own
+# (--host: -m quickack has no nodelay rule, so no cgroup is touched),
+# byte for byte in `ip route show table all`, each route said, the records
+# (a state dir of this check's own) gone
+QNS=nf-all-q
+QSTATE=$SCRATCH/qall-state
+qtable() { ip ${1:+-n "$1"} route show table all; }
+ip netns add "$QNS" && ip -n "$QNS" link set lo up && ip -n "$QNS" addr add 10.81.0.1/24 dev lo
+qtable "$QNS" >"$SCRATCH/qall-ns.before"
+qtable >"$SCRATCH/qall-host.before"
+{ NAGLEFIX_STATE_DIR=$QSTATE naglefix attach -m quickack --netns "$QNS" &&
+	NAGLEFIX_STATE_DIR=$QSTATE naglefix attach -m quickack --host; } >"$SCRATCH/qall.out" 2>&1
+arc=$?
+set_ns=$(qtable "$QNS" | grep -c 'quickack 1')
+set_host=$(qtable | grep -c 'quickack 1')
+records=$(find "$QSTATE" -name 'route-[0-9]*' 2>/dev/null | wc -l)
+NAGLEFIX_STATE_DIR=$QSTATE naglefix detach --all >"$SCRATCH/qall-detach.out" 2>&1
+rc=$?
+said='put back as it was (quickack 1 taken off)$'
+put_ns=$(grep -c "^naglefix detach: network namespace $QNS: route '.*': $said" "$SCRATCH/qall-detach.out")
+put_host=$(grep -c "^naglefix detach: network namespace host: route '.*': $said" "$SCRATCH/qall-detach.out")
+left=$(find "$QSTATE" -name 'route-[0-9]*' 2>/dev/null | wc -l)
+if [[ $arc -eq 0 && $rc -eq 0 && $set_ns -ge 2 && $set_host -ge 2 && $records -eq 2 && $left -eq 0 &&
+	$put_ns -eq $set_ns && $put_host -eq $set_host ]] &&
+	qtable "$QNS" | cmp -s - "$SCRATCH/qall-ns.before" && qtable | cmp -s - "$SCRATCH/qall-host.before"; then
+	pass "attach: detach --all puts back the routes of both namespaces attach -m quickack changed ($set_ns in $QNS, $set_host in the machine's own, each said): ip route show table all as before, byte for byte; both records gone"
+else
+	{
+		cat "$SCRATCH/qall.out" "$SCRATCH/qall-detach.out"
+		qtable "$QNS" | diff "$SCRATCH/qall-ns.before" -
+		qtable | diff "$SCRATCH/qall-host.before" -
+	} >"$SCRATCH/qall-fail.out" 2>&1
+	fail "attach: detach --all puts back the routes of both namespaces" \
+		"attach $arc, detach $rc; quickack 1 on $set_ns+$set_host routes, put back $put_ns+$put_host; records $records, left $left" \
+		"$SCRATCH/qall-fail.out"
+	# the checks below need this machine's routes as they were
+	NAGLEFIX_STATE_DIR=$QSTATE naglefix detach --netns /proc/1/ns/net >/dev/null 2>&1
+fi
+ip netns del "$QNS"
 exec 9>&-
 
 # ---- naglefix watch as a hardened service (conf/naglefix-watch.service) ----
