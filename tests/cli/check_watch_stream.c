@@ -78,12 +78,25 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* A listener on 127.0.0.1:PORT that accepts nothing (the kernel completes
+ * send_some's handshakes); its descriptor. */
+static int listen_sink(void)
+{
+	struct sockaddr_in at = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	int sink;
+
+	ck_assert_int_ge(sink = socket(AF_INET, SOCK_STREAM, 0), 0);
+	at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(sink, (struct sockaddr *)&at, sizeof(at)), 0);
+	ck_assert_int_eq(listen(sink, 64), 0);
+	return sink;
+}
+
 START_TEST(test_stream_no_wait_gives_none_early)
 {
 	struct nf_watch *w = calloc(1, sizeof(*w));
 	struct nf_watch_ns ns = { 0 };
 	struct nf_watch_cap *c[2];
-	struct sockaddr_in at = { .sin_family = AF_INET, .sin_port = htons(PORT) };
 	struct nf_ring_frame f;
 	struct nf_watch_ns *got;
 	uint64_t end;
@@ -91,10 +104,7 @@ START_TEST(test_stream_no_wait_gives_none_early)
 
 	ck_assert_ptr_nonnull(w);
 	own_namespace();
-	ck_assert_int_ge(sink = socket(AF_INET, SOCK_STREAM, 0), 0);
-	at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(sink, (struct sockaddr *)&at, sizeof(at)), 0);
-	ck_assert_int_eq(listen(sink, 64), 0);
+	sink = listen_sink();
 	ck_assert_int_eq(nf_watch_stream_open(w), 0);
 	c[0] = capture(w, &ns);
 	c[1] = capture(w, &ns);
@@ -123,7 +133,6 @@ START_TEST(test_stream_held_frames_first_after_a_capture_goes)
 	struct nf_watch *w = calloc(1, sizeof(*w));
 	struct nf_watch_ns ns = { 0 }; /* lo 0: its frames are held as a veth's */
 	struct nf_watch_cap *a, *b;
-	struct sockaddr_in at = { .sin_family = AF_INET, .sin_port = htons(PORT) };
 	struct nf_ring_frame f;
 	struct nf_watch_ns *got;
 	const struct timespec ms20 = { 0, 20000000 };
@@ -133,10 +142,7 @@ START_TEST(test_stream_held_frames_first_after_a_capture_goes)
 
 	ck_assert_ptr_nonnull(w);
 	own_namespace();
-	ck_assert_int_ge(sink = socket(AF_INET, SOCK_STREAM, 0), 0);
-	at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(sink, (struct sockaddr *)&at, sizeof(at)), 0);
-	ck_assert_int_eq(listen(sink, 64), 0);
+	sink = listen_sink();
 	ck_assert_int_eq(nf_watch_stream_open(w), 0);
 	a = capture(w, &ns);
 	b = capture(w, &ns);
@@ -195,7 +201,6 @@ START_TEST(test_stream_steady_stream_read_straight_after_a_capture_goes)
 	struct nf_watch *w = calloc(1, sizeof(*w));
 	struct nf_watch_ns ns = { 0 };
 	struct nf_watch_cap *a, *b;
-	struct sockaddr_in at = { .sin_family = AF_INET, .sin_port = htons(PORT) };
 	const struct timespec ms1 = { 0, 1000000 };
 	struct nf_ring_frame f;
 	struct nf_watch_ns *got;
@@ -204,10 +209,7 @@ START_TEST(test_stream_steady_stream_read_straight_after_a_capture_goes)
 
 	ck_assert_ptr_nonnull(w);
 	own_namespace();
-	ck_assert_int_ge(sink = socket(AF_INET, SOCK_STREAM, 0), 0);
-	at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(sink, (struct sockaddr *)&at, sizeof(at)), 0);
-	ck_assert_int_eq(listen(sink, 64), 0);
+	sink = listen_sink();
 	ck_assert_int_eq(nf_watch_stream_open(w), 0);
 	a = capture(w, &ns);
 	b = capture(w, &ns);
