@@ -45,12 +45,13 @@ static int sched_of(const char *path, unsigned long long *on, unsigned long long
 	return 0;
 }
 
-/* Whether the task whose stat file is PATH is runnable (state R). */
-static int runnable(const char *path)
+char dt_task_state(const char *path)
 {
 	char b[512];
 	const char *p;
-	return read_small(path, b, sizeof b) > 0 && (p = strrchr(b, ')')) && p[1] == ' ' && p[2] == 'R';
+	if (read_small(path, b, sizeof b) > 0 && (p = strrchr(b, ')')) && p[1] == ' ')
+		return p[2];
+	return 0;
 }
 
 /* PID's process group (stat's fifth field, after the name in parentheses
@@ -87,7 +88,7 @@ static long long kept_off(const struct dt_clock *old, struct dt_clock *c, const 
 	else if (delay >= old->t[i].delay)
 		k = (long long)(delay - old->t[i].delay);
 	snprintf(path, sizeof path, "/proc/%s/task/%d/stat", pid, tid);
-	if (i < old->n && on == old->t[i].on && runnable(path))
+	if (i < old->n && on == old->t[i].on && dt_task_state(path) == 'R')
 		k = slice;
 	c->t[c->n].tid = tid;
 	c->t[c->n].on = on;

@@ -37,4 +37,7 @@ void dt_clock_start(struct dt_clock *c, const pid_t *pgrp, int n);
  * whole slice).
  * Returns the run's time so far in ns. */
 long long dt_clock_tick(struct dt_clock *c);
+/* The state letter of the task whose /proc stat file is PATH ('R', 'S',
+ * ...: the field after the name, which may hold anything); 0 if unread. */
+char dt_task_state(const char *path);
 #endif

@@ -154,18 +154,11 @@ static void verdict(const char *name, int ok, const char *fmt, long long v, long
 /* Whether PID is asleep (state S); waits for it up to 30 s. */
 static int asleep(pid_t pid)
 {
-	char path[64], b[512];
-	const char *p;
+	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	for (int i = 0; i < 3000; i++, usleep(10000)) {
-		FILE *f = fopen(path, "r");
-		size_t n = f ? fread(b, 1, sizeof b - 1, f) : 0;
-		if (f)
-			fclose(f);
-		b[n] = 0;
-		if ((p = strrchr(b, ')')) && p[1] == ' ' && p[2] == 'S')
+	for (int i = 0; i < 3000; i++, usleep(10000))
+		if (dt_task_state(path) == 'S')
 			return 1;
-	}
 	return 0;
 }
 
