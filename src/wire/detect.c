@@ -80,7 +80,8 @@ static int duplicate(struct dir *d, uint32_t sig, uint32_t now)
 /* A stall of H (direction i) found at S2, p: counted, or kept until R
  * answers and, untied, until H's round trip is known (S2's time becomes
  * H's data_us as own_data goes on, and stays it while the stall waits:
- * H's next data ends the wait first). */
+ * H's next data ends the wait first). An untied stall keeps the ACK's
+ * copy nearest S2 (tied()'s), which tie_known() will time it from. */
 static void found(struct nf_wire *w, struct conn *c, int i, const struct nf_seg *p, uint32_t now,
 		  int untied)
 {
@@ -102,6 +103,8 @@ static void found(struct nf_wire *w, struct conn *c, int i, const struct nf_seg 
 			  (h->f & DF_S1_HEARD ? DF_PEND_ANSWERED : 0) | (untied ? DF_PEND_UNTIED : 0));
 	a->pend_start_us = h->data_us;
 	a->pend_ack_us = h->ack_us;
+	if (untied && (uint32_t)(now - c->d[!i].dup_us) < (uint32_t)(now - h->ack_us))
+		a->pend_ack_us = c->d[!i].dup_us;
 	a->pend_size1 = h->s1_len > 0xffff ? 0xffff : (uint16_t)h->s1_len;
 	a->pend_size2 = p->len > 0xffff ? 0xffff : (uint16_t)p->len;
 }

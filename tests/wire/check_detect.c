@@ -425,6 +425,16 @@ static const struct detect_case cases[] = {
 	  .rounds = 4, .every = 100,
 	  .round = { SEG(10, C, 6), LATE_COPY(50, S, 0, 1.6), SEG(54.6, C, 7), SEG(54.7, S, 13) },
 	  .then = { WANT(W_ROWS, 0) } },
+	/* the same with no handshake seen (a connection older than the
+	 * capture), the client's S2 1.2 ms after the ACK's late copy: its
+	 * first stall waits for its round trip (0.5 ms, its ACK of the
+	 * answer), then is tied from that copy, not the first */
+	{ ROW("copies_at_a_veths_two_ends_ack_late_untied", REAL_CAPTURES),
+	  .no_handshake = 1, .dup = 1, .copy = 0.03,
+	  .rounds = 4, .every = 100,
+	  .round = { SEG(10, C, 6), LATE_COPY(50, S, 0, 1.6), SEG(52.8, C, 7), SEG(52.9, S, 13),
+		     SEG(53.4, C, 0) },
+	  .then = { WANT(W_ROWS, 1), WANT(W_STALLS, 4), WANT(W_RETRANSMITS, 0) } },
 	{ ROW("mid_connection_side_from_ports", REAL_CAPTURES), /* no SYN: 40000 is ephemeral */
 	  .no_handshake = 1,
 	  .once = { SEG(0, S, 13) },
