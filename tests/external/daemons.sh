@@ -191,7 +191,7 @@ part_git() {
     make_repo "$TMP/repo" >"$TMP/make_repo.log" 2>&1 ||
         { fail "git: a repository to serve" "" "$TMP/make_repo.log"; return; }
     for action in "${DAEMON_ACTIONS[@]}"; do git_run "$action"; done
-    audit_found git "$TMP/git-audit"
+    audit_found git "$TMP/git-audit" git_run audit
 }
 
 # ---- rsync ----------------------------------------------------------------
@@ -314,7 +314,7 @@ part_rsync() {
     fi
     make_tree "$TMP/tree" || { fail "rsync: a tree to serve" "make_tree failed"; return; }
     for action in "${DAEMON_ACTIONS[@]}"; do rsync_run "$action"; done
-    audit_found rsync "$TMP/rsync-audit"
+    audit_found rsync "$TMP/rsync-audit" rsync_run audit
     START_FAILED=0
     bare=$(rsync_times bare)
     floor=$(rsync_local_times)
@@ -407,13 +407,33 @@ part_sshd() {
     for action in "${DAEMON_ACTIONS[@]}"; do sshd_run "$action"; done
 }
 
-# audit_found WHAT DIR: the audit run's records (DIR/audit.jsonl) name at
-# least one stall of 35 ms or more in WHAT.
+# worst_stall FILE: the largest worst_stall_ms of the audit records in
+# FILE ("" if none).
+worst_stall() {
+    grep -h '"event":"summary"' "$1" 2>/dev/null |
+        sed -n 's/.*"worst_stall_ms":\([0-9.]*\).*/\1/p' | sort -g | tail -n 1
+}
+
+# audit_found WHAT DIR RUN...: the audit run's records (DIR/audit.jsonl)
+# name at least one stall of 35 ms or more in WHAT. A run may meet none:
+# a reply that comes late takes the receiver out of its ping-pong mode,
+# and it then ACKs at once. So up to 3 runs: RUN (the audited run again,
+# which leaves its records in DIR) runs once more while none is found,
+# the earlier run's DIR kept as DIR.N; its own checks are said only if
+# one fails (the first run's were said and counted).
 audit_found() {
-    local worst
-    worst=$(grep -h '"event":"summary"' "$2/audit.jsonl" 2>/dev/null |
-        sed -n 's/.*"worst_stall_ms":\([0-9.]*\).*/\1/p' | sort -g | tail -n 1)
-    awk -v w="${worst:-0}" 'BEGIN {exit !(w >= 35)}'
-    check "$1 audit: finds split writes that stall (worst ${worst:-none} ms)" $? \
-        "$2/audit.jsonl" "no stall of 35 ms or more recorded"
+    local what=$1 dir=$2 run worst out
+    shift 2
+    for ((run = 1; ; run++)); do
+        worst=$(worst_stall "$dir/audit.jsonl")
+        awk -v w="${worst:-0}" 'BEGIN {exit !(w >= 35)}' && break
+        ((run < 3)) || break
+        rm -rf "$dir.$run" && mv "$dir" "$dir.$run"
+        out=$TMP/$what-audit-rerun$run.out
+        ("$@") >"$out" 2>&1 # a subshell: its checks are not counted twice
+        grep -q '^FAIL ' "$out" && fail "$what audit: run $((run + 1)) of 3" "a check failed" "$out"
+    done
+    [[ -n $worst ]] && awk -v w="$worst" 'BEGIN {exit !(w >= 35)}'
+    check "$what audit: finds split writes that stall (worst ${worst:-none} ms, run $run of 3)" $? \
+        "$dir/audit.jsonl" "no stall of 35 ms or more recorded in $run runs"
 }
