@@ -85,6 +85,39 @@ rounds_done() { grep -c '^round' "$1"; }
 wait_rounds() { wait_until 20 rounds_reached "$1" "$2"; }
 # rounds_reached FILE N: true if the client has finished N rounds.
 rounds_reached() { (($(rounds_done "$1") >= $2)); }
+# carrier NS DEV...: true once each DEV of NS has its carrier.
+carrier() {
+	local ns=$1 d
+	shift
+	for d in "$@"; do
+		ip -n "$ns" link show dev "$d" | grep -q LOWER_UP || return 1
+	done
+}
+# link_local NS DEV...: true once each DEV of NS has its IPv6 link-local
+# address, out of its tentative state (the kernel adds the address's
+# route when it leaves it).
+link_local() {
+	local ns=$1 d
+	shift
+	for d in "$@"; do
+		ip -n "$ns" -6 addr show dev "$d" scope link | grep -q 'inet6 fe80' || return 1
+		! ip -n "$ns" -6 addr show dev "$d" | grep -q tentative || return 1
+	done
+}
+# table_settled NS FILE: true if NS's routes (`ip route show table all`,
+# those that expire left out: their time left moves) are what FILE holds
+# byte for byte; else writes them there. Under wait_until: the table once
+# two snapshots in a row match.
+table_settled() {
+	ip -n "$1" route show table all | grep -v expires >"$2.now"
+	cmp -s "$2.now" "$2" && rm -f "$2.now" && return 0
+	mv "$2.now" "$2"
+	return 1
+}
+# linkdown NS PREFIX: true if NS's route to PREFIX has a nexthop flagged
+# linkdown (its device's carrier is off).
+linkdown() { ip -n "$1" route show "$2" | grep -q linkdown; }
+linkup() { ! linkdown "$@"; }
 
 if any_selected attach-route-open-connection attach-route-list attach-route-detach \
 	attach-route-changed-left attach-route-removed-said attach-route-ipv6 attach-route-accept-refused \
@@ -304,10 +337,14 @@ if selected attach-route-kernel-state; then
 		ip -n "$KNS" route add 10.60.0.0/24 nexthop via 10.50.0.2 dev va nexthop via 10.51.0.2 dev wa &&
 		ip -n "$KNS" -6 route add 2001:db8:98::/64 via fe80::1 dev va proto ra expires 600 &&
 		ip -n "$KNS" -6 route add 2001:db8:97::/64 via fe80::1 dev va expires 600
-	sleep 0.5
-	ip -n "$KNS" route show table all | grep -v expires >"$TMP/kstate.before"
+	# the kernel's own routes of va and vb come as their carrier and
+	# link-local addresses do: the table before once it holds still
+	rm -f "$TMP/kstate.before" "$TMP/kwait.out"
+	{ wait_until 10 carrier "$KNS" va vb wa wb && wait_until 10 link_local "$KNS" va vb; } ||
+		echo "no carrier or link-local address in 10 s" >>"$TMP/kwait.out"
+	wait_until 10 table_settled "$KNS" "$TMP/kstate.before" || echo "the table kept moving for 10 s" >>"$TMP/kwait.out"
 	ip -n "$KNS" link set wb down # wa's carrier: its nexthop "linkdown"
-	sleep 0.2
+	wait_until 10 linkdown "$KNS" 10.60.0.0/24 || echo "no linkdown in 10 s" >>"$TMP/kwait.out"
 	printf 'connect 10.60.0.0/24 quickack
 connect [2001:db8:98::/64] quickack
 connect [2001:db8:97::/64] quickack
@@ -316,7 +353,7 @@ connect [2001:db8:97::/64] quickack
 	rc=$?
 	ip -n "$KNS" route show table all >"$TMP/kstate.attached"
 	ip -n "$KNS" link set wb up
-	sleep 0.2
+	wait_until 10 linkup "$KNS" 10.60.0.0/24 || echo "linkdown still there after 10 s" >>"$TMP/kwait.out"
 	"$NF" detach --netns "$KNS" >"$TMP/kdetach.out" 2>&1
 	drc=$?
 	if [[ $rc -eq 0 && $drc -eq 0 ]] && grep -q "^10.60.0.0/24 .*quickack 1" "$TMP/kstate.attached" &&
@@ -328,7 +365,7 @@ connect [2001:db8:97::/64] quickack
 		ip -n "$KNS" route show table all | grep -v expires | cmp -s - "$TMP/kstate.before"; then
 		pass "attach-route-kernel-state: a multipath route with a link down set and put back byte for byte; a router's route and an expiring one said and left, their expiry kept"
 	else
-		{ cat "$TMP/kattach.out" "$TMP/kdetach.out" "$TMP/kstate.attached"; ip -n "$KNS" route show table all | diff "$TMP/kstate.before" -; } >"$TMP/kfail.out"
+		{ cat "$TMP/kwait.out" "$TMP/kattach.out" "$TMP/kdetach.out" "$TMP/kstate.attached"; ip -n "$KNS" route show table all | diff "$TMP/kstate.before" -; } >"$TMP/kfail.out" 2>/dev/null
 		fail attach-route-kernel-state "attach $rc, detach $drc" "$TMP/kfail.out"
 	fi
 	ip netns del "$KNS"
