@@ -54,11 +54,16 @@ check_legacy "legacy legacy_client.js, unmodified" "$JPORT" node "$LEGACY_DIR/le
 check_legacy "legacy legacy_client.pl, unmodified" "$JPORT" perl "$LEGACY_DIR/legacy_client.pl" "$H" PORT 400 split
 
 # memccp: one process storing one 200,000-byte file 3,000 times; each store
-# timed from memcached's side (mc_watch.py). As is, stores stall (3-9 of 40
-# here, 42 ms each; at least 3 of 40, or of the next 200); after fix,
-# none of the next 300.
+# timed from memcached's side (tests/programs/mc_watch.py). As is, stores
+# stall (3-9 of 40 here, 42 ms each; a busy machine takes the stall away
+# from most: 2 of 40 beside the plain lane; CI's machine stalled 5 of 160
+# files), so they are timed until the 3rd stall or MC_SAMPLE stores; after
+# the fix, none of the next as many (at least 300): without the fix those
+# would hold about as many stalls as before. No stall in MC_SAMPLE: a SKIP
+# (nothing to judge), and the fix itself must still have set the socket.
+MC_SAMPLE=1000
 check_memccp() {
-    local name="memccp" mport before after i bstalls
+    local name="memccp" mport before after i bstalls bstores astalls amed n
     selected "$name" || return 0
     if ! command -v memccp >/dev/null || ! command -v memcached >/dev/null; then
         skip "$name" "memccp or memcached missing (tests/install-deps.sh installs them)"
@@ -72,13 +77,8 @@ check_memccp() {
     (exec timeout -k 5 90 memccp --servers="$H:$mport" "${files[@]}" >"$W/memccp.out" 2>&1) &
     local tpid=$!
     CLIENT_PIDS+=("$tpid")
-    before=$(timeout 30 python3 "$HERE/mc_watch.py" "$mport" 40)
-    # a busy machine can take the stall away from most stores (2 of 40
-    # seen beside the plain lane): then the next 200 must show it
-    bstalls=${before##*stalls=} bstalls=${bstalls%% *}
-    if [[ -n $bstalls ]] && ((bstalls < 3)); then
-        before=$(timeout 30 python3 "$HERE/mc_watch.py" "$mport" 200)
-    fi
+    before=$(timeout 40 python3 "$LEGACY_DIR/mc_watch.py" "$mport" "$MC_SAMPLE" 30 --until 3)
+    bstalls=${before##*stalls=} bstalls=${bstalls%% *} bstores=${before##*stores=}
     PID=$(pgrep -P "$tpid" -x memccp)
     if [[ -z $PID ]]; then
         fail "$name: running" "no memccp process" "$W/memccp.out"
@@ -86,19 +86,24 @@ check_memccp() {
     fi
     timeout 20 "${FIX[@]}" -m nodelay "$PID" >"$W/memccp.fix" 2>&1
     FIXRC=$?
-    after=$(timeout 30 python3 "$HERE/mc_watch.py" "$mport" 300)
-    local bstalls=${before##*stalls=} astalls=${after##*stalls=} amed=${after#median_ms=}
-    bstalls=${bstalls%% *} astalls=${astalls%% *} amed=${amed%% *}
+    n=$((${bstores:-0} > 300 ? bstores : 300))
+    after=$(timeout 40 python3 "$LEGACY_DIR/mc_watch.py" "$mport" "$n" 30)
+    kill "$tpid" 2>/dev/null
+    astalls=${after##*stalls=} amed=${after#median_ms=}
+    astalls=${astalls%% *} amed=${amed%% *}
     if ((FIXRC != 0)) || ! grep -q 'connect .* set' "$W/memccp.fix"; then
         fail "$name: naglefix fix PID" "exit $FIXRC" "$W/memccp.fix"
-    elif [[ -z $bstalls || -z $astalls ]] || ((bstalls < 3)); then
-        fail "$name: stalls before the fix" "before: $before" "$W/memccp.out"
-    elif ((astalls != 0)) || ! lt "$amed" "$FAST_MAX_MS"; then
-        fail "$name: no store stalls after the fix" "before: $before; after: $after"
+    elif [[ ! $bstalls =~ ^[0-9]+$ || ! $astalls =~ ^[0-9]+$ ]]; then
+        fail "$name: stores timed before and after the fix" "before: '$before'; after: '$after'" \
+            "$W/memccp.out"
+    elif ((bstalls == 0)); then
+        skip "$name" "0 stalls in $bstores stores here: nothing to judge"
+        pass "$name: naglefix fix PID set its socket (no stall before it)"
+    elif ((astalls != 0)) || [[ ${after##*stores=} != "$n" ]] || ! lt "$amed" "$FAST_MAX_MS"; then
+        fail "$name: no store of the next $n stalls after the fix" "before: $before; after: $after"
     else
         pass "$name: before $before; after 'fix PID' $after"
     fi
-    kill "$tpid" 2>/dev/null
 }
 check_memccp
 
