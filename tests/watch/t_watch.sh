@@ -337,7 +337,9 @@ found_server http.server "$port_http" "http.server"
 found_server HttpServer "$port_jhttp" "JHttpServer"
 
 # memccp: a process a round; each stalling one named, the row's stalls
-# the ground truth's or one off, as the programs' above. (It was within
+# the ground truth's or one off, as the programs' above. Its stalls depend
+# on when memcached reads (5 of 160 files on CI's machine): none in the
+# packets is a SKIP, and then watch must have no row of it. (It was within
 # 10% while the truth's tcpdump lost its last block, memccp's traffic:
 # one run of the CI suite, watch 58, truth 54; in immediate mode, five
 # runs on 2026-12-02 were exact, 25 to 40 stalls.)
@@ -350,7 +352,15 @@ if selected "memccp found"; then
     conns=$(jq -rs '[.[] | select(.client != null)] | map(.client) | unique | length' "$W/truth.json" 2>/dev/null)
     held=$(jq -rs --arg p "$H:$port_mc" '[.[] | select(.server == $p)] | map(.client) | unique | length' \
         "$W/truth.json" 2>/dev/null)
-    if [[ -n $stalls && $want -ge 1 && $named == "$held" ]] && near "$stalls" "$want"; then
+    if [[ $want == 0 ]]; then
+        skip "memccp found" "0 stalls in the packets of 3 runs of 40 files here: nothing to judge"
+        if [[ -z $stalls && $named == 0 ]]; then
+            pass "memccp: no stall in the packets, and watch has no memccp row"
+        else
+            fail "memccp: no stall in the packets, and watch has no memccp row" \
+                "stalls '${stalls:-}', $named processes named" "$W/watch.out"
+        fi
+    elif [[ -n $stalls && $want -ge 1 && $named == "$held" ]] && near "$stalls" "$want"; then
         pass "memccp found: $stalls stalls (the packets: $want), $named memccp processes named (of $held that held)"
     else
         fail "memccp found" "stalls '${stalls:-}' (truth $want), $named processes named of $held" "$W/watch.out"

@@ -352,7 +352,10 @@ fixed python6 pid "${PID[python6]:-0}"
 fixed node pid "${PID[node]:-0}"
 fixed perl pid "${PID[perl]:-0}"
 fixed jhttp local "$H:$port_jhttp"
-# memccp: a process a round; each one that stalled fixed at its first stall
+# memccp: a process a round; each one that stalled fixed at its first
+# stall. None named (memccp may not stall: 5 of 160 files on CI's
+# machine) is a SKIP: a watch that names nothing fails the other holders'
+# checks above.
 if selected "memccp: each process that stalled fixed"; then
     named=$(jq -r --arg p "$H:$port_mc" 'select((.event == "wire_stall" or .event == "wire_conn")
         and .peer == $p) | .pid' "$W/watch.out" 2>/dev/null | sort -u)
@@ -361,7 +364,9 @@ if selected "memccp: each process that stalled fixed"; then
         n=$((n + 1))
         [[ $(fix_of pid "$p" socket) == "set 0 1" ]] || bad+=" $p"
     done
-    if [[ $n -ge 1 && -z $bad ]]; then
+    if ((n == 0)); then
+        skip "memccp: each process that stalled fixed" "no memccp process of 3 named (none stalled here): nothing to judge"
+    elif [[ -z $bad ]]; then
         pass "memccp: each process that stalled fixed ($n of 3 stalled)"
     else
         fail "memccp: each process that stalled fixed" "$n named, not fixed:$bad" "$W/watch.out"
