@@ -33,11 +33,12 @@
 # programs' own warm-up, outside their median; seen so in every capture
 # here, once each server has answered a client before: see below). memccp's
 # stalls depend on when memcached reads (tests/legacy/run.sh): 40-90 of 160
-# files here; their count and median are the ground truth's, and the
-# measured check is the time they cost: the stalls of that run's
-# connection on the wire at most the measured run as is less the median
-# run fixed (-m nodelay), plus 10%, and at least half of it (the
-# difference of two whole runs moves by 20% on this machine).
+# files here, 5 on CI's machine; their count and median are the ground
+# truth's, and the measured check is the time they cost: the stalls of
+# each measured run's connection on the wire at most that run as is less
+# the median run fixed (-m nodelay), plus 10%, and at least half of it
+# (the difference of two whole runs moves by 20% on this machine), in
+# more than half of the runs; none stalling at all is a SKIP (below).
 #
 # The ground truth is capcheck.py's own reading of the packets (tshark's
 # fields): a data segment, the peer's first ACK of it pure and >= 30 ms
@@ -135,6 +136,7 @@ verdict() {
         case $kind in
             pass) pass "$name" ;;
             fail) fail "$name" "$why" ;;
+            skip) skip "$name" "$why" ;;
             note) echo "note: $name" ;;
             *) fail "capcheck" "unexpected line: $kind $name $why" ;;
         esac
@@ -459,15 +461,24 @@ capture_client HttpServer tcpdump "$H:$jhport" accept $((ROUNDS - 1)) -i lo -- \
     python3 "$HERE/../programs/http_rounds.py" "$H" "$jhport" "$ROUNDS" /hello.txt
 
 # memccp: a whole memccp process a round (memccp_rounds.sh), 80 files of
-# 200,000 bytes: round 1 a warm-up, round 2 measured; the capture cut to
-# 96 bytes a packet (-s 96: sizes from the IP header). Then the same under
-# `naglefix -m nodelay`, captured too (a control: no row), 3 rounds after
-# the warm-up: what the measured run lost is its time as is less the
-# median fixed run (one fixed run took 169 ms here where others took 40:
-# a single one was too noisy a reference for 40 files).
+# 200,000 bytes: round 1 a warm-up, rounds 2-4 measured, each run's time
+# kept (MEMCCP_TIMES); the capture cut to 96 bytes a packet (-s 96: sizes
+# from the IP header). Then the same under `naglefix -m nodelay`, captured
+# too (a control: no row), 3 rounds after the warm-up: what each measured
+# run lost is its time as is less the median fixed run (one fixed run took
+# 169 ms here where others took 40: a single one was too noisy a reference
+# for 40 files), and each is judged against its own connection's stalls,
+# more than half of them agreeing (an as-is run's hiccup is outvoted).
+# memccp's stalls depend on when memcached reads (40-90 of 160 files
+# here, 5 of 160 on CI's machine, all in the warm-up): as is is captured
+# again, up to MC_CAPTURES times in all, until a measured run stalls. No
+# stall in any: a SKIP naming the count, and scan must write no row for
+# the last capture; stalls only in warm-ups: the run-loss check SKIPs.
 MC_FILES=80
+MC_MEASURED=3
+MC_CAPTURES=3
 check_memccp() {
-    local name=memccp asis fixed i files=()
+    local name=memccp asis fixed i try files=() counts=() total=0 later=0 losses
     any_selected "$name" "$name -m nodelay" || return 0
     if ! command -v memccp >/dev/null || ! command -v memcached >/dev/null; then
         skip "$name" "memccp or memcached missing (tests/install-deps.sh installs them)"
@@ -481,16 +492,37 @@ check_memccp() {
     done
     start_server memcached "$LEGACY_DIR/memcached_server.sh" || return
     local server=$H:$SERVER_PORT
-    cap_start "$name" tcpdump "tcp port $SERVER_PORT" -i lo -s 96 || return
-    asis=$(run_client none "$LEGACY_DIR/memccp_rounds.sh" "$server" 2 "${files[@]}")
-    cap_stop || return
+    for ((try = 1; try <= MC_CAPTURES; try++)); do
+        cap_start "$name" tcpdump "tcp port $SERVER_PORT" -i lo -s 96 || return
+        asis=$(MEMCCP_TIMES=$W/mc-asis.ms run_client none "$LEGACY_DIR/memccp_rounds.sh" "$server" \
+            $((MC_MEASURED + 1)) "${files[@]}")
+        cap_stop || return
+        measured "$name" "$asis" || return
+        mapfile -t counts < <(timeout 150 python3 "$HERE/capcheck.py" stalls "$W/$name.pcap" \
+            --server "$server" 2>"$W/$name.stalls.err")
+        total=0 later=0
+        for ((i = 0; i < ${#counts[@]}; i++)); do
+            total=$((total + counts[i]))
+            ((i > 0)) && later=$((later + counts[i]))
+        done
+        ((later > 0)) && break
+        echo "note: $name: capture $try of $MC_CAPTURES: stalls a connection: ${counts[*]:-none}"
+    done
+    ((try > MC_CAPTURES)) && try=$MC_CAPTURES
     cap_start "$name-nodelay" tcpdump "tcp port $SERVER_PORT" -i lo -s 96 || return
     fixed=$(run_client nodelay "$LEGACY_DIR/memccp_rounds.sh" "$server" 4 "${files[@]}")
     cap_stop || return
-    measured "$name" "$asis" && measured "$name -m nodelay" "$fixed" || return
+    measured "$name -m nodelay" "$fixed" || return
     scan "$name"
-    found "$name" connect "$server" "" truth \
-        --run-ms "$(awk -v a="$asis" -v f="$fixed" 'BEGIN { printf "%.3f", a - f }')" --run-conn 2
+    if ((total == 0)); then
+        skip "$name" "0 stalls in $((try * (MC_MEASURED + 1) * MC_FILES)) stores ($try captures of $((
+            MC_MEASURED + 1)) runs of $MC_FILES files) here: nothing to judge"
+        results none "$name (no stall)" "$SCAN_JSON" "$W/$name.pcap" \
+            --ports "$SERVER_PORT" --conns $((MC_MEASURED + 1))
+    else
+        losses=$(awk -v f="$fixed" '{ printf "%s%.3f", (NR > 1 ? "," : ""), $1 - f }' "$W/mc-asis.ms")
+        found "$name" connect "$server" "" truth --run-ms="$losses" --run-conn 2
+    fi
     scan "$name-nodelay"
     results none "$name -m nodelay" "$SCAN_JSON" "$W/$name-nodelay.pcap" \
         --ports "$SERVER_PORT" --conns 4
