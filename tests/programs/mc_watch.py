@@ -2,13 +2,16 @@
 """mc_watch.py: how long each store takes on a memcached, seen from the
 server: its "stats" cmd_set polled every millisecond on a connection of
 its own, the time between two increments one store's.
-Usage: mc_watch.py PORT STORES [TIMEOUT_S] [--ready FILE] [--until N]
+Usage: mc_watch.py PORT STORES [TIMEOUT_S] [--ready FILE] [--end N]
+                   [--until N]
 Waits for the first increment, then times the next STORES stores and
 prints "median_ms=X max_ms=Y stalls=N stores=M" (a stall: >= 40 ms, the
 delayed-ACK minimum); M may be short of STORES when TIMEOUT_S (default
 30) ends first. --ready FILE: FILE is created once the first count is
-read (a client started after it has none of its stores missed). --until
-N: stops early at the N-th stall (M the stores timed until then).
+read (a client started after it has none of its stores missed). --end
+N: stops once N stores were made since that first count (a client's
+all; those the first increment saw at once are untimed). --until N:
+stops early at the N-th stall (M the stores timed until then).
 Exit 1 with a message if no store was timed.
 """
 import argparse
@@ -40,6 +43,7 @@ def parse():
     ap.add_argument("stores", type=int)
     ap.add_argument("timeout", type=float, nargs="?", default=30.0)
     ap.add_argument("--ready")
+    ap.add_argument("--end", type=int)
     ap.add_argument("--until", type=int)
     return ap.parse_args()
 
@@ -50,6 +54,7 @@ def main():
     sock = socket.create_connection(("127.0.0.1", a.port), timeout=10)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     last = cmd_set(sock)
+    end = last + a.end if a.end is not None else None
     if a.ready:
         open(a.ready, "w").close()
     while cmd_set(sock) == last:
@@ -61,7 +66,7 @@ def main():
     per = []
     stalls = 0
     while len(per) < a.stores and time.monotonic() < deadline:
-        if a.until is not None and stalls >= a.until:
+        if (a.until is not None and stalls >= a.until) or (end is not None and last >= end):
             break
         time.sleep(0.001)
         now_sets = cmd_set(sock)
