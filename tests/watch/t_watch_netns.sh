@@ -39,13 +39,16 @@
 #   - the veth stall found once (one row, whose lines all name the same
 #     holder end), its count the truth's, the client's pid and command,
 #     netns B (where its socket lives), its cgroup's name;
-#   - the late namespace captured within 1 s of its making (a socket of
-#     watch listed in its /proc/net/packet; the time printed), its stall
-#     found, named pid:N; and, once its processes ended, closed within
-#     2 s (no descriptor of watch on it any more); the mover's namespace
-#     captured within 3 s of its move (a process's link is read again
-#     every 2 s, then the capture is opened off watch's loop: 1.1-1.7 s
-#     measured, load 2-5);
+#   - the late namespace captured within 2 s of its first command (a
+#     socket of watch listed in its /proc/net/packet; the time printed;
+#     by design 0.85 s at most: a census walk each 250 ms, a process read
+#     again at the next walk, the next census applying it, the capture
+#     opened), its stall found, named pid:N; and, once its processes
+#     ended, closed within 2 s (no descriptor of watch on it any more);
+#     the mover's namespace captured within 4 s of its move (a process's
+#     link is read again every 2 s, then the capture is opened off
+#     watch's loop: by design 2.6 s at most; 1.1-1.7 s measured, load
+#     2-5);
 #   - --netns B: the veth row, not LO's; -i lo: LO's row, not the veth's;
 #     -i VB: the veth row;
 #     --netns PID: LO's row, named pid:PID;
@@ -178,6 +181,21 @@ capturing() {
     [[ -n $mine ]] && ns_packet_inodes "$2" | grep -qxF "$mine"
 }
 
+# until_capturing PID NS T0 SECS: polls capturing PID NS until it holds
+# (status 0, CAPTURED_MS the milliseconds from T0, an EPOCHREALTIME, to
+# the end of that poll: at most) or SECS seconds after T0 have passed
+# (status 1).
+until_capturing() {
+    local end=$((${3//[.,]/} + $4 * 1000000)) now
+    CAPTURED_MS=""
+    until capturing "$1" "$2"; do
+        now=${EPOCHREALTIME//[.,]/}
+        ((now < end)) || return 1
+        sleep 0.01
+    done
+    CAPTURED_MS=$(awk -v a="$3" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", (b - a) * 1000 }')
+}
+
 # watch_start NAME NS... -- ARG...: `naglefix watch ARG...` in the
 # background (NAME.out, NAME.err), WPID[NAME] (timeout's, which passes
 # signals on), NFPID[NAME] watch's own; returns once it captures in each
@@ -244,6 +262,7 @@ watch_start vb "$NB" -- --json -i "$VB" || started=0
 
 # the late namespace: made now, its loopback's stall once watch captures there
 late() { # inside it: HERE LEGACY_DIR W ROUNDS
+    echo "$EPOCHREALTIME" >"$3/late.t0" # the namespace made: its first command
     ip link set lo up || exit 1
     echo "$(readlink /proc/self/ns/net)" >"$3/late.ns"
     while [[ ! -e $3/late.go ]]; do sleep 0.02; done
@@ -259,17 +278,14 @@ late() { # inside it: HERE LEGACY_DIR W ROUNDS
     wait
 }
 export -f late
-t0=$EPOCHREALTIME
 unshare -n bash -c 'late "$@"' late "$HERE" "$LEGACY_DIR" "$W" "$ROUNDS" &
 LATE_PID=$!
+# from late.t0 on (bash runs in the new namespace: before, /proc/LATE_PID
+# was this one's, where watch captures too), polled until 3 s after it
 late_ms=""
-for ((i = 0; i < 300; i++)); do
-    if capturing "${NFPID[all]:-0}" "/proc/$LATE_PID"; then
-        late_ms=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", (b - a) * 1000 }')
-        break
-    fi
-    sleep 0.01
-done
+if wait_until 20 test -s "$W/late.t0" && read -r t0 <"$W/late.t0"; then
+    until_capturing "${NFPID[all]:-0}" "/proc/$LATE_PID" "$t0" 3 && late_ms=$CAPTURED_MS
+fi
 late_ino=$(sed -n 's/^net:\[\([0-9]*\)\]$/\1/p' "$W/late.ns" 2>/dev/null)
 touch "$W/late.go"
 
@@ -309,26 +325,21 @@ for ((i = 0; i < 300; i++)); do
 done
 # a process that moves to a namespace of its own a second after it
 # started (unshare(2) from the process itself: no new PID shows it):
-# captured within 3 s of its move (a process's link is read again
+# captured within 4 s of its move (a process's link is read again
 # every 2 s; the capture opened in watch's thread)
 python3 -c 'import ctypes, sys, time
 time.sleep(1)
 if ctypes.CDLL(None).unshare(0x40000000) != 0:
     sys.exit("unshare failed")
-print("moved", flush=True)
-time.sleep(5)' >"$W/mover.out" 2>&1 &
+print("moved %.6f" % time.time(), flush=True)
+time.sleep(10)' >"$W/mover.out" 2>&1 &
 MOVER=$!
 BG_PIDS+=("$MOVER")
-wait_until 10 grep -qs moved "$W/mover.out"
-t0=$EPOCHREALTIME
 mover_ms=""
-for ((i = 0; i < 400; i++)); do
-    if capturing "${NFPID[all]:-0}" "/proc/$MOVER"; then
-        mover_ms=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", (b - a) * 1000 }')
-        break
-    fi
-    sleep 0.01
-done
+if wait_until 10 grep -qs moved "$W/mover.out"; then
+    read -r _ t0 <"$W/mover.out"
+    until_capturing "${NFPID[all]:-0}" "/proc/$MOVER" "$t0" 5 && mover_ms=$CAPTURED_MS
+fi
 kill "$MOVER" 2>/dev/null
 sleep 0.3 # the last blocks handed over, held 80 ms
 for n in all only lo bypid vb; do watch_stop "$n"; done
@@ -423,11 +434,11 @@ if ((started)); then
             fail "the veth holder's cgroup named" "'$cg', not $CGUNIT" "$W/all.out"
         fi
     fi
-    selected "a namespace made after watch started: captured within 1 s" &&
-        if [[ -n $late_ms && $late_ms -lt 1000 ]]; then
-            pass "a namespace made after watch started: captured within 1 s ($late_ms ms)"
+    selected "a namespace made after watch started: captured within 2 s" &&
+        if [[ -n $late_ms && $late_ms -lt 2000 ]]; then
+            pass "a namespace made after watch started: captured within 2 s ($late_ms ms after its first command)"
         else
-            fail "a namespace made after watch started: captured within 1 s" "${late_ms:-not} captured"
+            fail "a namespace made after watch started: captured within 2 s" "${late_ms:-not} captured"
         fi
     if selected "a namespace made after watch started: its stall found"; then
         line=$(rows "$W/all.out" 127.0.0.1:7302)
@@ -439,11 +450,11 @@ if ((started)); then
             fail "a namespace made after watch started: its stall found" "'$line' (pid:$LATE_NS_PID's, $MINE)" "$W/all.out"
         fi
     fi
-    selected "a process moving to a namespace later: captured within 3 s" &&
-        if [[ -n $mover_ms && $mover_ms -lt 3000 ]] && grep -q moved "$W/mover.out"; then
-            pass "a process moving to a namespace later: captured within 3 s ($mover_ms ms after it moved, or less)"
+    selected "a process moving to a namespace later: captured within 4 s" &&
+        if [[ -n $mover_ms && $mover_ms -lt 4000 ]]; then
+            pass "a process moving to a namespace later: captured within 4 s ($mover_ms ms after it moved)"
         else
-            fail "a process moving to a namespace later: captured within 3 s" "'${mover_ms:-not}'" "$W/mover.out"
+            fail "a process moving to a namespace later: captured within 4 s" "'${mover_ms:-not}'" "$W/mover.out"
         fi
     selected "a namespace gone: closed within 2 s" &&
         if [[ -n $late_ino && -n $late_closed_ms && $late_closed_ms -lt 2000 ]]; then
