@@ -614,7 +614,7 @@ ran() {
 # it) with curl: 200 small files and 50 of 100 KiB on one keep-alive
 # connection, then 100 with Connection: close (a connection each)
 check_nginx() {
-    local name=nginx d=$W/nginx port ngx rc
+    local name=nginx d=$W/nginx port ngx rc try
     selected "$name" || return 0
     ngx=$(command -v nginx || echo /usr/sbin/nginx)
     if [[ ! -x $ngx ]] || ! command -v curl >/dev/null; then
@@ -624,8 +624,7 @@ check_nginx() {
     mkdir -p "$d/tmp"
     head -c 700 /dev/zero | tr '\0' a >"$W/www/small"
     head -c 102400 /dev/urandom >"$W/www/f100k"
-    port=$(free_port)
-    cat >"$d/nginx.conf" <<NGINX
+    cat >"$d/nginx.conf.in" <<NGINX
 daemon off;
 master_process off;
 worker_processes 1;
@@ -643,13 +642,19 @@ http {
     keepalive_requests 1000;
     default_type application/octet-stream;
     server {
-        listen $H:$port;
+        listen $H:@PORT@;
         root $W/www;
     }
 }
 NGINX
-    start_server nginx env SERVE_PORT="$port" "$HERE/../programs/serve_port.sh" "$ngx" -p "$d" \
-        -c "$d/nginx.conf" -e stderr || return
+    # a port free when picked may be taken before nginx binds it: 5 tries
+    for ((try = 0; try < 5; try++)); do
+        port=$(free_port)
+        sed "s/@PORT@/$port/" "$d/nginx.conf.in" >"$d/nginx.conf"
+        start_server nginx env SERVE_PORT="$port" "$HERE/../programs/serve_port.sh" "$ngx" -p "$d" \
+            -c "$d/nginx.conf" -e stderr && break
+    done
+    ((try < 5)) || { fail "$name: the server starts" "no listener on 5 ports" "$d/error.log"; return; }
     cap_start "$name" tcpdump "tcp port $port" "${REAL_CAP[@]}" || return
     timeout 60 curl -sS "http://$H:$port/small?[1-200]" "http://$H:$port/f100k?[1-50]" \
         >/dev/null 2>"$d/curl.err"
@@ -676,6 +681,21 @@ pg_stop() {
     wait_until 10 gone "$pid"
     PG_PIDFILE=""
 }
+# pg_start BIN DIR: pg_ctl start of DIR/data on a free port (port set),
+# another port if the last was taken before the server bound it (5 in
+# all: a line "port = N" added to postgresql.conf, the last one counts)
+pg_start() {
+    local try lines
+    for ((try = 0; try < 5; try++)); do
+        port=$(free_port)
+        echo "port = $port" | as_pg tee -a "$2/data/postgresql.conf" >/dev/null
+        lines=$(wc -l <"$2/postgres.log" 2>/dev/null || echo 0)
+        as_pg "$1/pg_ctl" -D "$2/data" -l "$2/postgres.log" -w -t 30 start >"$W/pg-ctl.log" 2>&1 &&
+            return 0
+        tail -n "+$((lines + 1))" "$2/postgres.log" | grep -q 'Address already in use' || return 1
+    done
+    return 1
+}
 check_pgbench() {
     local name=pgbench d=$W/pg pg_bin="" b port rc
     selected "$name" || return 0
@@ -697,18 +717,15 @@ check_pgbench() {
         fail "$name: initdb" "" "$W/pg-initdb.log"
         return
     fi
-    port=$(free_port)
     as_pg tee -a "$d/data/postgresql.conf" >/dev/null <<PGCONF
 listen_addresses = '$H'
-port = $port
 unix_socket_directories = ''
 fsync = off
 synchronous_commit = off
 full_page_writes = off
 PGCONF
     PG_PIDFILE=$d/data/postmaster.pid
-    if ! as_pg "$pg_bin/pg_ctl" -D "$d/data" -l "$d/postgres.log" -w -t 30 start \
-        >"$W/pg-ctl.log" 2>&1; then
+    if ! pg_start "$pg_bin" "$d"; then
         fail "$name: the server starts" "" "$d/postgres.log"
         return
     fi
