@@ -207,9 +207,10 @@ mc_client=$BG_PID
 as_pg() { setpriv --reuid=postgres --regid=postgres --init-groups "$@"; }
 # start_pg: once the initdb started above (PG_INIT) has ended: PG_PID,
 # port_pg; prints why not and fails if the server does not accept
-# connections within 15 s
+# connections within 15 s (another port if the last was taken before the
+# server bound it: 5 in all, a line "port = N" added each, the last counts)
 start_pg() {
-    local i
+    local i try
     [[ -n $pg_bin ]] || { echo "no PostgreSQL server (tests/install-deps.sh installs postgresql)"; return 1; }
     getent passwd postgres >/dev/null || { echo "no postgres user to run the server as"; return 1; }
     [[ -n $PG_INIT ]] || { echo "no directory for its data"; return 1; }
@@ -217,17 +218,23 @@ start_pg() {
     i=$?
     PG_INIT=""
     ((i == 0)) || { echo "initdb failed ($W/pg-initdb.log)"; return 1; }
-    port_pg=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    printf '%s\n' "listen_addresses = '$H'" "port = $port_pg" "unix_socket_directories = ''" \
+    printf '%s\n' "listen_addresses = '$H'" "unix_socket_directories = ''" \
         "fsync = off" | as_pg tee -a "$PG_DIR/data/postgresql.conf" >/dev/null
-    (exec timeout -k 5 "$((SERVER_LIFETIME + 10))" env -u LD_PRELOAD \
-        setpriv --reuid=postgres --regid=postgres --init-groups "$pg_bin/postgres" -D "$PG_DIR/data") \
-        >"$W/pg.log" 2>&1 &
-    PG_PID=$!
-    for ((i = 0; i < 150; i++)); do
-        timeout 5 pg_isready -q -h "$H" -p "$port_pg" && return 0
-        kill -0 "$PG_PID" 2>/dev/null || break
-        sleep 0.1
+    for ((try = 0; try < 5; try++)); do
+        port_pg=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        echo "port = $port_pg" | as_pg tee -a "$PG_DIR/data/postgresql.conf" >/dev/null
+        (exec timeout -k 5 "$((SERVER_LIFETIME + 10))" env -u LD_PRELOAD \
+            setpriv --reuid=postgres --regid=postgres --init-groups "$pg_bin/postgres" -D "$PG_DIR/data") \
+            >"$W/pg.log" 2>&1 &
+        PG_PID=$!
+        for ((i = 0; i < 150; i++)); do
+            timeout 5 pg_isready -q -h "$H" -p "$port_pg" && return 0
+            kill -0 "$PG_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -0 "$PG_PID" 2>/dev/null && break # up but not ready: not the port
+        grep -q 'Address already in use' "$W/pg.log" || break
+        wait "$PG_PID"
     done
     echo "the server did not start ($W/pg.log)"
     return 1
