@@ -275,12 +275,20 @@ $(B)/tests/detect_alone: tests/bench/detect_alone.c $(B)/libnfwire.a $(B)/libnfc
 	@mkdir -p $(dir $@)
 	$(TEST_CC) -o $@ $< $(B)/libnfwire.a $(B)/libnfcore.a -lm
 
-bench: all $(B)/tests/bench $(B)/tests/devnull $(B)/tests/wire/model $(B)/tests/detect_alone
+# The least any per-connection detector must do on a capture, in levels
+# (tests/bench/scan_floor.sh).
+$(B)/tests/scan_floor: tests/bench/scan_floor.c
+	@mkdir -p $(dir $@)
+	$(TEST_CC) -o $@ $<
+
+bench: all $(B)/tests/bench $(B)/tests/devnull $(B)/tests/wire/model $(B)/tests/detect_alone \
+		$(B)/tests/scan_floor
 	tests/bench/run.sh
 	tests/bench/watch.sh
 	tests/bench/watch_netns.sh
 	tests/bench/scan.sh
 	tests/bench/scan_busy.sh
+	tests/bench/scan_floor.sh
 	tests/bench/attach.sh
 	tests/bench/quickack_route.sh
 
