@@ -77,16 +77,28 @@ static int duplicate(struct dir *d, uint32_t sig, uint32_t now)
 	return dup;
 }
 
+/* The time of R's ACK of H's S1 as H met it, now: its copy nearest now,
+ * R's newest segment if that came later (h->ack_us is the first copy):
+ * two captures (a veth's two ends) see it leave R and then reach H,
+ * milliseconds apart when the receiving stack runs late, and H reacts to
+ * the latter. */
+static uint32_t nearest_ack(const struct dir *h, const struct dir *r, uint32_t now)
+{
+	return (uint32_t)(now - r->dup_us) < (uint32_t)(now - h->ack_us) ? r->dup_us : h->ack_us;
+}
+
 /* A stall of H (direction i) found at S2, p: counted, or kept until R
  * answers and, untied, until H's round trip is known (S2's time becomes
  * H's data_us as own_data goes on, and stays it while the stall waits:
- * H's next data ends the wait first). An untied stall keeps the ACK's
- * copy nearest S2 (tied()'s), which tie_known() will time it from. */
+ * H's next data ends the wait first). An untied stall keeps how much
+ * later than the ACK its copy nearest S2 came (tied()'s), which
+ * tie_known() will time it from; the stall's ack_ns stays the first. */
 static void found(struct nf_wire *w, struct conn *c, int i, const struct nf_seg *p, uint32_t now,
 		  int untied)
 {
 	struct dir *h = &c->d[i];
 	struct dir_aside *a = &c->a[i];
+	uint32_t lag;
 	struct nf_stall s = {
 		.start_ns = w->now_ns - (uint64_t)(uint32_t)(now - h->data_us) * 1000,
 		.ack_ns = w->now_ns - (uint64_t)(uint32_t)(now - h->ack_us) * 1000,
@@ -103,8 +115,8 @@ static void found(struct nf_wire *w, struct conn *c, int i, const struct nf_seg 
 			  (h->f & DF_S1_HEARD ? DF_PEND_ANSWERED : 0) | (untied ? DF_PEND_UNTIED : 0));
 	a->pend_start_us = h->data_us;
 	a->pend_ack_us = h->ack_us;
-	if (untied && (uint32_t)(now - c->d[!i].dup_us) < (uint32_t)(now - h->ack_us))
-		a->pend_ack_us = c->d[!i].dup_us;
+	lag = untied ? nearest_ack(h, &c->d[!i], now) - h->ack_us : 0;
+	c->tie_lag_us[i] = lag > 0xffff ? 0xffff : (uint16_t)lag;
 	a->pend_size1 = h->s1_len > 0xffff ? 0xffff : (uint16_t)h->s1_len;
 	a->pend_size2 = p->len > 0xffff ? 0xffff : (uint16_t)p->len;
 }
@@ -154,17 +166,12 @@ static int within_tie(const struct dir *h, uint32_t gap, uint32_t floor_us)
 	return gap <= floor_us + h->rtt_us + h->rtt_us / 2;
 }
 
-/* Is S2, now, tied to R's ACK: 1 yes, 0 no, 2 not known until H's round
- * trip is (none seen yet, and S2 within NF_TIE_WAIT_US). The ACK's time
- * is that of its last copy, R's newest segment (r->dup_us): two captures
- * (a veth's two ends) see it leave R and then reach H, milliseconds
- * apart when the receiving stack runs late, and H reacts to the latter. */
+/* Is S2, now, tied to R's ACK (its copy nearest S2): 1 yes, 0 no, 2 not
+ * known until H's round trip is (none seen yet, and S2 within
+ * NF_TIE_WAIT_US). */
 static int tied(const struct dir *h, const struct dir *r, uint32_t now, uint32_t floor_us)
 {
-	uint32_t gap = now - h->ack_us, near = now - r->dup_us;
-
-	if (near < gap)
-		gap = near;
+	uint32_t gap = now - nearest_ack(h, r, now);
 
 	if (within_tie(h, gap, floor_us))
 		return 1;
@@ -178,7 +185,7 @@ static void tie_known(struct nf_wire *w, struct conn *c, int i)
 	struct dir *h = &c->d[i];
 
 	h->f &= (uint16_t)~DF_PEND_UNTIED;
-	if (!within_tie(h, h->data_us - c->a[i].pend_ack_us, w->tie_floor_us))
+	if (!within_tie(h, h->data_us - c->a[i].pend_ack_us - c->tie_lag_us[i], w->tie_floor_us))
 		h->f &= (uint16_t)~DF_PEND;
 	else if (h->f & DF_PEND_ANSWERED)
 		confirm(w, c, i, nf_us(w->now_ns));

@@ -126,6 +126,8 @@ struct conn {
 	uint32_t idx;         /* its own slot's index + 1 */
 	uint8_t client;       /* the end that opened it: 0 or 1, 2 unknown */
 	uint8_t used;
+	uint16_t tie_lag_us[2]; /* a[i]'s untied stall: its ACK's copy nearest S2
+				 * this long after pend_ack_us (at most 65,535) */
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct conn) == 192, "a connection is three cache lines");
