@@ -8,13 +8,19 @@
  * sock_ops program's decision, made by the policy's rules on the right
  * end, to it. Both programs hold the map; an attach in the place of an
  * earlier one takes the earlier map over (attach_place.c), so the
- * connections established before it keep their mark.
+ * connections established before it keep their mark. A connection set
+ * from outside (attach --now) is marked from user space, by its
+ * descriptor, with the same value.
  */
 #include "nf_bpf.h"
 
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+
+/* The value a mark holds: the sock_ops program stores 1 (prog.c); the
+ * setsockopt program asks only that there be one. */
+#define MARK 1
 
 int nf_bpf_marks_create(void)
 {
@@ -52,4 +58,11 @@ int nf_bpf_marks_of_prog(int prog_fd)
 	for (uint32_t i = 0; rc == 0 && i < info.nr_map_ids && i < 4 && fd == -ENOENT; i++)
 		fd = marks_map(maps[i]);
 	return rc < 0 ? rc : fd;
+}
+
+int nf_bpf_marks_set(int marks_fd, int sock_fd)
+{
+	int value = MARK;
+
+	return nf_bpf_map_update(marks_fd, &sock_fd, &value);
 }

@@ -117,6 +117,14 @@ int nf_bpf_marks_create(void);
  * -ENOENT (it holds none), or the error. */
 int nf_bpf_marks_of_prog(int prog_fd);
 
+/* Marks the socket sock_fd (a descriptor of this process: a duplicate
+ * of a program's is the same socket) in marks_fd from user space, as the
+ * sock_ops program marks the connections it sets: for a connection set
+ * from outside (naglefix fix on behalf of attach --now), so the
+ * setsockopt program keeps it on too. 0, or bpf(2)'s error (-EBADF: not
+ * a socket; -EOPNOTSUPP: a kernel that takes no such update). */
+int nf_bpf_marks_set(int marks_fd, int sock_fd);
+
 /* --- btf.c --- */
 
 /* The BTF of one type, id 1: a 4-byte signed int (what a socket-local
@@ -160,6 +168,10 @@ int nf_bpf_sk_storage_create(const char *name, int btf_fd, uint32_t type_id, uin
 /* Entry 0 of the array map fd: written from value, read into value. */
 int nf_bpf_map_write(int fd, const void *value);
 int nf_bpf_map_read(int fd, void *value);
+
+/* BPF_MAP_UPDATE_ELEM of key in the map fd to value (BPF_ANY: made or
+ * written over). */
+int nf_bpf_map_update(int fd, const void *key, const void *value);
 
 /*
  * BPF_PROG_LOAD of the n instructions as a program of kind named

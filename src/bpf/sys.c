@@ -101,6 +101,18 @@ int nf_bpf_map_read(int fd, void *value)
 	return map_elem(BPF_MAP_LOOKUP_ELEM, fd, value);
 }
 
+int nf_bpf_map_update(int fd, const void *key, const void *value)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = ptr(key);
+	a.value = ptr(value);
+	a.flags = BPF_ANY;
+	return sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
+}
+
 /* One BPF_PROG_LOAD, with the verifier's log into log if loglen > 0. */
 static int prog_load(enum nf_bpf_kind kind, const struct bpf_insn *insn, size_t n, char *log,
 		     size_t loglen)
