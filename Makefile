@@ -214,8 +214,9 @@ $(B)/tests/attach/%: tests/attach/%.c $(B)/libnfbpf.a $(B)/libnfcore.a $(DEPS_ST
 test-attach: all $(B)/tests/attach/check_bpf $(B)/tests/attach/match_table
 	tests/attach/run.sh
 
-# naglefix fix PID (tests/fix/run.sh; its api_check.c links libnfcli.a)
-test-fix: all $(B)/libnfcli.a
+# naglefix fix PID (tests/fix/run.sh; its api_check.c links libnfcli.a and
+# libnfbpf.a)
+test-fix: all $(B)/libnfcli.a $(B)/libnfbpf.a
 	tests/fix/run.sh
 
 # The documents: the man pages linted (mandoc, groff), and what they and the

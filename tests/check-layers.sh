@@ -28,7 +28,7 @@
 #   interpose -> process -> actions/* -> core -> common
 #   cli -> cli/CMD (each command's folder) -> cli/common -> wire -> common,
 #   cli/watch -> metrics -> common, cli/attach -> bpf -> common,
-#   cli/attach -> route -> common
+#   cli/fix -> bpf (attach --now's marks), cli/attach -> route -> common
 #
 # and between the commands, which call each other through their doors as
 # functions: cli/watch -> cli/fix (watch --fix), cli/watch -> cli/attach
@@ -111,7 +111,7 @@ route common
 cli cli/check cli/report cli/scan cli/fix cli/attach cli/watch cli/common common
 cli/watch cli/fix cli/attach cli/common wire metrics common
 cli/attach cli/fix cli/common bpf route common
-cli/fix cli/common common
+cli/fix cli/common bpf common
 cli/check cli/common common
 cli/report cli/common common
 cli/scan cli/common wire common

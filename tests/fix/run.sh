@@ -226,7 +226,8 @@ done
 # api_check links the command's archives: built every run (a header of
 # src/ it includes is not among stale's sources)
 cc -std=gnu11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -iquote "$TOP/src" -I"$TOP/include" \
-    -o "$W/api_check" "$HERE/api_check.c" "$TOP/build/libnfcli.a" "$TOP/build/libnfcore.a" ||
+    -o "$W/api_check" "$HERE/api_check.c" "$TOP/build/libnfcli.a" "$TOP/build/libnfbpf.a" \
+    "$TOP/build/libnfcore.a" ||
     fail "build api_check"
 if stale "$W/static_client" "$HERE/static_client.c" "$HERE/run.sh"; then
     cc -static -std=gnu11 -Wall -Wextra -Werror -O2 -o "$W/static_client" "$HERE/static_client.c" ||

@@ -205,6 +205,9 @@ struct nf_fix_row {
 	int undo;           /* a line of --undo */
 	const char *cgroup; /* the process's cgroup's name, as read when fix took it;
 			     * NULL: read at the line (after the change: it may be gone) */
+	int marked;         /* marked for attach's setsockopt program (nf_fix_req's
+			     * marks_fd): 1 marked, 0 not asked, else the error;
+			     * said in the text line (attach --now has no JSON) */
 };
 
 /* The text table's header line (nf_fix_out_row prints it before its

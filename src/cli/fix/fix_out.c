@@ -2,7 +2,9 @@
  * fix_out.c - the lines naglefix fix prints: one a socket, as a table
  * row or (--json) a JSON line with the audit log's field names (pid, fd,
  * side, local, peer) where they mean the same, and the name of the
- * process's cgroup (its service or container, as watch names a holder).
+ * process's cgroup (its service or container, as watch names a holder),
+ * and, for attach --now, whether the socket was marked for its
+ * setsockopt program.
  */
 #include "fix_int.h"
 
@@ -107,6 +109,11 @@ static void text_row(FILE *out, const struct nf_fix_row *r)
 		nd, text_name(r->result));
 	if (r->action && r->rule)
 		fprintf(out, " (%s, %s)", r->action, r->rule);
+	if (r->marked > 0)
+		fputs(", marked: kept on against its own setsockopt", out);
+	else if (r->marked < 0)
+		fprintf(out, ", not marked (%s): its own setsockopt can turn it off",
+			strerror(-r->marked));
 	if (r->why)
 		fprintf(out, ": %s", r->why);
 	fputc('\n', out);

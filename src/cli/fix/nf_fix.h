@@ -105,7 +105,12 @@ struct nf_fix_group {
  * would read, else nodelay for every socket), how (--dry-run, --json,
  * --follow every interval_ms, 0 for its default; --undo), and whom: the
  * PIDs as given (text, each checked as the command line's are) and the
- * cgroups. */
+ * cgroups. marks_fd, for attach --now: above 0, a map of marks
+ * (nf_bpf.h) in which each connection the rules give nodelay (set, or
+ * found on already; not a listener) is marked, so the setsockopt program
+ * of attach keeps it on against its program's own
+ * setsockopt(TCP_NODELAY, 0), said in its line; 0 (what an initializer
+ * leaves, the command line's) or below: none. */
 struct nf_fix_req {
 	const char *conf, *mode;
 	int dry, json, follow, undo;
@@ -114,11 +119,14 @@ struct nf_fix_req {
 	int npids;
 	const struct nf_fix_group *groups;
 	int ngroups;
+	int marks_fd;
 };
 
 /* Does what req asks, as naglefix fix does, its lines on stdout and its
  * messages ("naglefix fix: ...") on stderr. Returns an NF_FIX_EXIT_*
- * status, 0, or NF_EXIT_USAGE after saying what of req is wrong. */
+ * status, 0, or NF_EXIT_USAGE after saying what of req is wrong; a mark
+ * that failed is said once, its socket left set, and the status
+ * NF_FIX_EXIT_PARTIAL. */
 int nf_fix_apply(const struct nf_fix_req *req);
 
 /* naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json]
