@@ -19,6 +19,7 @@
  */
 #include "attach_int.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,12 +62,14 @@ const char nf_cli_usage_attach[] =
 	"      --netns NAME|PATH  the network namespace of the quickack rules (a name\n"
 	"                     under /run/netns, or a path); alone: no cgroup program\n"
 	"      --now          also set the connections open now (naglefix fix on\n"
-	"                     the cgroup's processes)\n"
+	"                     the cgroup's processes), each marked so that the\n"
+	"                     setsockopt program keeps it on too\n"
 	"      --list         every cgroup with naglefix's program, its rules and\n"
 	"                     counts, the other sock_ops programs seen, and the routes\n"
 	"                     naglefix set quickack on\n"
 	"\n"
-	"Exit status: 0 done; 1 --now left a socket, or a route could not be set;\n"
+	"Exit status: 0 done; 1 --now left a socket or could not mark one, or a\n"
+	"route could not be set;\n"
 	"2 no permission; 3 the kernel\n"
 	"cannot (no bpf(2), sock_ops cannot set TCP_NODELAY, the verifier refused)\n"
 	"or could not be checked (loopback down);\n"
@@ -97,11 +100,30 @@ struct request {
 	int targets, now, list;
 };
 
-/* The connections open before now: set as fix --cgroup does (--now), or said
- * to be left, with the number of processes that may hold them. */
+/* The map of marks --now marks the connections it sets in, for the
+ * setsockopt program on t's cgroup: its descriptor, or 0 when there is
+ * none (a kernel without the hook: said before) or it cannot be had
+ * (said; *partial set). */
+static int marks_for_now(const struct nf_attach_target *t, int *partial)
+{
+	int fd = nf_attach_marks(t);
+
+	if (fd > 0 || fd == -ENOENT)
+		return fd > 0 ? fd : 0;
+	nf_cli_warnx(0, "%s: finding the map of marks of naglefix's setsockopt program: %s: "
+		"the connections --now sets are not marked, so their program's own "
+		"setsockopt(TCP_NODELAY, 0) can turn Nagle back on", t->dir, strerror(-fd));
+	*partial = 1;
+	return 0;
+}
+
+/* The connections open before now: set as fix --cgroup does (--now), and
+ * marked for the setsockopt program as the sock_ops program marks those it
+ * sets; or said to be left, with the number of processes that may hold
+ * them. */
 static int existing(const struct nf_attach_target *t, const struct nf_attach_policy *p, int now)
 {
-	int every = p->builtin, rc;
+	int every = p->builtin, rc, partial = 0;
 	struct nf_fix_group g = { .name = t->dir };
 	struct nf_fix_req fix = { .conf = every ? NULL : p->source, .mode = every ? "nodelay" : NULL,
 				  .groups = &g, .ngroups = 1 };
@@ -109,8 +131,11 @@ static int existing(const struct nf_attach_target *t, const struct nf_attach_pol
 	size_t n = 0, k;
 
 	if (now) {
+		fix.marks_fd = marks_for_now(t, &partial);
 		rc = nf_fix_apply(&fix);
-		return rc == 0 || rc == NF_FIX_EXIT_NOTCP ? 0 : NF_ATTACH_EXIT_PARTIAL;
+		if (fix.marks_fd > 0)
+			close(fix.marks_fd);
+		return (rc == 0 || rc == NF_FIX_EXIT_NOTCP) && !partial ? 0 : NF_ATTACH_EXIT_PARTIAL;
 	}
 	nf_cgroup_pids(t->dir, &pids, &n);
 	k = n;

@@ -9,7 +9,8 @@
  *   attach_target.c  the cgroup a command names: found, opened, locked
  *   attach_policy.c  the policy: read, its text kept, what the kernel cannot apply
  *   attach_load.c    naglefix's programs for a policy loaded, not yet attached
- *   attach_place.c   naglefix's programs put on one cgroup as one, or taken off
+ *   attach_place.c   naglefix's programs put on one cgroup as one, or taken
+ *                    off; the map of marks of those there
  *   attach_errors.c  the failures, one line each, and their exit status
  *   attach_list.c    every cgroup's sock_ops programs (--list, detach --all)
  *   attach_rule.c    one rule added to a process's cgroup (watch --fix --attach)
@@ -157,6 +158,13 @@ int nf_attach_check_kernel(const char *cmd, const char *root);
  * says what was done. */
 int nf_attach_place(const char *cmd, const struct nf_attach_target *t,
 		    const struct nf_attach_policy *p, struct nf_attach_done *done);
+
+/* The map of marks naglefix's setsockopt program on t's cgroup reads (a
+ * connection marked there is kept on against its program's own
+ * setsockopt(TCP_NODELAY, 0)): a descriptor above 0 (nf_fix_req's
+ * marks_fd), -ENOENT if there is no such program (a kernel without the
+ * hook), or bpf(2)'s error; nothing said. */
+int nf_attach_marks(const struct nf_attach_target *t);
 
 /* Takes naglefix's programs (both kinds) off t's cgroup; *n gets how
  * many went. */

@@ -9,6 +9,8 @@
  * program goes first, the setsockopt program second; if the second
  * cannot go, the first is undone (naglefix's earlier program put back in
  * its place, or the new one taken off): never one without the other.
+ * The map of marks of the setsockopt program there is what attach --now
+ * hands fix, to mark the connections it sets.
  */
 #include "attach_int.h"
 
@@ -277,4 +279,43 @@ int nf_attach_remove(const char *cmd, const struct nf_attach_target *t, size_t *
 	}
 	free(now);
 	return rc < 0 ? nf_attach_say(cmd, s, rc, t->dir) : 0;
+}
+
+/* A descriptor above 0 for fd (one nf_fix_req takes: 0 means none there). */
+static int above_zero(int fd)
+{
+	int again;
+
+	if (fd != 0)
+		return fd;
+	again = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return again < 0 ? -errno : again;
+}
+
+/* The id of naglefix's setsockopt program on t's cgroup into *id, 0 none. */
+static int ours_opt(const struct nf_attach_target *t, uint32_t *id)
+{
+	struct nf_bpf_cgroup *c = malloc(sizeof(*c));
+	int rc = c ? nf_bpf_cgroup_query(t->fd, NF_BPF_SETSOCKOPT, c, NULL) : -ENOMEM;
+
+	*id = rc == 0 ? ours_in(c) : 0;
+	free(c);
+	return rc == -EINVAL ? 0 : rc; /* no such hook (before 5.3): none */
+}
+
+int nf_attach_marks(const struct nf_attach_target *t)
+{
+	uint32_t id;
+	int rc = ours_opt(t, &id), prog;
+
+	if (rc < 0)
+		return rc;
+	if (!id)
+		return -ENOENT;
+	if ((prog = nf_bpf_prog_get(id)) < 0)
+		return prog;
+	rc = nf_bpf_marks_of_prog(prog);
+	close(prog);
+	return rc < 0 ? rc : above_zero(rc);
 }
