@@ -6,6 +6,9 @@
  *           (a kernel before 5.3, which has no such type)
  *   attach  BPF_PROG_ATTACH at BPF_CGROUP_SETSOCKOPT: EBUSY (the second
  *           attach failing after the first went on)
+ *   mark    BPF_MAP_UPDATE_ELEM of a socket-local storage map (attach --now
+ *           marking a socket from user space): EOPNOTSUPP (a kernel that
+ *           takes no such update)
  * Every other call goes to the kernel as it came.
  */
 #define _GNU_SOURCE
@@ -19,6 +22,23 @@
 
 long syscall(long n, ...);
 
+static long (*real)(long, ...);
+
+/* Whether the map fd is socket-local storage (asked of the kernel). */
+static int sk_storage(int fd)
+{
+	struct bpf_map_info info;
+	union bpf_attr a;
+
+	memset(&info, 0, sizeof(info));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (unsigned)fd;
+	a.info.info_len = sizeof(info);
+	a.info.info = (unsigned long)&info;
+	return real(SYS_bpf, BPF_OBJ_GET_INFO_BY_FD, &a, sizeof(a)) == 0 &&
+	       info.type == BPF_MAP_TYPE_SK_STORAGE;
+}
+
 /* Whether the bpf(2) call cmd with attr is the one to fail. */
 static int to_fail(long cmd, const union bpf_attr *a)
 {
@@ -30,12 +50,23 @@ static int to_fail(long cmd, const union bpf_attr *a)
 		return cmd == BPF_PROG_LOAD && a->prog_type == BPF_PROG_TYPE_CGROUP_SOCKOPT;
 	if (strcmp(mode, "attach") == 0)
 		return cmd == BPF_PROG_ATTACH && a->attach_type == BPF_CGROUP_SETSOCKOPT;
+	if (strcmp(mode, "mark") == 0)
+		return cmd == BPF_MAP_UPDATE_ELEM && sk_storage((int)a->map_fd);
 	return 0;
+}
+
+/* The errno of the failure mode. */
+static int fail_errno(void)
+{
+	const char *mode = getenv("NF_FAIL_SOCKOPT");
+
+	if (strcmp(mode, "load") == 0)
+		return EINVAL;
+	return strcmp(mode, "mark") == 0 ? EOPNOTSUPP : EBUSY;
 }
 
 long syscall(long n, ...)
 {
-	static long (*real)(long, ...);
 	long a[6];
 	va_list ap;
 
@@ -43,11 +74,11 @@ long syscall(long n, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-	if (n == SYS_bpf && to_fail(a[0], (const union bpf_attr *)a[1])) {
-		errno = strcmp(getenv("NF_FAIL_SOCKOPT"), "load") == 0 ? EINVAL : EBUSY;
-		return -1;
-	}
 	if (!real)
 		real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	if (n == SYS_bpf && to_fail(a[0], (const union bpf_attr *)a[1])) {
+		errno = fail_errno();
+		return -1;
+	}
 	return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

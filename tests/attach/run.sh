@@ -51,6 +51,11 @@
 #                              its cgroup (never the root; a rule there decides)
 #   attach-now                 --now sets a connection opened before; without
 #                              it, it is said to be left
+#   attach-now-marked          --now marks the connection it sets: the
+#                              program's own setsockopt(TCP_NODELAY, 0) after
+#                              reads 1, its split rounds stay fast
+#   attach-now-mark-fails      --now's marks refused (a shim's EOPNOTSUPP):
+#                              said once, both sockets set, status 1
 #   attach-legacy-client       tests/programs/legacy_client.py, which turns TCP_NODELAY
 #                              off after connect: fast
 #   attach-pid                 --pid: a process's cgroup; the root's refused
@@ -693,6 +698,70 @@ if selected attach-now; then
 		fail attach-now "without --now ${left:-?} ms, status $rc, after --now ${set_ms:-?} ms" "$TMP/now.log"
 	fi
 	rmdir "$CG/now" 2>/dev/null
+fi
+
+# A connection opened before the attach, set by --now, then turned off
+# by its own program: the setsockopt program keeps it on only if --now
+# marked it (the sock_ops program never saw it established).
+if selected attach-now-marked; then
+	"$NF" detach --cgroup "$CG" >/dev/null 2>&1
+	mkdir -p "$CG/nowmark"
+	in_cg_bg "$CG/nowmark" python3 "$TOP/tests/fix/fix_client.py" 127.0.0.1 "$PORT_echo" 100000 \
+		--off-when "$TMP/nowmark.off" >"$TMP/nowmark.out" 2>&1
+	markpid=$BG
+	wait_until 10 grep -q '^round' "$TMP/nowmark.out"
+	# mark_rounds N: the client has printed round N
+	mark_rounds() { grep -q "^round $1 " "$TMP/nowmark.out"; }
+	"$NF" attach --now -m nodelay --cgroup "$CG/nowmark" >"$TMP/nowmark.attach" 2>&1
+	rc=$?
+	touch "$TMP/nowmark.off"
+	wait_until 10 grep -q '^nodelay_read' "$TMP/nowmark.out"
+	off=$(sed -n 's/^nodelay_off //p' "$TMP/nowmark.out")
+	wait_until 10 mark_rounds $((${off:-0} + 30))
+	kill "$markpid" 2>/dev/null
+	wait "$markpid" 2>/dev/null
+	# the median of the 30 rounds from the one the program turned it off at
+	med=$(awk -v r="${off:-0}" '$1 == "round" && $2 >= r && $2 < r + 30 { print $3 }' "$TMP/nowmark.out" |
+		sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
+	read_back=$(sed -n 's/^nodelay_read //p' "$TMP/nowmark.out")
+	if [[ $rc -eq 0 && $read_back == 1 ]] && below "$med" 5 &&
+		grep -q ' set (nodelay, -m nodelay), marked: kept on against its own setsockopt' "$TMP/nowmark.attach"; then
+		pass "attach-now-marked: set and marked by --now; the program's own setsockopt(TCP_NODELAY, 0) after reads 1, its rounds $med ms (median of 30)"
+	else
+		{ cat "$TMP/nowmark.attach"; grep -v '^round' "$TMP/nowmark.out"; } >"$TMP/nowmark.log"
+		fail attach-now-marked "status $rc, read back '${read_back:-?}', median ${med:-?} ms after its own setsockopt(0)" "$TMP/nowmark.log"
+	fi
+	"$NF" detach --cgroup "$CG/nowmark" >/dev/null 2>&1
+	rmdir "$CG/nowmark" 2>/dev/null
+fi
+if selected attach-now-mark-fails; then
+	"$NF" detach --cgroup "$CG" >/dev/null 2>&1
+	mkdir -p "$CG/markfail"
+	mkfifo "$TMP/markfail.go"
+	in_cg_bg "$CG/markfail" python3 -c '
+import socket, sys
+a = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+b = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+print("connected", flush=True)
+open(sys.argv[2]).read()
+print("nodelay", *(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in (a, b)), flush=True)' \
+		"$PORT_echo" "$TMP/markfail.go" >"$TMP/markfail.out" 2>&1
+	wait_until 5 grep -q '^connected' "$TMP/markfail.out"
+	NF_FAIL_SOCKOPT=mark LD_PRELOAD="$W/fail_sockopt.so" "$NF" attach --now -m nodelay \
+		--cgroup "$CG/markfail" >"$TMP/markfail.attach" 2>"$TMP/markfail.err"
+	rc=$?
+	echo go >"$TMP/markfail.go"
+	wait "$BG"
+	said=$(grep -c "marking it for attach's setsockopt program: Operation not supported: it stays set" "$TMP/markfail.err")
+	rows=$(grep -c ' 0 -> 1 .* set (nodelay, -m nodelay), not marked (Operation not supported)' "$TMP/markfail.attach")
+	if [[ $rc -eq 1 && $said -eq 1 && $rows -eq 2 ]] && grep -q '^nodelay 1 1$' "$TMP/markfail.out"; then
+		pass "attach-now-mark-fails: status 1, said once for 2 sockets, both set and read 1"
+	else
+		cat "$TMP/markfail.attach" "$TMP/markfail.err" "$TMP/markfail.out" >"$TMP/markfail.log"
+		fail attach-now-mark-fails "status $rc, said $said times, $rows rows not marked" "$TMP/markfail.log"
+	fi
+	"$NF" detach --cgroup "$CG/markfail" >/dev/null 2>&1
+	rmdir "$CG/markfail" 2>/dev/null
 fi
 
 # ---- what a program sets itself, later, wins -----------------------------
