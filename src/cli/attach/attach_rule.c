@@ -8,7 +8,10 @@
  * left as it is, and so is one a rule of theirs gives another action
  * (pass, coalesce...); else the rule is added after them, the program
  * replaced in its place in one step. The root cgroup is never attached
- * this way: its rules would be every program's of the host.
+ * this way: its rules would be every program's of the host. Where the
+ * rules there give the connection nodelay, their map of marks goes back
+ * to watch, which has the connection it fixed marked in it: it was
+ * established before, unmarked.
  */
 #include "attach_int.h"
 
@@ -133,6 +136,8 @@ int nf_attach_rule(pid_t pid, enum nf_side side, const struct sockaddr *sa, sock
 	} else {
 		add(&t, side, sa, len, rule, d);
 	}
+	if (d->result == NF_ATTACH_RULE_ATTACHED || d->result == NF_ATTACH_RULE_ALREADY)
+		d->marks_fd = nf_attach_marks(&t);
 	nf_attach_target_close(&t);
 	return d->result;
 }

@@ -33,6 +33,11 @@ struct nf_attach_rule_done {
 	char name[NF_CGROUP_NAME_MAX];
 	uint32_t id;                   /* the program attached */
 	char why[NF_BPF_SOURCE_MAX + 96]; /* the rule and policy, or the deciding rule, or why not */
+	int marks_fd;                  /* attached or already: above 0, the map of marks of
+					  naglefix's setsockopt program there (the caller
+					  closes it), for nf_fix_inode to mark the connection
+					  it fixed; -ENOENT no such program (no hook), or the
+					  error; 0 otherwise */
 };
 
 /* The result's name in lines and JSON ("attached", "already", ...). */
@@ -42,8 +47,9 @@ const char *nf_attach_rule_result_name(enum nf_attach_rule_result r);
  * Adds rule ("connect PEER nodelay", "accept LOCAL nodelay"), which
  * matches side and sa, to naglefix's program on the cgroup of pid, after
  * the rules there, unless they decide for sa already, or the cgroup is
- * the root; the kernel checked at the first call of a run. Fills *d and
- * returns d->result.
+ * the root; the kernel checked at the first call of a run. Where the
+ * rules there now give sa nodelay (attached, already), d->marks_fd is
+ * their map of marks. Fills *d and returns d->result.
  */
 int nf_attach_rule(pid_t pid, enum nf_side side, const struct sockaddr *sa, socklen_t len,
 		   const char *rule, struct nf_attach_rule_done *d);

@@ -1,7 +1,9 @@
 /*
  * fix_api.c - one socket of a process fixed by what names it: its inode
  * (nf_fix_inode), or the local port it listens on (nf_fix_listener); for
- * naglefix watch --fix, which knows a stalling connection by those.
+ * naglefix watch --fix, which knows a stalling connection by those (and
+ * --attach, which has the connection marked for its cgroup's setsockopt
+ * program).
  */
 #include "fix_int.h"
 
@@ -9,8 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Turns TCP_NODELAY on for fd (inode ino) of p, recorded first if it was off. */
-static int set_on(const struct nf_fix_proc *p, int fd, unsigned long ino, struct nf_fix_done *done)
+#include "bpf/nf_bpf.h"
+
+/* Turns TCP_NODELAY on for fd (inode ino) of p, recorded first if it was
+ * off; then, a connection with marks_fd above 0, marks it there. */
+static int set_on(const struct nf_fix_proc *p, int fd, unsigned long ino, int marks_fd,
+		  struct nf_fix_done *done)
 {
 	struct nf_fix_done d = { .before = -1 };
 	int dup = nf_fix_sock_take(p, fd, ino), rc;
@@ -25,6 +31,11 @@ static int set_on(const struct nf_fix_proc *p, int fd, unsigned long ino, struct
 			d.recorded = 1;
 			d.sock.nodelay = nf_fix_sock_nodelay(dup);
 		}
+	}
+	if (rc == 0 && marks_fd > 0 && !d.sock.listening && d.sock.nodelay == 1) {
+		int m = nf_bpf_marks_set(marks_fd, dup);
+
+		d.marked = m == 0 ? 1 : m;
 	}
 	close(dup);
 	if (done)
@@ -62,7 +73,7 @@ static int find_inode(int fd, unsigned long ino, void *arg)
 	return 1;
 }
 
-int nf_fix_inode(pid_t pid, unsigned long ino, int fd, struct nf_fix_done *done)
+int nf_fix_inode(pid_t pid, unsigned long ino, int fd, int marks_fd, struct nf_fix_done *done)
 {
 	struct nf_fix_proc p;
 	struct by_inode b = { .ino = ino, .fd = fd };
@@ -76,7 +87,7 @@ int nf_fix_inode(pid_t pid, unsigned long ino, int fd, struct nf_fix_done *done)
 			rc = -ENOENT;
 	}
 	if (rc >= 0)
-		rc = set_on(&p, b.fd, ino, done);
+		rc = set_on(&p, b.fd, ino, marks_fd, done);
 	nf_fix_proc_close(&p);
 	return rc;
 }
@@ -121,7 +132,7 @@ int nf_fix_listener(pid_t pid, int family, int port, struct nf_fix_done *done)
 	if (rc == 0)
 		rc = -ENOENT;
 	if (rc > 0)
-		rc = set_on(&p, b.fd, b.ino, done);
+		rc = set_on(&p, b.fd, b.ino, 0, done);
 	nf_fix_proc_close(&p);
 	return rc;
 }

@@ -67,19 +67,25 @@ struct nf_fix_done {
 	struct nf_fix_sock sock; /* the socket as identified */
 	int before;              /* TCP_NODELAY before: 0 or 1 */
 	int recorded;            /* 1 if set and recorded for undo (it was 0) */
+	int marked;              /* 1 marked in marks_fd, 0 not asked, else the
+				    mark's error (the socket stays set) */
 };
 
 /*
  * Sets TCP_NODELAY on the socket of inode ino of process pid (its
  * descriptor fd if fd >= 0, else looked up in /proc/PID/fd): duplicated,
  * the inode verified, TCP over IPv4/IPv6 checked, set, and recorded for
- * `naglefix fix --undo PID` when it was 0. A process under libnaglefix.so
- * is left to it (-EALREADY). Returns 0 (also when it was already 1), or
- * -ESRCH (gone), -ENOENT (no descriptor of that inode), -ESTALE (fd not
- * that inode), -EPERM, -ENOSYS, -EMFILE, -EPROTONOSUPPORT (not TCP), ...
- * done (may be NULL) says what was found and done.
+ * `naglefix fix --undo PID` when it was 0; with marks_fd above 0 (a map
+ * of marks, nf_bpf.h: watch --fix --attach's cgroup's), a connection
+ * (not a listener) on so is marked there too, as nf_fix_req's marks_fd
+ * (0: none). A process under libnaglefix.so is left to it (-EALREADY).
+ * Returns 0 (also when it was already 1, and when only the mark failed:
+ * done->marked), or -ESRCH (gone), -ENOENT (no descriptor of that
+ * inode), -ESTALE (fd not that inode), -EPERM, -ENOSYS, -EMFILE,
+ * -EPROTONOSUPPORT (not TCP), ... done (may be NULL) says what was found
+ * and done.
  */
-int nf_fix_inode(pid_t pid, unsigned long ino, int fd, struct nf_fix_done *done);
+int nf_fix_inode(pid_t pid, unsigned long ino, int fd, int marks_fd, struct nf_fix_done *done);
 
 /*
  * The same for the listening TCP socket of pid that accepts connections

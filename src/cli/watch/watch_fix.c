@@ -8,6 +8,10 @@
  * end that delays its ACK is here, the receiving end's fix is printed
  * (the quickack rule, or Linux's per-route quickack) and nothing is
  * changed. Only the socket of the stall and its listener are ever touched.
+ * With --attach, the holder's rule is added to its cgroup's program, and
+ * where the rules there give the connection nodelay its socket is marked
+ * for the setsockopt program (nf_fix_inode again, with the map of marks
+ * nf_attach_rule hands back): it was established before them, unmarked.
  * Each is said in a line after the finding's (text: "  fix: ...", JSON:
  * "event":"wire_fix").
  */
@@ -16,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/attach/nf_attach.h"
 #include "cli/common/nf_cli.h"
@@ -30,6 +35,8 @@ struct done {
 	int rc;          /* nf_fix_*'s return */
 	int fd;          /* the program's descriptor, -1 unknown */
 	int before, after; /* TCP_NODELAY, -1 unknown */
+	int marked;      /* --attach: marked for its cgroup's setsockopt program: 1,
+			    0 not asked, else the error */
 };
 
 static const char *result_of(const struct done *d)
@@ -68,6 +75,7 @@ static void from_fix(struct done *d, int rc, const struct nf_fix_done *f)
 	d->fd = rc == 0 ? f->sock.fd : -1;
 	d->before = rc == 0 ? f->before : -1;
 	d->after = rc == 0 ? f->sock.nodelay : -1;
+	d->marked = 0;
 }
 
 static const char *end_text(const struct nf_end *e, char buf[NF_ADDR_MAX])
@@ -86,8 +94,9 @@ static void json_done(FILE *out, const char *key, const struct done *d)
 	fputc('}', out);
 }
 
-/* --attach's part of the JSON line (a NULL: not asked). */
-static void json_attach(FILE *out, const struct nf_attach_rule_done *a)
+/* --attach's part of the JSON line (a NULL: not asked), with whether the
+ * socket s was marked. */
+static void json_attach(FILE *out, const struct nf_attach_rule_done *a, const struct done *s)
 {
 	if (!a)
 		return;
@@ -95,6 +104,8 @@ static void json_attach(FILE *out, const struct nf_attach_rule_done *a)
 	nf_cli_json_str(out, a->dir);
 	if (a->id)
 		fprintf(out, ",\"program\":%u", (unsigned)a->id);
+	if (s->marked)
+		fprintf(out, ",\"marked\":%s", s->marked > 0 ? "true" : "false");
 	fputs(",\"why\":", out);
 	nf_cli_json_str(out, a->why);
 	fputc('}', out);
@@ -116,7 +127,7 @@ static void json_fixed(FILE *out, const struct nf_holder *h, const struct done *
 	json_done(out, "socket", s);
 	if (l)
 		json_done(out, "listener", l);
-	json_attach(out, a);
+	json_attach(out, a, s);
 	fprintf(out, ",\"undo\":\"naglefix fix --undo %ld\"}\n", h->pid);
 }
 
@@ -128,8 +139,9 @@ static void text_done(FILE *out, const char *what, const struct done *d)
 		fprintf(out, "%s %s (%s)", what, result_of(d), why_of(d));
 }
 
-/* --attach's part of the text line: which was done, and where. */
-static void text_attach(FILE *out, const struct nf_attach_rule_done *a)
+/* --attach's part of the text line: which was done, and where, and
+ * whether the socket s was marked. */
+static void text_attach(FILE *out, const struct nf_attach_rule_done *a, const struct done *s)
 {
 	fprintf(out, "; attach: ");
 	switch (a->result) {
@@ -144,6 +156,11 @@ static void text_attach(FILE *out, const struct nf_attach_rule_done *a)
 	default:
 		fprintf(out, "not attached (%s)", a->why);
 	}
+	if (s->marked > 0)
+		fputs("; socket marked: kept on against its own setsockopt", out);
+	else if (s->marked < 0)
+		fprintf(out, "; socket not marked (%s): its own setsockopt can turn it off",
+			strerror(-s->marked));
 }
 
 static void text_fixed(FILE *out, const struct nf_holder *h, const struct done *s,
@@ -158,7 +175,7 @@ static void text_fixed(FILE *out, const struct nf_holder *h, const struct done *
 	if (s->rc == 0 || (l && l->rc == 0))
 		fprintf(out, "; undo: naglefix fix --undo %ld", h->pid);
 	if (a)
-		text_attach(out, a);
+		text_attach(out, a, s);
 	fputc('\n', out);
 }
 
@@ -197,6 +214,26 @@ static void attach_holder(const struct nf_holder *h, const struct nf_owner *o,
 		       (const struct sockaddr *)&ss, len, rule, d);
 }
 
+/* --attach, the rules of the holder's cgroup giving its connection
+ * nodelay: the socket fixed before marked in marks_fd (a->marks_fd:
+ * above 0 the map of marks of the setsockopt program there, below 0 why
+ * there is none), so that program keeps it on too; it was established
+ * before, and no program marked it. */
+static void mark_holder(const struct nf_owner *o, struct done *s, int marks_fd)
+{
+	struct nf_fix_done f;
+	int rc;
+
+	if (marks_fd <= 0) {
+		s->marked = marks_fd == -ENOENT ? 0 : marks_fd; /* -ENOENT: no hook, said */
+		return;
+	}
+	memset(&f, 0, sizeof(f));
+	rc = nf_fix_inode(o->pid, (unsigned long)o->inode, s->fd, marks_fd, &f);
+	s->marked = rc < 0 ? rc : f.marked;
+	close(marks_fd);
+}
+
 /* The holder h is the process of o: its socket, and for an accepted
  * connection its listener (any family: an IPv6 wildcard listener accepts
  * IPv4 too). */
@@ -208,7 +245,7 @@ static void fix_local(struct nf_watch *w, const struct nf_holder *h, const struc
 	int rc, accepted = h->side == NF_WIRE_ACCEPT;
 
 	memset(&f, 0, sizeof(f));
-	rc = nf_fix_inode(o->pid, (unsigned long)o->inode, o->fd, &f);
+	rc = nf_fix_inode(o->pid, (unsigned long)o->inode, o->fd, 0, &f);
 	from_fix(&s, rc, &f);
 	if (accepted) {
 		memset(&f, 0, sizeof(f));
@@ -217,6 +254,10 @@ static void fix_local(struct nf_watch *w, const struct nf_holder *h, const struc
 	}
 	if (a)
 		attach_holder(h, o, a);
+	if (a && s.rc == 0)
+		mark_holder(o, &s, a->marks_fd);
+	else if (a && a->marks_fd > 0)
+		close(a->marks_fd);
 	if (w->json)
 		json_fixed(w->out, h, &s, accepted ? &l : NULL, a);
 	else
