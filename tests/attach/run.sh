@@ -49,6 +49,9 @@
 #   attach-list                --list: the cgroup, its rules, the other program
 #   attach-watch-fix           watch --fix --attach: the holder's rule added to
 #                              its cgroup (never the root; a rule there decides)
+#   attach-watch-fix-marked    the holder's socket watch --fix --attach fixed:
+#                              marked, so its own setsockopt(TCP_NODELAY, 0)
+#                              after reads 1 and its rounds stay fast
 #   attach-now                 --now sets a connection opened before; without
 #                              it, it is said to be left
 #   attach-now-marked          --now marks the connection it sets: the
@@ -634,6 +637,7 @@ fi
 if selected attach-watch-fix; then
 	WNS=naglefix-watch.$$
 	ip netns add "$WNS" && ip -n "$WNS" link set lo up
+	"$NF" detach --cgroup "$CG" >/dev/null 2>&1 # its rules would apply below it too
 	mkdir -p "$CG/watched" "$CG/passed"
 	start wecho nsenter --net="/run/netns/$WNS" python3 "$TOP/tests/fix/echo_server.py" 127.0.0.1 600
 	# a pass rule has nothing to attach: its program goes with a nodelay rule for another port
@@ -663,6 +667,48 @@ if selected attach-watch-fix; then
 	fi
 	"$NF" detach --cgroup "$CG/watched" >/dev/null 2>&1
 	"$NF" detach --cgroup "$CG/passed" >/dev/null 2>&1
+	ip netns del "$WNS"
+fi
+
+# The holder's connection itself, established before the rule: marked
+# when watch fixed it, so its program turning TCP_NODELAY off after is
+# held off as on a connection the sock_ops program set.
+if selected attach-watch-fix-marked; then
+	WNS=naglefix-watch.$$
+	ip netns add "$WNS" && ip -n "$WNS" link set lo up
+	"$NF" detach --cgroup "$CG" >/dev/null 2>&1 # its rules would apply below it too
+	mkdir -p "$CG/wmark"
+	start wmecho nsenter --net="/run/netns/$WNS" python3 "$TOP/tests/fix/echo_server.py" 127.0.0.1 600
+	timeout 30 "$NF" watch --netns "$WNS" --fix --attach -t 25 >"$TMP/wmark.watch" 2>&1 &
+	wpid=$!
+	wait_until 10 capturing "$WNS"
+	in_cg_bg "$CG/wmark" nsenter --net="/run/netns/$WNS" python3 "$TOP/tests/fix/fix_client.py" \
+		127.0.0.1 "$PORT_wmecho" 100000 --off-when "$TMP/wmark.off" >"$TMP/wmark.out" 2>&1
+	cpid=$BG
+	wait_until 5 grep -q '^pid ' "$TMP/wmark.out"
+	wp=$(sed -n 's/^pid //p' "$TMP/wmark.out")
+	wait_until 10 grep -q "fix: pid $wp " "$TMP/wmark.watch"
+	touch "$TMP/wmark.off"
+	wait_until 10 grep -q '^nodelay_read' "$TMP/wmark.out"
+	off=$(sed -n 's/^nodelay_off //p' "$TMP/wmark.out")
+	wmark_rounds() { grep -q "^round $1 " "$TMP/wmark.out"; }
+	wait_until 10 wmark_rounds $((${off:-0} + 30))
+	kill "$cpid" 2>/dev/null
+	wait "$cpid" 2>/dev/null
+	kill -INT "$wpid"
+	wait "$wpid"
+	med=$(awk -v r="${off:-0}" '$1 == "round" && $2 >= r && $2 < r + 30 { print $3 }' "$TMP/wmark.out" |
+		sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
+	read_back=$(sed -n 's/^nodelay_read //p' "$TMP/wmark.out")
+	if grep -q "fix: pid $wp socket fd [0-9]* TCP_NODELAY 0 -> 1.*attach: $CG/wmark ([^)]*): program [0-9]*, .*; socket marked: kept on against its own setsockopt" "$TMP/wmark.watch" &&
+		[[ $read_back == 1 ]] && below "$med" 5; then
+		pass "attach-watch-fix-marked: the holder's socket fixed and marked; its own setsockopt(TCP_NODELAY, 0) after reads 1, its rounds $med ms (median of 30)"
+	else
+		{ cat "$TMP/wmark.watch"; grep -v '^round' "$TMP/wmark.out"; } >"$TMP/wmark.log"
+		fail attach-watch-fix-marked "read back '${read_back:-?}', median ${med:-?} ms after its own setsockopt(0)" "$TMP/wmark.log"
+	fi
+	"$NF" detach --cgroup "$CG/wmark" >/dev/null 2>&1
+	rmdir "$CG/wmark" 2>/dev/null
 	ip netns del "$WNS"
 fi
 
