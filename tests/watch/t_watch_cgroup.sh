@@ -33,7 +33,9 @@ export LC_ALL=C
 clean_env
 W=$TOP/build/watch-cgroup
 rm -rf "$W"
-mkdir -p "$W"
+mkdir -p "$W/state"
+# what fix --cgroup records for `naglefix fix --undo` goes here, not to /run/naglefix
+export NAGLEFIX_STATE_DIR=$W/state
 need_built make "$NAGLEFIX"
 if [[ $EUID -ne 0 ]]; then
     skip "t_watch_cgroup" "needs root (CAP_NET_RAW, cgroups)"
