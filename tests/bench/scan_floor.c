@@ -23,8 +23,24 @@
  *   prefetch  table, the frames parsed 32 at a time, each one's slot
  *             (its every line) asked of the cache, a prefetch for
  *             writing, as it is parsed; then the 32 updated
+ *   mmap      instead of read: the file mapped read-only (mmap(2) with
+ *             MAP_POPULATE: every page's entry made at once), one byte
+ *             of each 4 KiB page read, unmapped: the mapping's cost,
+ *             no copy
+ *   mmap-walk, mmap-hash, mmap-table, mmap-prefetch
+ *             the file mapped as mmap does, its records walked in place
+ *             at that level, unmapped
+ *   fault, fault-walk, fault-hash, fault-table, fault-prefetch
+ *             as mmap and mmap-LEVEL, mapped without MAP_POPULATE: each
+ *             page's entry made by the fault of its first touch, with
+ *             those of cached pages around it (the kernel's fault-around)
+ * The mapped levels take the file's size once, when they map it: a file
+ * cut short while mapped kills the process with SIGBUS: a floor for a
+ * detector that maps, not a way to read that scan could take as is.
  * Prints "scan_floor LEVEL: R records, C connections, S s in the loop,
- * checksum X" (the checksum keeps the compiler from dropping the work)
+ * checksum X" (the loop: from the first read, or from the mapping, to
+ * the end, the unmapping included; the checksum keeps the compiler from
+ * dropping the work)
  * and exits 0; 2 on a bad usage or a file it cannot read; 1 when the
  * table is more than 3/4 full (SLOTS too small: nothing grows).
  *
@@ -41,17 +57,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #define READ_SIZE (256u << 10)
+#define PCAP_HDR 24
 #define REC_HDR 16
 #define SNAP_MAX 262144u          /* a record longer ends the read as bad */
 #define BUF_SIZE (READ_SIZE + REC_HDR + SNAP_MAX)
 #define BATCH 32 /* prefetch: frames parsed, their slots asked for, before any is updated */
 #define LINE 64
+#define PAGE 4096
 
 enum level { L_READ, L_WALK, L_HASH, L_TABLE, L_PREFETCH };
+
+/* How the file reaches the walk: read(2) into a buffer, or mapped with
+ * MAP_POPULATE, or mapped and faulted in. */
+enum source { S_READ, S_MMAP, S_FAULT };
+
+static const char *const source_prefix[] = { "", "mmap", "fault" };
 
 static const char *const level_names[] = { "read", "walk", "hash", "table", "prefetch" };
 
@@ -316,13 +341,12 @@ static int run(struct floor_run *r, int fd, uint8_t *buf)
 	return 0;
 }
 
-/* The pcap header on fd: this machine's byte order, Ethernet. Sets the
- * time unit. 0, or -1 (said on stderr). */
-static int header(struct floor_run *r, int fd)
+/* The pcap header h (PCAP_HDR bytes, or NULL when the file is shorter):
+ * this machine's byte order, Ethernet. Sets the time unit. 0, or -1
+ * (said on stderr). */
+static int header_check(struct floor_run *r, const uint8_t *h)
 {
-	uint8_t h[24];
-
-	if (read(fd, h, sizeof(h)) != (ssize_t)sizeof(h))
+	if (!h)
 		goto bad;
 	if (rd32(h) == 0xa1b2c3d4u)
 		r->nano = 0;
@@ -336,6 +360,52 @@ bad:
 	fputs("scan_floor: not a pcap file of Ethernet frames in this machine's byte order\n",
 	      stderr);
 	return -1;
+}
+
+/* The pcap header read from fd, checked. 0, or -1 (said on stderr). */
+static int header(struct floor_run *r, int fd)
+{
+	uint8_t h[PCAP_HDR];
+
+	return header_check(r, read(fd, h, sizeof(h)) == (ssize_t)sizeof(h) ? h : NULL);
+}
+
+/* The n bytes at p: one of each page read into r's sum. */
+static void touch_pages(struct floor_run *r, const uint8_t *p, size_t n)
+{
+	for (size_t off = 0; off < n; off += PAGE)
+		r->sum += ((const volatile uint8_t *)p)[off];
+}
+
+/* The file on fd mapped (MAP_POPULATE when populate), its header checked
+ * and its records walked in place, unmapped. 0, or -1 (said on stderr).
+ * A partial record at the end is left, as run leaves it. */
+static int run_mapped(struct floor_run *r, int fd, int populate)
+{
+	struct stat st;
+	uint8_t *p;
+	size_t n;
+	int rc = 0;
+
+	if (fstat(fd, &st) < 0 || (n = (size_t)st.st_size) == 0) {
+		fputs("scan_floor: cannot size the file, or it is empty\n", stderr);
+		return -1;
+	}
+	p = mmap(NULL, n, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
+	if (p == MAP_FAILED) {
+		perror("scan_floor: mmap");
+		return -1;
+	}
+	if (header_check(r, n >= PCAP_HDR ? p : NULL) < 0) {
+		rc = -1;
+	} else if (r->level == L_READ) {
+		touch_pages(r, p, n);
+	} else if (walk_level(r, p, PCAP_HDR, n) > n) {
+		fputs("scan_floor: a bad record, or the table is full\n", stderr);
+		rc = -1;
+	}
+	munmap(p, n);
+	return rc;
 }
 
 /* The table: slots of lines cache lines, its pages taken in at once
@@ -358,8 +428,8 @@ static int table_make(struct floor_run *r, uint64_t slots, uint32_t lines)
 	return 0;
 }
 
-/* LEVEL's number, or -1. */
-static int level_of(const char *name)
+/* NAME's level in level_names, or -1. */
+static int level_named(const char *name)
 {
 	for (unsigned i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++)
 		if (strcmp(name, level_names[i]) == 0)
@@ -367,17 +437,41 @@ static int level_of(const char *name)
 	return -1;
 }
 
+/* LEVEL's number and *src its source: "walk" (read), "mmap-walk",
+ * "fault-walk"; "mmap" and "fault" alone are the read level mapped.
+ * -1 for no level. */
+static int level_of(const char *name, enum source *src)
+{
+	size_t n;
+	int lv;
+
+	for (int i = S_FAULT; i > S_READ; i--) {
+		n = strlen(source_prefix[i]);
+		if (strncmp(name, source_prefix[i], n) != 0)
+			continue;
+		*src = (enum source)i;
+		if (!name[n])
+			return L_READ;
+		lv = name[n] == '-' ? level_named(name + n + 1) : -1;
+		return lv == L_READ ? -1 : lv;
+	}
+	*src = S_READ;
+	return level_named(name);
+}
+
 int main(int argc, char **argv)
 {
 	static struct floor_run r;
 	uint64_t slots = argc > 3 ? strtoull(argv[3], NULL, 0) : 131072;
 	uint32_t lines = argc > 4 ? (uint32_t)atoi(argv[4]) : 1;
-	int lv = argc > 2 ? level_of(argv[1]) : -1, fd, rc;
-	uint8_t *buf = malloc(BUF_SIZE);
+	enum source src = S_READ;
+	int lv = argc > 2 ? level_of(argv[1], &src) : -1, fd, rc;
+	uint8_t *buf = NULL;
 	double t0;
 
 	if (lv < 0 || slots < 2 || (slots & (slots - 1)) || lines < 1 || lines > 4) {
-		fputs("usage: scan_floor read|walk|hash|table|prefetch CAPTURE [SLOTS [LINES]]\n",
+		fputs("usage: scan_floor [mmap-|fault-]walk|hash|table|prefetch, read, mmap or "
+		      "fault, CAPTURE [SLOTS [LINES]]\n",
 		      stderr);
 		return 2;
 	}
@@ -386,13 +480,15 @@ int main(int argc, char **argv)
 		perror(argv[2]);
 		return 2;
 	}
-	if (!buf || header(&r, fd) < 0 || (lv >= L_TABLE && table_make(&r, slots, lines) < 0))
+	if (src == S_READ && (!(buf = malloc(BUF_SIZE)) || header(&r, fd) < 0))
+		return 2;
+	if (lv >= L_TABLE && table_make(&r, slots, lines) < 0)
 		return 2;
 	t0 = seconds();
-	rc = run(&r, fd, buf);
+	rc = src == S_READ ? run(&r, fd, buf) : run_mapped(&r, fd, src == S_MMAP);
 	t0 = seconds() - t0;
 	printf("scan_floor %s: %llu records, %llu connections, %.4f s in the loop, checksum %llx\n",
-	       level_names[lv], (unsigned long long)r.records, (unsigned long long)r.t.conns, t0,
+	       argv[1], (unsigned long long)r.records, (unsigned long long)r.t.conns, t0,
 	       (unsigned long long)r.sum);
 	return rc < 0 ? (r.t.conns && r.t.conns >= r.t.max_conns ? 1 : 2) : 0;
 }
