@@ -16,7 +16,8 @@
 # and CPU time (user + sys, wait4's, microseconds; python3 runs each), and
 # the median over the reps of the row's CPU time over cat's in that rep.
 # The load average before and after is printed: read the ratios only from
-# a run on a quiet machine (about 1 or less).
+# a run on a quiet machine (about 1 or less). Exits 1, the ratios
+# unprinted, when any run failed.
 # CAP=FILE uses that capture instead of making one (it must be model.c's
 # kind: pcap, Ethernet, IPv4, TCP). A file read some minutes after it
 # was written made cat 1.8x slower here (tests/bench/README.md,
@@ -43,14 +44,14 @@ cap=${CAP:-$dir/busy.pcap}
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}'; }
 loadavg() { cut -d ' ' -f 1-3 /proc/loadavg; }
 
-# row NAME: the command of row NAME.
+# row NAME: the command of row NAME, its words in the array cmd.
 row() {
 	case $1 in
-	true) echo true ;;
-	cat) echo cat "$cap" ;;
-	prefetch-2lines) echo "$floor" prefetch "$cap" "$SLOTS" 2 ;;
-	scan) echo "$nf" scan "$cap" ;;
-	*) echo "$floor" "$1" "$cap" "$SLOTS" ;;
+	true) cmd=(true) ;;
+	cat) cmd=(cat "$cap") ;;
+	*-2lines) cmd=("$floor" "${1%-2lines}" "$cap" "$SLOTS" 2) ;;
+	scan) cmd=("$nf" scan "$cap") ;;
+	*) cmd=("$floor" "$1" "$cap" "$SLOTS") ;;
 	esac
 }
 
@@ -59,8 +60,9 @@ row() {
 # tenth of cat's time here) appended to $dir/NAME.wall and $dir/NAME.cpu.
 # 1 if it failed.
 timed() {
-	# shellcheck disable=SC2046 # the row's words
-	python3 - "$BENCH_CPU" "$dir/$1" $(row "$1") <<'PY'
+	local cmd
+	row "$1"
+	python3 - "$BENCH_CPU" "$dir/$1" "${cmd[@]}" <<'PY'
 import os, sys, time
 os.sched_setaffinity(0, {int(sys.argv[1])})
 out = os.open("/dev/null", os.O_WRONLY)
@@ -89,14 +91,21 @@ if [ -z "${CAP:-}" ] && ! timeout 600 "$model" -o "$cap" --conns 45000 --concurr
 fi
 echo "capture: $(($(stat -c %s "$cap") / 1000000)) MB; table: $SLOTS slots; $REPS reps"
 cat "$cap" >/dev/null # into the page cache before the first rep
-failed=0
+failed=()
 for ((rep = 0; rep < REPS; rep++)); do
 	for ((i = 0; i < ${#rows[@]}; i++)); do
-		timed "${rows[(rep + i) % ${#rows[@]}]}" || failed=1
+		r=${rows[(rep + i) % ${#rows[@]}]}
+		timed "$r" || failed+=("$r")
 	done
 done
-((failed == 0)) || echo "bench scan_floor: a run failed: $(cat "$dir"/*.err)"
 echo "load average (1, 5, 15 min): $load0 before, $(loadavg) after"
+if ((${#failed[@]})); then
+	echo "bench scan_floor: ${#failed[@]} runs failed, no ratios" >&2
+	for r in $(printf '%s\n' "${failed[@]}" | sort -u); do
+		echo "  $r: $(cat "$dir/$r.err")" >&2
+	done
+	exit 1
+fi
 "$floor" table "$cap" "$SLOTS" | sed 's/ [0-9.]* s in the loop,//'
 
 ratio() { paste -d ' ' "$dir/$1.cpu" "$dir/cat.cpu" | awk '$2 > 0 { print $1 / $2 }' | median; }
