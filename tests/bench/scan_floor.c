@@ -1,8 +1,9 @@
 /*
  * scan_floor.c - the least work any per-connection detector must do on
  * a capture, in levels, each a floor under `naglefix scan`: issue 35
- * asks for scan within 3x of `cat FILE >/dev/null`, and the level
- * `table` (or `prefetch`) over cat says whether any detector can be.
+ * asks for scan within 3x of `cat FILE >/dev/null`, and the least of
+ * the levels `table` and `prefetch`, read or mapped, over cat says
+ * whether any detector that reads or maps the file can be.
  * tests/bench/scan_floor.sh times each level beside cat and scan.
  *
  * Usage: scan_floor LEVEL CAPTURE [SLOTS [LINES]]
@@ -470,8 +471,8 @@ int main(int argc, char **argv)
 	double t0;
 
 	if (lv < 0 || slots < 2 || (slots & (slots - 1)) || lines < 1 || lines > 4) {
-		fputs("usage: scan_floor [mmap-|fault-]walk|hash|table|prefetch, read, mmap or "
-		      "fault, CAPTURE [SLOTS [LINES]]\n",
+		fputs("usage: scan_floor LEVEL CAPTURE [SLOTS [LINES]]\n"
+		      "LEVEL: read, mmap, fault, or [mmap-|fault-]walk|hash|table|prefetch\n",
 		      stderr);
 		return 2;
 	}
