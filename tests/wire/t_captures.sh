@@ -465,10 +465,10 @@ capture_client HttpServer tcpdump "$H:$jhport" accept $((ROUNDS - 1)) -i lo -- \
 # kept (MEMCCP_TIMES); the capture cut to 96 bytes a packet (-s 96: sizes
 # from the IP header). Then the same under `naglefix -m nodelay`, captured
 # too (a control: no row), 3 rounds after the warm-up: what each measured
-# run lost is its time as is less the median fixed run (one fixed run took
-# 169 ms here where others took 40: a single one was too noisy a reference
-# for 40 files), and each is judged against its own connection's stalls,
-# more than half of them agreeing (an as-is run's hiccup is outvoted).
+# run lost is its time as is less the median fixed run (a median, which
+# one fixed run's hiccup does not move), and each is judged against its
+# own connection's stalls, more than half of them agreeing (an as-is
+# run's hiccup is outvoted).
 # memccp's stalls depend on when memcached reads (40-90 of 160 files
 # here, 5 of 160 on CI's machine, all in the warm-up): as is is captured
 # again, up to MC_CAPTURES times in all, until a measured run stalls. No
@@ -478,7 +478,7 @@ MC_FILES=80
 MC_MEASURED=3
 MC_CAPTURES=3
 check_memccp() {
-    local name=memccp asis fixed i try files=() counts=() total=0 later=0 losses
+    local name=memccp asis fixed i try files=() counts=() out total=0 later=0 all=0 losses why
     any_selected "$name" "$name -m nodelay" || return 0
     if ! command -v memccp >/dev/null || ! command -v memcached >/dev/null; then
         skip "$name" "memccp or memcached missing (tests/install-deps.sh installs them)"
@@ -498,13 +498,20 @@ check_memccp() {
             $((MC_MEASURED + 1)) "${files[@]}")
         cap_stop || return
         measured "$name" "$asis" || return
-        mapfile -t counts < <(timeout 150 python3 "$HERE/capcheck.py" stalls "$W/$name.pcap" \
-            --server "$server" 2>"$W/$name.stalls.err")
+        if ! out=$(timeout 150 python3 "$HERE/capcheck.py" stalls "$W/$name.pcap" \
+            --server "$server" 2>"$W/$name.stalls.err"); then
+            fail "$name: the capture's stalls counted (capcheck.py stalls)" "capture $try" \
+                "$W/$name.stalls.err"
+            return
+        fi
+        counts=()
+        [[ -z $out ]] || mapfile -t counts <<<"$out"
         total=0 later=0
         for ((i = 0; i < ${#counts[@]}; i++)); do
             total=$((total + counts[i]))
             ((i > 0)) && later=$((later + counts[i]))
         done
+        all=$((all + total))
         ((later > 0)) && break
         echo "note: $name: capture $try of $MC_CAPTURES: stalls a connection: ${counts[*]:-none}"
     done
@@ -515,8 +522,11 @@ check_memccp() {
     measured "$name -m nodelay" "$fixed" || return
     scan "$name"
     if ((total == 0)); then
-        skip "$name" "0 stalls in $((try * (MC_MEASURED + 1) * MC_FILES)) stores ($try captures of $((
-            MC_MEASURED + 1)) runs of $MC_FILES files) here: nothing to judge"
+        why="0 stalls in the last of $try captures of $((MC_MEASURED + 1)) runs of $MC_FILES files"
+        if ((all == 0)); then why+=", nor in the others"; else
+            why+=" (the others' $all all in their warm-up runs)"; fi
+        why+=" here: nothing to judge"
+        skip "$name" "$why"
         results none "$name (no stall)" "$SCAN_JSON" "$W/$name.pcap" \
             --ports "$SERVER_PORT" --conns $((MC_MEASURED + 1))
     else
