@@ -5,7 +5,8 @@
 # The judges: a static split writer that nothing touches (no library, no
 # cgroup program: it runs outside every attached cgroup) on ONE open
 # connection to a line-echo server in QNS, its round times as they come;
-# `ip route show table all` in QNS, before and after.
+# `ip route show table all` in QNS, before and after. The records are in
+# run.sh's NAGLEFIX_STATE_DIR, the suite's own.
 #
 #   attach-route-open-connection  40 ms rounds, then attach -c (a quickack
 #                                 rule for 127.0.0.1) --netns: the same
@@ -67,7 +68,6 @@
 #                                 it, so a failure changes only that)
 
 QNS=naglefix-route.$$
-export NAGLEFIX_STATE_DIR=$TMP/state # the records of this suite's own
 in_qns() { nsenter --net="/run/netns/$QNS" "$@"; }
 table_all() { ip -n "$QNS" route show table all; }
 
@@ -501,4 +501,3 @@ if selected attach-route-pid-own; then
 	[[ -n $prog ]] && "$NF" detach --cgroup "$OWNCG" >/dev/null 2>&1
 	rmdir "$OWNCG" 2>/dev/null
 fi
-unset NAGLEFIX_STATE_DIR

@@ -104,6 +104,9 @@ if [[ -z $ROOT ]]; then
 fi
 
 scratch_dir naglefix-attach
+# the undo records of attach --now's and watch --fix's fixes and attach's
+# route records (route.sh): the suite's own, never /run/naglefix
+export NAGLEFIX_STATE_DIR=$TMP/state
 CG=$ROOT/naglefix-test.$$
 NETNS=naglefix-attach.$$
 BPFFS=$TMP/bpffs
