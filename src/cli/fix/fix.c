@@ -223,11 +223,13 @@ static void say_needs_library(struct fixer *f, size_t index, const char *rule, c
 /* --- one socket ---------------------------------------------------------------- */
 
 /* Whether s is to be marked for attach's setsockopt program (attach --now
- * asked): a connection, not a listener (the sock_ops program marks each
- * connection it accepts at its establishment). */
+ * asked): a connection with a peer, the one its rule was chosen by; not a
+ * listener (the sock_ops program marks each connection it accepts at its
+ * establishment), nor a socket not connected yet (its rule was the one of
+ * no peer: the peer it connects to later may be another rule's). */
 static int wants_mark(const struct fixer *f, const struct nf_fix_sock *s)
 {
-	return f->marks_fd > 0 && !f->run.dry && !s->listening;
+	return f->marks_fd > 0 && !f->run.dry && !s->listening && s->peer_len > 0;
 }
 
 /* Marks s of t (its duplicate dup, TCP_NODELAY on) for attach's setsockopt

@@ -14,7 +14,8 @@
 #include "bpf/nf_bpf.h"
 
 /* Turns TCP_NODELAY on for fd (inode ino) of p, recorded first if it was
- * off; then, a connection with marks_fd above 0, marks it there. */
+ * off; then, a connection with a peer and marks_fd above 0, marks it
+ * there. */
 static int set_on(const struct nf_fix_proc *p, int fd, unsigned long ino, int marks_fd,
 		  struct nf_fix_done *done)
 {
@@ -32,7 +33,8 @@ static int set_on(const struct nf_fix_proc *p, int fd, unsigned long ino, int ma
 			d.sock.nodelay = nf_fix_sock_nodelay(dup);
 		}
 	}
-	if (rc == 0 && marks_fd > 0 && !d.sock.listening && d.sock.nodelay == 1) {
+	if (rc == 0 && marks_fd > 0 && !d.sock.listening && d.sock.peer_len > 0 &&
+	    d.sock.nodelay == 1) {
 		int m = nf_bpf_marks_set(marks_fd, dup);
 
 		d.marked = m == 0 ? 1 : m;

@@ -110,7 +110,7 @@ static void text_row(FILE *out, const struct nf_fix_row *r)
 	if (r->action && r->rule)
 		fprintf(out, " (%s, %s)", r->action, r->rule);
 	if (r->marked > 0)
-		fputs(", marked: kept on against its own setsockopt", out);
+		fputs(", marked", out);
 	else if (r->marked < 0)
 		fprintf(out, ", not marked (%s): its own setsockopt can turn it off",
 			strerror(-r->marked));

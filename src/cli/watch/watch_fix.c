@@ -157,7 +157,7 @@ static void text_attach(FILE *out, const struct nf_attach_rule_done *a, const st
 		fprintf(out, "not attached (%s)", a->why);
 	}
 	if (s->marked > 0)
-		fputs("; socket marked: kept on against its own setsockopt", out);
+		fputs("; socket marked", out);
 	else if (s->marked < 0)
 		fprintf(out, "; socket not marked (%s): its own setsockopt can turn it off",
 			strerror(-s->marked));
