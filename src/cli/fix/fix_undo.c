@@ -2,7 +2,8 @@
  * fix_undo.c - naglefix fix --undo: what fix (or watch --fix) turned on,
  * read from the record (fix_record.c), turned off again socket by socket,
  * each only if the process, the descriptor and TCP_NODELAY 1 are still as
- * fix left them; the record removed after.
+ * fix left them; the record removed after, but kept where a socket stays
+ * on (marked for naglefix's setsockopt program: an undo after detach).
  */
 #include "fix_int.h"
 
@@ -15,13 +16,16 @@
 #include "cli/common/nf_cli.h"
 
 /* Turns TCP_NODELAY off again on one recorded socket of p, if it is still
- * that socket and still on. Returns 0, or a fatal negative errno. */
+ * that socket and still on. Returns 0; 1 if it reads 1 after (a socket
+ * marked for naglefix's setsockopt program on its cgroup, which turns
+ * this very setsockopt(0) into 1 too: the record is to be kept for an
+ * undo after detach); or a fatal negative errno. */
 static int undo_one(struct nf_fix_run *f, const struct nf_fix_proc *p,
 		    const struct nf_fix_record_entry *e)
 {
 	struct nf_fix_sock s = { .fd = e->fd, .ino = e->ino, .nodelay = -1 };
 	struct nf_fix_row r = { .pid = p->pid, .s = &s, .side = "-", .undo = 1, .before = -1 };
-	int dup = nf_fix_sock_take(p, e->fd, e->ino), rc;
+	int dup = nf_fix_sock_take(p, e->fd, e->ino), rc, kept = 0;
 
 	r.after = -1;
 	if (dup == -ESTALE || dup == -EBADF) {
@@ -45,13 +49,18 @@ static int undo_one(struct nf_fix_run *f, const struct nf_fix_proc *p,
 		r.result = NF_FIX_SKIPPED;
 		r.why = strerror(-rc);
 		nf_fix_worse(f, NF_FIX_EXIT_PARTIAL);
+	} else if ((r.after = nf_fix_sock_nodelay(dup)) == 1) {
+		r.result = NF_FIX_SKIPPED;
+		r.why = "kept on by naglefix's setsockopt program on its cgroup (the socket is "
+			"marked): detach first, then undo again (the record is kept)";
+		nf_fix_worse(f, NF_FIX_EXIT_PARTIAL);
+		kept = 1;
 	} else {
-		r.after = nf_fix_sock_nodelay(dup);
 		r.result = NF_FIX_UNDONE;
 	}
 	close(dup);
 	nf_fix_out_row(stdout, f->json, &r);
-	return 0;
+	return kept;
 }
 
 /* Undoes what the record of pid lists; says why not, if not. */
@@ -60,7 +69,7 @@ static void undo_pid(struct nf_fix_run *f, pid_t pid)
 	struct nf_fix_record_entry *v = NULL;
 	struct nf_fix_proc p = { .pid = pid, .pidfd = -1 };
 	size_t n = 0, i;
-	int rc = nf_fix_record_read(pid, &v, &n);
+	int rc = nf_fix_record_read(pid, &v, &n), kept = 0;
 	char why[160];
 
 	if (rc < 0 || n == 0) {
@@ -87,12 +96,12 @@ static void undo_pid(struct nf_fix_run *f, pid_t pid)
 			nf_fix_record_forget(pid);
 		nf_fix_worse(f, NF_FIX_EXIT_GONE);
 	} else if (rc == 0) {
-		for (i = 0; i < n && rc == 0; i++)
-			if (v[i].pid == pid)
-				rc = undo_one(f, &p, &v[i]);
+		for (i = 0; i < n && rc >= 0; i++)
+			if (v[i].pid == pid && (rc = undo_one(f, &p, &v[i])) > 0)
+				kept++;
 		if (rc < 0)
 			nf_fix_say_error(f, &p, rc, 1); /* the record kept: what is left can be undone later */
-		else if (!f->dry)
+		else if (!f->dry && !kept)
 			nf_fix_record_forget(pid);
 	} else {
 		p.pid = pid;

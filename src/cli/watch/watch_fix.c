@@ -83,6 +83,20 @@ static const char *end_text(const struct nf_end *e, char buf[NF_ADDR_MAX])
 	return nf_addr_format(e->family, e->addr, e->port, buf);
 }
 
+/* The command that undoes the fix of h's socket s: fix --undo, after
+ * detach where --attach (a) marked it, whose setsockopt program would
+ * turn undo's setsockopt(TCP_NODELAY, 0) into 1 too. */
+static const char *undo_text(const struct nf_holder *h, const struct done *s,
+			     const struct nf_attach_rule_done *a, char *buf, size_t len)
+{
+	if (a && s->marked > 0)
+		snprintf(buf, len, "naglefix detach --cgroup %s, then naglefix fix --undo %ld",
+			 a->dir, h->pid);
+	else
+		snprintf(buf, len, "naglefix fix --undo %ld", h->pid);
+	return buf;
+}
+
 static void json_done(FILE *out, const char *key, const struct done *d)
 {
 	fprintf(out, ",\"%s\":{\"result\":\"%s\",\"fd\":%d,\"before\":%d,\"after\":%d", key,
@@ -116,7 +130,7 @@ static void json_attach(FILE *out, const struct nf_attach_rule_done *a, const st
 static void json_fixed(FILE *out, const struct nf_holder *h, const struct done *s,
 		       const struct done *l, const struct nf_attach_rule_done *a)
 {
-	char b[NF_ADDR_MAX];
+	char b[NF_ADDR_MAX], undo[NF_CGROUP_PATH_MAX + 96];
 
 	fprintf(out, "{\"event\":\"wire_fix\",\"source\":\"watch\",\"pid\":%ld,\"prog\":", h->pid);
 	nf_cli_json_str(out, h->cmd);
@@ -128,7 +142,9 @@ static void json_fixed(FILE *out, const struct nf_holder *h, const struct done *
 	if (l)
 		json_done(out, "listener", l);
 	json_attach(out, a, s);
-	fprintf(out, ",\"undo\":\"naglefix fix --undo %ld\"}\n", h->pid);
+	fputs(",\"undo\":", out);
+	nf_cli_json_str(out, undo_text(h, s, a, undo, sizeof(undo)));
+	fputs("}\n", out);
 }
 
 static void text_done(FILE *out, const char *what, const struct done *d)
@@ -166,6 +182,8 @@ static void text_attach(FILE *out, const struct nf_attach_rule_done *a, const st
 static void text_fixed(FILE *out, const struct nf_holder *h, const struct done *s,
 		       const struct done *l, const struct nf_attach_rule_done *a)
 {
+	char undo[NF_CGROUP_PATH_MAX + 96];
+
 	fprintf(out, "  fix: pid %ld ", h->pid);
 	text_done(out, "socket", s);
 	if (l) {
@@ -173,7 +191,7 @@ static void text_fixed(FILE *out, const struct nf_holder *h, const struct done *
 		text_done(out, "its listener", l);
 	}
 	if (s->rc == 0 || (l && l->rc == 0))
-		fprintf(out, "; undo: naglefix fix --undo %ld", h->pid);
+		fprintf(out, "; undo: %s", undo_text(h, s, a, undo, sizeof(undo)));
 	if (a)
 		text_attach(out, a, s);
 	fputc('\n', out);
