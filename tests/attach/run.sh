@@ -56,9 +56,16 @@
 #                              it, it is said to be left
 #   attach-now-marked          --now marks the connection it sets: the
 #                              program's own setsockopt(TCP_NODELAY, 0) after
-#                              reads 1, its split rounds stay fast
+#                              reads 1, its split rounds stay fast; one on
+#                              already marked too, a listener not
 #   attach-now-mark-fails      --now's marks refused (a shim's EOPNOTSUPP):
 #                              said once, both sockets set, status 1
+#   attach-now-undo-kept       fix --undo of a socket --now marked: kept on
+#                              (said, status 1, the record kept); after
+#                              detach undone
+#   attach-now-peerless-unmarked  a socket --now set before it connected: not
+#                              marked, so a pass rule's peer leaves it to
+#                              its own setsockopt
 #   attach-legacy-client       tests/programs/legacy_client.py, which turns TCP_NODELAY
 #                              off after connect: fast
 #   attach-pid                 --pid: a process's cgroup; the root's refused
@@ -703,7 +710,7 @@ if selected attach-watch-fix-marked; then
 	med=$(awk -v r="${off:-0}" '$1 == "round" && $2 >= r && $2 < r + 30 { print $3 }' "$TMP/wmark.out" |
 		sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
 	read_back=$(sed -n 's/^nodelay_read //p' "$TMP/wmark.out")
-	if grep -q "fix: pid $wp socket fd [0-9]* TCP_NODELAY 0 -> 1.*attach: $CG/wmark ([^)]*): program [0-9]*, .*; socket marked: kept on against its own setsockopt" "$TMP/wmark.watch" &&
+	if grep -q "fix: pid $wp socket fd [0-9]* TCP_NODELAY 0 -> 1; undo: naglefix detach --cgroup $CG/wmark, then naglefix fix --undo $wp; attach: $CG/wmark ([^)]*): program [0-9]*, .*; socket marked$" "$TMP/wmark.watch" &&
 		[[ $read_back == 1 ]] && below "$med" 5; then
 		pass "attach-watch-fix-marked: the holder's socket fixed and marked; its own setsockopt(TCP_NODELAY, 0) after reads 1, its rounds $med ms (median of 30)"
 	else
@@ -755,30 +762,41 @@ fi
 if selected attach-now-marked; then
 	"$NF" detach --cgroup "$CG" >/dev/null 2>&1
 	mkdir -p "$CG/nowmark"
+	# a listener of the cgroup: set, never marked (the sock_ops program
+	# marks what it accepts, at establishment)
+	start nowlisten --cg "$CG/nowmark" python3 -c '
+import socket, sys
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen()
+print("PORT", l.getsockname()[1], flush=True); sys.stdin.read()'
+	# --own-nodelay: a second connection its program set TCP_NODELAY 1 on itself
 	in_cg_bg "$CG/nowmark" python3 "$TOP/tests/fix/fix_client.py" 127.0.0.1 "$PORT_echo" 100000 \
-		--off-when "$TMP/nowmark.off" >"$TMP/nowmark.out" 2>&1
+		--own-nodelay --off-when "$TMP/nowmark.off" >"$TMP/nowmark.out" 2>&1
 	markpid=$BG
 	wait_until 10 grep -q '^round' "$TMP/nowmark.out"
+	own=$(sed -n 's/^own_nodelay_port //p' "$TMP/nowmark.out")
 	# mark_rounds N: the client has printed round N
 	mark_rounds() { grep -q "^round $1 " "$TMP/nowmark.out"; }
 	"$NF" attach --now -m nodelay --cgroup "$CG/nowmark" >"$TMP/nowmark.attach" 2>&1
 	rc=$?
 	touch "$TMP/nowmark.off"
-	wait_until 10 grep -q '^nodelay_read' "$TMP/nowmark.out"
+	wait_until 10 grep -q '^own_nodelay_read' "$TMP/nowmark.out"
 	off=$(sed -n 's/^nodelay_off //p' "$TMP/nowmark.out")
 	wait_until 10 mark_rounds $((${off:-0} + 30))
-	kill "$markpid" 2>/dev/null
-	wait "$markpid" 2>/dev/null
+	kill "$markpid" "$PID_nowlisten" 2>/dev/null
+	wait "$markpid" "$PID_nowlisten" 2>/dev/null
 	# the median of the 30 rounds from the one the program turned it off at
 	med=$(awk -v r="${off:-0}" '$1 == "round" && $2 >= r && $2 < r + 30 { print $3 }' "$TMP/nowmark.out" |
 		sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
 	read_back=$(sed -n 's/^nodelay_read //p' "$TMP/nowmark.out")
-	if [[ $rc -eq 0 && $read_back == 1 ]] && below "$med" 5 &&
-		grep -q ' set (nodelay, -m nodelay), marked: kept on against its own setsockopt' "$TMP/nowmark.attach"; then
-		pass "attach-now-marked: set and marked by --now; the program's own setsockopt(TCP_NODELAY, 0) after reads 1, its rounds $med ms (median of 30)"
+	own_back=$(sed -n 's/^own_nodelay_read //p' "$TMP/nowmark.out")
+	if [[ $rc -eq 0 && $read_back == 1 && $own_back == 1 ]] && below "$med" 5 &&
+		grep -q ' 0 -> 1 .* set (nodelay, -m nodelay), marked$' "$TMP/nowmark.attach" &&
+		grep -q "127.0.0.1:$own .* 1 -> 1 .* already on (nodelay, -m nodelay), marked$" "$TMP/nowmark.attach" &&
+		grep -q " listen .*127.0.0.1:$PORT_nowlisten .* set (nodelay, -m nodelay)$" "$TMP/nowmark.attach"; then
+		pass "attach-now-marked: set and marked by --now; the program's own setsockopt(TCP_NODELAY, 0) after reads 1, its rounds $med ms (median of 30); its connection on already: marked, reads 1 after its own setsockopt(0) too; its listener set, not marked"
 	else
 		{ cat "$TMP/nowmark.attach"; grep -v '^round' "$TMP/nowmark.out"; } >"$TMP/nowmark.log"
-		fail attach-now-marked "status $rc, read back '${read_back:-?}', median ${med:-?} ms after its own setsockopt(0)" "$TMP/nowmark.log"
+		fail attach-now-marked "status $rc, read back '${read_back:-?}' (the one on already: '${own_back:-?}'), median ${med:-?} ms after its own setsockopt(0)" "$TMP/nowmark.log"
 	fi
 	"$NF" detach --cgroup "$CG/nowmark" >/dev/null 2>&1
 	rmdir "$CG/nowmark" 2>/dev/null
@@ -811,6 +829,72 @@ print("nodelay", *(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in
 	fi
 	"$NF" detach --cgroup "$CG/markfail" >/dev/null 2>&1
 	rmdir "$CG/markfail" 2>/dev/null
+fi
+# fix --undo of a socket --now marked: the setsockopt program turns undo's
+# own setsockopt(0) into 1, so it is said kept, the record kept; after
+# detach the same undo turns it off.
+if selected attach-now-undo-kept; then
+	"$NF" detach --cgroup "$CG" >/dev/null 2>&1
+	mkdir -p "$CG/nowundo"
+	in_cg_bg "$CG/nowundo" python3 "$TOP/tests/fix/fix_client.py" 127.0.0.1 "$PORT_echo" 100000 >"$TMP/nowundo.out" 2>&1
+	undopid=$BG
+	wait_until 10 grep -q '^round' "$TMP/nowundo.out"
+	"$NF" attach --now -m nodelay --cgroup "$CG/nowundo" >"$TMP/nowundo.attach" 2>&1
+	"$NF" fix --undo "$undopid" >"$TMP/nowundo.u1" 2>&1
+	rc1=$?
+	[[ -e $NAGLEFIX_STATE_DIR/fix-$undopid ]] && kept=yes || kept=no
+	"$NF" fix --dry-run -m nodelay "$undopid" >"$TMP/nowundo.d1" 2>&1
+	"$NF" detach --cgroup "$CG/nowundo" >/dev/null 2>&1
+	"$NF" fix --undo "$undopid" >"$TMP/nowundo.u2" 2>&1
+	rc2=$?
+	[[ -e $NAGLEFIX_STATE_DIR/fix-$undopid ]] && left=yes || left=no
+	"$NF" fix --dry-run -m nodelay "$undopid" >"$TMP/nowundo.d2" 2>&1
+	kill "$undopid" 2>/dev/null
+	wait "$undopid" 2>/dev/null
+	if grep -q ' 0 -> 1 .* set (nodelay, -m nodelay), marked$' "$TMP/nowundo.attach" &&
+		[[ $rc1 -eq 1 && $kept == yes && $rc2 -eq 0 && $left == no ]] &&
+		! grep -q ' undone' "$TMP/nowundo.u1" &&
+		grep -q " 1 -> 1 .* skipped: kept on by naglefix's setsockopt program on its cgroup (the socket is marked): detach first" "$TMP/nowundo.u1" &&
+		grep -q ' 1 -> 1 .* already on' "$TMP/nowundo.d1" &&
+		grep -q ' 1 -> 0 .* undone' "$TMP/nowundo.u2" && grep -q ' 0 -> 1 .* would set' "$TMP/nowundo.d2"; then
+		pass "attach-now-undo-kept: fix --undo of a socket --now marked: said kept on, status 1, the record kept, reads 1; after detach the same undo: undone, reads 0, the record gone"
+	else
+		cat "$TMP/nowundo.attach" "$TMP/nowundo.u1" "$TMP/nowundo.d1" "$TMP/nowundo.u2" "$TMP/nowundo.d2" >"$TMP/nowundo.log"
+		fail attach-now-undo-kept "undo status $rc1 (record kept: $kept), after detach $rc2 (record left: $left)" "$TMP/nowundo.log"
+	fi
+	rmdir "$CG/nowundo" 2>/dev/null
+fi
+# A socket not connected yet when --now sets it (the rule of no peer, the
+# default's) is not marked: the peer it connects to later is a pass
+# rule's, and the program's own setsockopt(0) there wins.
+if selected attach-now-peerless-unmarked; then
+	"$NF" detach --cgroup "$CG" >/dev/null 2>&1
+	mkdir -p "$CG/nowpeerless"
+	printf 'default nodelay\nconnect 127.0.0.1:%s pass\n' "$PORT_echo" >"$TMP/peerless.conf"
+	mkfifo "$TMP/peerless.go"
+	in_cg_bg "$CG/nowpeerless" python3 -c '
+import socket, sys
+s = socket.socket()
+print("made", flush=True)
+open(sys.argv[2]).read()
+s.connect(("127.0.0.1", int(sys.argv[1])))
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 0)
+print("nodelay", s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY), flush=True)' \
+		"$PORT_echo" "$TMP/peerless.go" >"$TMP/peerless.out" 2>&1
+	wait_until 5 grep -q '^made' "$TMP/peerless.out"
+	"$NF" attach --now -c "$TMP/peerless.conf" --cgroup "$CG/nowpeerless" >"$TMP/peerless.attach" 2>&1
+	rc=$?
+	echo go >"$TMP/peerless.go"
+	wait "$BG"
+	if [[ $rc -eq 0 ]] && grep -q ' 0 -> 1 .* set (nodelay, .*default)$' "$TMP/peerless.attach" &&
+		grep -q '^nodelay 0$' "$TMP/peerless.out"; then
+		pass "attach-now-peerless-unmarked: a socket not yet connected set by --now, not marked; connected to a pass rule's peer, its own setsockopt(0) reads 0"
+	else
+		cat "$TMP/peerless.attach" "$TMP/peerless.out" >"$TMP/peerless.log"
+		fail attach-now-peerless-unmarked "status $rc; see the line and what the program read" "$TMP/peerless.log"
+	fi
+	"$NF" detach --cgroup "$CG/nowpeerless" >/dev/null 2>&1
+	rmdir "$CG/nowpeerless" 2>/dev/null
 fi
 
 # ---- what a program sets itself, later, wins -----------------------------

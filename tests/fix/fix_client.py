@@ -11,7 +11,8 @@ it is b"hello I world I\\n" to the byte ("BAD ..." and exit 1 if not).
 the program itself (printed "own_nodelay_port P").
 --off-when FILE: once FILE exists, the program sets TCP_NODELAY 0 itself
 (printed "nodelay_off I"), reads it back (printed "nodelay_read V": 1
-where a kernel program keeps it on) and goes on.
+where a kernel program keeps it on) and goes on; with --own-nodelay, on
+the second connection too (printed "own_nodelay_read V").
 --newconn GOFILE: waits for GOFILE, then CONNS times: a new connection,
 its own TCP_NODELAY read every millisecond until it is 1 (at most 1 s),
 3 split rounds, closed; prints "conn I fixed_ms X max_round_ms Y" (X -1:
@@ -85,6 +86,10 @@ def main():
             print("nodelay_off %d" % i, flush=True)
             print("nodelay_read %d" % sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY),
                   flush=True)
+            if keep:
+                keep.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 0)
+                print("own_nodelay_read %d"
+                      % keep.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY), flush=True)
             off_when = None
         print("round %d %.3f" % (i, one_round(sock, i)), flush=True)
     print("done %d" % count, flush=True)
