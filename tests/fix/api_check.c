@@ -18,7 +18,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc == 5 && strcmp(argv[1], "inode") == 0)
-		rc = nf_fix_inode(atoi(argv[2]), strtoul(argv[3], NULL, 10), atoi(argv[4]), 0, &d);
+		rc = nf_fix_inode(atoi(argv[2]), strtoul(argv[3], NULL, 10), atoi(argv[4]), &d);
 	else if (argc == 4 && strcmp(argv[1], "listener") == 0)
 		rc = nf_fix_listener(atoi(argv[2]), 0, atoi(argv[3]), &d);
 	else

@@ -35,7 +35,7 @@ struct nf_attach_rule_done {
 	char why[NF_BPF_SOURCE_MAX + 96]; /* the rule and policy, or the deciding rule, or why not */
 	int marks_fd;                  /* attached or already: above 0, the map of marks of
 					  naglefix's setsockopt program there (the caller
-					  closes it), for nf_fix_inode to mark the connection
+					  closes it), for nf_fix_mark_inode to mark the connection
 					  it fixed; -ENOENT no such program (no hook), or the
 					  error; 0 otherwise */
 };

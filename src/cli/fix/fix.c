@@ -24,7 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bpf/nf_bpf.h"
 #include "cli/common/nf_cgroup.h"
 #include "cli/common/nf_cli.h"
 #include "nf_config.h"
@@ -41,8 +40,7 @@ struct fixer {
 	unsigned char *left;   /* left[i]: rule i (nrules: the default) said */
 	size_t nset;           /* sockets set, over all processes */
 	int given;             /* pids[0..given) named; the rest from --cgroup or --unit */
-	int marks_fd;          /* > 0: the map each connection set is marked in (nf_fix_req) */
-	int mark_said;         /* a mark's failure said */
+	struct nf_fix_marks marks; /* the map each connection set is marked in (nf_fix_req) */
 };
 
 /* One process and what was done to it. */
@@ -222,41 +220,8 @@ static void say_needs_library(struct fixer *f, size_t index, const char *rule, c
 
 /* --- one socket ---------------------------------------------------------------- */
 
-/* Whether s is to be marked for attach's setsockopt program (attach --now
- * asked): a connection with a peer, the one its rule was chosen by; not a
- * listener (the sock_ops program marks each connection it accepts at its
- * establishment), nor a socket not connected yet (its rule was the one of
- * no peer: the peer it connects to later may be another rule's). */
-static int wants_mark(const struct fixer *f, const struct nf_fix_sock *s)
-{
-	return f->marks_fd > 0 && !f->run.dry && !s->listening && s->peer_len > 0;
-}
-
-/* Marks s of t (its duplicate dup, TCP_NODELAY on) for attach's setsockopt
- * program, where asked; a failure said once (the socket stays set), the
- * status raised. */
-static void mark(struct fixer *f, const struct target *t, const struct nf_fix_sock *s, int dup,
-		 struct nf_fix_row *r)
-{
-	if (!wants_mark(f, s))
-		return;
-	r->marked = nf_bpf_marks_set(f->marks_fd, dup);
-	if (r->marked == 0) {
-		r->marked = 1;
-		return;
-	}
-	nf_fix_worse(&f->run, NF_FIX_EXIT_PARTIAL);
-	if (f->mark_said++)
-		return;
-	nf_cli_warnx(0,
-		"pid %d fd %d: marking it for attach's setsockopt program: %s: it stays set, but "
-		"its program's own setsockopt(TCP_NODELAY, 0) can turn Nagle back on (said once; "
-		"the line of each such socket says \"not marked\")",
-		(int)t->p.pid, s->fd, strerror(-r->marked));
-}
-
 /* Turns TCP_NODELAY on for s of t, recorded for undo first, and marks it
- * (where asked) once it is on. Fills r. */
+ * (where asked: fix_mark.c) once it is on. Fills r. */
 static int apply_nodelay(struct fixer *f, struct target *t, const struct nf_fix_sock *s,
 			 struct nf_fix_row *r)
 {
@@ -274,7 +239,7 @@ static int apply_nodelay(struct fixer *f, struct target *t, const struct nf_fix_
 	r->after = r->before;
 	if (r->before == 1) {
 		r->result = NF_FIX_UNCHANGED;
-		mark(f, t, s, dup, r);
+		nf_fix_mark_row(&f->run, &f->marks, t->p.pid, s, dup, r);
 	} else if ((rc = nf_fix_record_add(&t->p, s->fd, s->ino)) < 0 && nf_fix_is_mfile(rc)) {
 		close(dup);
 		return rc; /* the record needs one descriptor more than the duplicate */
@@ -296,7 +261,7 @@ static int apply_nodelay(struct fixer *f, struct target *t, const struct nf_fix_
 		r->result = NF_FIX_SET;
 		t->nset++;
 		f->nset++;
-		mark(f, t, s, dup, r);
+		nf_fix_mark_row(&f->run, &f->marks, t->p.pid, s, dup, r);
 	}
 	close(dup);
 	return 0;
@@ -340,7 +305,7 @@ static int handle(struct fixer *f, struct target *t, const struct nf_fix_sock *s
 		r.result = NF_FIX_LEFT;
 		r.why = "needs the library";
 		say_needs_library(f, index, r.rule, r.action);
-	} else if (s->nodelay == 1 && !wants_mark(f, s)) {
+	} else if (s->nodelay == 1 && !nf_fix_mark_wanted(&f->marks, f->run.dry, s)) {
 		r.result = NF_FIX_UNCHANGED;
 	} else if (f->run.dry) {
 		r.result = NF_FIX_WOULD_SET;
@@ -671,7 +636,7 @@ static int apply(const struct nf_fix_req *req)
 	struct fixer f = { .run = { .dry = req->dry, .json = req->json, .follow = req->follow,
 				    .interval_ms = req->interval_ms ? req->interval_ms
 								    : FOLLOW_INTERVAL_MS },
-			   .marks_fd = req->marks_fd };
+			   .marks = { .fd = req->marks_fd } };
 	struct nf_fix_pidv v = { 0 };
 	int rc;
 

@@ -1,9 +1,9 @@
 /*
  * fix_api.c - one socket of a process fixed by what names it: its inode
  * (nf_fix_inode), or the local port it listens on (nf_fix_listener); for
- * naglefix watch --fix, which knows a stalling connection by those (and
- * --attach, which has the connection marked for its cgroup's setsockopt
- * program).
+ * naglefix watch --fix, which knows a stalling connection by those; and
+ * for --attach the connection so fixed marked, nothing else done to it
+ * (nf_fix_mark_inode; the mark itself fix_mark.c's).
  */
 #include "fix_int.h"
 
@@ -11,13 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bpf/nf_bpf.h"
-
 /* Turns TCP_NODELAY on for fd (inode ino) of p, recorded first if it was
- * off; then, a connection with a peer and marks_fd above 0, marks it
- * there. */
-static int set_on(const struct nf_fix_proc *p, int fd, unsigned long ino, int marks_fd,
-		  struct nf_fix_done *done)
+ * off. */
+static int set_on(const struct nf_fix_proc *p, int fd, unsigned long ino, struct nf_fix_done *done)
 {
 	struct nf_fix_done d = { .before = -1 };
 	int dup = nf_fix_sock_take(p, fd, ino), rc;
@@ -33,12 +29,28 @@ static int set_on(const struct nf_fix_proc *p, int fd, unsigned long ino, int ma
 			d.sock.nodelay = nf_fix_sock_nodelay(dup);
 		}
 	}
-	if (rc == 0 && marks_fd > 0 && !d.sock.listening && d.sock.peer_len > 0 &&
-	    d.sock.nodelay == 1) {
-		int m = nf_bpf_marks_set(marks_fd, dup);
+	close(dup);
+	if (done)
+		*done = d;
+	return rc;
+}
 
-		d.marked = m == 0 ? 1 : m;
-	}
+/* Marks fd (inode ino) of p in marks_fd if it is a connection with a peer
+ * and on; nothing set, nothing recorded. */
+static int mark_on(const struct nf_fix_proc *p, int fd, unsigned long ino, int marks_fd,
+		   struct nf_fix_done *done)
+{
+	struct nf_fix_done d = { .before = -1 };
+	int dup = nf_fix_sock_take(p, fd, ino), rc;
+
+	if (dup < 0)
+		return dup;
+	rc = nf_fix_sock_identify(dup, fd, ino, &d.sock);
+	if (rc == 0 && !nf_fix_mark_fits(&d.sock))
+		rc = -ENOTCONN;
+	d.before = d.sock.nodelay;
+	if (rc == 0 && d.sock.nodelay == 1 && (d.marked = nf_fix_mark_sock(marks_fd, dup)) < 0)
+		rc = d.marked;
 	close(dup);
 	if (done)
 		*done = d;
@@ -75,21 +87,45 @@ static int find_inode(int fd, unsigned long ino, void *arg)
 	return 1;
 }
 
-int nf_fix_inode(pid_t pid, unsigned long ino, int fd, int marks_fd, struct nf_fix_done *done)
+/* The descriptor of inode ino in p into *fd, unless fd is given (>= 0). */
+static int fd_of(const struct nf_fix_proc *p, unsigned long ino, int *fd)
+{
+	struct by_inode b = { .ino = ino, .fd = *fd };
+	int rc;
+
+	if (b.fd >= 0)
+		return 0;
+	rc = nf_fix_proc_each_socket(p, find_inode, &b);
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return -ENOENT;
+	*fd = b.fd;
+	return 0;
+}
+
+int nf_fix_inode(pid_t pid, unsigned long ino, int fd, struct nf_fix_done *done)
 {
 	struct nf_fix_proc p;
-	struct by_inode b = { .ino = ino, .fd = fd };
 	int rc = open_proc(pid, &p);
 
 	if (rc < 0)
 		return rc;
-	if (b.fd < 0) {
-		rc = nf_fix_proc_each_socket(&p, find_inode, &b);
-		if (rc == 0)
-			rc = -ENOENT;
-	}
-	if (rc >= 0)
-		rc = set_on(&p, b.fd, ino, marks_fd, done);
+	if ((rc = fd_of(&p, ino, &fd)) == 0)
+		rc = set_on(&p, fd, ino, done);
+	nf_fix_proc_close(&p);
+	return rc;
+}
+
+int nf_fix_mark_inode(pid_t pid, unsigned long ino, int fd, int marks_fd, struct nf_fix_done *done)
+{
+	struct nf_fix_proc p;
+	int rc = open_proc(pid, &p);
+
+	if (rc < 0)
+		return rc;
+	if ((rc = fd_of(&p, ino, &fd)) == 0)
+		rc = mark_on(&p, fd, ino, marks_fd, done);
 	nf_fix_proc_close(&p);
 	return rc;
 }
@@ -134,7 +170,7 @@ int nf_fix_listener(pid_t pid, int family, int port, struct nf_fix_done *done)
 	if (rc == 0)
 		rc = -ENOENT;
 	if (rc > 0)
-		rc = set_on(&p, b.fd, b.ino, 0, done);
+		rc = set_on(&p, b.fd, b.ino, done);
 	nf_fix_proc_close(&p);
 	return rc;
 }

@@ -10,7 +10,8 @@
  *   fix_record.c  the record of what fix set, one file a process
  *   fix_out.c     the lines it prints (text, --json)
  *   fix_errors.c  its failures, one line each, and the exit status
- *   fix_api.c     nf_fix_inode and nf_fix_listener, for watch --fix
+ *   fix_api.c     nf_fix_inode, nf_fix_mark_inode, nf_fix_listener (watch --fix)
+ *   fix_mark.c    marks for attach's setsockopt program (the one caller of src/bpf)
  *   fix_undo.c    --undo: the record read, each socket turned off again
  *   fix_cgroup.c  --cgroup and --unit: the processes of a cgroup as PIDs
  *   fix_args.c    the command line: usage text, options table, checks
@@ -20,8 +21,8 @@
  * header includes it); the rest is private to cli/fix.
  *
  * Every function returns 0 or a negative errno unless it says otherwise;
- * none exits or prints, except fix.c's, fix_out.c's and fix_args.c's
- * (usage errors).
+ * none exits or prints, except fix.c's, fix_out.c's, fix_mark.c's (a
+ * mark's failure) and fix_args.c's (usage errors).
  */
 #ifndef NF_FIX_INT_H
 #define NF_FIX_INT_H
@@ -253,6 +254,37 @@ void nf_fix_say_no_tcp(struct nf_fix_run *r, pid_t pid, enum nf_fix_notcp when);
 
 /* naglefix fix --undo PID...: r's dry and json as given. Returns r's status. */
 int nf_fix_undo(struct nf_fix_run *r, int n, char **pids);
+
+/* --- fix_mark.c: marks for attach's setsockopt program --- */
+
+/* The map a run marks the connections it sets in, and whether a mark's
+ * failure was said. */
+struct nf_fix_marks {
+	int fd;   /* above 0: the map of marks (nf_fix_req's marks_fd); else none */
+	int said;
+};
+
+/* 1 if s is a socket to mark: a connection with a peer, the one its rule
+ * was chosen by; not a listener (the sock_ops program marks each
+ * connection it accepts, at its establishment), nor a socket not
+ * connected yet (its rule was the one of no peer; the peer it connects to
+ * later may be another rule's). Else 0. */
+int nf_fix_mark_fits(const struct nf_fix_sock *s);
+
+/* 1 if the run (dry: --dry-run) is to mark s in m: m has a map, not a dry
+ * run, and s fits. Else 0. */
+int nf_fix_mark_wanted(const struct nf_fix_marks *m, int dry, const struct nf_fix_sock *s);
+
+/* Marks the socket dup (a duplicate of the program's descriptor) in
+ * marks_fd: 1, or bpf(2)'s negative errno. */
+int nf_fix_mark_sock(int marks_fd, int dup);
+
+/* Marks s of pid (its duplicate dup, TCP_NODELAY on) in m where
+ * nf_fix_mark_wanted says so: r->marked 1, or the error; a failure said
+ * once on stderr (the socket stays set) and run's status raised to
+ * NF_FIX_EXIT_PARTIAL. */
+void nf_fix_mark_row(struct nf_fix_run *run, struct nf_fix_marks *m, pid_t pid,
+		     const struct nf_fix_sock *s, int dup, struct nf_fix_row *r);
 
 /* --- fix_cgroup.c: --cgroup PATH, --unit NAME --- */
 

@@ -60,32 +60,40 @@ int nf_fix_state_dir_safe(void);
  * in buf: what is wrong with the directory for -EPERM, else strerror. */
 const char *nf_fix_state_dir_why(int rc, char *buf, size_t len);
 
-/* --- fix_api.c: for naglefix watch --fix --- */
+/* --- fix_api.c: for naglefix watch --fix (and --attach) --- */
 
-/* What nf_fix_inode or nf_fix_listener did (all optional). */
+/* What nf_fix_inode, nf_fix_mark_inode or nf_fix_listener did (all
+ * optional). */
 struct nf_fix_done {
 	struct nf_fix_sock sock; /* the socket as identified */
 	int before;              /* TCP_NODELAY before: 0 or 1 */
 	int recorded;            /* 1 if set and recorded for undo (it was 0) */
-	int marked;              /* 1 marked in marks_fd, 0 not asked, else the
-				    mark's error (the socket stays set) */
+	int marked;              /* nf_fix_mark_inode: 1 marked, 0 not (it was off) */
 };
 
 /*
  * Sets TCP_NODELAY on the socket of inode ino of process pid (its
  * descriptor fd if fd >= 0, else looked up in /proc/PID/fd): duplicated,
  * the inode verified, TCP over IPv4/IPv6 checked, set, and recorded for
- * `naglefix fix --undo PID` when it was 0; with marks_fd above 0 (a map
- * of marks, nf_bpf.h: watch --fix --attach's cgroup's), a connection
- * (not a listener) on so is marked there too, as nf_fix_req's marks_fd
- * (0: none). A process under libnaglefix.so is left to it (-EALREADY).
- * Returns 0 (also when it was already 1, and when only the mark failed:
- * done->marked), or -ESRCH (gone), -ENOENT (no descriptor of that
- * inode), -ESTALE (fd not that inode), -EPERM, -ENOSYS, -EMFILE,
- * -EPROTONOSUPPORT (not TCP), ... done (may be NULL) says what was found
- * and done.
+ * `naglefix fix --undo PID` when it was 0. A process under libnaglefix.so
+ * is left to it (-EALREADY). Returns 0 (also when it was already 1), or
+ * -ESRCH (gone), -ENOENT (no descriptor of that inode), -ESTALE (fd not
+ * that inode), -EPERM, -ENOSYS, -EMFILE, -EPROTONOSUPPORT (not TCP), ...
+ * done (may be NULL) says what was found and done.
  */
-int nf_fix_inode(pid_t pid, unsigned long ino, int fd, int marks_fd, struct nf_fix_done *done);
+int nf_fix_inode(pid_t pid, unsigned long ino, int fd, struct nf_fix_done *done);
+
+/*
+ * Marks the socket of inode ino of process pid (found as nf_fix_inode
+ * finds it) in marks_fd, a map of marks (nf_bpf.h: watch --fix
+ * --attach's cgroup's), so naglefix's setsockopt program keeps it on, as
+ * attach --now marks (nf_fix_req's marks_fd); only a connection with a
+ * peer (-ENOTCONN: a listener, or not connected), and only if it is on:
+ * nothing is set, nothing recorded. Returns 0 (done->marked 1, or 0: its
+ * TCP_NODELAY was 0, turned off since it was set), the errors of
+ * nf_fix_inode, or the mark's (bpf(2)'s).
+ */
+int nf_fix_mark_inode(pid_t pid, unsigned long ino, int fd, int marks_fd, struct nf_fix_done *done);
 
 /*
  * The same for the listening TCP socket of pid that accepts connections

@@ -10,7 +10,7 @@
  * changed. Only the socket of the stall and its listener are ever touched.
  * With --attach, the holder's rule is added to its cgroup's program, and
  * where the rules there give the connection nodelay its socket is marked
- * for the setsockopt program (nf_fix_inode again, with the map of marks
+ * for the setsockopt program (nf_fix_mark_inode, with the map of marks
  * nf_attach_rule hands back): it was established before them, unmarked.
  * Each is said in a line after the finding's (text: "  fix: ...", JSON:
  * "event":"wire_fix").
@@ -37,6 +37,7 @@ struct done {
 	int before, after; /* TCP_NODELAY, -1 unknown */
 	int marked;      /* --attach: marked for its cgroup's setsockopt program: 1,
 			    0 not asked, else the error */
+	int off_again;   /* --attach: not marked, TCP_NODELAY 0 again since the fix */
 };
 
 static const char *result_of(const struct done *d)
@@ -76,6 +77,7 @@ static void from_fix(struct done *d, int rc, const struct nf_fix_done *f)
 	d->before = rc == 0 ? f->before : -1;
 	d->after = rc == 0 ? f->sock.nodelay : -1;
 	d->marked = 0;
+	d->off_again = 0;
 }
 
 static const char *end_text(const struct nf_end *e, char buf[NF_ADDR_MAX])
@@ -118,7 +120,7 @@ static void json_attach(FILE *out, const struct nf_attach_rule_done *a, const st
 	nf_cli_json_str(out, a->dir);
 	if (a->id)
 		fprintf(out, ",\"program\":%u", (unsigned)a->id);
-	if (s->marked)
+	if (s->marked || s->off_again)
 		fprintf(out, ",\"marked\":%s", s->marked > 0 ? "true" : "false");
 	fputs(",\"why\":", out);
 	nf_cli_json_str(out, a->why);
@@ -177,6 +179,9 @@ static void text_attach(FILE *out, const struct nf_attach_rule_done *a, const st
 	else if (s->marked < 0)
 		fprintf(out, "; socket not marked (%s): its own setsockopt can turn it off",
 			strerror(-s->marked));
+	else if (s->off_again)
+		fputs("; socket not marked: its TCP_NODELAY is 0 again (turned off since the fix)",
+		      out);
 }
 
 static void text_fixed(FILE *out, const struct nf_holder *h, const struct done *s,
@@ -236,7 +241,8 @@ static void attach_holder(const struct nf_holder *h, const struct nf_owner *o,
  * nodelay: the socket fixed before marked in marks_fd (a->marks_fd:
  * above 0 the map of marks of the setsockopt program there, below 0 why
  * there is none), so that program keeps it on too; it was established
- * before, and no program marked it. */
+ * before, and no program marked it. Only marked: one turned off since the
+ * fix is neither set again nor recorded twice. */
 static void mark_holder(const struct nf_owner *o, struct done *s, int marks_fd)
 {
 	struct nf_fix_done f;
@@ -247,8 +253,9 @@ static void mark_holder(const struct nf_owner *o, struct done *s, int marks_fd)
 		return;
 	}
 	memset(&f, 0, sizeof(f));
-	rc = nf_fix_inode(o->pid, (unsigned long)o->inode, s->fd, marks_fd, &f);
+	rc = nf_fix_mark_inode(o->pid, (unsigned long)o->inode, s->fd, marks_fd, &f);
 	s->marked = rc < 0 ? rc : f.marked;
+	s->off_again = rc == 0 && !f.marked;
 	close(marks_fd);
 }
 
@@ -263,7 +270,7 @@ static void fix_local(struct nf_watch *w, const struct nf_holder *h, const struc
 	int rc, accepted = h->side == NF_WIRE_ACCEPT;
 
 	memset(&f, 0, sizeof(f));
-	rc = nf_fix_inode(o->pid, (unsigned long)o->inode, o->fd, 0, &f);
+	rc = nf_fix_inode(o->pid, (unsigned long)o->inode, o->fd, &f);
 	from_fix(&s, rc, &f);
 	if (accepted) {
 		memset(&f, 0, sizeof(f));
