@@ -120,9 +120,10 @@ int nf_bpf_marks_of_prog(int prog_fd);
 /* Marks the socket sock_fd (a descriptor of this process: a duplicate
  * of a program's is the same socket) in marks_fd from user space, as the
  * sock_ops program marks the connections it sets: for a connection set
- * from outside (naglefix fix on behalf of attach --now), so the
- * setsockopt program keeps it on too. 0, or bpf(2)'s error (-EBADF: not
- * a socket; -EOPNOTSUPP: a kernel that takes no such update). */
+ * from outside (naglefix fix on behalf of attach --now, or watch --fix
+ * --attach), so the
+ * setsockopt program keeps it on too. 0, or bpf(2)'s error (-ENOTSOCK:
+ * sock_fd is no socket; -ENOMEM: the kernel's memory for the entry). */
 int nf_bpf_marks_set(int marks_fd, int sock_fd);
 
 /* --- btf.c --- */

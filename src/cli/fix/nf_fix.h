@@ -121,9 +121,11 @@ struct nf_fix_group {
  * PIDs as given (text, each checked as the command line's are) and the
  * cgroups. marks_fd, for attach --now: above 0, a map of marks
  * (nf_bpf.h) in which each connection the rules give nodelay (set, or
- * found on already; not a listener) is marked, so the setsockopt program
+ * found on already; with a peer: not a listener, nor a socket not
+ * connected yet) is marked, so the setsockopt program
  * of attach keeps it on against its program's own
- * setsockopt(TCP_NODELAY, 0), said in its line; 0 (what an initializer
+ * setsockopt(TCP_NODELAY, 0), said in its text line (not in --json's
+ * rows: attach --now, the one caller, prints text); 0 (what an initializer
  * leaves, the command line's) or below: none. */
 struct nf_fix_req {
 	const char *conf, *mode;
