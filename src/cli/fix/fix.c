@@ -2,7 +2,8 @@
  * fix.c - naglefix fix: the config's rule applied to the TCP sockets of
  * running processes from outside, by duplicate (see fix_int.h), once or
  * (--follow) until they end (--undo: fix_undo.c; the command line's
- * usage, options table and checks: fix_args.c).
+ * usage, options table and checks: fix_args.c; the policy: fix_policy.c;
+ * the marks for attach --now: fix_mark.c).
  *
  *   naglefix fix [-c CONF | -m nodelay] [--dry-run] [--follow] [--json] PID...
  *   naglefix fix --undo [--dry-run] [--json] PID...
@@ -26,7 +27,6 @@
 
 #include "cli/common/nf_cgroup.h"
 #include "cli/common/nf_cli.h"
-#include "nf_config.h"
 
 #define FOLLOW_INTERVAL_MS 100 /* --follow: a rescan at least this often */
 #define FOLLOW_INTERVAL_MAX 60000
@@ -34,10 +34,7 @@
 /* The run's settings and what it met. */
 struct fixer {
 	struct nf_fix_run run;
-	struct nf_policy pol;
-	const char *conf; /* the file's name, NULL for -m nodelay or no policy */
-	int nopolicy;     /* no -c, no -m, no file: nodelay for every socket */
-	unsigned char *left;   /* left[i]: rule i (nrules: the default) said */
+	struct nf_fix_policy pol; /* the rules and what of them was said (fix_policy.c) */
 	size_t nset;           /* sockets set, over all processes */
 	int given;             /* pids[0..given) named; the rest from --cgroup or --unit */
 	struct nf_fix_marks marks; /* the map each connection set is marked in (nf_fix_req) */
@@ -186,38 +183,6 @@ static void say_stopped(struct fixer *f, struct target *t, int rc)
 			pid, t->nset, t->nset == 1 ? "" : "s");
 }
 
-/* The rule that chose o: "CONF:LINE", "CONF: default", "-m nodelay". */
-static const char *rule_label(const struct fixer *f, const struct nf_opts *o, char *buf,
-			      size_t len, size_t *index)
-{
-	if (o == &f->pol.dflt) {
-		*index = f->pol.nrules;
-		if (!f->conf)
-			return f->nopolicy ? "no policy file" : "-m nodelay";
-		snprintf(buf, len, "%s: default", f->conf);
-		return buf;
-	}
-	const struct nf_rule *r =
-		(const struct nf_rule *)(const void *)((const char *)o - offsetof(struct nf_rule, opts));
-
-	*index = (size_t)(r - f->pol.rules);
-	snprintf(buf, len, "%s:%d", f->conf, r->line);
-	return buf;
-}
-
-/* Says once per rule that its action needs the library. */
-static void say_needs_library(struct fixer *f, size_t index, const char *rule, const char *action)
-{
-	if (f->left[index])
-		return;
-	f->left[index] = 1;
-	nf_cli_warnx(0,
-		"%s: %s needs the library, which fix cannot apply from outside: its "
-		"sockets are left as they are; restart the program under it (naglefix -c %s -- "
-		"COMMAND), or fix them now with nodelay (naglefix fix -m nodelay PID)",
-		rule, action, f->conf ? f->conf : "CONF");
-}
-
 /* --- one socket ---------------------------------------------------------------- */
 
 /* Turns TCP_NODELAY on for s of t, recorded for undo first, and marks it
@@ -273,17 +238,17 @@ static const struct nf_opts *choose(const struct fixer *f, const struct target *
 {
 	if (s->listening) {
 		*side = "listen";
-		return nf_policy_match(&f->pol, NF_SIDE_ACCEPT, (const struct sockaddr *)&s->local,
+		return nf_policy_match(&f->pol.pol, NF_SIDE_ACCEPT, (const struct sockaddr *)&s->local,
 				       s->local_len);
 	}
 	for (size_t i = 0; i < t->nls; i++)
 		if (nf_fix_sock_listener_of(&t->ls[i], s)) {
 			*side = "accept";
-			return nf_policy_match(&f->pol, NF_SIDE_ACCEPT,
+			return nf_policy_match(&f->pol.pol, NF_SIDE_ACCEPT,
 					       (const struct sockaddr *)&s->local, s->local_len);
 		}
 	*side = "connect";
-	return nf_policy_match(&f->pol, NF_SIDE_CONNECT,
+	return nf_policy_match(&f->pol.pol, NF_SIDE_CONNECT,
 			       s->peer_len ? (const struct sockaddr *)&s->peer : NULL, s->peer_len);
 }
 
@@ -298,13 +263,13 @@ static int handle(struct fixer *f, struct target *t, const struct nf_fix_sock *s
 	int rc = 0;
 
 	r.action = nf_policy_action_name(o->action);
-	r.rule = rule_label(f, o, label, sizeof(label), &index);
+	r.rule = nf_fix_policy_rule(&f->pol, o, label, sizeof(label), &index);
 	if (o->action == NF_ACT_PASS) {
 		r.result = NF_FIX_LEFT;
 	} else if (o->action != NF_ACT_NODELAY) {
 		r.result = NF_FIX_LEFT;
 		r.why = "needs the library";
-		say_needs_library(f, index, r.rule, r.action);
+		nf_fix_policy_say_needs_library(&f->pol, index, r.rule, r.action);
 	} else if (s->nodelay == 1 && !nf_fix_mark_wanted(&f->marks, f->run.dry, s)) {
 		r.result = NF_FIX_UNCHANGED;
 	} else if (f->run.dry) {
@@ -537,8 +502,8 @@ static int run_fix(struct fixer *f, int n, char **pids)
 {
 	struct target *ts = calloc((size_t)n, sizeof(*ts));
 
-	f->left = calloc(f->pol.nrules + 1, 1);
-	if (!ts || !f->left) {
+	f->pol.left = calloc(f->pol.pol.nrules + 1, 1);
+	if (!ts || !f->pol.left) {
 		nf_cli_warnx(0, "out of memory");
 		free(ts);
 		return NF_FIX_EXIT_PARTIAL;
@@ -561,58 +526,13 @@ static int run_fix(struct fixer *f, int n, char **pids)
 		free(ts[i].ls);
 	}
 	free(ts);
-	free(f->left);
+	free(f->pol.left);
 	if (!f->run.dry)
 		nf_fix_record_sweep(); /* --follow's own too: their processes have ended */
 	return f->run.status;
 }
 
 /* --- options -------------------------------------------------------------------- */
-
-/*
- * No -c, no -m, no file (NAGLEFIX_CONF unset or "none", no default file):
- * nodelay for every socket, the one action fix applies; said once.
- */
-static void no_policy(struct fixer *f)
-{
-	const char *env = getenv("NAGLEFIX_CONF");
-	char err[128];
-
-	nf_policy_parse(&f->pol, "default nodelay\n", "-m", err, sizeof(err));
-	f->nopolicy = 1;
-	nf_cli_warnx(0,
-		"no policy file (no -c or -m, %s): nodelay for every TCP socket, the "
-		"one action fix applies from outside",
-		env && *env ? "NAGLEFIX_CONF=none" : "no NAGLEFIX_CONF, no " NF_CONF_DEFAULT_PATH);
-}
-
-/* The policy of -c, -m, or (neither) what the library would read. */
-static int load_policy(struct fixer *f, const char *conf, const char *mode)
-{
-	char err[512];
-
-	if (conf && mode)
-		return nf_fix_usage_err("-c and -m exclude each other", NULL);
-	if (mode) {
-		if (strcmp(mode, "nodelay") != 0)
-			return nf_fix_usage_err("fix applies nodelay only (the other actions need the library): "
-					 "unknown or library-only mode", mode);
-		nf_policy_parse(&f->pol, "default nodelay\n", "-m", err, sizeof(err));
-		return 0;
-	}
-	if (!conf)
-		conf = nf_config_path(getenv("NAGLEFIX_CONF"));
-	if (!conf) {
-		no_policy(f);
-		return 0;
-	}
-	if (nf_config_parse_file(conf, &f->pol, err, sizeof(err)) < 0) {
-		nf_cli_warnx(0, "%s", err);
-		return NF_EXIT_USAGE;
-	}
-	f->conf = conf;
-	return 0;
-}
 
 /* The PIDs given and those of the cgroups g[0..ng) into *v. 0, or the
  * exit status when there is none to handle (each cgroup's failure said). */
@@ -644,7 +564,7 @@ static int apply(const struct nf_fix_req *req)
 		return rc;
 	if (req->undo && (req->conf || req->mode || req->follow))
 		return nf_fix_usage_err("--undo takes no -c, -m or --follow", NULL);
-	if (!req->undo && (rc = load_policy(&f, req->conf, req->mode)) != 0)
+	if (!req->undo && (rc = nf_fix_policy_load(&f.pol, req->conf, req->mode)) != 0)
 		return rc;
 	rc = targets(&f, req->npids, req->pids, req->groups, req->ngroups, &v);
 	f.given = v.given;
@@ -653,7 +573,7 @@ static int apply(const struct nf_fix_req *req)
 	if (rc == 0)
 		rc = req->undo ? nf_fix_undo(&f.run, v.n, v.v) : run_fix(&f, v.n, v.v);
 	if (!req->undo)
-		nf_policy_free(&f.pol);
+		nf_policy_free(&f.pol.pol);
 	nf_fix_pidv_free(&v);
 	return rc;
 }

@@ -12,6 +12,7 @@
  *   fix_errors.c  its failures, one line each, and the exit status
  *   fix_api.c     nf_fix_inode, nf_fix_mark_inode, nf_fix_listener (watch --fix)
  *   fix_mark.c    marks for attach's setsockopt program (the one caller of src/bpf)
+ *   fix_policy.c  the policy fix applies, its rules as lines name them
  *   fix_undo.c    --undo: the record read, each socket turned off again
  *   fix_cgroup.c  --cgroup and --unit: the processes of a cgroup as PIDs
  *   fix_args.c    the command line: usage text, options table, checks
@@ -22,7 +23,8 @@
  *
  * Every function returns 0 or a negative errno unless it says otherwise;
  * none exits or prints, except fix.c's, fix_out.c's, fix_mark.c's (a
- * mark's failure) and fix_args.c's (usage errors).
+ * mark's failure), fix_policy.c's (the policy's) and fix_args.c's (usage
+ * errors).
  */
 #ifndef NF_FIX_INT_H
 #define NF_FIX_INT_H
@@ -254,6 +256,33 @@ void nf_fix_say_no_tcp(struct nf_fix_run *r, pid_t pid, enum nf_fix_notcp when);
 
 /* naglefix fix --undo PID...: r's dry and json as given. Returns r's status. */
 int nf_fix_undo(struct nf_fix_run *r, int n, char **pids);
+
+/* --- fix_policy.c: the policy fix applies --- */
+
+/* The rules of a run and what of them was said. */
+struct nf_fix_policy {
+	struct nf_policy pol;
+	const char *conf;    /* the file's name, NULL for -m nodelay or no policy */
+	int nopolicy;        /* no -c, no -m, no file: nodelay for every socket */
+	unsigned char *left; /* left[i]: rule i (nrules: the default) said; the
+			      * caller allocates it (nrules + 1) and frees it */
+};
+
+/* The policy of -c conf, -m mode, or (neither) what the library would
+ * read, else nodelay for every socket (said once) into *f. 0, or
+ * NF_EXIT_USAGE after saying why (-c beside -m, a mode but nodelay, a
+ * file that does not parse). */
+int nf_fix_policy_load(struct nf_fix_policy *f, const char *conf, const char *mode);
+
+/* The rule of f that chose o, as lines name it ("CONF:LINE", "CONF:
+ * default", "-m nodelay", "no policy file"), in buf or a constant; its
+ * index into *index (nrules: the default). */
+const char *nf_fix_policy_rule(const struct nf_fix_policy *f, const struct nf_opts *o, char *buf,
+				size_t len, size_t *index);
+
+/* Says once per rule (index) that its action needs the library. */
+void nf_fix_policy_say_needs_library(struct nf_fix_policy *f, size_t index, const char *rule,
+				     const char *action);
 
 /* --- fix_mark.c: marks for attach's setsockopt program --- */
 
