@@ -63,6 +63,9 @@
 #   attach-now-undo-kept       fix --undo of a socket --now marked: kept on
 #                              (said, status 1, the record kept); after
 #                              detach undone
+#   attach-now-undo-partial    fix --undo of a process with a marked socket
+#                              and an unmarked one: the latter undone, the
+#                              record left listing only the former
 #   attach-now-peerless-unmarked  a socket --now set before it connected: not
 #                              marked, so a pass rule's peer leaves it to
 #                              its own setsockopt
@@ -863,6 +866,51 @@ if selected attach-now-undo-kept; then
 		fail attach-now-undo-kept "undo status $rc1 (record kept: $kept), after detach $rc2 (record left: $left)" "$TMP/nowundo.log"
 	fi
 	rmdir "$CG/nowundo" 2>/dev/null
+fi
+# fd_row FILE FD REGEX: fix's table in FILE has a row of descriptor FD
+# (its third column) that matches REGEX.
+fd_row() {
+	awk -v fd="$2" -v re="$3" '$3 == fd && $0 ~ re { found = 1 } END { exit !found }' "$1"
+}
+
+# fix --undo of a process with a connection --now marked and a socket
+# with no peer it set unmarked: the second undone, the record left
+# listing only the first, which the undo after detach turns off alone.
+if selected attach-now-undo-partial; then
+	"$NF" detach --cgroup "$CG" >/dev/null 2>&1
+	mkdir -p "$CG/nowpart"
+	mkfifo "$TMP/nowpart.go"
+	in_cg_bg "$CG/nowpart" python3 -c '
+import socket, sys
+a = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+b = socket.socket()
+print("ready", a.fileno(), b.fileno(), flush=True)
+open(sys.argv[2]).read()
+print("nodelay", *(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in (a, b)), flush=True)' \
+		"$PORT_echo" "$TMP/nowpart.go" >"$TMP/nowpart.out" 2>&1
+	partpid=$BG
+	wait_until 5 grep -q '^ready' "$TMP/nowpart.out"
+	read -r _ fda fdb <"$TMP/nowpart.out"
+	"$NF" attach --now -m nodelay --cgroup "$CG/nowpart" >"$TMP/nowpart.attach" 2>&1
+	"$NF" fix --undo "$partpid" >"$TMP/nowpart.u1" 2>&1
+	rc1=$?
+	recorded=$(awk '{ print $3 }' "$NAGLEFIX_STATE_DIR/fix-$partpid" 2>/dev/null | sort -u | paste -sd,)
+	"$NF" detach --cgroup "$CG/nowpart" >/dev/null 2>&1
+	"$NF" fix --undo "$partpid" >"$TMP/nowpart.u2" 2>&1
+	rc2=$?
+	echo go >"$TMP/nowpart.go"
+	wait "$partpid"
+	if [[ $rc1 -eq 1 && $recorded == "$fda" && $rc2 -eq 0 ]] &&
+		fd_row "$TMP/nowpart.u1" "$fdb" ' 1 -> 0 +undone' &&
+		fd_row "$TMP/nowpart.u1" "$fda" ' 1 -> 1 +skipped: kept on' &&
+		fd_row "$TMP/nowpart.u2" "$fda" ' 1 -> 0 +undone' &&
+		! fd_row "$TMP/nowpart.u2" "$fdb" '' && grep -q '^nodelay 0 0$' "$TMP/nowpart.out"; then
+		pass "attach-now-undo-partial: the unmarked socket undone, the record left with the marked one alone (fd $fda), which the undo after detach turns off alone"
+	else
+		cat "$TMP/nowpart.attach" "$TMP/nowpart.u1" "$TMP/nowpart.u2" "$TMP/nowpart.out" >"$TMP/nowpart.log"
+		fail attach-now-undo-partial "undo status $rc1, record lists fds '$recorded' (want $fda), after detach $rc2" "$TMP/nowpart.log"
+	fi
+	rmdir "$CG/nowpart" 2>/dev/null
 fi
 # A socket not connected yet when --now sets it (the rule of no peer, the
 # default's) is not marked: the peer it connects to later is a pass

@@ -2,8 +2,9 @@
  * fix_undo.c - naglefix fix --undo: what fix (or watch --fix) turned on,
  * read from the record (fix_record.c), turned off again socket by socket,
  * each only if the process, the descriptor and TCP_NODELAY 1 are still as
- * fix left them; the record removed after, but kept where a socket stays
- * on (marked for naglefix's setsockopt program: an undo after detach).
+ * fix left them; the record removed after, or left listing only the
+ * sockets that stay on (marked for naglefix's setsockopt program: for an
+ * undo after detach).
  */
 #include "fix_int.h"
 
@@ -52,7 +53,7 @@ static int undo_one(struct nf_fix_run *f, const struct nf_fix_proc *p,
 	} else if ((r.after = nf_fix_sock_nodelay(dup)) == 1) {
 		r.result = NF_FIX_SKIPPED;
 		r.why = "kept on by naglefix's setsockopt program on its cgroup (the socket is "
-			"marked): detach first, then undo again (the record is kept)";
+			"marked): detach first, then undo again (its record is kept)";
 		nf_fix_worse(f, NF_FIX_EXIT_PARTIAL);
 		kept = 1;
 	} else {
@@ -63,13 +64,28 @@ static int undo_one(struct nf_fix_run *f, const struct nf_fix_proc *p,
 	return kept;
 }
 
+/* The record of p made to list only v[0..n): those its undo left on
+ * (none: the record removed); said if it cannot be written. */
+static void keep_only(const struct nf_fix_proc *p, const struct nf_fix_record_entry *v, size_t n)
+{
+	int rc = nf_fix_record_forget(p->pid);
+
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = nf_fix_record_add(p, v[i].fd, v[i].ino);
+	if (rc < 0)
+		nf_cli_warnx(0, "pid %d: writing the record of the sockets left on (%s/fix-%d): "
+			"%s: an undo after detach will not find them all", (int)p->pid,
+			nf_fix_state_dir(), (int)p->pid, strerror(-rc));
+}
+
 /* Undoes what the record of pid lists; says why not, if not. */
 static void undo_pid(struct nf_fix_run *f, pid_t pid)
 {
 	struct nf_fix_record_entry *v = NULL;
 	struct nf_fix_proc p = { .pid = pid, .pidfd = -1 };
 	size_t n = 0, i;
-	int rc = nf_fix_record_read(pid, &v, &n), kept = 0;
+	size_t kept = 0;
+	int rc = nf_fix_record_read(pid, &v, &n);
 	char why[160];
 
 	if (rc < 0 || n == 0) {
@@ -98,11 +114,11 @@ static void undo_pid(struct nf_fix_run *f, pid_t pid)
 	} else if (rc == 0) {
 		for (i = 0; i < n && rc >= 0; i++)
 			if (v[i].pid == pid && (rc = undo_one(f, &p, &v[i])) > 0)
-				kept++;
+				v[kept++] = v[i]; /* kept <= i: v's own start is reused */
 		if (rc < 0)
 			nf_fix_say_error(f, &p, rc, 1); /* the record kept: what is left can be undone later */
-		else if (!f->dry && !kept)
-			nf_fix_record_forget(pid);
+		else if (!f->dry)
+			keep_only(&p, v, kept);
 	} else {
 		p.pid = pid;
 		p.pidfd = -1;
