@@ -83,8 +83,7 @@ static void undo_pid(struct nf_fix_run *f, pid_t pid)
 {
 	struct nf_fix_record_entry *v = NULL;
 	struct nf_fix_proc p = { .pid = pid, .pidfd = -1 };
-	size_t n = 0, i;
-	size_t kept = 0;
+	size_t n = 0, i, kept = 0;
 	int rc = nf_fix_record_read(pid, &v, &n);
 	char why[160];
 
